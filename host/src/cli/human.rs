@@ -1,0 +1,222 @@
+//! Human-readable renderings of command results. Peer-supplied text is shown escaped.
+
+use crate::clock::format_timestamp;
+use crate::core::OpenedSession;
+use crate::core::status::{Attention, EventPage, StatusReport, format_cursor};
+use crate::error::AccError;
+use crate::store::ClaimRow;
+
+/// Quote text for a POSIX shell.
+pub fn shell_quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "'\\''"))
+}
+
+/// Escape control characters so peer text cannot drive the terminal.
+pub fn safe(text: &str) -> String {
+    text.chars()
+        .flat_map(|c| {
+            if c.is_control() {
+                c.escape_default().collect::<Vec<_>>()
+            } else {
+                vec![c]
+            }
+        })
+        .collect()
+}
+
+/// An error, with conflict details.
+pub fn error(error: &AccError) -> String {
+    let mut out = format!("acc: {}: {}", error.code, error.message);
+    if let Some(conflicts) = error
+        .details
+        .as_ref()
+        .and_then(|d| d.get("conflicts"))
+        .and_then(|c| c.as_array())
+    {
+        for conflict in conflicts {
+            let resource = conflict
+                .get("resource")
+                .and_then(|r| r.as_str())
+                .unwrap_or("?");
+            for claim in conflict
+                .get("claims")
+                .and_then(|c| c.as_array())
+                .into_iter()
+                .flatten()
+            {
+                let field = |k: &str| {
+                    claim
+                        .get(k)
+                        .and_then(|v| v.as_str())
+                        .unwrap_or("?")
+                        .to_string()
+                };
+                out.push_str(&format!(
+                    "\n  {resource}: held as {} by {} ({}, {}) until {} [{}]",
+                    field("resource"),
+                    field("ownerParticipantId"),
+                    field("ownerSessionId"),
+                    field("ownerPresence"),
+                    field("expiresAt"),
+                    field("claimId"),
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// The credentials of a newly attached session, ready for `eval`.
+pub fn attached(opened: &OpenedSession, workspace_id: &str) -> String {
+    let verb = if opened.resumed { "reopened" } else { "opened" };
+    format!(
+        "# {} {verb} session {} in workspace {workspace_id}\n# the generation below is shown once; keep it private. To use it in this shell:\n#   eval \"$(acc attach --participant {} ...)\" or copy these lines\nexport ACC_SESSION={}\nexport ACC_GENERATION={}\n",
+        opened.session.participant_id,
+        opened.session.session_id,
+        opened.session.participant_id,
+        shell_quote(&opened.session.session_id),
+        shell_quote(&opened.generation_token),
+    )
+}
+
+/// Claims just acquired or renewed.
+pub fn claims(verb: &str, claims: &[ClaimRow]) -> String {
+    claims
+        .iter()
+        .map(|c| {
+            format!(
+                "{verb} {} ({}, {}, {}) until {}",
+                c.resource,
+                c.claim_id,
+                c.mode,
+                c.enforcement,
+                format_timestamp(c.expires_at)
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn attention_line(item: &Attention) -> String {
+    let mut line = format!("  {} for {}", item.rule.as_str(), item.participant_id);
+    if let Some(resource) = &item.resource {
+        line.push_str(&format!(" on {resource}"));
+    }
+    if let Some(claim) = &item.claim_id {
+        line.push_str(&format!(" ({claim})"));
+    }
+    if let Some(message) = &item.message_id {
+        line.push_str(&format!(" message {message}"));
+    }
+    if let Some(other) = &item.other_participant_id {
+        line.push_str(&format!(" with {other}"));
+    }
+    line
+}
+
+/// The status report.
+pub fn status(report: &StatusReport, now: i64) -> String {
+    let mut out = format!(
+        "workspace {} ({}, from {}) at {}\nprotection: {} (configured claim policy: {})\n",
+        report.workspace_id,
+        safe(&report.display_name),
+        report.identity_source,
+        report.root,
+        report.protection,
+        report.claim_policy
+    );
+    if report.sessions.is_empty() {
+        out.push_str("sessions: none\n");
+    } else {
+        out.push_str("sessions:\n");
+        for state in &report.sessions {
+            let s = &state.session;
+            out.push_str(&format!(
+                "  {:<16} {} {:<7} {} {}{}\n",
+                s.participant_id,
+                s.session_id,
+                state.presence.as_str(),
+                s.harness,
+                s.lifecycle,
+                s.branch
+                    .as_ref()
+                    .map(|b| format!(" on {b}"))
+                    .unwrap_or_default()
+            ));
+            if let Some(intent) = &state.intent {
+                out.push_str(&format!(
+                    "      intent: {} [{}, {}]",
+                    safe(&intent.summary),
+                    intent.mode,
+                    intent.state
+                ));
+                if !intent.resource_hints.is_empty() {
+                    out.push_str(&format!(" hints {}", intent.resource_hints.join(" ")));
+                }
+                out.push('\n');
+            }
+        }
+    }
+    if report.claims.is_empty() {
+        out.push_str("claims: none\n");
+    } else {
+        out.push_str("claims:\n");
+        for c in &report.claims {
+            let claim = &c.claim;
+            let state = if c.live { "live" } else { "EXPIRED" };
+            let remaining = (claim.expires_at - now) / 1000;
+            out.push_str(&format!(
+                "  {:<28} {:<9} {} by {} ({}) {state}{}\n",
+                claim.resource,
+                claim.mode,
+                c.effective_enforcement,
+                claim.participant_id,
+                claim.claim_id,
+                if c.live {
+                    format!(", {remaining}s left")
+                } else {
+                    String::new()
+                }
+            ));
+        }
+    }
+    if report.attention.is_empty() {
+        out.push_str("attention: none\n");
+    } else {
+        out.push_str("attention:\n");
+        for item in &report.attention {
+            out.push_str(&attention_line(item));
+            out.push('\n');
+        }
+    }
+    out.push_str(&format!("cursor {}\n", format_cursor(report.head_seq)));
+    out
+}
+
+/// A sync page.
+pub fn sync(page: &EventPage, attention: &[Attention]) -> String {
+    let mut out = String::new();
+    for event in &page.events {
+        out.push_str(&format!(
+            "{} {} {} {}\n",
+            format_cursor(event.seq),
+            format_timestamp(event.at),
+            event.event_type,
+            event.participant_id.as_deref().unwrap_or("-")
+        ));
+    }
+    out.push_str(&format!(
+        "next cursor {}{}\n",
+        format_cursor(page.next_cursor),
+        if page.has_more {
+            " (more events follow)"
+        } else {
+            ""
+        }
+    ));
+    for item in attention {
+        out.push_str(&attention_line(item));
+        out.push('\n');
+    }
+    out
+}

@@ -1,0 +1,646 @@
+//! The `acc` command line: argument parsing, credential resolution, and output.
+//!
+//! Owns: the CLI contract of SUPPLEMENT.md section 6 (`--json` shapes, human text, exit codes).
+//! Must not: decide protocol rules (it calls `core`) or touch the store directly.
+
+use std::ffi::OsString;
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use clap::{Args, Parser, Subcommand};
+use serde_json::{Value, json};
+
+use crate::clock::{Clock, SystemClock};
+use crate::core::claims::{AcquireRequest, Authority, ClaimMode, Enforcement, ReleaseSelector};
+use crate::core::intent::IntentRequest;
+use crate::core::status;
+use crate::core::{Caller, Core, SessionSpec};
+use crate::error::{AccError, AccResult, ErrorCode};
+use crate::views;
+use crate::workspace;
+
+mod human;
+
+/// ACC: coordination for several AI coding agents (and people) in one repository.
+#[derive(Debug, Parser)]
+#[command(name = "acc", version, about, long_about = None, propagate_version = true)]
+pub struct Cli {
+    /// Print machine-readable JSON instead of text.
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// Run as if started in PATH.
+    #[arg(long, global = true, value_name = "PATH")]
+    pub cwd: Option<PathBuf>,
+    /// Use the workspace at PATH instead of discovering one.
+    #[arg(long, global = true, value_name = "PATH")]
+    pub workspace: Option<PathBuf>,
+    /// Owner session id for mutations (or ACC_SESSION).
+    #[arg(long, global = true, value_name = "SESSION_ID")]
+    pub session: Option<String>,
+    /// Owner generation token for mutations (or ACC_GENERATION).
+    #[arg(long, global = true, value_name = "TOKEN")]
+    pub generation: Option<String>,
+    /// The command.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Every `acc` command.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Show participants with presence, intents, claims, protection level and attention.
+    Status(StatusArgs),
+    /// Read events after a cursor (delta), or the whole workspace snapshot (full).
+    Sync(SyncArgs),
+    /// Declare (or clear) what this session is working on. Awareness only.
+    Work(WorkArgs),
+    /// Claim resources (atomic batch), or renew a claim by id.
+    Claim(ClaimArgs),
+    /// Release claims by id, by resource, or all of this session's.
+    Release(ReleaseArgs),
+    /// Open a manual session for a participant and print its credentials once.
+    Attach(AttachArgs),
+    /// Create or check acc.workspace.json.
+    #[command(subcommand)]
+    Config(ConfigCommand),
+}
+
+/// `acc status`.
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// Include closed sessions.
+    #[arg(long)]
+    pub all: bool,
+}
+
+/// `acc sync`.
+#[derive(Debug, Args)]
+pub struct SyncArgs {
+    /// Continue after this 16-digit event cursor.
+    #[arg(long)]
+    pub cursor: Option<String>,
+    /// Page size (events: 1..500, default 100).
+    #[arg(long)]
+    pub limit: Option<i64>,
+    /// `delta` (default), `full`, or `history`.
+    #[arg(long, default_value = "delta")]
+    pub scope: String,
+    /// History only: filter by message kind.
+    #[arg(long)]
+    pub kind: Option<String>,
+    /// History only: one exact message.
+    #[arg(long)]
+    pub message: Option<String>,
+    /// Decision history only: list current heads.
+    #[arg(long)]
+    pub current: bool,
+}
+
+/// `acc work`.
+#[derive(Debug, Args)]
+pub struct WorkArgs {
+    /// One-line summary (at most 280 characters).
+    #[arg(long, required_unless_present = "clear", conflicts_with = "clear")]
+    pub summary: Option<String>,
+    /// observe|explore|edit|review|coordinate|wait.
+    #[arg(long, required_unless_present = "clear", conflicts_with = "clear")]
+    pub mode: Option<String>,
+    /// active|blocked|waiting|done (default active).
+    #[arg(long, conflicts_with = "clear")]
+    pub state: Option<String>,
+    /// A resource this work will touch (repeatable).
+    #[arg(long = "hint", value_name = "RESOURCE", conflicts_with = "clear")]
+    pub hints: Vec<String>,
+    /// Clear this session's intent.
+    #[arg(long)]
+    pub clear: bool,
+}
+
+/// `acc claim`.
+#[derive(Debug, Args)]
+pub struct ClaimArgs {
+    /// Resource URI to claim (repeatable; one atomic batch).
+    #[arg(
+        long = "resource",
+        value_name = "URI",
+        required_unless_present = "renew",
+        conflicts_with = "renew"
+    )]
+    pub resources: Vec<String>,
+    /// shared or exclusive (default exclusive).
+    #[arg(long, conflicts_with = "renew")]
+    pub mode: Option<String>,
+    /// advisory or guarded (default advisory).
+    #[arg(long, conflicts_with = "renew")]
+    pub enforcement: Option<String>,
+    /// Why (at most 500 characters).
+    #[arg(long, conflicts_with = "renew")]
+    pub reason: Option<String>,
+    /// Lease in seconds (default 1800).
+    #[arg(long, value_name = "SECONDS")]
+    pub lease: Option<i64>,
+    /// Renew this claim by id instead.
+    #[arg(long, value_name = "CLAIM_ID")]
+    pub renew: Option<String>,
+}
+
+/// `acc release`.
+#[derive(Debug, Args)]
+pub struct ReleaseArgs {
+    /// Claim id (repeatable).
+    #[arg(long = "claim", value_name = "CLAIM_ID")]
+    pub claims: Vec<String>,
+    /// Resource URI (repeatable).
+    #[arg(long = "resource", value_name = "URI")]
+    pub resources: Vec<String>,
+    /// Every claim of this session.
+    #[arg(long)]
+    pub all: bool,
+    /// Force release another session's claim: human or policy.
+    #[arg(long, requires = "reason")]
+    pub authority: Option<String>,
+    /// Why (required with --authority).
+    #[arg(long, requires = "authority")]
+    pub reason: Option<String>,
+}
+
+/// `acc attach`.
+#[derive(Debug, Args)]
+pub struct AttachArgs {
+    /// The participant (portable id) this session speaks for.
+    #[arg(long)]
+    pub participant: String,
+    /// Reopen this existing session of the participant with a new generation.
+    #[arg(long, value_name = "SESSION_ID")]
+    pub resume: Option<String>,
+}
+
+/// `acc config`.
+#[derive(Debug, Subcommand)]
+pub enum ConfigCommand {
+    /// Show the acc.workspace.json that would be written here, and write it with consent.
+    Init {
+        /// Write without asking.
+        #[arg(long)]
+        yes: bool,
+        /// Write even while sessions are attached.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Check acc.workspace.json in this directory (reads only).
+    Validate,
+}
+
+/// What a command produced: JSON for `--json`, and the human rendering of the same value.
+pub struct Output {
+    /// The JSON value.
+    pub value: Value,
+    /// Human text.
+    pub human: String,
+}
+
+fn write_stdout(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes());
+    if !text.ends_with('\n') {
+        let _ = out.write_all(b"\n");
+    }
+    let _ = out.flush();
+}
+
+fn write_stderr(text: &str) {
+    let mut err = std::io::stderr().lock();
+    let _ = err.write_all(text.as_bytes());
+    if !text.ends_with('\n') {
+        let _ = err.write_all(b"\n");
+    }
+}
+
+/// Run the CLI with these arguments; returns the process exit code.
+pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> i32 {
+    let args: Vec<OsString> = args.into_iter().collect();
+    let json_requested = args.iter().any(|a| a == "--json");
+    let cli = match Cli::try_parse_from(&args) {
+        Ok(cli) => cli,
+        Err(error) => {
+            use clap::error::ErrorKind;
+            match error.kind() {
+                ErrorKind::DisplayHelp
+                | ErrorKind::DisplayVersion
+                | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+                    write_stdout(&error.render().to_string());
+                    return 0;
+                }
+                _ => {
+                    let rendered = error.render().to_string();
+                    if json_requested {
+                        let first = rendered.lines().next().unwrap_or("invalid arguments");
+                        let message = first.trim_start_matches("error: ").to_string();
+                        write_stdout(&views::error(&AccError::usage(message)).to_string());
+                    } else {
+                        write_stderr(&rendered);
+                    }
+                    return 2;
+                }
+            }
+        }
+    };
+    let json_mode = cli.json;
+    match run(cli) {
+        Ok(output) => {
+            if json_mode {
+                write_stdout(&output.value.to_string());
+            } else {
+                write_stdout(&output.human);
+            }
+            0
+        }
+        Err(error) => {
+            if json_mode {
+                write_stdout(&views::error(&error).to_string());
+            } else {
+                write_stderr(&human::error(&error));
+            }
+            error.code.exit_code()
+        }
+    }
+}
+
+fn clock() -> AccResult<Arc<dyn Clock>> {
+    Ok(Arc::new(SystemClock::from_env()?))
+}
+
+fn start_dir(cli: &Cli) -> AccResult<PathBuf> {
+    workspace::start_dir(cli.workspace.as_deref(), cli.cwd.as_deref())
+}
+
+fn open_core(cli: &Cli) -> AccResult<Core> {
+    let start = start_dir(cli)?;
+    let ws = workspace::discover(&start)?;
+    let data_dir = workspace::data_dir_for(&ws)?;
+    Core::new(ws, data_dir, clock()?)
+}
+
+/// Owner credentials from flags, else the environment; both parts are required together.
+fn caller(cli: &Cli) -> AccResult<Caller> {
+    let session = cli
+        .session
+        .clone()
+        .or_else(|| std::env::var("ACC_SESSION").ok().filter(|s| !s.is_empty()));
+    let generation = cli.generation.clone().or_else(|| {
+        std::env::var("ACC_GENERATION")
+            .ok()
+            .filter(|s| !s.is_empty())
+    });
+    match (session, generation) {
+        (Some(session_id), Some(generation)) => Ok(Caller {
+            session_id,
+            generation,
+        }),
+        (None, None) => Err(AccError::new(
+            ErrorCode::CallerIdentityUnresolved,
+            "this command needs owner credentials: pass --session and --generation, or set ACC_SESSION and ACC_GENERATION (from `acc attach --participant NAME`)",
+        )),
+        (Some(_), None) => Err(AccError::new(
+            ErrorCode::CallerIdentityUnresolved,
+            "a session id was given without its generation: pass --generation or set ACC_GENERATION",
+        )),
+        (None, Some(_)) => Err(AccError::new(
+            ErrorCode::CallerIdentityUnresolved,
+            "a generation was given without its session id: pass --session or set ACC_SESSION",
+        )),
+    }
+}
+
+fn run(cli: Cli) -> AccResult<Output> {
+    match &cli.command {
+        Command::Status(args) => {
+            let mut core = open_core(&cli)?;
+            let report = core.status(args.all)?;
+            let now = core.now();
+            Ok(Output {
+                human: human::status(&report, now),
+                value: views::status(&report, now),
+            })
+        }
+        Command::Sync(args) => sync(&cli, args),
+        Command::Work(args) => {
+            let who = caller(&cli)?;
+            let mut core = open_core(&cli)?;
+            if args.clear {
+                let had = core.clear_intent(&who)?;
+                return Ok(Output {
+                    value: json!({ "intent": null, "cleared": had }),
+                    human: if had {
+                        "intent cleared".into()
+                    } else {
+                        "no intent to clear".into()
+                    },
+                });
+            }
+            let request = IntentRequest {
+                summary: args.summary.clone().unwrap_or_default(),
+                mode: args.mode.clone().unwrap_or_default(),
+                state: args.state.clone(),
+                resource_hints: args.hints.clone(),
+            };
+            let intent = core.set_intent(&who, &request)?;
+            Ok(Output {
+                human: format!(
+                    "intent set: {} [{}, {}]",
+                    intent.summary, intent.mode, intent.state
+                ),
+                value: json!({ "intent": views::intent(&intent) }),
+            })
+        }
+        Command::Claim(args) => claim(&cli, args),
+        Command::Release(args) => release(&cli, args),
+        Command::Attach(args) => {
+            let mut core = open_core(&cli)?;
+            let start = std::fs::canonicalize(start_dir(&cli)?)
+                .unwrap_or_else(|_| core.workspace.root.clone());
+            let (checkout, branch) = workspace::checkout_and_branch(&start);
+            let spec = SessionSpec {
+                participant_id: args.participant.clone(),
+                session_key: None,
+                harness: "cli".into(),
+                client_version: None,
+                checkout,
+                branch,
+                pid: None,
+                enforcement: "advisory".into(),
+                lifecycle: "manual".into(),
+            };
+            let opened = core.open_session(&spec, args.resume.as_deref())?;
+            Ok(Output {
+                human: human::attached(&opened, &core.workspace.id),
+                value: views::opened_session(&opened, &core.workspace.id),
+            })
+        }
+        Command::Config(command) => config(&cli, command),
+    }
+}
+
+fn sync(cli: &Cli, args: &SyncArgs) -> AccResult<Output> {
+    match args.scope.as_str() {
+        "delta" | "full" => {}
+        "history" => {
+            return Err(AccError::usage(
+                "scope `history` lists messages, which this build does not record yet",
+            ));
+        }
+        other => {
+            return Err(AccError::usage(format!(
+                "scope must be delta, full or history, got `{other}`"
+            )));
+        }
+    }
+    if args.kind.is_some() || args.message.is_some() {
+        return Err(AccError::usage("--kind and --message need --scope history"));
+    }
+    if args.current {
+        return Err(AccError::usage(
+            "--current needs --scope history --kind decision",
+        ));
+    }
+    let cursor = match &args.cursor {
+        Some(text) => status::parse_cursor(text)?,
+        None => 0,
+    };
+    let limit = status::event_limit(args.limit)?;
+    let mut core = open_core(cli)?;
+    let (page, attention) = core.sync_delta(cursor, limit)?;
+    let mut value = views::sync_delta(&page, &attention);
+    let mut human = human::sync(&page, &attention);
+    if args.scope == "full" {
+        let report = core.status(true)?;
+        let now = core.now();
+        if let Value::Object(map) = &mut value {
+            map.insert("scope".into(), Value::from("full"));
+            map.insert("snapshot".into(), views::status(&report, now));
+        }
+        human.push_str(&human::status(&report, now));
+    }
+    Ok(Output { value, human })
+}
+
+fn claim(cli: &Cli, args: &ClaimArgs) -> AccResult<Output> {
+    let who = caller(cli)?;
+    if let Some(id) = &args.renew {
+        let mut core = open_core(cli)?;
+        let claim = core.renew_claim(&who, id, args.lease)?;
+        let now = core.now();
+        return Ok(Output {
+            human: human::claims("renewed", std::slice::from_ref(&claim)),
+            value: json!({ "claims": [views::claim(&claim, now)] }),
+        });
+    }
+    let request = AcquireRequest {
+        resources: args.resources.clone(),
+        mode: ClaimMode::parse(args.mode.as_deref().unwrap_or("exclusive"))?,
+        enforcement: Enforcement::parse(args.enforcement.as_deref().unwrap_or("advisory"))?,
+        reason: args.reason.clone(),
+        lease_seconds: args.lease,
+    };
+    // Validate the whole request before the store is even opened.
+    crate::core::claims::normalize_unique(&request.resources, "a claim")?;
+    let mut core = open_core(cli)?;
+    let claims = core.acquire_claims(&who, &request)?;
+    let now = core.now();
+    Ok(Output {
+        human: human::claims("claimed", &claims),
+        value: json!({ "claims": claims.iter().map(|c| views::claim(c, now)).collect::<Vec<_>>() }),
+    })
+}
+
+fn release(cli: &Cli, args: &ReleaseArgs) -> AccResult<Output> {
+    let families = [
+        !args.claims.is_empty(),
+        !args.resources.is_empty(),
+        args.all,
+    ]
+    .iter()
+    .filter(|x| **x)
+    .count();
+    if families != 1 {
+        return Err(AccError::usage(
+            "give exactly one selector family: --claim (repeatable), --resource (repeatable), or --all",
+        ));
+    }
+    if let Some(authority) = &args.authority {
+        let authority = Authority::parse(authority)?;
+        if args.claims.len() != 1 {
+            return Err(AccError::usage("a force release names exactly one --claim"));
+        }
+        let reason = args.reason.clone().unwrap_or_default();
+        let actor = caller(cli).ok();
+        let mut core = open_core(cli)?;
+        let claim = core.force_release(&args.claims[0], authority, &reason, actor.as_ref())?;
+        return Ok(Output {
+            human: format!(
+                "force-released {} ({}) held by {} [{}]: {}",
+                claim.claim_id,
+                claim.resource,
+                claim.participant_id,
+                authority.as_str(),
+                reason
+            ),
+            value: json!({ "released": [claim.claim_id], "authority": authority.as_str() }),
+        });
+    }
+    let who = caller(cli)?;
+    let selector = if args.all {
+        ReleaseSelector::All
+    } else if !args.claims.is_empty() {
+        ReleaseSelector::Ids(args.claims.clone())
+    } else {
+        ReleaseSelector::Resources(args.resources.clone())
+    };
+    let mut core = open_core(cli)?;
+    let released = core.release_claims(&who, &selector)?;
+    Ok(Output {
+        human: if released.is_empty() {
+            "released nothing: this session holds no claims".into()
+        } else {
+            format!("released {}", released.join(", "))
+        },
+        value: json!({ "released": released }),
+    })
+}
+
+fn config(cli: &Cli, command: &ConfigCommand) -> AccResult<Output> {
+    let dir = workspace::canonical_dir(&start_dir(cli)?, "directory")?;
+    let path = dir.join(workspace::CONFIG_FILE);
+    match command {
+        ConfigCommand::Validate => {
+            let Some((id, config)) = workspace::read_config_at(&dir)? else {
+                return Err(AccError::new(
+                    ErrorCode::InvalidConfig,
+                    format!(
+                        "there is no {} in `{}` (acc config validate does not look upward)",
+                        workspace::CONFIG_FILE,
+                        dir.display()
+                    ),
+                ));
+            };
+            Ok(Output {
+                human: format!(
+                    "{} is valid: workspace `{id}` ({})",
+                    path.display(),
+                    config.display_name
+                ),
+                value: json!({
+                    "path": path.to_string_lossy(),
+                    "valid": true,
+                    "workspaceId": id,
+                    "displayName": config.display_name,
+                    "roots": config.roots,
+                    "policy": { "claimMode": config.claim_mode.as_str(), "contextBudgetBytes": config.context_budget_bytes },
+                    "requiredAdapters": config.required_adapters,
+                }),
+            })
+        }
+        ConfigCommand::Init { yes, force } => config_init(cli, &dir, &path, *yes, *force),
+    }
+}
+
+fn config_init(cli: &Cli, dir: &Path, path: &Path, yes: bool, force: bool) -> AccResult<Output> {
+    if std::fs::symlink_metadata(path).is_ok() {
+        return Err(AccError::new(
+            ErrorCode::ConfigExists,
+            format!(
+                "{} already exists; acc config init never overwrites (edit it, then run acc config validate)",
+                path.display()
+            ),
+        ));
+    }
+    let text = workspace::initial_config_text(dir);
+    // Sessions attached to the room this directory belongs to today.
+    let (derived_id, root, source, git) = workspace::derived_identity(dir);
+    let current = workspace::Workspace {
+        id: derived_id,
+        root,
+        source,
+        git_common_dir: git,
+        config: workspace::parse_config(path, dir, &text)?.1,
+    };
+    let data_dir = workspace::data_dir_for(&current)?;
+    let mut core = Core::new(current, data_dir, clock()?)?;
+    let attached = core
+        .status(false)?
+        .sessions
+        .iter()
+        .filter(|s| s.presence != crate::core::Presence::Offline)
+        .count();
+    if attached > 0 && !force {
+        return Err(AccError::new(
+            ErrorCode::SessionsAttached,
+            format!(
+                "{attached} session(s) are attached to this workspace; changing its configuration under them is refused (use --force to write anyway)"
+            ),
+        ));
+    }
+    let consent = if yes {
+        true
+    } else if std::io::stdin().is_terminal() && !cli.json {
+        write_stdout(&format!("acc would write {}:\n{text}", path.display()));
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(b"write it? [y/N] ");
+        let _ = out.flush();
+        let mut answer = String::new();
+        std::io::stdin().read_line(&mut answer)?;
+        matches!(answer.trim(), "y" | "Y" | "yes")
+    } else {
+        return Err(AccError::new(
+            ErrorCode::ConsentRequired,
+            format!("acc would write {}:\n{text}run again with --yes to write it", path.display()),
+        )
+        .with_details(json!({ "path": path.to_string_lossy(), "content": serde_json::from_str::<Value>(&text).unwrap_or(Value::Null) })));
+    };
+    if !consent {
+        return Ok(Output {
+            value: json!({ "path": path.to_string_lossy(), "written": false }),
+            human: "nothing written".into(),
+        });
+    }
+    write_new_file(dir, path, &text)?;
+    Ok(Output {
+        value: json!({
+            "path": path.to_string_lossy(),
+            "written": true,
+            "content": serde_json::from_str::<Value>(&text).unwrap_or(Value::Null),
+        }),
+        human: format!("wrote {}:\n{text}", path.display()),
+    })
+}
+
+/// Write a new file atomically, never replacing an existing one.
+fn write_new_file(dir: &Path, path: &Path, text: &str) -> AccResult<()> {
+    let temp = dir.join(format!(
+        ".{}.{}.tmp",
+        workspace::CONFIG_FILE,
+        std::process::id()
+    ));
+    {
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&temp)?;
+        file.write_all(text.as_bytes())?;
+        file.sync_all()?;
+    }
+    let linked = std::fs::hard_link(&temp, path);
+    let _ = std::fs::remove_file(&temp);
+    match linked {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Err(AccError::new(
+            ErrorCode::ConfigExists,
+            format!(
+                "{} appeared while writing; acc config init never overwrites",
+                path.display()
+            ),
+        )),
+        Err(e) => Err(e.into()),
+    }
+}

@@ -1,0 +1,515 @@
+//! Claims: atomic batch acquisition, renewal, release, and force release.
+
+use std::collections::BTreeSet;
+
+use serde_json::json;
+
+use crate::clock::{Millis, format_timestamp};
+use crate::core::identity::{Caller, presence, verify_caller};
+use crate::core::{Core, resource};
+use crate::error::{AccError, AccResult, ErrorCode};
+use crate::ids;
+use crate::store::{ClaimRow, Reader, scheme_of};
+
+/// Default lease in seconds.
+pub const DEFAULT_LEASE_SECONDS: i64 = 1800;
+/// Longest lease in seconds (seven days).
+pub const MAX_LEASE_SECONDS: i64 = 7 * 24 * 3600;
+/// Longest claim reason, in characters.
+pub const MAX_REASON_CHARS: usize = 500;
+
+/// Shared or exclusive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClaimMode {
+    /// Coexists with other shared claims.
+    Shared,
+    /// Conflicts with every other overlapping claim.
+    Exclusive,
+}
+
+impl ClaimMode {
+    /// Parse the CLI/MCP spelling.
+    pub fn parse(text: &str) -> AccResult<Self> {
+        match text {
+            "shared" => Ok(Self::Shared),
+            "exclusive" => Ok(Self::Exclusive),
+            other => Err(AccError::usage(format!(
+                "claim mode must be `shared` or `exclusive`, got `{other}`"
+            ))),
+        }
+    }
+    /// Stable string form.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Shared => "shared",
+            Self::Exclusive => "exclusive",
+        }
+    }
+}
+
+/// Advisory or guarded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Enforcement {
+    /// Informs only.
+    Advisory,
+    /// Enforced by write guards where the whole room can enforce it.
+    Guarded,
+}
+
+impl Enforcement {
+    /// Parse the CLI/MCP spelling.
+    pub fn parse(text: &str) -> AccResult<Self> {
+        match text {
+            "advisory" => Ok(Self::Advisory),
+            "guarded" => Ok(Self::Guarded),
+            other => Err(AccError::usage(format!(
+                "enforcement must be `advisory` or `guarded`, got `{other}`"
+            ))),
+        }
+    }
+    /// Stable string form.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Advisory => "advisory",
+            Self::Guarded => "guarded",
+        }
+    }
+}
+
+/// A batch acquisition.
+#[derive(Debug, Clone)]
+pub struct AcquireRequest {
+    /// Resources as given (normalised here).
+    pub resources: Vec<String>,
+    /// Mode for the whole batch.
+    pub mode: ClaimMode,
+    /// Enforcement for the whole batch.
+    pub enforcement: Enforcement,
+    /// Reason for the whole batch.
+    pub reason: Option<String>,
+    /// Lease for the whole batch (default 1,800 s).
+    pub lease_seconds: Option<i64>,
+}
+
+/// Which claims a release selects. Exactly one family.
+#[derive(Debug, Clone)]
+pub enum ReleaseSelector {
+    /// By claim ids.
+    Ids(Vec<String>),
+    /// By resources (normalised).
+    Resources(Vec<String>),
+    /// The caller session's whole owned set.
+    All,
+}
+
+/// Who force-releases a claim.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Authority {
+    /// A person.
+    Human,
+    /// An automated policy.
+    Policy,
+}
+
+impl Authority {
+    /// Parse the CLI spelling.
+    pub fn parse(text: &str) -> AccResult<Self> {
+        match text {
+            "human" => Ok(Self::Human),
+            "policy" => Ok(Self::Policy),
+            other => Err(AccError::usage(format!(
+                "authority must be `human` or `policy`, got `{other}`"
+            ))),
+        }
+    }
+    /// Stable string form.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Human => "human",
+            Self::Policy => "policy",
+        }
+    }
+}
+
+/// Validate a lease length.
+pub fn validate_lease(lease: i64) -> AccResult<i64> {
+    if (1..=MAX_LEASE_SECONDS).contains(&lease) {
+        Ok(lease)
+    } else {
+        Err(AccError::usage(format!(
+            "lease must be from 1 to {MAX_LEASE_SECONDS} seconds, got {lease}"
+        )))
+    }
+}
+
+fn validate_reason(reason: &Option<String>) -> AccResult<()> {
+    if let Some(reason) = reason
+        && reason.chars().count() > MAX_REASON_CHARS
+    {
+        return Err(AccError::usage(format!(
+            "reason is longer than {MAX_REASON_CHARS} characters"
+        )));
+    }
+    Ok(())
+}
+
+/// Normalise a nonempty resource list and refuse duplicates after normalisation.
+pub fn normalize_unique(resources: &[String], what: &str) -> AccResult<Vec<String>> {
+    if resources.is_empty() {
+        return Err(AccError::usage(format!(
+            "{what} needs at least one resource"
+        )));
+    }
+    let mut seen = BTreeSet::new();
+    let mut out = Vec::with_capacity(resources.len());
+    for raw in resources {
+        let canonical = resource::normalize(raw)?;
+        if !seen.insert(canonical.clone()) {
+            return Err(AccError::usage(format!(
+                "resource `{raw}` appears more than once (as `{canonical}` after normalisation)"
+            )));
+        }
+        out.push(canonical);
+    }
+    Ok(out)
+}
+
+/// Whether a claim's lease is still running.
+pub fn is_live(claim: &ClaimRow, now: Millis) -> bool {
+    claim.expires_at > now
+}
+
+/// Conflicts of `resources` (canonical) for `session_id` wanting `mode`, as error details.
+fn find_conflicts(
+    reader: &Reader<'_>,
+    session_id: &str,
+    resources: &[String],
+    mode: ClaimMode,
+    now: Millis,
+) -> AccResult<Vec<serde_json::Value>> {
+    let mut by_scheme: std::collections::BTreeMap<&str, Vec<ClaimRow>> = Default::default();
+    let mut conflicts = Vec::new();
+    for wanted in resources {
+        let scheme = scheme_of(wanted);
+        if !by_scheme.contains_key(scheme) {
+            by_scheme.insert(scheme, reader.live_claims_in_scheme(scheme, now)?);
+        }
+        let mut blocking = Vec::new();
+        for held in by_scheme.get(scheme).map(Vec::as_slice).unwrap_or_default() {
+            if held.session_id == session_id || !resource::overlaps(wanted, &held.resource) {
+                continue;
+            }
+            if mode == ClaimMode::Shared && held.mode == "shared" {
+                continue;
+            }
+            let owner_presence = reader
+                .session(&held.session_id)?
+                .map(|s| presence(&s, now).as_str())
+                .unwrap_or("offline");
+            blocking.push(json!({
+                "claimId": held.claim_id,
+                "resource": held.resource,
+                "mode": held.mode,
+                "ownerSessionId": held.session_id,
+                "ownerParticipantId": held.participant_id,
+                "ownerPresence": owner_presence,
+                "expiresAt": format_timestamp(held.expires_at),
+            }));
+        }
+        if !blocking.is_empty() {
+            conflicts.push(json!({ "resource": wanted, "claims": blocking }));
+        }
+    }
+    Ok(conflicts)
+}
+
+fn conflict_error(conflicts: Vec<serde_json::Value>) -> AccError {
+    let names: Vec<String> = conflicts
+        .iter()
+        .filter_map(|c| {
+            c.get("resource")
+                .and_then(|r| r.as_str())
+                .map(str::to_string)
+        })
+        .collect();
+    AccError::new(
+        ErrorCode::ClaimConflict,
+        format!(
+            "claim refused: {} held by another session; nothing was claimed or renewed",
+            names.join(", ")
+        ),
+    )
+    .with_details(json!({ "conflicts": conflicts }))
+}
+
+fn claim_event(claim: &ClaimRow) -> serde_json::Value {
+    json!({
+        "claimId": claim.claim_id,
+        "resource": claim.resource,
+        "mode": claim.mode,
+        "enforcement": claim.enforcement,
+        "generation": claim.generation,
+        "expiresAt": format_timestamp(claim.expires_at),
+    })
+}
+
+impl Core {
+    /// Acquire (or renew, for resources the caller already holds) a batch, all or nothing.
+    pub fn acquire_claims(
+        &mut self,
+        caller: &Caller,
+        request: &AcquireRequest,
+    ) -> AccResult<Vec<ClaimRow>> {
+        let resources = normalize_unique(&request.resources, "a claim")?;
+        let lease = validate_lease(request.lease_seconds.unwrap_or(DEFAULT_LEASE_SECONDS))?;
+        validate_reason(&request.reason)?;
+        let mut new_ids = Vec::with_capacity(resources.len());
+        for _ in &resources {
+            new_ids.push(ids::new_id("claim")?);
+        }
+        let now = self.now();
+        let workspace_id = self.workspace.id.clone();
+        self.store_for_write()?.write(|w| {
+            let session = verify_caller(w, &workspace_id, caller, now)?;
+            let conflicts = find_conflicts(
+                &w.reader(),
+                &session.session_id,
+                &resources,
+                request.mode,
+                now,
+            )?;
+            if !conflicts.is_empty() {
+                return Err(conflict_error(conflicts));
+            }
+            let owned = w.reader().claims_of_session(&session.session_id)?;
+            let mut result = Vec::with_capacity(resources.len());
+            for (canonical, new_id) in resources.iter().zip(new_ids) {
+                let existing = owned.iter().find(|c| &c.resource == canonical);
+                let (claim, event) = match existing {
+                    Some(old) => {
+                        let mut claim = old.clone();
+                        claim.generation = session.generation;
+                        claim.mode = request.mode.as_str().into();
+                        claim.enforcement = request.enforcement.as_str().into();
+                        claim.reason = request.reason.clone();
+                        claim.renewed_at = now;
+                        claim.expires_at = now + lease * 1000;
+                        claim.lease_seconds = lease;
+                        w.update_claim(&claim)?;
+                        (claim, "claim.renewed")
+                    }
+                    None => {
+                        let claim = ClaimRow {
+                            claim_id: new_id,
+                            session_id: session.session_id.clone(),
+                            generation: session.generation,
+                            participant_id: session.participant_id.clone(),
+                            resource: canonical.clone(),
+                            mode: request.mode.as_str().into(),
+                            enforcement: request.enforcement.as_str().into(),
+                            reason: request.reason.clone(),
+                            acquired_at: now,
+                            renewed_at: now,
+                            expires_at: now + lease * 1000,
+                            lease_seconds: lease,
+                        };
+                        w.insert_claim(&claim)?;
+                        (claim, "claim.acquired")
+                    }
+                };
+                w.append_event(
+                    event,
+                    now,
+                    Some(&session.session_id),
+                    Some(&session.participant_id),
+                    &claim_event(&claim),
+                )?;
+                result.push(claim);
+            }
+            Ok(result)
+        })
+    }
+
+    /// Renew one owned claim by id, keeping its lease length unless a new one is given.
+    pub fn renew_claim(
+        &mut self,
+        caller: &Caller,
+        claim_id: &str,
+        lease_seconds: Option<i64>,
+    ) -> AccResult<ClaimRow> {
+        ids::validate_record_id("claim", claim_id)?;
+        if let Some(lease) = lease_seconds {
+            validate_lease(lease)?;
+        }
+        let now = self.now();
+        let workspace_id = self.workspace.id.clone();
+        self.store_for_write()?.write(|w| {
+            let session = verify_caller(w, &workspace_id, caller, now)?;
+            let mut claim = owned_claim(&w.reader(), &session.session_id, claim_id)?;
+            let mode = ClaimMode::parse(&claim.mode)?;
+            let conflicts = find_conflicts(
+                &w.reader(),
+                &session.session_id,
+                std::slice::from_ref(&claim.resource),
+                mode,
+                now,
+            )?;
+            if !conflicts.is_empty() {
+                return Err(conflict_error(conflicts));
+            }
+            let lease = lease_seconds.unwrap_or(claim.lease_seconds);
+            claim.generation = session.generation;
+            claim.renewed_at = now;
+            claim.expires_at = now + lease * 1000;
+            claim.lease_seconds = lease;
+            w.update_claim(&claim)?;
+            w.append_event(
+                "claim.renewed",
+                now,
+                Some(&session.session_id),
+                Some(&session.participant_id),
+                &claim_event(&claim),
+            )?;
+            Ok(claim)
+        })
+    }
+
+    /// Release a selection of the caller's claims, all or nothing. Returns the released ids.
+    pub fn release_claims(
+        &mut self,
+        caller: &Caller,
+        selector: &ReleaseSelector,
+    ) -> AccResult<Vec<String>> {
+        let selector = match selector {
+            ReleaseSelector::Ids(list) => {
+                if list.is_empty() {
+                    return Err(AccError::usage("release needs at least one claim id"));
+                }
+                let mut seen = BTreeSet::new();
+                for id in list {
+                    ids::validate_record_id("claim", id)?;
+                    if !seen.insert(id) {
+                        return Err(AccError::usage(format!(
+                            "claim `{id}` appears more than once"
+                        )));
+                    }
+                }
+                ReleaseSelector::Ids(list.clone())
+            }
+            ReleaseSelector::Resources(list) => {
+                ReleaseSelector::Resources(normalize_unique(list, "a release")?)
+            }
+            ReleaseSelector::All => ReleaseSelector::All,
+        };
+        let now = self.now();
+        let workspace_id = self.workspace.id.clone();
+        self.store_for_write()?.write(|w| {
+            let session = verify_caller(w, &workspace_id, caller, now)?;
+            let owned = w.reader().claims_of_session(&session.session_id)?;
+            let targets: Vec<ClaimRow> = match &selector {
+                ReleaseSelector::All => owned,
+                ReleaseSelector::Ids(list) => {
+                    let mut targets = Vec::new();
+                    for id in list {
+                        targets.push(owned_claim(&w.reader(), &session.session_id, id)?);
+                    }
+                    targets
+                }
+                ReleaseSelector::Resources(list) => {
+                    let mut targets = Vec::new();
+                    for wanted in list {
+                        match owned.iter().find(|c| &c.resource == wanted) {
+                            Some(claim) => targets.push(claim.clone()),
+                            None => {
+                                return Err(AccError::new(
+                                    ErrorCode::ClaimNotFound,
+                                    format!("this session holds no claim on `{wanted}`; nothing was released"),
+                                ));
+                            }
+                        }
+                    }
+                    targets
+                }
+            };
+            let mut released = Vec::with_capacity(targets.len());
+            for claim in targets {
+                w.delete_claim(&claim.claim_id)?;
+                w.append_event(
+                    "claim.released",
+                    now,
+                    Some(&session.session_id),
+                    Some(&session.participant_id),
+                    &json!({ "claimId": claim.claim_id, "resource": claim.resource }),
+                )?;
+                released.push(claim.claim_id);
+            }
+            Ok(released)
+        })
+    }
+
+    /// A human or policy removes another session's claim. `actor` is recorded when given.
+    pub fn force_release(
+        &mut self,
+        claim_id: &str,
+        authority: Authority,
+        reason: &str,
+        actor: Option<&Caller>,
+    ) -> AccResult<ClaimRow> {
+        ids::validate_record_id("claim", claim_id)?;
+        if reason.trim().is_empty() {
+            return Err(AccError::usage("a force release needs --reason"));
+        }
+        validate_reason(&Some(reason.to_string()))?;
+        let now = self.now();
+        let workspace_id = self.workspace.id.clone();
+        self.store_for_write()?.write(|w| {
+            let actor_session = match actor {
+                Some(caller) => Some(verify_caller(w, &workspace_id, caller, now)?),
+                None => None,
+            };
+            let Some(claim) = w.reader().claim(claim_id)? else {
+                return Err(AccError::new(
+                    ErrorCode::ClaimNotFound,
+                    format!("claim `{claim_id}` does not exist"),
+                ));
+            };
+            w.delete_claim(&claim.claim_id)?;
+            w.append_event(
+                "claim.force_released",
+                now,
+                actor_session.as_ref().map(|s| s.session_id.as_str()),
+                actor_session.as_ref().map(|s| s.participant_id.as_str()),
+                &json!({
+                    "claimId": claim.claim_id,
+                    "resource": claim.resource,
+                    "ownerSessionId": claim.session_id,
+                    "ownerParticipantId": claim.participant_id,
+                    "replacedGeneration": claim.generation,
+                    "authority": authority.as_str(),
+                    "reason": reason,
+                    "actorSessionId": actor_session.as_ref().map(|s| s.session_id.clone()),
+                }),
+            )?;
+            Ok(claim)
+        })
+    }
+}
+
+fn owned_claim(reader: &Reader<'_>, session_id: &str, claim_id: &str) -> AccResult<ClaimRow> {
+    match reader.claim(claim_id)? {
+        None => Err(AccError::new(
+            ErrorCode::ClaimNotFound,
+            format!(
+                "claim `{claim_id}` does not exist (it may have been released); nothing was changed"
+            ),
+        )),
+        Some(claim) if claim.session_id != session_id => Err(AccError::new(
+            ErrorCode::ClaimNotOwned,
+            format!(
+                "claim `{claim_id}` belongs to session `{}`; nothing was changed",
+                claim.session_id
+            ),
+        )),
+        Some(claim) => Ok(claim),
+    }
+}

@@ -1,0 +1,269 @@
+//! Participants, sessions, generations and presence.
+
+use crate::clock::Millis;
+use crate::core::Core;
+use crate::error::{AccError, AccResult, ErrorCode};
+use crate::ids;
+use crate::store::{Reader, SessionRow, Writer};
+
+/// Heartbeat cadence of live sessions; a session silent for two cadences is stale.
+pub const HEARTBEAT_CADENCE_MS: Millis = 60_000;
+/// A session without a pid is offline after this much silence.
+pub const OFFLINE_WITHOUT_PID_MS: Millis = 30 * 60_000;
+/// Any session is offline after this much silence.
+pub const OFFLINE_ALWAYS_MS: Millis = 24 * 60 * 60_000;
+
+/// Owner credentials for a mutation.
+#[derive(Debug, Clone)]
+pub struct Caller {
+    /// Session id.
+    pub session_id: String,
+    /// Generation token, as handed out when the session was opened.
+    pub generation: String,
+}
+
+/// Presence of a session, derived (never stored).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Presence {
+    /// Heard from within two heartbeat cadences.
+    Online,
+    /// Open, but silent for longer.
+    Stale,
+    /// Closed, dead, or silent too long.
+    Offline,
+}
+
+impl Presence {
+    /// Stable string form.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Online => "online",
+            Self::Stale => "stale",
+            Self::Offline => "offline",
+        }
+    }
+}
+
+fn pid_is_dead(pid: i64) -> bool {
+    let Ok(raw) = i32::try_from(pid) else {
+        return true;
+    };
+    let Some(pid) = rustix::process::Pid::from_raw(raw) else {
+        return true;
+    };
+    matches!(
+        rustix::process::test_kill_process(pid),
+        Err(rustix::io::Errno::SRCH)
+    )
+}
+
+/// Presence by the rules of SUPPLEMENT.md section 4.
+pub fn presence(session: &SessionRow, now: Millis) -> Presence {
+    if session.closed_at.is_some() {
+        return Presence::Offline;
+    }
+    let silent = now - session.last_seen_at;
+    if silent > OFFLINE_ALWAYS_MS {
+        return Presence::Offline;
+    }
+    match session.pid {
+        Some(pid) if pid_is_dead(pid) => return Presence::Offline,
+        None if silent > OFFLINE_WITHOUT_PID_MS => return Presence::Offline,
+        _ => {}
+    }
+    if silent <= 2 * HEARTBEAT_CADENCE_MS {
+        Presence::Online
+    } else {
+        Presence::Stale
+    }
+}
+
+/// What a new or resumed session says about itself.
+#[derive(Debug, Clone)]
+pub struct SessionSpec {
+    /// Participant id (portable id).
+    pub participant_id: String,
+    /// Stable resumption key, if the harness has one.
+    pub session_key: Option<String>,
+    /// `cli`, `mcp`, `claude-code`, `codex`.
+    pub harness: String,
+    /// Client version reported by the client's executable.
+    pub client_version: Option<String>,
+    /// Checkout path.
+    pub checkout: Option<String>,
+    /// Branch.
+    pub branch: Option<String>,
+    /// Client pid.
+    pub pid: Option<i64>,
+    /// `advisory` or `guarded`.
+    pub enforcement: String,
+    /// `manual` or `managed`.
+    pub lifecycle: String,
+}
+
+/// A session as opened, with its generation token (shown to the owner once).
+#[derive(Debug, Clone)]
+pub struct OpenedSession {
+    /// The session.
+    pub session: SessionRow,
+    /// The generation token in clear text.
+    pub generation_token: String,
+    /// Whether an existing session was reopened with a new generation.
+    pub resumed: bool,
+}
+
+/// Check owner credentials inside a write transaction and record a heartbeat.
+pub fn verify_caller(
+    writer: &mut Writer<'_>,
+    workspace_id: &str,
+    caller: &Caller,
+    now: Millis,
+) -> AccResult<SessionRow> {
+    let session = check_caller(&writer.reader(), workspace_id, caller)?;
+    writer.touch_session(&session.session_id, now)?;
+    Ok(session)
+}
+
+/// Check owner credentials without writing (for reads).
+pub fn check_caller(
+    reader: &Reader<'_>,
+    workspace_id: &str,
+    caller: &Caller,
+) -> AccResult<SessionRow> {
+    let Some(session) = reader.session(&caller.session_id)? else {
+        return Err(AccError::new(
+            ErrorCode::CallerWorkspaceMismatch,
+            format!(
+                "session `{}` is not part of workspace `{workspace_id}`",
+                caller.session_id
+            ),
+        ));
+    };
+    if session.closed_at.is_some() {
+        return Err(AccError::new(
+            ErrorCode::GenerationStale,
+            format!(
+                "session `{}` was closed; open a new one with `acc attach`",
+                session.session_id
+            ),
+        ));
+    }
+    if ids::hash_token(&caller.generation) != session.generation_hash {
+        return Err(AccError::new(
+            ErrorCode::GenerationStale,
+            format!(
+                "the generation given for session `{}` is not its current opening; a later opening replaced it, so use the newest credentials",
+                session.session_id
+            ),
+        ));
+    }
+    Ok(session)
+}
+
+impl Core {
+    /// Open a new session, or reopen `resume` (a session id) or the session with the spec's
+    /// resumption key with a fresh generation. The old generation becomes stale.
+    pub fn open_session(
+        &mut self,
+        spec: &SessionSpec,
+        resume: Option<&str>,
+    ) -> AccResult<OpenedSession> {
+        ids::validate_portable_id("participant", &spec.participant_id)?;
+        if let Some(id) = resume {
+            ids::validate_record_id("session", id)?;
+        }
+        let token = ids::new_generation_token()?;
+        let new_session_id = ids::new_id("session")?;
+        let now = self.now();
+        let workspace_id = self.workspace.id.clone();
+        self.store_for_write()?.write(|w| {
+            let existing = match (resume, &spec.session_key) {
+                (Some(id), _) => match w.reader().session(id)? {
+                    Some(s) => Some(s),
+                    None => {
+                        return Err(AccError::new(
+                            ErrorCode::CallerWorkspaceMismatch,
+                            format!("session `{id}` is not part of workspace `{workspace_id}`"),
+                        ));
+                    }
+                },
+                (None, Some(key)) => w.reader().session_by_key(key)?,
+                (None, None) => None,
+            };
+            if let Some(mut session) = existing {
+                if session.participant_id != spec.participant_id {
+                    return Err(AccError::new(
+                        ErrorCode::CallerWorkspaceMismatch,
+                        format!(
+                            "session `{}` belongs to participant `{}`, not `{}`",
+                            session.session_id, session.participant_id, spec.participant_id
+                        ),
+                    ));
+                }
+                session.generation += 1;
+                session.generation_hash = ids::hash_token(&token);
+                session.closed_at = None;
+                session.last_seen_at = now;
+                w.reopen_session(&session.session_id, session.generation, &session.generation_hash, now)?;
+                w.append_event(
+                    "session.reopened",
+                    now,
+                    Some(&session.session_id),
+                    Some(&session.participant_id),
+                    &serde_json::json!({ "sessionId": session.session_id, "generation": session.generation }),
+                )?;
+                return Ok(OpenedSession { session, generation_token: token, resumed: true });
+            }
+            if w.ensure_participant(&spec.participant_id, now)? {
+                w.append_event(
+                    "participant.created",
+                    now,
+                    None,
+                    Some(&spec.participant_id),
+                    &serde_json::json!({ "participantId": spec.participant_id }),
+                )?;
+            }
+            let session = SessionRow {
+                session_id: new_session_id,
+                participant_id: spec.participant_id.clone(),
+                session_key: spec.session_key.clone(),
+                generation: 1,
+                generation_hash: ids::hash_token(&token),
+                harness: spec.harness.clone(),
+                client_version: spec.client_version.clone(),
+                checkout: spec.checkout.clone(),
+                branch: spec.branch.clone(),
+                pid: spec.pid,
+                enforcement: spec.enforcement.clone(),
+                lifecycle: spec.lifecycle.clone(),
+                opened_at: now,
+                last_seen_at: now,
+                closed_at: None,
+            };
+            w.insert_session(&session)?;
+            w.append_event(
+                "session.opened",
+                now,
+                Some(&session.session_id),
+                Some(&session.participant_id),
+                &serde_json::json!({
+                    "sessionId": session.session_id,
+                    "participantId": session.participant_id,
+                    "harness": session.harness,
+                    "lifecycle": session.lifecycle,
+                    "enforcement": session.enforcement,
+                    "generation": 1,
+                }),
+            )?;
+            Ok(OpenedSession { session, generation_token: token, resumed: false })
+        })
+    }
+
+    /// Record a heartbeat for the caller (verifies the generation).
+    pub fn heartbeat(&mut self, caller: &Caller) -> AccResult<SessionRow> {
+        let now = self.now();
+        let workspace_id = self.workspace.id.clone();
+        self.store_for_write()?
+            .write(|w| verify_caller(w, &workspace_id, caller, now))
+    }
+}

@@ -1,0 +1,83 @@
+//! The protocol rules: identity, presence, intent, claims, messages, receipts, sync, attention.
+//!
+//! Owns: every rule of `PROTOCOL.md`, expressed over the typed transactions the store hands out.
+//! Must not: issue SQL (that is `store`), format output (that is `views` and `cli`), or call a
+//! transport while a store transaction is open.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::clock::{Clock, Millis};
+use crate::error::{AccError, AccResult};
+use crate::store::{Store, WorkspaceRecord};
+use crate::workspace::Workspace;
+
+pub mod claims;
+pub mod identity;
+pub mod intent;
+pub mod resource;
+pub mod status;
+
+pub use identity::{Caller, OpenedSession, Presence, SessionSpec};
+
+/// The protocol core bound to one workspace and its store.
+pub struct Core {
+    /// The workspace this core serves.
+    pub workspace: Workspace,
+    data_dir: PathBuf,
+    store: Option<Store>,
+    clock: Arc<dyn Clock>,
+}
+
+impl std::fmt::Debug for Core {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Core")
+            .field("workspace", &self.workspace.id)
+            .field("store", &self.store)
+            .finish()
+    }
+}
+
+impl Core {
+    /// Bind to `workspace`, opening its store when it exists (nothing is created yet).
+    pub fn new(workspace: Workspace, data_dir: PathBuf, clock: Arc<dyn Clock>) -> AccResult<Self> {
+        let store = Store::open_existing(&data_dir, &workspace.id)?;
+        Ok(Self {
+            workspace,
+            data_dir,
+            store,
+            clock,
+        })
+    }
+
+    /// Now, from the injected clock.
+    pub fn now(&self) -> Millis {
+        self.clock.now_ms()
+    }
+
+    /// The data directory (`<data home>/acc`).
+    pub fn data_dir(&self) -> &std::path::Path {
+        &self.data_dir
+    }
+
+    /// The store, created on first use by a mutation.
+    pub fn store_for_write(&mut self) -> AccResult<&mut Store> {
+        if self.store.is_none() {
+            let record = WorkspaceRecord {
+                workspace_id: self.workspace.id.clone(),
+                display_name: self.workspace.config.display_name.clone(),
+                root: self.workspace.root.to_string_lossy().into_owned(),
+            };
+            let now = self.now();
+            self.store = Some(Store::open_or_create(&self.data_dir, &record, now)?);
+        }
+        self.store
+            .as_mut()
+            .ok_or_else(|| AccError::internal("the store did not open"))
+    }
+
+    /// The store when it exists; reads of a workspace without one see an empty room.
+    pub fn store_for_read(&mut self) -> Option<&mut Store> {
+        self.store.as_mut()
+    }
+}

@@ -1,0 +1,364 @@
+//! Status, sync pages, and the attention rules derived from the store.
+
+use crate::clock::Millis;
+use crate::core::identity::{Presence, presence};
+use crate::core::{Core, claims, resource};
+use crate::error::{AccError, AccResult};
+use crate::store::{ClaimRow, EventRow, IntentRow, ParticipantRow, Reader, SessionRow};
+use crate::workspace::ClaimMode;
+
+/// Default sync event page.
+pub const DEFAULT_EVENT_PAGE: i64 = 100;
+/// Largest sync event page.
+pub const MAX_EVENT_PAGE: i64 = 500;
+
+/// An attention rule (PROTOCOL.md "Attention and sync"); exactly six exist.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AttentionRule {
+    /// A question or request waits for this participant's reply.
+    ReplyRequired,
+    /// A message waits for this participant's acknowledgement.
+    AcknowledgementRequired,
+    /// This participant's addressed message has a recipient with no live session.
+    RecipientUnavailable,
+    /// This session's declared intent overlaps another session's exclusive claim.
+    ClaimConflict,
+    /// Another live session's intent wants a resource this session holds.
+    ClaimContended,
+    /// A claim this session holds has passed its lease.
+    ClaimExpired,
+}
+
+impl AttentionRule {
+    /// Stable string form.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::ReplyRequired => "reply_required",
+            Self::AcknowledgementRequired => "acknowledgement_required",
+            Self::RecipientUnavailable => "recipient_unavailable",
+            Self::ClaimConflict => "claim_conflict",
+            Self::ClaimContended => "claim_contended",
+            Self::ClaimExpired => "claim_expired",
+        }
+    }
+}
+
+/// One attention item, addressed to a session and its participant.
+#[derive(Debug, Clone)]
+pub struct Attention {
+    /// Which rule.
+    pub rule: AttentionRule,
+    /// The participant that should act.
+    pub participant_id: String,
+    /// The session that should act, when the rule is about a session.
+    pub session_id: Option<String>,
+    /// The claim concerned.
+    pub claim_id: Option<String>,
+    /// The resource concerned.
+    pub resource: Option<String>,
+    /// The message concerned.
+    pub message_id: Option<String>,
+    /// The other party (session) involved.
+    pub other_session_id: Option<String>,
+    /// The other party (participant) involved.
+    pub other_participant_id: Option<String>,
+    /// When the condition arose, where known.
+    pub since: Option<Millis>,
+}
+
+/// A session with its derived presence and intent.
+#[derive(Debug, Clone)]
+pub struct SessionState {
+    /// The row.
+    pub session: SessionRow,
+    /// Derived presence.
+    pub presence: Presence,
+    /// Current intent.
+    pub intent: Option<IntentRow>,
+}
+
+/// A claim with its derived liveness.
+#[derive(Debug, Clone)]
+pub struct ClaimState {
+    /// The row.
+    pub claim: ClaimRow,
+    /// Whether the lease is running.
+    pub live: bool,
+    /// What the room can actually enforce for this claim.
+    pub effective_enforcement: &'static str,
+}
+
+/// The workspace status.
+#[derive(Debug, Clone)]
+pub struct StatusReport {
+    /// Workspace id.
+    pub workspace_id: String,
+    /// Display name.
+    pub display_name: String,
+    /// Root path.
+    pub root: String,
+    /// How the identity was found.
+    pub identity_source: &'static str,
+    /// The configured claim policy.
+    pub claim_policy: &'static str,
+    /// The room's real protection: the weakest live participant's guarantee.
+    pub protection: &'static str,
+    /// Participants.
+    pub participants: Vec<ParticipantRow>,
+    /// Sessions (open only unless asked for all).
+    pub sessions: Vec<SessionState>,
+    /// Claims, live and expired.
+    pub claims: Vec<ClaimState>,
+    /// Attention items.
+    pub attention: Vec<Attention>,
+    /// Newest event sequence number.
+    pub head_seq: i64,
+}
+
+/// A page of events.
+#[derive(Debug, Clone)]
+pub struct EventPage {
+    /// Events, oldest first.
+    pub events: Vec<EventRow>,
+    /// Cursor to continue from.
+    pub next_cursor: i64,
+    /// Whether more events follow.
+    pub has_more: bool,
+}
+
+/// Parse a 16-digit event cursor.
+pub fn parse_cursor(text: &str) -> AccResult<i64> {
+    if text.len() == 16 && text.bytes().all(|b| b.is_ascii_digit()) {
+        text.parse()
+            .map_err(|_| AccError::usage(format!("cursor `{text}` is out of range")))
+    } else {
+        Err(AccError::usage(format!(
+            "cursor `{text}` is not a 16-digit event cursor"
+        )))
+    }
+}
+
+/// Render an event cursor.
+pub fn format_cursor(seq: i64) -> String {
+    format!("{seq:016}")
+}
+
+/// Validate an event page limit.
+pub fn event_limit(limit: Option<i64>) -> AccResult<i64> {
+    let limit = limit.unwrap_or(DEFAULT_EVENT_PAGE);
+    if (1..=MAX_EVENT_PAGE).contains(&limit) {
+        Ok(limit)
+    } else {
+        Err(AccError::usage(format!(
+            "limit must be from 1 to {MAX_EVENT_PAGE} for event pages, got {limit}"
+        )))
+    }
+}
+
+/// The room's protection: guarded only when configured so and every live session enforces.
+pub fn protection(policy: ClaimMode, sessions: &[SessionState]) -> &'static str {
+    let live: Vec<&SessionState> = sessions
+        .iter()
+        .filter(|s| s.presence != Presence::Offline)
+        .collect();
+    if policy == ClaimMode::Guarded
+        && !live.is_empty()
+        && live.iter().all(|s| s.session.enforcement == "guarded")
+    {
+        "guarded"
+    } else {
+        "advisory"
+    }
+}
+
+/// Claim attention: expired leases, intents that collide with exclusive claims.
+pub fn claim_attention(
+    sessions: &[SessionState],
+    claims: &[ClaimRow],
+    now: Millis,
+) -> Vec<Attention> {
+    let mut out = Vec::new();
+    for claim in claims {
+        if !claims::is_live(claim, now) {
+            out.push(Attention {
+                rule: AttentionRule::ClaimExpired,
+                participant_id: claim.participant_id.clone(),
+                session_id: Some(claim.session_id.clone()),
+                claim_id: Some(claim.claim_id.clone()),
+                resource: Some(claim.resource.clone()),
+                message_id: None,
+                other_session_id: None,
+                other_participant_id: None,
+                since: Some(claim.expires_at),
+            });
+        }
+    }
+    let live_sessions = sessions.iter().filter(|s| s.presence != Presence::Offline);
+    for wanting in live_sessions {
+        let Some(intent) = &wanting.intent else {
+            continue;
+        };
+        if intent.state == "done" {
+            continue;
+        }
+        for hint in &intent.resource_hints {
+            for claim in claims {
+                if claim.session_id == wanting.session.session_id
+                    || claim.mode != "exclusive"
+                    || !claims::is_live(claim, now)
+                    || !resource::overlaps(hint, &claim.resource)
+                {
+                    continue;
+                }
+                out.push(Attention {
+                    rule: AttentionRule::ClaimConflict,
+                    participant_id: wanting.session.participant_id.clone(),
+                    session_id: Some(wanting.session.session_id.clone()),
+                    claim_id: Some(claim.claim_id.clone()),
+                    resource: Some(hint.clone()),
+                    message_id: None,
+                    other_session_id: Some(claim.session_id.clone()),
+                    other_participant_id: Some(claim.participant_id.clone()),
+                    since: Some(intent.updated_at.max(claim.renewed_at)),
+                });
+                out.push(Attention {
+                    rule: AttentionRule::ClaimContended,
+                    participant_id: claim.participant_id.clone(),
+                    session_id: Some(claim.session_id.clone()),
+                    claim_id: Some(claim.claim_id.clone()),
+                    resource: Some(claim.resource.clone()),
+                    message_id: None,
+                    other_session_id: Some(wanting.session.session_id.clone()),
+                    other_participant_id: Some(wanting.session.participant_id.clone()),
+                    since: Some(intent.updated_at.max(claim.renewed_at)),
+                });
+            }
+        }
+    }
+    out
+}
+
+fn session_states(
+    reader: &Reader<'_>,
+    include_closed: bool,
+    now: Millis,
+) -> AccResult<Vec<SessionState>> {
+    let intents = reader.intents()?;
+    let sessions = reader.sessions(include_closed)?;
+    Ok(sessions
+        .into_iter()
+        .map(|session| {
+            let intent = intents
+                .iter()
+                .find(|i| i.session_id == session.session_id)
+                .cloned();
+            SessionState {
+                presence: presence(&session, now),
+                intent,
+                session,
+            }
+        })
+        .collect())
+}
+
+impl Core {
+    fn empty_status(&self) -> StatusReport {
+        StatusReport {
+            workspace_id: self.workspace.id.clone(),
+            display_name: self.workspace.config.display_name.clone(),
+            root: self.workspace.root.to_string_lossy().into_owned(),
+            identity_source: self.workspace.source.as_str(),
+            claim_policy: self.workspace.config.claim_mode.as_str(),
+            protection: "advisory",
+            participants: Vec::new(),
+            sessions: Vec::new(),
+            claims: Vec::new(),
+            attention: Vec::new(),
+            head_seq: 0,
+        }
+    }
+
+    /// The workspace status: sessions with presence and intent, claims, protection, attention.
+    pub fn status(&mut self, include_closed: bool) -> AccResult<StatusReport> {
+        let now = self.now();
+        let mut report = self.empty_status();
+        let policy = self.workspace.config.claim_mode;
+        let Some(store) = self.store_for_read() else {
+            return Ok(report);
+        };
+        store.read(|r| {
+            let all_open = session_states(r, false, now)?;
+            let claims = r.claims()?;
+            report.protection = protection(policy, &all_open);
+            report.attention = self::attention(r, &all_open, &claims, now)?;
+            report.sessions = if include_closed {
+                session_states(r, true, now)?
+            } else {
+                all_open
+            };
+            report.claims = claims
+                .into_iter()
+                .map(|claim| ClaimState {
+                    live: claims::is_live(&claim, now),
+                    effective_enforcement: if report.protection == "guarded"
+                        && claim.enforcement == "guarded"
+                    {
+                        "guarded"
+                    } else {
+                        "advisory"
+                    },
+                    claim,
+                })
+                .collect();
+            report.participants = r.participants()?;
+            report.head_seq = r.head_seq()?;
+            Ok(report)
+        })
+    }
+
+    /// A page of events after `cursor`, with attention.
+    pub fn sync_delta(
+        &mut self,
+        cursor: i64,
+        limit: i64,
+    ) -> AccResult<(EventPage, Vec<Attention>)> {
+        let now = self.now();
+        let Some(store) = self.store_for_read() else {
+            return Ok((
+                EventPage {
+                    events: Vec::new(),
+                    next_cursor: cursor,
+                    has_more: false,
+                },
+                Vec::new(),
+            ));
+        };
+        store.read(|r| {
+            let mut events = r.events_after(cursor, limit + 1)?;
+            let has_more = events.len() as i64 > limit;
+            events.truncate(limit as usize);
+            let next_cursor = events.last().map(|e| e.seq).unwrap_or(cursor);
+            let sessions = session_states(r, false, now)?;
+            let claims = r.claims()?;
+            let attention = attention(r, &sessions, &claims, now)?;
+            Ok((
+                EventPage {
+                    events,
+                    next_cursor,
+                    has_more,
+                },
+                attention,
+            ))
+        })
+    }
+}
+
+/// Every attention item for the room.
+pub fn attention(
+    _reader: &Reader<'_>,
+    sessions: &[SessionState],
+    claims: &[ClaimRow],
+    now: Millis,
+) -> AccResult<Vec<Attention>> {
+    Ok(claim_attention(sessions, claims, now))
+}

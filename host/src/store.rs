@@ -1,0 +1,380 @@
+//! The durable ACC store: one SQLite file per workspace, outside every repository.
+//!
+//! Owns: the schema, version checks, pragmas, transactions, and every SQL statement of the host.
+//! Callers (the protocol core) get typed rows and typed operations through [`Reader`] and
+//! [`Writer`]; they never see SQL. Must not: decide protocol rules (that is `core`), or hold a
+//! write transaction across anything slow (a transport call, a sleep, a prompt).
+//!
+//! Every mutation runs in `BEGIN IMMEDIATE`, so a conflict check and its write are one atomic
+//! step across processes, and appends its events in the same transaction.
+
+use std::fs::OpenOptions;
+use std::io::Read;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
+use serde_json::Value;
+
+use crate::clock::Millis;
+use crate::error::{AccError, AccResult, ErrorCode};
+
+mod rows;
+pub use rows::*;
+
+const SCHEMA_SQL: &str = include_str!("store/schema.sql");
+const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
+/// The store file name inside a workspace's data directory.
+pub const STORE_FILE: &str = "store.sqlite3";
+const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The record of the workspace a store belongs to.
+#[derive(Debug, Clone)]
+pub struct WorkspaceRecord {
+    /// Portable workspace id.
+    pub workspace_id: String,
+    /// Display name.
+    pub display_name: String,
+    /// Canonical root path.
+    pub root: String,
+}
+
+/// An open store.
+pub struct Store {
+    conn: Connection,
+    path: PathBuf,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store").field("path", &self.path).finish()
+    }
+}
+
+/// The directory holding one workspace's store.
+pub fn workspace_dir(data_dir: &Path, workspace_id: &str) -> PathBuf {
+    data_dir.join("workspaces").join(workspace_id)
+}
+
+fn refuse_foreign_files(dir: &Path) -> AccResult<()> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Ok(());
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if name.ends_with(".json") {
+            return Err(AccError::new(
+                ErrorCode::StoreVersionUnsupported,
+                format!(
+                    "`{}` holds `{name}`, a json store of an earlier acc (protocol 0.1); this build reads only protocol 0.2 stores and never converts or deletes old state",
+                    dir.display()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn check_header(path: &Path) -> AccResult<bool> {
+    let mut file = std::fs::File::open(path)?;
+    let mut header = [0u8; 16];
+    let mut read = 0;
+    while read < header.len() {
+        let n = file.read(&mut header[read..])?;
+        if n == 0 {
+            break;
+        }
+        read += n;
+    }
+    if read == 0 {
+        return Ok(false);
+    }
+    if read < 16 || &header != SQLITE_MAGIC {
+        return Err(AccError::new(
+            ErrorCode::StoreCorrupt,
+            format!(
+                "`{}` is not an acc store (not a sqlite database); acc will not touch it",
+                path.display()
+            ),
+        ));
+    }
+    Ok(true)
+}
+
+impl Store {
+    /// Open the store of `workspace` under `data_dir`, creating it when absent.
+    pub fn open_or_create(
+        data_dir: &Path,
+        workspace: &WorkspaceRecord,
+        now: Millis,
+    ) -> AccResult<Self> {
+        let dir = workspace_dir(data_dir, &workspace.workspace_id);
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&dir)
+            .map_err(|e| {
+                AccError::internal(format!(
+                    "cannot create the store directory `{}`: {e}",
+                    dir.display()
+                ))
+            })?;
+        let path = dir.join(STORE_FILE);
+        if !path.exists() {
+            refuse_foreign_files(&dir)?;
+            match OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(&path)
+            {
+                Ok(_) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                Err(e) => {
+                    return Err(AccError::internal(format!(
+                        "cannot create the store `{}`: {e}",
+                        path.display()
+                    )));
+                }
+            }
+        }
+        let mut store = Self::open_path(&path)?;
+        store.ensure_initialized(workspace, now)?;
+        store.configure()?;
+        Ok(store)
+    }
+
+    /// Open an existing store without creating anything; `None` when there is none yet.
+    pub fn open_existing(data_dir: &Path, workspace_id: &str) -> AccResult<Option<Self>> {
+        let dir = workspace_dir(data_dir, workspace_id);
+        let path = dir.join(STORE_FILE);
+        if !path.exists() {
+            refuse_foreign_files(&dir)?;
+            return Ok(None);
+        }
+        let mut store = Self::open_path(&path)?;
+        if !store.has_meta()? {
+            if store.table_count()? == 0 {
+                return Ok(None);
+            }
+            return Err(store.not_acc_error());
+        }
+        store.check_version(workspace_id)?;
+        store.configure()?;
+        Ok(Some(store))
+    }
+
+    fn open_path(path: &Path) -> AccResult<Self> {
+        check_header(path)?;
+        let conn = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(|e| {
+            AccError::new(
+                ErrorCode::StoreCorrupt,
+                format!("cannot open the store `{}`: {e}", path.display()),
+            )
+        })?;
+        conn.busy_timeout(BUSY_TIMEOUT)?;
+        Ok(Self {
+            conn,
+            path: path.to_path_buf(),
+        })
+    }
+
+    fn configure(&mut self) -> AccResult<()> {
+        let mode: String = self
+            .conn
+            .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            return Err(AccError::internal(format!(
+                "the store refused wal journaling (mode {mode})"
+            )));
+        }
+        self.conn
+            .execute_batch("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;")?;
+        Ok(())
+    }
+
+    fn has_meta(&self) -> AccResult<bool> {
+        let found: Option<String> = self
+            .conn
+            .query_row(
+                "SELECT name FROM sqlite_master WHERE type='table' AND name='acc_meta'",
+                [],
+                |r| r.get(0),
+            )
+            .optional()?;
+        Ok(found.is_some())
+    }
+
+    fn table_count(&self) -> AccResult<i64> {
+        Ok(self
+            .conn
+            .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))?)
+    }
+
+    fn not_acc_error(&self) -> AccError {
+        AccError::new(
+            ErrorCode::StoreCorrupt,
+            format!(
+                "`{}` is a sqlite database but not an acc store; acc will not touch it",
+                self.path.display()
+            ),
+        )
+    }
+
+    fn check_version(&self, workspace_id: &str) -> AccResult<()> {
+        let meta = |key: &str| -> AccResult<Option<String>> {
+            Ok(self
+                .conn
+                .query_row("SELECT value FROM acc_meta WHERE key = ?1", [key], |r| {
+                    r.get(0)
+                })
+                .optional()?)
+        };
+        let protocol = meta("protocol_version")?;
+        let schema = meta("schema_version")?;
+        if protocol.as_deref() != Some(crate::PROTOCOL_VERSION)
+            || schema.as_deref() != Some(&crate::SCHEMA_VERSION.to_string())
+        {
+            return Err(AccError::new(
+                ErrorCode::StoreVersionUnsupported,
+                format!(
+                    "the store `{}` is protocol {} schema {}, but this build reads only protocol {} schema {}; acc never converts or deletes a store (move it aside to start afresh)",
+                    self.path.display(),
+                    protocol.as_deref().unwrap_or("unknown"),
+                    schema.as_deref().unwrap_or("unknown"),
+                    crate::PROTOCOL_VERSION,
+                    crate::SCHEMA_VERSION
+                ),
+            ));
+        }
+        let recorded = meta("workspace_id")?;
+        if recorded.as_deref() != Some(workspace_id) {
+            return Err(AccError::new(
+                ErrorCode::StoreCorrupt,
+                format!(
+                    "the store `{}` belongs to workspace `{}`, not `{workspace_id}`",
+                    self.path.display(),
+                    recorded.as_deref().unwrap_or("unknown")
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    fn ensure_initialized(&mut self, workspace: &WorkspaceRecord, now: Millis) -> AccResult<()> {
+        if self.has_meta()? {
+            return self.check_version(&workspace.workspace_id);
+        }
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let exists: Option<String> = tx
+            .query_row(
+                "SELECT name FROM sqlite_master WHERE type='table' AND name='acc_meta'",
+                [],
+                |r| r.get(0),
+            )
+            .optional()?;
+        if exists.is_none() {
+            let tables: i64 =
+                tx.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))?;
+            if tables != 0 {
+                drop(tx);
+                return Err(self.not_acc_error());
+            }
+            tx.execute_batch(SCHEMA_SQL)?;
+            tx.execute(
+                "INSERT INTO acc_meta(key, value) VALUES ('protocol_version', ?1), ('schema_version', ?2), ('workspace_id', ?3)",
+                params![crate::PROTOCOL_VERSION, crate::SCHEMA_VERSION.to_string(), workspace.workspace_id],
+            )?;
+            tx.execute(
+                "INSERT INTO workspace(workspace_id, display_name, root, created_at) VALUES (?1, ?2, ?3, ?4)",
+                params![workspace.workspace_id, workspace.display_name, workspace.root, now],
+            )?;
+            tx.pragma_update(None, "user_version", crate::SCHEMA_VERSION)?;
+            tx.commit()?;
+            return Ok(());
+        }
+        drop(tx);
+        self.check_version(&workspace.workspace_id)
+    }
+
+    /// Path of the store file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Run `f` in a `BEGIN IMMEDIATE` transaction; commit when it returns `Ok`.
+    pub fn write<T>(&mut self, f: impl FnOnce(&mut Writer<'_>) -> AccResult<T>) -> AccResult<T> {
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let mut writer = Writer { tx };
+        let value = f(&mut writer)?;
+        test_hold_write();
+        writer.tx.commit()?;
+        Ok(value)
+    }
+
+    /// Run `f` in a read transaction (one consistent snapshot).
+    pub fn read<T>(&mut self, f: impl FnOnce(&Reader<'_>) -> AccResult<T>) -> AccResult<T> {
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Deferred)?;
+        let value = f(&Reader { conn: &tx })?;
+        tx.commit()?;
+        Ok(value)
+    }
+
+    /// `PRAGMA integrity_check`, for doctor and tests.
+    pub fn integrity_check(&self) -> AccResult<String> {
+        Ok(self
+            .conn
+            .query_row("PRAGMA integrity_check", [], |r| r.get(0))?)
+    }
+}
+
+/// Fault injection for crash tests: with `ACC_TEST_HOLD_WRITE_MS` set, a write transaction
+/// sleeps after its statements and before its commit, so a test can kill the process there.
+fn test_hold_write() {
+    if let Some(ms) = std::env::var("ACC_TEST_HOLD_WRITE_MS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+    {
+        std::thread::sleep(Duration::from_millis(ms));
+    }
+}
+
+/// Read access inside a transaction.
+pub struct Reader<'a> {
+    conn: &'a Connection,
+}
+
+/// Write access inside a `BEGIN IMMEDIATE` transaction.
+pub struct Writer<'a> {
+    tx: rusqlite::Transaction<'a>,
+}
+
+impl Writer<'_> {
+    /// Read access within this same transaction.
+    pub fn reader(&self) -> Reader<'_> {
+        Reader { conn: &self.tx }
+    }
+}
+
+fn json_text(value: &Value) -> String {
+    value.to_string()
+}
+
+fn parse_json(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or(Value::Null)
+}
+
+mod ops;
+pub use ops::scheme_of;

@@ -1,0 +1,395 @@
+//! Typed statements over a transaction. The only SQL of the host lives here and in `schema.sql`.
+
+use rusqlite::{OptionalExtension, Row, params};
+use serde_json::Value;
+
+use super::{
+    ClaimRow, EventRow, IntentRow, ParticipantRow, Reader, SessionRow, Writer, json_text,
+    parse_json,
+};
+use crate::clock::Millis;
+use crate::error::AccResult;
+
+const SESSION_COLUMNS: &str = "session_id, participant_id, session_key, generation, generation_hash, harness, client_version, checkout, branch, pid, enforcement, lifecycle, opened_at, last_seen_at, closed_at";
+const CLAIM_COLUMNS: &str = "claim_id, session_id, generation, participant_id, resource, mode, enforcement, reason, acquired_at, renewed_at, expires_at, lease_seconds";
+
+fn session_from(row: &Row<'_>) -> rusqlite::Result<SessionRow> {
+    Ok(SessionRow {
+        session_id: row.get(0)?,
+        participant_id: row.get(1)?,
+        session_key: row.get(2)?,
+        generation: row.get(3)?,
+        generation_hash: row.get(4)?,
+        harness: row.get(5)?,
+        client_version: row.get(6)?,
+        checkout: row.get(7)?,
+        branch: row.get(8)?,
+        pid: row.get(9)?,
+        enforcement: row.get(10)?,
+        lifecycle: row.get(11)?,
+        opened_at: row.get(12)?,
+        last_seen_at: row.get(13)?,
+        closed_at: row.get(14)?,
+    })
+}
+
+fn claim_from(row: &Row<'_>) -> rusqlite::Result<ClaimRow> {
+    Ok(ClaimRow {
+        claim_id: row.get(0)?,
+        session_id: row.get(1)?,
+        generation: row.get(2)?,
+        participant_id: row.get(3)?,
+        resource: row.get(4)?,
+        mode: row.get(5)?,
+        enforcement: row.get(6)?,
+        reason: row.get(7)?,
+        acquired_at: row.get(8)?,
+        renewed_at: row.get(9)?,
+        expires_at: row.get(10)?,
+        lease_seconds: row.get(11)?,
+    })
+}
+
+fn intent_from(row: &Row<'_>) -> rusqlite::Result<IntentRow> {
+    let hints: String = row.get(4)?;
+    Ok(IntentRow {
+        session_id: row.get(0)?,
+        summary: row.get(1)?,
+        mode: row.get(2)?,
+        state: row.get(3)?,
+        resource_hints: serde_json::from_str(&hints).unwrap_or_default(),
+        updated_at: row.get(5)?,
+    })
+}
+
+fn event_from(row: &Row<'_>) -> rusqlite::Result<EventRow> {
+    let data: String = row.get(5)?;
+    Ok(EventRow {
+        seq: row.get(0)?,
+        event_type: row.get(1)?,
+        at: row.get(2)?,
+        session_id: row.get(3)?,
+        participant_id: row.get(4)?,
+        data: parse_json(&data),
+    })
+}
+
+/// The scheme of a canonical resource URI (the part before the first colon).
+pub fn scheme_of(resource: &str) -> &str {
+    resource.split_once(':').map(|(s, _)| s).unwrap_or(resource)
+}
+
+impl Reader<'_> {
+    /// The workspace's display name and root, as recorded.
+    pub fn workspace_record(&self) -> AccResult<(String, String, Millis)> {
+        Ok(self.conn.query_row(
+            "SELECT display_name, root, created_at FROM workspace LIMIT 1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )?)
+    }
+
+    /// Whether a participant is known.
+    pub fn participant_exists(&self, participant_id: &str) -> AccResult<bool> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT 1 FROM participants WHERE participant_id = ?1",
+                [participant_id],
+                |_| Ok(()),
+            )
+            .optional()?
+            .is_some())
+    }
+
+    /// Every participant, by id.
+    pub fn participants(&self) -> AccResult<Vec<ParticipantRow>> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT participant_id, created_at FROM participants ORDER BY participant_id",
+        )?;
+        let rows = stmt.query_map([], |r| {
+            Ok(ParticipantRow {
+                participant_id: r.get(0)?,
+                created_at: r.get(1)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// One session.
+    pub fn session(&self, session_id: &str) -> AccResult<Option<SessionRow>> {
+        let sql = format!("SELECT {SESSION_COLUMNS} FROM sessions WHERE session_id = ?1");
+        Ok(self
+            .conn
+            .prepare_cached(&sql)?
+            .query_row([session_id], session_from)
+            .optional()?)
+    }
+
+    /// The session with a resumption key.
+    pub fn session_by_key(&self, key: &str) -> AccResult<Option<SessionRow>> {
+        let sql = format!("SELECT {SESSION_COLUMNS} FROM sessions WHERE session_key = ?1");
+        Ok(self
+            .conn
+            .prepare_cached(&sql)?
+            .query_row([key], session_from)
+            .optional()?)
+    }
+
+    /// Sessions; open ones only unless `include_closed`.
+    pub fn sessions(&self, include_closed: bool) -> AccResult<Vec<SessionRow>> {
+        let filter = if include_closed {
+            ""
+        } else {
+            "WHERE closed_at IS NULL"
+        };
+        let sql = format!(
+            "SELECT {SESSION_COLUMNS} FROM sessions {filter} ORDER BY participant_id, opened_at, session_id"
+        );
+        let mut stmt = self.conn.prepare_cached(&sql)?;
+        let rows = stmt.query_map([], session_from)?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Number of sessions not closed.
+    pub fn open_session_count(&self) -> AccResult<i64> {
+        Ok(self.conn.query_row(
+            "SELECT count(*) FROM sessions WHERE closed_at IS NULL",
+            [],
+            |r| r.get(0),
+        )?)
+    }
+
+    /// The intent of a session.
+    pub fn intent(&self, session_id: &str) -> AccResult<Option<IntentRow>> {
+        Ok(self
+            .conn
+            .prepare_cached("SELECT session_id, summary, mode, state, resource_hints, updated_at FROM intents WHERE session_id = ?1")?
+            .query_row([session_id], intent_from)
+            .optional()?)
+    }
+
+    /// Every intent.
+    pub fn intents(&self) -> AccResult<Vec<IntentRow>> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT session_id, summary, mode, state, resource_hints, updated_at FROM intents ORDER BY session_id",
+        )?;
+        let rows = stmt.query_map([], intent_from)?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// One claim.
+    pub fn claim(&self, claim_id: &str) -> AccResult<Option<ClaimRow>> {
+        let sql = format!("SELECT {CLAIM_COLUMNS} FROM claims WHERE claim_id = ?1");
+        Ok(self
+            .conn
+            .prepare_cached(&sql)?
+            .query_row([claim_id], claim_from)
+            .optional()?)
+    }
+
+    /// Claims owned by a session (live and expired).
+    pub fn claims_of_session(&self, session_id: &str) -> AccResult<Vec<ClaimRow>> {
+        let sql = format!(
+            "SELECT {CLAIM_COLUMNS} FROM claims WHERE session_id = ?1 ORDER BY resource, claim_id"
+        );
+        let mut stmt = self.conn.prepare_cached(&sql)?;
+        let rows = stmt.query_map([session_id], claim_from)?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Claims of one scheme whose lease has not lapsed at `now`.
+    pub fn live_claims_in_scheme(&self, scheme: &str, now: Millis) -> AccResult<Vec<ClaimRow>> {
+        let sql = format!(
+            "SELECT {CLAIM_COLUMNS} FROM claims WHERE scheme = ?1 AND expires_at > ?2 ORDER BY resource, claim_id"
+        );
+        let mut stmt = self.conn.prepare_cached(&sql)?;
+        let rows = stmt.query_map(params![scheme, now], claim_from)?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Every claim row (live and expired).
+    pub fn claims(&self) -> AccResult<Vec<ClaimRow>> {
+        let sql = format!("SELECT {CLAIM_COLUMNS} FROM claims ORDER BY resource, claim_id");
+        let mut stmt = self.conn.prepare_cached(&sql)?;
+        let rows = stmt.query_map([], claim_from)?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Events after `after_seq`, oldest first, at most `limit`.
+    pub fn events_after(&self, after_seq: i64, limit: i64) -> AccResult<Vec<EventRow>> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT seq, type, at, session_id, participant_id, data FROM events WHERE seq > ?1 ORDER BY seq LIMIT ?2",
+        )?;
+        let rows = stmt.query_map(params![after_seq, limit], event_from)?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// The newest event sequence number (0 when there is none).
+    pub fn head_seq(&self) -> AccResult<i64> {
+        Ok(self
+            .conn
+            .query_row("SELECT coalesce(max(seq), 0) FROM events", [], |r| r.get(0))?)
+    }
+}
+
+impl Writer<'_> {
+    /// Record a participant if new; returns whether it was created.
+    pub fn ensure_participant(&mut self, participant_id: &str, now: Millis) -> AccResult<bool> {
+        let changed = self.tx.execute(
+            "INSERT INTO participants(participant_id, created_at) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
+            params![participant_id, now],
+        )?;
+        Ok(changed == 1)
+    }
+
+    /// Insert a new session.
+    pub fn insert_session(&mut self, s: &SessionRow) -> AccResult<()> {
+        let sql = format!(
+            "INSERT INTO sessions({SESSION_COLUMNS}) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15)"
+        );
+        self.tx.prepare_cached(&sql)?.execute(params![
+            s.session_id,
+            s.participant_id,
+            s.session_key,
+            s.generation,
+            s.generation_hash,
+            s.harness,
+            s.client_version,
+            s.checkout,
+            s.branch,
+            s.pid,
+            s.enforcement,
+            s.lifecycle,
+            s.opened_at,
+            s.last_seen_at,
+            s.closed_at
+        ])?;
+        Ok(())
+    }
+
+    /// Start a new generation of a session and reopen it.
+    pub fn reopen_session(
+        &mut self,
+        session_id: &str,
+        generation: i64,
+        generation_hash: &str,
+        now: Millis,
+    ) -> AccResult<()> {
+        self.tx.execute(
+            "UPDATE sessions SET generation = ?2, generation_hash = ?3, closed_at = NULL, last_seen_at = ?4 WHERE session_id = ?1",
+            params![session_id, generation, generation_hash, now],
+        )?;
+        Ok(())
+    }
+
+    /// Record a heartbeat.
+    pub fn touch_session(&mut self, session_id: &str, now: Millis) -> AccResult<()> {
+        self.tx
+            .prepare_cached(
+                "UPDATE sessions SET last_seen_at = max(last_seen_at, ?2) WHERE session_id = ?1",
+            )?
+            .execute(params![session_id, now])?;
+        Ok(())
+    }
+
+    /// Close a session's presence.
+    pub fn close_session(&mut self, session_id: &str, now: Millis) -> AccResult<()> {
+        self.tx.execute(
+            "UPDATE sessions SET closed_at = ?2, last_seen_at = max(last_seen_at, ?2) WHERE session_id = ?1",
+            params![session_id, now],
+        )?;
+        Ok(())
+    }
+
+    /// Insert or replace a session's intent.
+    pub fn upsert_intent(&mut self, intent: &IntentRow) -> AccResult<()> {
+        self.tx.execute(
+            "INSERT INTO intents(session_id, summary, mode, state, resource_hints, updated_at) VALUES (?1,?2,?3,?4,?5,?6)
+             ON CONFLICT(session_id) DO UPDATE SET summary=excluded.summary, mode=excluded.mode, state=excluded.state,
+             resource_hints=excluded.resource_hints, updated_at=excluded.updated_at",
+            params![
+                intent.session_id,
+                intent.summary,
+                intent.mode,
+                intent.state,
+                json_text(&Value::from(intent.resource_hints.clone())),
+                intent.updated_at
+            ],
+        )?;
+        Ok(())
+    }
+
+    /// Remove a session's intent; returns whether there was one.
+    pub fn delete_intent(&mut self, session_id: &str) -> AccResult<bool> {
+        Ok(self
+            .tx
+            .execute("DELETE FROM intents WHERE session_id = ?1", [session_id])?
+            == 1)
+    }
+
+    /// Insert a claim.
+    pub fn insert_claim(&mut self, c: &ClaimRow) -> AccResult<()> {
+        let sql = format!(
+            "INSERT INTO claims({CLAIM_COLUMNS}, scheme) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)"
+        );
+        self.tx.prepare_cached(&sql)?.execute(params![
+            c.claim_id,
+            c.session_id,
+            c.generation,
+            c.participant_id,
+            c.resource,
+            c.mode,
+            c.enforcement,
+            c.reason,
+            c.acquired_at,
+            c.renewed_at,
+            c.expires_at,
+            c.lease_seconds,
+            scheme_of(&c.resource)
+        ])?;
+        Ok(())
+    }
+
+    /// Replace a claim's renewable fields (mode, enforcement, reason, lease, generation).
+    pub fn update_claim(&mut self, c: &ClaimRow) -> AccResult<()> {
+        self.tx
+            .prepare_cached(
+                "UPDATE claims SET generation=?2, mode=?3, enforcement=?4, reason=?5, renewed_at=?6, expires_at=?7, lease_seconds=?8 WHERE claim_id=?1",
+            )?
+            .execute(params![
+                c.claim_id,
+                c.generation,
+                c.mode,
+                c.enforcement,
+                c.reason,
+                c.renewed_at,
+                c.expires_at,
+                c.lease_seconds
+            ])?;
+        Ok(())
+    }
+
+    /// Delete a claim.
+    pub fn delete_claim(&mut self, claim_id: &str) -> AccResult<()> {
+        self.tx
+            .prepare_cached("DELETE FROM claims WHERE claim_id = ?1")?
+            .execute([claim_id])?;
+        Ok(())
+    }
+
+    /// Append an event in this transaction; returns its sequence number.
+    pub fn append_event(
+        &mut self,
+        event_type: &str,
+        at: Millis,
+        session_id: Option<&str>,
+        participant_id: Option<&str>,
+        data: &Value,
+    ) -> AccResult<i64> {
+        self.tx
+            .prepare_cached("INSERT INTO events(type, at, session_id, participant_id, data) VALUES (?1,?2,?3,?4,?5)")?
+            .execute(params![event_type, at, session_id, participant_id, json_text(data)])?;
+        Ok(self.tx.last_insert_rowid())
+    }
+}

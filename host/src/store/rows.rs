@@ -1,0 +1,113 @@
+//! Typed rows of the store. These are storage types, not wire types: they do not derive serde.
+
+use serde_json::Value;
+
+use crate::clock::Millis;
+
+/// A session row.
+#[derive(Debug, Clone)]
+pub struct SessionRow {
+    /// Session id.
+    pub session_id: String,
+    /// Owning participant.
+    pub participant_id: String,
+    /// Stable resumption key (`mcp:<participant>:<workspace>`, a client session id), if any.
+    pub session_key: Option<String>,
+    /// Generation counter (1 for the first opening).
+    pub generation: i64,
+    /// SHA-256 of the generation token.
+    pub generation_hash: String,
+    /// `cli`, `mcp`, `claude-code`, `codex`.
+    pub harness: String,
+    /// Client version as reported by the client's executable.
+    pub client_version: Option<String>,
+    /// Checkout path.
+    pub checkout: Option<String>,
+    /// Branch name.
+    pub branch: Option<String>,
+    /// Process id of the client, when known.
+    pub pid: Option<i64>,
+    /// `advisory` or `guarded`.
+    pub enforcement: String,
+    /// `manual` or `managed`.
+    pub lifecycle: String,
+    /// Opened.
+    pub opened_at: Millis,
+    /// Last heartbeat.
+    pub last_seen_at: Millis,
+    /// Closed, when closed.
+    pub closed_at: Option<Millis>,
+}
+
+/// An intent row.
+#[derive(Debug, Clone)]
+pub struct IntentRow {
+    /// Session that holds the intent.
+    pub session_id: String,
+    /// Summary.
+    pub summary: String,
+    /// `observe|explore|edit|review|coordinate|wait`.
+    pub mode: String,
+    /// `active|blocked|waiting|done`.
+    pub state: String,
+    /// Canonical resource hints.
+    pub resource_hints: Vec<String>,
+    /// Last update.
+    pub updated_at: Millis,
+}
+
+/// A claim row. A claim whose `expires_at` has passed stays until released or renewed, so
+/// its owner can be told it expired.
+#[derive(Debug, Clone)]
+pub struct ClaimRow {
+    /// Claim id.
+    pub claim_id: String,
+    /// Owner session.
+    pub session_id: String,
+    /// Owner session generation counter at the last acquire or renew.
+    pub generation: i64,
+    /// Owner participant.
+    pub participant_id: String,
+    /// Canonical resource URI.
+    pub resource: String,
+    /// `shared` or `exclusive`.
+    pub mode: String,
+    /// `advisory` or `guarded`.
+    pub enforcement: String,
+    /// Reason given.
+    pub reason: Option<String>,
+    /// First acquired.
+    pub acquired_at: Millis,
+    /// Last acquired or renewed.
+    pub renewed_at: Millis,
+    /// Lease end.
+    pub expires_at: Millis,
+    /// Lease length.
+    pub lease_seconds: i64,
+}
+
+/// An event row.
+#[derive(Debug, Clone)]
+pub struct EventRow {
+    /// Sequence number (the cursor).
+    pub seq: i64,
+    /// Event type (`claim.acquired`, ...).
+    pub event_type: String,
+    /// When.
+    pub at: Millis,
+    /// Acting session.
+    pub session_id: Option<String>,
+    /// Acting participant.
+    pub participant_id: Option<String>,
+    /// Payload.
+    pub data: Value,
+}
+
+/// A participant row.
+#[derive(Debug, Clone)]
+pub struct ParticipantRow {
+    /// Participant id.
+    pub participant_id: String,
+    /// First seen.
+    pub created_at: Millis,
+}

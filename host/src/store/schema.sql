@@ -1,0 +1,113 @@
+-- ACC store, protocol 0.2, schema 3. Created once, in one transaction.
+CREATE TABLE acc_meta (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+) STRICT;
+
+CREATE TABLE workspace (
+    workspace_id TEXT PRIMARY KEY,
+    display_name TEXT NOT NULL,
+    root TEXT NOT NULL,
+    created_at INTEGER NOT NULL
+) STRICT;
+
+CREATE TABLE participants (
+    participant_id TEXT PRIMARY KEY,
+    created_at INTEGER NOT NULL
+) STRICT;
+
+CREATE TABLE sessions (
+    session_id TEXT PRIMARY KEY,
+    participant_id TEXT NOT NULL REFERENCES participants(participant_id),
+    session_key TEXT UNIQUE,
+    generation INTEGER NOT NULL,
+    generation_hash TEXT NOT NULL,
+    harness TEXT NOT NULL,
+    client_version TEXT,
+    checkout TEXT,
+    branch TEXT,
+    pid INTEGER,
+    enforcement TEXT NOT NULL,
+    lifecycle TEXT NOT NULL,
+    opened_at INTEGER NOT NULL,
+    last_seen_at INTEGER NOT NULL,
+    closed_at INTEGER
+) STRICT;
+CREATE INDEX sessions_by_participant ON sessions(participant_id);
+
+CREATE TABLE intents (
+    session_id TEXT PRIMARY KEY REFERENCES sessions(session_id),
+    summary TEXT NOT NULL,
+    mode TEXT NOT NULL,
+    state TEXT NOT NULL,
+    resource_hints TEXT NOT NULL,
+    updated_at INTEGER NOT NULL
+) STRICT;
+
+CREATE TABLE claims (
+    claim_id TEXT PRIMARY KEY,
+    session_id TEXT NOT NULL REFERENCES sessions(session_id),
+    generation INTEGER NOT NULL,
+    participant_id TEXT NOT NULL,
+    resource TEXT NOT NULL,
+    scheme TEXT NOT NULL,
+    mode TEXT NOT NULL,
+    enforcement TEXT NOT NULL,
+    reason TEXT,
+    acquired_at INTEGER NOT NULL,
+    renewed_at INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL,
+    lease_seconds INTEGER NOT NULL
+) STRICT;
+CREATE INDEX claims_by_session ON claims(session_id);
+CREATE INDEX claims_by_scheme ON claims(scheme, expires_at);
+
+CREATE TABLE messages (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    message_id TEXT NOT NULL UNIQUE,
+    thread_id TEXT NOT NULL,
+    client_message_id TEXT NOT NULL,
+    from_participant_id TEXT NOT NULL,
+    from_session_id TEXT NOT NULL,
+    to_participant_ids TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    obligation TEXT NOT NULL,
+    subject TEXT NOT NULL,
+    body TEXT NOT NULL,
+    in_reply_to TEXT,
+    artifacts TEXT NOT NULL,
+    handoff TEXT,
+    decision_change TEXT,
+    content_hash TEXT NOT NULL,
+    sent_at INTEGER NOT NULL,
+    UNIQUE (from_participant_id, client_message_id)
+) STRICT;
+CREATE INDEX messages_by_thread ON messages(thread_id, seq);
+CREATE INDEX messages_by_kind ON messages(kind, seq);
+
+CREATE TABLE receipts (
+    message_seq INTEGER NOT NULL REFERENCES messages(seq),
+    participant_id TEXT NOT NULL,
+    state TEXT NOT NULL,
+    updated_at INTEGER NOT NULL,
+    extensions TEXT NOT NULL DEFAULT '{}',
+    PRIMARY KEY (message_seq, participant_id)
+) STRICT;
+CREATE INDEX receipts_pending ON receipts(participant_id, state, message_seq);
+
+CREATE TABLE decision_links (
+    from_seq INTEGER NOT NULL REFERENCES messages(seq),
+    to_seq INTEGER NOT NULL REFERENCES messages(seq),
+    action TEXT NOT NULL,
+    PRIMARY KEY (from_seq, to_seq)
+) STRICT;
+CREATE INDEX decision_links_to ON decision_links(to_seq);
+
+CREATE TABLE events (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    type TEXT NOT NULL,
+    at INTEGER NOT NULL,
+    session_id TEXT,
+    participant_id TEXT,
+    data TEXT NOT NULL
+) STRICT;
