@@ -136,6 +136,6 @@ mod tests {
         assert_ne!(hash_token(&token), token);
         assert_eq!(hash_token(&token).len(), 64);
         assert_eq!(portable_slug("My Repo!"), "My-Repo-");
-        assert_eq!(portable_slug(".git"), "w-git");
+        assert_eq!(portable_slug(".git"), "w.git");
     }
 }

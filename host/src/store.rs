@@ -377,4 +377,3 @@ fn parse_json(text: &str) -> Value {
 }
 
 mod ops;
-pub use ops::scheme_of;

@@ -1,1 +1,333 @@
+//! Helpers for the end-to-end tests and benchmarks: locate the built binaries, give each test
+//! its own data home and workspace, run commands with a bounded wait, and parse their output.
+//!
+//! Every process a helper starts is waited for with a deadline and killed by pid on timeout.
 
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// Default deadline for one command.
+pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The directory holding the workspace's built binaries (`target/debug`).
+pub fn bin_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("ACC_TEST_BIN_DIR") {
+        return PathBuf::from(dir);
+    }
+    let exe = std::env::current_exe().expect("current test executable");
+    let mut dir = exe.parent().expect("executable directory").to_path_buf();
+    if dir.ends_with("deps") {
+        dir.pop();
+    }
+    dir
+}
+
+/// The path of a built binary; fails loudly when it was not built.
+pub fn bin(name: &str) -> PathBuf {
+    let path = bin_dir().join(name);
+    assert!(
+        path.exists(),
+        "{} is missing: build the workspace binaries first (`cargo build --workspace --bins`, which ./test.sh does)",
+        path.display()
+    );
+    path
+}
+
+/// Wait for a child with a deadline; on timeout kill it by pid and fail.
+pub fn wait_with_deadline(mut child: Child, deadline: Duration, what: &str) -> Output {
+    let start = Instant::now();
+    loop {
+        match child.try_wait() {
+            Ok(Some(_)) => return child.wait_with_output().expect("collect output"),
+            Ok(None) if start.elapsed() < deadline => std::thread::sleep(Duration::from_millis(5)),
+            Ok(None) => {
+                kill_pid(child.id());
+                let _ = child.wait();
+                panic!(
+                    "{what} did not finish within {deadline:?}; killed pid {}",
+                    child.id()
+                );
+            }
+            Err(e) => panic!("waiting for {what}: {e}"),
+        }
+    }
+}
+
+/// SIGKILL a process by pid.
+pub fn kill_pid(pid: u32) {
+    let _ = Command::new("kill").arg("-9").arg(pid.to_string()).status();
+}
+
+/// The result of one `acc` run.
+#[derive(Debug)]
+pub struct Run {
+    /// Exit code (-1 when killed by a signal).
+    pub code: i32,
+    /// Standard output.
+    pub stdout: String,
+    /// Standard error.
+    pub stderr: String,
+}
+
+impl Run {
+    fn from_output(output: Output) -> Self {
+        Self {
+            code: exit_code(output.status),
+            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        }
+    }
+
+    /// Parse stdout as JSON.
+    pub fn json(&self) -> Value {
+        serde_json::from_str(self.stdout.trim()).unwrap_or_else(|e| {
+            panic!(
+                "stdout is not json ({e}): {}\nstderr: {}",
+                self.stdout, self.stderr
+            )
+        })
+    }
+
+    /// Assert success and parse stdout as JSON.
+    pub fn ok_json(&self) -> Value {
+        assert_eq!(
+            self.code, 0,
+            "expected success\nstdout: {}\nstderr: {}",
+            self.stdout, self.stderr
+        );
+        self.json()
+    }
+
+    /// Assert a failure with this exit code and error code; returns the error object.
+    pub fn err(&self, exit: i32, code: &str) -> Value {
+        assert_eq!(
+            self.code, exit,
+            "expected exit {exit}\nstdout: {}\nstderr: {}",
+            self.stdout, self.stderr
+        );
+        let value = self.json();
+        let error = value
+            .get("error")
+            .cloned()
+            .unwrap_or_else(|| panic!("no error object: {value}"));
+        assert_eq!(error["code"], code, "{value}");
+        error
+    }
+}
+
+/// Exit code of a status, -1 for a signal.
+pub fn exit_code(status: ExitStatus) -> i32 {
+    status.code().unwrap_or(-1)
+}
+
+/// Owner credentials of an attached session.
+#[derive(Debug, Clone)]
+pub struct Creds {
+    /// Participant.
+    pub participant: String,
+    /// Session id.
+    pub session: String,
+    /// Generation token.
+    pub generation: String,
+}
+
+/// One test's world: a temporary data home and a workspace directory.
+#[derive(Debug)]
+pub struct World {
+    /// Keeps the temporary directory alive.
+    pub temp: tempfile::TempDir,
+    /// `ACC_DATA_HOME`.
+    pub data_home: PathBuf,
+    /// The workspace directory (also the working directory of commands).
+    pub dir: PathBuf,
+}
+
+impl Default for World {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl World {
+    /// A fresh world with an empty workspace directory.
+    pub fn new() -> Self {
+        let temp = tempfile::tempdir().expect("tempdir");
+        let data_home = temp.path().join("data");
+        let dir = temp.path().join("project");
+        std::fs::create_dir_all(&dir).expect("mkdir project");
+        let dir = std::fs::canonicalize(&dir).expect("canonical project");
+        Self {
+            temp,
+            data_home,
+            dir,
+        }
+    }
+
+    /// A command for a binary, in the workspace, with the world's data home and a clean
+    /// ACC environment.
+    pub fn command(&self, binary: &str) -> Command {
+        self.command_path(bin(binary))
+    }
+
+    /// Like [`World::command`], for any program (a shell, a client).
+    pub fn command_path(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
+        let mut command = Command::new(program);
+        command
+            .current_dir(&self.dir)
+            .env("ACC_DATA_HOME", &self.data_home);
+        for var in [
+            "ACC_SESSION",
+            "ACC_GENERATION",
+            "ACC_WORKSPACE_ROOT",
+            "ACC_PARTICIPANT",
+            "ACC_TEST_CLOCK_OFFSET_SECONDS",
+            "ACC_TEST_HOLD_WRITE_MS",
+            "ACC_MCP_PARTICIPANT",
+            "ACC_MCP_WORKSPACE",
+        ] {
+            command.env_remove(var);
+        }
+        command.stdin(Stdio::null());
+        command
+    }
+
+    /// Run `acc --json ARGS`.
+    pub fn acc(&self, args: &[&str]) -> Run {
+        self.acc_with(args, &[])
+    }
+
+    /// Run `acc --json ARGS` with extra environment variables.
+    pub fn acc_with(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
+        let mut command = self.command("acc");
+        command.arg("--json").args(args);
+        for (key, value) in env {
+            command.env(key, value);
+        }
+        self.run(command, "acc")
+    }
+
+    /// Run `acc ARGS` without `--json`.
+    pub fn acc_text(&self, args: &[&str]) -> Run {
+        let mut command = self.command("acc");
+        command.args(args);
+        self.run(command, "acc")
+    }
+
+    /// Run a prepared command with the default deadline.
+    pub fn run(&self, mut command: Command, what: &str) -> Run {
+        command.stdout(Stdio::piped()).stderr(Stdio::piped());
+        let child = command
+            .spawn()
+            .unwrap_or_else(|e| panic!("spawn {what}: {e}"));
+        Run::from_output(wait_with_deadline(child, COMMAND_TIMEOUT, what))
+    }
+
+    /// Run `acc --json` as a session.
+    pub fn acc_as(&self, who: &Creds, args: &[&str]) -> Run {
+        self.acc_as_with(who, args, &[])
+    }
+
+    /// Run `acc --json` as a session, with extra environment variables.
+    pub fn acc_as_with(&self, who: &Creds, args: &[&str], env: &[(&str, &str)]) -> Run {
+        let mut all = vec![
+            ("ACC_SESSION", who.session.as_str()),
+            ("ACC_GENERATION", who.generation.as_str()),
+        ];
+        all.extend_from_slice(env);
+        self.acc_with(args, &all)
+    }
+
+    /// Attach a participant and return its credentials.
+    pub fn attach(&self, participant: &str) -> Creds {
+        let value = self
+            .acc(&["attach", "--participant", participant])
+            .ok_json();
+        Creds {
+            participant: participant.to_string(),
+            session: value["sessionId"].as_str().expect("sessionId").to_string(),
+            generation: value["generation"]
+                .as_str()
+                .expect("generation")
+                .to_string(),
+        }
+    }
+
+    /// `acc status --json`.
+    pub fn status(&self) -> Value {
+        self.acc(&["status"]).ok_json()
+    }
+
+    /// The workspace id of the world's directory.
+    pub fn workspace_id(&self) -> String {
+        self.status()["workspace"]["workspaceId"]
+            .as_str()
+            .expect("workspace id")
+            .to_string()
+    }
+
+    /// The store file of the world's workspace.
+    pub fn store_path(&self) -> PathBuf {
+        store_path(&self.data_home, &self.workspace_id())
+    }
+}
+
+/// The store file for a workspace under a data home.
+pub fn store_path(data_home: &Path, workspace_id: &str) -> PathBuf {
+    data_home
+        .join("acc")
+        .join("workspaces")
+        .join(workspace_id)
+        .join("store.sqlite3")
+}
+
+/// Wait until `condition` holds, polling; fail after `deadline`.
+pub fn wait_until(deadline: Duration, what: &str, mut condition: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !condition() {
+        assert!(
+            start.elapsed() < deadline,
+            "timed out after {deadline:?} waiting for {what}"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Start several prepared commands held at a barrier (a file that appears), then release them
+/// together and collect their results.
+pub fn race(world: &World, commands: Vec<Command>) -> Vec<Run> {
+    let go = world.temp.path().join(format!("go-{}", std::process::id()));
+    let _ = std::fs::remove_file(&go);
+    let mut children = Vec::new();
+    for command in commands {
+        let program = command.get_program().to_owned();
+        let mut shell = Command::new("sh");
+        shell.arg("-c").arg(
+            "i=0; while [ ! -e \"$ACC_RACE_GO\" ]; do i=$((i+1)); if [ $i -gt 2000000 ]; then exit 99; fi; done; exec \"$@\"",
+        );
+        shell.arg("race").arg(program).args(command.get_args());
+        if let Some(dir) = command.get_current_dir() {
+            shell.current_dir(dir);
+        }
+        for (key, value) in command.get_envs() {
+            match value {
+                Some(value) => shell.env(key, value),
+                None => shell.env_remove(key),
+            };
+        }
+        shell
+            .env("ACC_RACE_GO", &go)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        children.push(shell.spawn().expect("spawn racer"));
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    std::fs::write(&go, b"go").expect("release barrier");
+    children
+        .into_iter()
+        .map(|child| Run::from_output(wait_with_deadline(child, COMMAND_TIMEOUT, "racing process")))
+        .collect()
+}

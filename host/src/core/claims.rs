@@ -9,7 +9,7 @@ use crate::core::identity::{Caller, presence, verify_caller};
 use crate::core::{Core, resource};
 use crate::error::{AccError, AccResult, ErrorCode};
 use crate::ids;
-use crate::store::{ClaimRow, Reader, scheme_of};
+use crate::store::{ClaimRow, Reader};
 
 /// Default lease in seconds.
 pub const DEFAULT_LEASE_SECONDS: i64 = 1800;
@@ -187,16 +187,16 @@ fn find_conflicts(
     mode: ClaimMode,
     now: Millis,
 ) -> AccResult<Vec<serde_json::Value>> {
-    let mut by_scheme: std::collections::BTreeMap<&str, Vec<ClaimRow>> = Default::default();
     let mut conflicts = Vec::new();
     for wanted in resources {
-        let scheme = scheme_of(wanted);
-        if !by_scheme.contains_key(scheme) {
-            by_scheme.insert(scheme, reader.live_claims_in_scheme(scheme, now)?);
-        }
+        let (exact, ranges) = resource::overlap_candidates(wanted);
+        let candidates = reader.claims_matching(&exact, &ranges)?;
         let mut blocking = Vec::new();
-        for held in by_scheme.get(scheme).map(Vec::as_slice).unwrap_or_default() {
-            if held.session_id == session_id || !resource::overlaps(wanted, &held.resource) {
+        for held in &candidates {
+            if held.session_id == session_id
+                || !is_live(held, now)
+                || !resource::overlaps(wanted, &held.resource)
+            {
                 continue;
             }
             if mode == ClaimMode::Shared && held.mode == "shared" {

@@ -157,6 +157,42 @@ fn covers(tree: &Parsed<'_>, other: &Parsed<'_>) -> bool {
             .all(|(a, b)| a == b)
 }
 
+/// Where to look for resources that may overlap `resource` (canonical): exact resources to
+/// match, and half-open string ranges `[low, high)` of resources under a tree. Every overlapping
+/// resource is among the candidates; callers still filter with [`overlaps`].
+pub fn overlap_candidates(resource: &str) -> (Vec<String>, Vec<(String, String)>) {
+    let parsed = parse(resource);
+    let root = format!(
+        "{}:{}",
+        parsed.scheme,
+        if parsed.absolute { "/" } else { "" }
+    );
+    let mut exact = vec![resource.to_string()];
+    for depth in 0..=parsed.segments.len() {
+        let prefix = parsed.segments[..depth].join("/");
+        exact.push(if prefix.is_empty() {
+            format!("{root}**")
+        } else {
+            format!("{root}{prefix}/**")
+        });
+    }
+    let mut ranges = Vec::new();
+    if parsed.tree {
+        let prefix = parsed.segments.join("/");
+        if prefix.is_empty() {
+            // Everything of this scheme (and absoluteness) is under the tree.
+            ranges.push((root.clone(), format!("{root}\u{10FFFF}")));
+        } else {
+            let base = format!("{root}{prefix}");
+            exact.push(base.clone());
+            ranges.push((format!("{base}/"), format!("{base}0")));
+        }
+    }
+    exact.sort();
+    exact.dedup();
+    (exact, ranges)
+}
+
 /// Whether two canonical resources overlap: identical, or a `/**` tree containing the other
 /// segment by segment. Different schemes never overlap.
 pub fn overlaps(a: &str, b: &str) -> bool {
@@ -237,5 +273,37 @@ mod tests {
         assert!(!overlaps("file:**", "file:/etc/hosts"));
         assert!(overlaps("git:branch/**", "git:branch/x"));
         assert!(overlaps("file:src/**", "file:src"));
+    }
+
+    #[test]
+    fn candidates_cover_every_overlap() {
+        let all = [
+            "file:src/a.rs",
+            "file:src/**",
+            "file:src",
+            "file:**",
+            "file:src/x/**",
+            "file:src/x/y.rs",
+            "file:srcx/a.rs",
+            "file:/etc/hosts",
+            "file:/**",
+            "git:src/a.rs",
+            "file:src/a.rs/**",
+        ];
+        for wanted in all {
+            let (exact, ranges) = overlap_candidates(wanted);
+            for held in all {
+                let candidate = exact.iter().any(|e| e == held)
+                    || ranges
+                        .iter()
+                        .any(|(low, high)| held >= low.as_str() && held < high.as_str());
+                if overlaps(wanted, held) {
+                    assert!(
+                        candidate,
+                        "{wanted} overlaps {held} but it is not a candidate"
+                    );
+                }
+            }
+        }
     }
 }

@@ -171,27 +171,27 @@ pub fn protection(policy: ClaimMode, sessions: &[SessionState]) -> &'static str 
     }
 }
 
-/// Claim attention: expired leases, intents that collide with exclusive claims.
+/// Claim attention: expired leases, and intents that collide with another session's live
+/// exclusive claim (`claim_conflict` for the one who wants it, `claim_contended` for the holder).
+/// Index-driven: its cost follows the number of intents and matches, not the number of claims.
 pub fn claim_attention(
+    reader: &Reader<'_>,
     sessions: &[SessionState],
-    claims: &[ClaimRow],
     now: Millis,
-) -> Vec<Attention> {
+) -> AccResult<Vec<Attention>> {
     let mut out = Vec::new();
-    for claim in claims {
-        if !claims::is_live(claim, now) {
-            out.push(Attention {
-                rule: AttentionRule::ClaimExpired,
-                participant_id: claim.participant_id.clone(),
-                session_id: Some(claim.session_id.clone()),
-                claim_id: Some(claim.claim_id.clone()),
-                resource: Some(claim.resource.clone()),
-                message_id: None,
-                other_session_id: None,
-                other_participant_id: None,
-                since: Some(claim.expires_at),
-            });
-        }
+    for claim in reader.expired_claims(now)? {
+        out.push(Attention {
+            rule: AttentionRule::ClaimExpired,
+            participant_id: claim.participant_id.clone(),
+            session_id: Some(claim.session_id.clone()),
+            claim_id: Some(claim.claim_id.clone()),
+            resource: Some(claim.resource.clone()),
+            message_id: None,
+            other_session_id: None,
+            other_participant_id: None,
+            since: Some(claim.expires_at),
+        });
     }
     let live_sessions = sessions.iter().filter(|s| s.presence != Presence::Offline);
     for wanting in live_sessions {
@@ -202,14 +202,16 @@ pub fn claim_attention(
             continue;
         }
         for hint in &intent.resource_hints {
-            for claim in claims {
+            let (exact, ranges) = resource::overlap_candidates(hint);
+            for claim in reader.claims_matching(&exact, &ranges)? {
                 if claim.session_id == wanting.session.session_id
                     || claim.mode != "exclusive"
-                    || !claims::is_live(claim, now)
+                    || !claims::is_live(&claim, now)
                     || !resource::overlaps(hint, &claim.resource)
                 {
                     continue;
                 }
+                let since = Some(intent.updated_at.max(claim.renewed_at));
                 out.push(Attention {
                     rule: AttentionRule::ClaimConflict,
                     participant_id: wanting.session.participant_id.clone(),
@@ -219,7 +221,7 @@ pub fn claim_attention(
                     message_id: None,
                     other_session_id: Some(claim.session_id.clone()),
                     other_participant_id: Some(claim.participant_id.clone()),
-                    since: Some(intent.updated_at.max(claim.renewed_at)),
+                    since,
                 });
                 out.push(Attention {
                     rule: AttentionRule::ClaimContended,
@@ -230,12 +232,12 @@ pub fn claim_attention(
                     message_id: None,
                     other_session_id: Some(wanting.session.session_id.clone()),
                     other_participant_id: Some(wanting.session.participant_id.clone()),
-                    since: Some(intent.updated_at.max(claim.renewed_at)),
+                    since,
                 });
             }
         }
     }
-    out
+    Ok(out)
 }
 
 fn session_states(
@@ -290,7 +292,7 @@ impl Core {
             let all_open = session_states(r, false, now)?;
             let claims = r.claims()?;
             report.protection = protection(policy, &all_open);
-            report.attention = self::attention(r, &all_open, &claims, now)?;
+            report.attention = self::attention(r, &all_open, now)?;
             report.sessions = if include_closed {
                 session_states(r, true, now)?
             } else {
@@ -339,8 +341,7 @@ impl Core {
             events.truncate(limit as usize);
             let next_cursor = events.last().map(|e| e.seq).unwrap_or(cursor);
             let sessions = session_states(r, false, now)?;
-            let claims = r.claims()?;
-            let attention = attention(r, &sessions, &claims, now)?;
+            let attention = attention(r, &sessions, now)?;
             Ok((
                 EventPage {
                     events,
@@ -355,10 +356,9 @@ impl Core {
 
 /// Every attention item for the room.
 pub fn attention(
-    _reader: &Reader<'_>,
+    reader: &Reader<'_>,
     sessions: &[SessionState],
-    claims: &[ClaimRow],
     now: Millis,
 ) -> AccResult<Vec<Attention>> {
-    Ok(claim_attention(sessions, claims, now))
+    claim_attention(reader, sessions, now)
 }

@@ -74,11 +74,6 @@ fn event_from(row: &Row<'_>) -> rusqlite::Result<EventRow> {
     })
 }
 
-/// The scheme of a canonical resource URI (the part before the first colon).
-pub fn scheme_of(resource: &str) -> &str {
-    resource.split_once(':').map(|(s, _)| s).unwrap_or(resource)
-}
-
 impl Reader<'_> {
     /// The workspace's display name and root, as recorded.
     pub fn workspace_record(&self) -> AccResult<(String, String, Millis)> {
@@ -198,13 +193,41 @@ impl Reader<'_> {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
-    /// Claims of one scheme whose lease has not lapsed at `now`.
-    pub fn live_claims_in_scheme(&self, scheme: &str, now: Millis) -> AccResult<Vec<ClaimRow>> {
+    /// Claims whose resource is one of `exact` or lies in one of the `[low, high)` ranges,
+    /// live or expired. Served from the resource index.
+    pub fn claims_matching(
+        &self,
+        exact: &[String],
+        ranges: &[(String, String)],
+    ) -> AccResult<Vec<ClaimRow>> {
+        let mut out = Vec::new();
+        let by_resource = format!("SELECT {CLAIM_COLUMNS} FROM claims WHERE resource = ?1");
+        let mut stmt = self.conn.prepare_cached(&by_resource)?;
+        for resource in exact {
+            for row in stmt.query_map([resource], claim_from)? {
+                out.push(row?);
+            }
+        }
+        let in_range =
+            format!("SELECT {CLAIM_COLUMNS} FROM claims WHERE resource >= ?1 AND resource < ?2");
+        let mut stmt = self.conn.prepare_cached(&in_range)?;
+        for (low, high) in ranges {
+            for row in stmt.query_map(params![low, high], claim_from)? {
+                out.push(row?);
+            }
+        }
+        out.sort_by(|a, b| a.claim_id.cmp(&b.claim_id));
+        out.dedup_by(|a, b| a.claim_id == b.claim_id);
+        Ok(out)
+    }
+
+    /// Claims whose lease lapsed at or before `now`.
+    pub fn expired_claims(&self, now: Millis) -> AccResult<Vec<ClaimRow>> {
         let sql = format!(
-            "SELECT {CLAIM_COLUMNS} FROM claims WHERE scheme = ?1 AND expires_at > ?2 ORDER BY resource, claim_id"
+            "SELECT {CLAIM_COLUMNS} FROM claims WHERE expires_at <= ?1 ORDER BY expires_at, claim_id"
         );
         let mut stmt = self.conn.prepare_cached(&sql)?;
-        let rows = stmt.query_map(params![scheme, now], claim_from)?;
+        let rows = stmt.query_map([now], claim_from)?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
@@ -331,7 +354,7 @@ impl Writer<'_> {
     /// Insert a claim.
     pub fn insert_claim(&mut self, c: &ClaimRow) -> AccResult<()> {
         let sql = format!(
-            "INSERT INTO claims({CLAIM_COLUMNS}, scheme) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)"
+            "INSERT INTO claims({CLAIM_COLUMNS}) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)"
         );
         self.tx.prepare_cached(&sql)?.execute(params![
             c.claim_id,
@@ -346,7 +369,6 @@ impl Writer<'_> {
             c.renewed_at,
             c.expires_at,
             c.lease_seconds,
-            scheme_of(&c.resource)
         ])?;
         Ok(())
     }

@@ -50,7 +50,6 @@ CREATE TABLE claims (
     generation INTEGER NOT NULL,
     participant_id TEXT NOT NULL,
     resource TEXT NOT NULL,
-    scheme TEXT NOT NULL,
     mode TEXT NOT NULL,
     enforcement TEXT NOT NULL,
     reason TEXT,
@@ -60,7 +59,8 @@ CREATE TABLE claims (
     lease_seconds INTEGER NOT NULL
 ) STRICT;
 CREATE INDEX claims_by_session ON claims(session_id);
-CREATE INDEX claims_by_scheme ON claims(scheme, expires_at);
+CREATE INDEX claims_by_resource ON claims(resource);
+CREATE INDEX claims_by_expiry ON claims(expires_at);
 
 CREATE TABLE messages (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,

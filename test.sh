@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Runs every ACC test: builds the binaries the end-to-end tests drive, then the whole suite.
+# Fails loudly; nothing is skipped.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+cargo build --workspace --bins --locked
+if cargo nextest --version >/dev/null 2>&1; then
+  cargo nextest run --workspace --locked --no-fail-fast "$@"
+else
+  echo "test.sh: cargo-nextest is not installed; running the same suite with cargo test" >&2
+  cargo test --workspace --locked --no-fail-fast "$@"
+fi

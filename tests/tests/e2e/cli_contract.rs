@@ -1,0 +1,241 @@
+//! The CLI contract: credentials, exit codes, error objects, help without a workspace, sync pages.
+
+use acc_tests::World;
+
+#[test]
+fn mutations_need_owner_credentials() {
+    let world = World::new();
+    for args in [
+        vec!["claim", "--resource", "file:a"],
+        vec!["release", "--all"],
+        vec!["work", "--clear"],
+    ] {
+        let error = world.acc(&args).err(2, "caller_identity_unresolved");
+        assert!(
+            error["message"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("ACC_SESSION"),
+            "{error}"
+        );
+    }
+    let alice = world.attach("alice");
+    let half = world.acc_with(
+        &["claim", "--resource", "file:a"],
+        &[("ACC_SESSION", &alice.session)],
+    );
+    half.err(2, "caller_identity_unresolved");
+    // Flags work as well as the environment.
+    world
+        .acc(&[
+            "claim",
+            "--resource",
+            "file:a",
+            "--session",
+            &alice.session,
+            "--generation",
+            &alice.generation,
+        ])
+        .ok_json();
+    // status and sync are public.
+    world.acc(&["status"]).ok_json();
+    world.acc(&["sync"]).ok_json();
+}
+
+#[test]
+fn a_stale_generation_is_refused_and_changes_nothing() {
+    let world = World::new();
+    let alice = world.attach("alice");
+    world
+        .acc_as(&alice, &["claim", "--resource", "file:a"])
+        .ok_json();
+    let reopened = world
+        .acc(&[
+            "attach",
+            "--participant",
+            "alice",
+            "--resume",
+            &alice.session,
+        ])
+        .ok_json();
+    assert_eq!(reopened["sessionId"], alice.session.as_str());
+    assert_eq!(reopened["resumed"], true);
+    assert_eq!(reopened["generationNumber"], 2);
+    assert_ne!(reopened["generation"], alice.generation.as_str());
+    let before = world.acc(&["sync", "--limit", "500"]).ok_json()["events"]
+        .as_array()
+        .map(Vec::len);
+
+    world
+        .acc_as(&alice, &["claim", "--resource", "file:b"])
+        .err(5, "generation_stale");
+    world
+        .acc_as(&alice, &["release", "--all"])
+        .err(5, "generation_stale");
+    world
+        .acc_as(&alice, &["work", "--summary", "x", "--mode", "edit"])
+        .err(5, "generation_stale");
+    let after = world.acc(&["sync", "--limit", "500"]).ok_json()["events"]
+        .as_array()
+        .map(Vec::len);
+    assert_eq!(before, after, "refusals append nothing");
+    let status = world.status();
+    assert_eq!(status["claims"].as_array().map(Vec::len), Some(1));
+
+    let fresh = acc_tests::Creds {
+        participant: "alice".into(),
+        session: alice.session.clone(),
+        generation: reopened["generation"].as_str().expect("token").into(),
+    };
+    world
+        .acc_as(&fresh, &["claim", "--resource", "file:b"])
+        .ok_json();
+
+    let stranger = acc_tests::Creds {
+        participant: "x".into(),
+        session: "session_AAAAAAAAAAAAAAAAAAAAAA".into(),
+        generation: "gen_x".into(),
+    };
+    world
+        .acc_as(&stranger, &["claim", "--resource", "file:c"])
+        .err(5, "caller_workspace_mismatch");
+    world
+        .acc(&["attach", "--participant", "bob", "--resume", &alice.session])
+        .err(5, "caller_workspace_mismatch");
+}
+
+#[test]
+fn status_never_prints_generations() {
+    let world = World::new();
+    let alice = world.attach("alice");
+    let status = world.acc(&["status", "--all"]);
+    assert!(!status.stdout.contains(&alice.generation));
+    let text = world.acc_text(&["status"]);
+    assert!(!text.stdout.contains(&alice.generation));
+    let full = world.acc(&["sync", "--scope", "full"]);
+    assert!(!full.stdout.contains(&alice.generation));
+    assert!(
+        !full.stdout.contains(&acc_host_hash(&alice.generation)),
+        "not even the hash"
+    );
+}
+
+fn acc_host_hash(token: &str) -> String {
+    // The store keeps SHA-256 of the token; it must not leak through sync either.
+    use std::process::Command;
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg("printf %s \"$1\" | sha256sum | cut -d' ' -f1")
+        .arg("sh")
+        .arg(token)
+        .output()
+        .expect("sha256sum");
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+#[test]
+fn help_needs_no_workspace() {
+    let world = World::new();
+    std::fs::write(world.dir.join("acc.workspace.json"), "{ broken").expect("write");
+    for args in [
+        vec!["help", "claim"],
+        vec!["claim", "--help"],
+        vec!["--help"],
+        vec!["help"],
+    ] {
+        let run = world.acc_text(&args);
+        assert_eq!(run.code, 0, "{args:?}: {}", run.stderr);
+        assert!(run.stdout.contains("Usage"), "{args:?}: {}", run.stdout);
+    }
+    let version = world.acc_text(&["--version"]);
+    assert_eq!(version.code, 0);
+    assert!(version.stdout.starts_with("acc "));
+    // A command that needs the workspace reports the broken config by name.
+    let error = world.acc(&["status"]).err(2, "invalid_config");
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("not valid json")
+    );
+}
+
+#[test]
+fn usage_errors_are_exit_2_with_a_json_error() {
+    let world = World::new();
+    world.acc(&["no-such-command"]).err(2, "invalid_arguments");
+    world.acc(&["claim"]).err(2, "invalid_arguments");
+    let text = world.acc_text(&["claim", "--bogus"]);
+    assert_eq!(text.code, 2);
+    assert!(text.stderr.contains("--bogus"));
+    assert!(text.stdout.is_empty());
+}
+
+#[test]
+fn sync_pages_events_after_a_cursor() {
+    let world = World::new();
+    let alice = world.attach("alice");
+    for i in 0..5 {
+        world
+            .acc_as(&alice, &["claim", "--resource", &format!("file:f{i}")])
+            .ok_json();
+    }
+    let all = world.acc(&["sync"]).ok_json();
+    let events = all["events"].as_array().expect("events");
+    assert_eq!(events.len(), 7, "participant, session, five claims: {all}");
+    assert_eq!(all["hasMore"], false);
+    let page = world.acc(&["sync", "--limit", "3"]).ok_json();
+    assert_eq!(page["events"].as_array().map(Vec::len), Some(3));
+    assert_eq!(page["hasMore"], true);
+    assert_eq!(page["nextCursor"], "0000000000000003");
+    let rest = world
+        .acc(&["sync", "--cursor", "0000000000000003"])
+        .ok_json();
+    let cursors: Vec<&str> = rest["events"]
+        .as_array()
+        .expect("events")
+        .iter()
+        .map(|e| e["cursor"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(
+        cursors,
+        vec![
+            "0000000000000004",
+            "0000000000000005",
+            "0000000000000006",
+            "0000000000000007"
+        ]
+    );
+    let empty = world
+        .acc(&["sync", "--cursor", "0000000000000007"])
+        .ok_json();
+    assert_eq!(empty["nextCursor"], "0000000000000007");
+    assert_eq!(empty["events"].as_array().map(Vec::len), Some(0));
+
+    world
+        .acc(&["sync", "--cursor", "12"])
+        .err(2, "invalid_arguments");
+    world
+        .acc(&["sync", "--limit", "0"])
+        .err(2, "invalid_arguments");
+    world
+        .acc(&["sync", "--limit", "501"])
+        .err(2, "invalid_arguments");
+    world
+        .acc(&["sync", "--scope", "sideways"])
+        .err(2, "invalid_arguments");
+    world
+        .acc(&["sync", "--kind", "note"])
+        .err(2, "invalid_arguments");
+    world
+        .acc(&["sync", "--current"])
+        .err(2, "invalid_arguments");
+
+    let full = world.acc(&["sync", "--scope", "full"]).ok_json();
+    assert_eq!(full["scope"], "full");
+    assert_eq!(full["snapshot"]["claims"].as_array().map(Vec::len), Some(5));
+    assert_eq!(
+        full["snapshot"]["sessions"].as_array().map(Vec::len),
+        Some(1)
+    );
+}

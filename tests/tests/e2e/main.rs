@@ -1,0 +1,7 @@
+//! End-to-end tests over the real built binaries. One binary, one module per feature area.
+
+mod claims;
+mod cli_contract;
+mod concurrency;
+mod store_safety;
+mod workspace_config;

@@ -1,0 +1,220 @@
+//! Workspace discovery and `acc config` through the real binary.
+
+use std::process::Command;
+
+use acc_tests::World;
+
+fn git(dir: &std::path::Path, args: &[&str]) {
+    let status = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
+        .status()
+        .expect("git runs");
+    assert!(status.success(), "git {args:?}");
+}
+
+#[test]
+fn all_worktrees_of_a_repository_are_one_room() {
+    let world = World::new();
+    git(&world.dir, &["init", "-q", "-b", "main"]);
+    git(&world.dir, &["commit", "-q", "--allow-empty", "-m", "init"]);
+    let linked = world.temp.path().join("linked");
+    git(
+        &world.dir,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            "feature",
+            linked.to_str().expect("utf8"),
+        ],
+    );
+    std::fs::create_dir_all(linked.join("src")).expect("mkdir");
+
+    let alice = world.attach("alice");
+    world
+        .acc_as(&alice, &["claim", "--resource", "file:src/a.rs"])
+        .ok_json();
+    let from_linked = world
+        .acc(&[
+            "--cwd",
+            linked.join("src").to_str().expect("utf8"),
+            "status",
+        ])
+        .ok_json();
+    assert_eq!(from_linked["workspace"]["identitySource"], "git");
+    assert_eq!(
+        from_linked["workspace"]["workspaceId"],
+        world.workspace_id()
+    );
+    assert_eq!(
+        from_linked["claims"].as_array().map(Vec::len),
+        Some(1),
+        "the same room"
+    );
+
+    let bob = world
+        .acc(&[
+            "--cwd",
+            linked.to_str().expect("utf8"),
+            "attach",
+            "--participant",
+            "bob",
+        ])
+        .ok_json();
+    let status = world.acc(&["status"]).ok_json();
+    let bob_session = status["sessions"]
+        .as_array()
+        .expect("sessions")
+        .iter()
+        .find(|s| s["sessionId"] == bob["sessionId"])
+        .cloned()
+        .expect("bob");
+    assert_eq!(bob_session["branch"], "feature");
+    let alice_session = status["sessions"]
+        .as_array()
+        .expect("sessions")
+        .iter()
+        .find(|s| s["participantId"] == "alice")
+        .cloned()
+        .expect("alice");
+    assert_eq!(alice_session["branch"], "main");
+}
+
+#[test]
+fn config_init_previews_asks_and_never_overwrites() {
+    let world = World::new();
+    let path = world.dir.join("acc.workspace.json");
+    let preview = world.acc(&["config", "init"]).err(2, "consent_required");
+    assert!(
+        preview["details"]["content"]["workspaceId"].is_string(),
+        "{preview}"
+    );
+    assert!(!path.exists(), "nothing written without consent");
+    let text = world.acc_text(&["config", "init"]);
+    assert_eq!(text.code, 2);
+    assert!(
+        text.stderr.contains("schemaVersion") && text.stderr.contains("--yes"),
+        "{}",
+        text.stderr
+    );
+
+    let derived = world.workspace_id();
+    let written = world.acc(&["config", "init", "--yes"]).ok_json();
+    assert_eq!(written["written"], true);
+    let bytes = std::fs::read(&path).expect("written");
+    let config: serde_json::Value = serde_json::from_slice(&bytes).expect("json");
+    assert_eq!(config["schemaVersion"], 1);
+    assert_eq!(
+        config["workspaceId"],
+        derived.as_str(),
+        "the room keeps its id"
+    );
+    assert_eq!(world.status()["workspace"]["identitySource"], "config");
+
+    world
+        .acc(&["config", "init", "--yes"])
+        .err(4, "config_exists");
+    assert_eq!(
+        std::fs::read(&path).expect("kept"),
+        bytes,
+        "never overwritten"
+    );
+    let valid = world.acc(&["config", "validate"]).ok_json();
+    assert_eq!(valid["valid"], true);
+    assert_eq!(valid["policy"]["contextBudgetBytes"], 6000);
+}
+
+#[test]
+fn config_init_refuses_while_sessions_are_attached() {
+    let world = World::new();
+    world.attach("alice");
+    world
+        .acc(&["config", "init", "--yes"])
+        .err(5, "sessions_attached");
+    assert!(!world.dir.join("acc.workspace.json").exists());
+    world.acc(&["config", "init", "--yes", "--force"]).ok_json();
+    assert!(world.dir.join("acc.workspace.json").exists());
+}
+
+#[test]
+fn config_validate_names_what_is_wrong_and_only_reads() {
+    let world = World::new();
+    world.acc(&["config", "validate"]).err(2, "invalid_config");
+    let path = world.dir.join("acc.workspace.json");
+    for (text, needle) in [
+        (
+            r#"{"schemaVersion":1,"workspaceId":"w","theme":"dark"}"#,
+            "unknown key `theme`",
+        ),
+        (
+            r#"{"schemaVersion":1,"workspaceId":"w","claims":[]}"#,
+            "`claims` is runtime state",
+        ),
+        (r#"{"schemaVersion":3,"workspaceId":"w"}"#, "must be 1"),
+        (
+            r#"{"schemaVersion":1,"workspaceId":"w","roots":["a/../../b"]}"#,
+            "escapes",
+        ),
+    ] {
+        std::fs::write(&path, text).expect("write");
+        let error = world.acc(&["config", "validate"]).err(2, "invalid_config");
+        assert!(
+            error["message"]
+                .as_str()
+                .unwrap_or_default()
+                .contains(needle),
+            "{needle}: {error}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(&path).expect("read"),
+            text,
+            "validate only reads"
+        );
+        world.acc(&["status"]).err(2, "invalid_config");
+    }
+    std::fs::remove_file(&path).expect("rm");
+    let elsewhere = world.temp.path().join("real.json");
+    std::fs::write(&elsewhere, r#"{"schemaVersion":1,"workspaceId":"w"}"#).expect("write");
+    std::os::unix::fs::symlink(&elsewhere, &path).expect("symlink");
+    let error = world.acc(&["config", "validate"]).err(2, "invalid_config");
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("symlink")
+    );
+    world
+        .acc(&["attach", "--participant", "alice"])
+        .err(2, "invalid_config");
+}
+
+#[test]
+fn workspace_root_variable_must_be_absolute_and_is_used() {
+    let world = World::new();
+    let other = world.temp.path().join("elsewhere");
+    std::fs::create_dir_all(&other).expect("mkdir");
+    let here = world.workspace_id();
+    let there = world
+        .acc_with(
+            &["status"],
+            &[("ACC_WORKSPACE_ROOT", other.to_str().expect("utf8"))],
+        )
+        .ok_json();
+    assert_ne!(there["workspace"]["workspaceId"], here.as_str());
+    world
+        .acc_with(&["status"], &[("ACC_WORKSPACE_ROOT", "rel")])
+        .err(2, "invalid_arguments");
+    let flag = world
+        .acc(&["--workspace", other.to_str().expect("utf8"), "status"])
+        .ok_json();
+    assert_eq!(
+        flag["workspace"]["workspaceId"],
+        there["workspace"]["workspaceId"]
+    );
+}
