@@ -55,6 +55,8 @@ pub enum ErrorCode {
     NotARecipient,
     /// A receipt transition that would move backward.
     ReceiptBackward,
+    /// A page cursor that names no message of this listing.
+    InvalidCursor,
     /// Anything that should not happen: an I/O or SQLite failure.
     Internal,
 }
@@ -86,6 +88,7 @@ impl ErrorCode {
             Self::ReplyRequired => "reply_required",
             Self::NotARecipient => "not_a_recipient",
             Self::ReceiptBackward => "receipt_backward",
+            Self::InvalidCursor => "invalid_cursor",
             Self::Internal => "internal",
         }
     }
@@ -98,7 +101,8 @@ impl ErrorCode {
             | Self::CallerIdentityUnresolved
             | Self::InvalidConfig
             | Self::DataHomeInsideWorkspace
-            | Self::ConsentRequired => 2,
+            | Self::ConsentRequired
+            | Self::InvalidCursor => 2,
             Self::Timeout => 3,
             Self::StoreVersionUnsupported
             | Self::StoreCorrupt

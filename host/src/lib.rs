@@ -6,6 +6,7 @@
 pub mod cli;
 pub mod clock;
 pub mod core;
+pub mod delivery;
 pub mod error;
 pub mod ids;
 pub mod store;

@@ -376,4 +376,6 @@ fn parse_json(text: &str) -> Value {
     serde_json::from_str(text).unwrap_or(Value::Null)
 }
 
+mod messages;
 mod ops;
+pub use messages::HistoryFilter;

@@ -7,10 +7,15 @@ use serde_json::{Value, json};
 
 use crate::clock::format_timestamp;
 use crate::core::OpenedSession;
+use crate::core::messages::{
+    DecisionStatus, MessageView, PAGE_BYTE_CAP, PruneReport, Received, SUMMARY_SUBJECT_BYTES, Sent,
+};
 use crate::core::status::{
     Attention, ClaimState, EventPage, SessionState, StatusReport, format_cursor,
 };
+use crate::delivery::DeliveryOutcome;
 use crate::error::AccError;
+use crate::store::ReceiptRow;
 use crate::store::{ClaimRow, EventRow, IntentRow};
 
 fn opt_ts(ms: Option<i64>) -> Value {
@@ -174,4 +179,212 @@ pub fn error(error: &AccError) -> Value {
         inner.insert("details".into(), details.clone());
     }
     json!({ "error": Value::Object(inner) })
+}
+
+fn decision_status(status: &DecisionStatus) -> Value {
+    json!({
+        "state": status.state,
+        "isHead": status.is_head,
+        "conflicted": status.conflicted,
+        "headCount": status.head_count,
+        "currentMessageId": status.current_message_id,
+        "groupId": status.group_id,
+    })
+}
+
+/// Cut text to at most `max` UTF-8 bytes on a character boundary.
+pub fn cut_utf8(text: &str, max: usize) -> &str {
+    if text.len() <= max {
+        return text;
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+/// The complete message envelope.
+pub fn message(view: &MessageView, workspace_id: &str) -> Value {
+    let m = &view.message;
+    let mut value = json!({
+        "messageId": m.message_id,
+        "threadId": m.thread_id,
+        "clientMessageId": m.client_message_id,
+        "workspaceId": workspace_id,
+        "fromParticipantId": m.from_participant_id,
+        "fromSessionId": m.from_session_id,
+        "toParticipantIds": m.to_participant_ids,
+        "kind": m.kind,
+        "obligation": m.obligation,
+        "subject": m.subject,
+        "body": m.body,
+        "inReplyTo": m.in_reply_to,
+        "artifacts": m.artifacts,
+        "handoff": m.handoff,
+        "sentAt": format_timestamp(m.sent_at),
+    });
+    if let Value::Object(map) = &mut value {
+        if let Some(change) = &m.decision_change {
+            map.insert("decisionChange".into(), change.clone());
+        }
+        if let Some(status) = &view.decision {
+            map.insert("decisionStatus".into(), decision_status(status));
+        }
+    }
+    value
+}
+
+/// The summary allowlist: ids, thread and sender, kind, obligation, time, reply link, subject
+/// cut to 160 bytes, body byte count, artifact count (and decision status). Never a body,
+/// handoff payload or recipient list.
+pub fn message_summary(view: &MessageView) -> Value {
+    let m = &view.message;
+    let mut value = json!({
+        "messageId": m.message_id,
+        "threadId": m.thread_id,
+        "fromParticipantId": m.from_participant_id,
+        "fromSessionId": m.from_session_id,
+        "kind": m.kind,
+        "obligation": m.obligation,
+        "sentAt": format_timestamp(m.sent_at),
+        "inReplyTo": m.in_reply_to,
+        "subject": cut_utf8(&m.subject, SUMMARY_SUBJECT_BYTES),
+        "bodyBytes": m.body.len(),
+        "artifactCount": m.artifacts.as_array().map(Vec::len).unwrap_or(0),
+    });
+    if let (Value::Object(map), Some(status)) = (&mut value, &view.decision) {
+        map.insert("decisionStatus".into(), decision_status(status));
+    }
+    value
+}
+
+/// A receipt; `offer` is null when no transport recorded one.
+pub fn receipt(receipt: &ReceiptRow) -> Value {
+    json!({
+        "participantId": receipt.participant_id,
+        "state": receipt.state,
+        "updatedAt": format_timestamp(receipt.updated_at),
+        "offer": receipt.extensions.get("offer").cloned().unwrap_or(Value::Null),
+    })
+}
+
+fn with_field(mut value: Value, key: &str, field: Value) -> Value {
+    if let Value::Object(map) = &mut value {
+        map.insert(key.into(), field);
+    }
+    value
+}
+
+/// An inbox summary item: the summary with the caller's receipt.
+pub fn inbox_item(item: &Received) -> Value {
+    with_field(
+        message_summary(&item.message),
+        "receipt",
+        receipt(&item.receipt),
+    )
+}
+
+/// An exact inbox read: the complete message with the caller's receipt.
+pub fn inbox_message(item: &Received, workspace_id: &str) -> Value {
+    with_field(
+        message(&item.message, workspace_id),
+        "receipt",
+        receipt(&item.receipt),
+    )
+}
+
+/// An exact history read: the complete message with every recipient's receipt.
+pub fn history_message(view: &MessageView, receipts: &[ReceiptRow], workspace_id: &str) -> Value {
+    with_field(
+        message(view, workspace_id),
+        "receipts",
+        Value::Array(receipts.iter().map(receipt).collect()),
+    )
+}
+
+/// Delivery outcomes.
+pub fn delivery(outcomes: &[DeliveryOutcome]) -> Value {
+    Value::Array(
+        outcomes
+            .iter()
+            .map(|o| {
+                let mut map = serde_json::Map::new();
+                map.insert(
+                    "recipientParticipantId".into(),
+                    Value::from(o.recipient_participant_id.clone()),
+                );
+                map.insert("outcome".into(), Value::from(o.outcome.clone()));
+                map.insert("transport".into(), Value::from(o.transport.clone()));
+                if let Some(code) = &o.error_code {
+                    map.insert("errorCode".into(), Value::from(code.clone()));
+                }
+                if o.pending_approval {
+                    map.insert("pendingApproval".into(), Value::from(true));
+                }
+                Value::Object(map)
+            })
+            .collect(),
+    )
+}
+
+/// A send-like result: `{message, delivery}`, plus `receipt` for a reply.
+pub fn sent(sent: &Sent, workspace_id: &str) -> Value {
+    let mut value = json!({
+        "message": message(&sent.message, workspace_id),
+        "delivery": delivery(&sent.delivery),
+    });
+    if let Some(original) = &sent.original_receipt {
+        value = with_field(value, "receipt", receipt(original));
+    }
+    value
+}
+
+/// A summary page cut to the byte cap: items in order until the next would make the page's
+/// compact JSON exceed 12,000 bytes. `nextCursor` is the last item's message id when more
+/// follow, else null. `head` holds fields that precede `items` (history's `scope`, `view`).
+pub fn capped_page(
+    head: serde_json::Map<String, Value>,
+    items: Vec<(Value, String)>,
+    has_more: bool,
+) -> Value {
+    let mut probe = head.clone();
+    probe.insert("items".into(), Value::Array(Vec::new()));
+    // Budget for the longest possible cursor value.
+    probe.insert("nextCursor".into(), Value::from("m".repeat(80)));
+    let mut used = Value::Object(probe).to_string().len();
+    let total = items.len();
+    let mut kept = Vec::new();
+    let mut last_id = None;
+    for (item, id) in items {
+        let size = item.to_string().len() + usize::from(!kept.is_empty());
+        if !kept.is_empty() && used + size > PAGE_BYTE_CAP {
+            break;
+        }
+        used += size;
+        kept.push(item);
+        last_id = Some(id);
+    }
+    let more = has_more || kept.len() < total;
+    let mut page = head;
+    page.insert("items".into(), Value::Array(kept));
+    page.insert(
+        "nextCursor".into(),
+        if more {
+            last_id.map(Value::from).unwrap_or(Value::Null)
+        } else {
+            Value::Null
+        },
+    );
+    Value::Object(page)
+}
+
+/// A prune report.
+pub fn prune(report: &PruneReport) -> Value {
+    json!({
+        "applied": report.applied,
+        "beforeCursor": format_cursor(report.before_seq),
+        "messageIds": report.message_ids,
+        "count": report.message_ids.len(),
+    })
 }

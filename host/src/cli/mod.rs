@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 use crate::clock::{Clock, SystemClock};
 use crate::core::claims::{AcquireRequest, Authority, ClaimMode, Enforcement, ReleaseSelector};
 use crate::core::intent::IntentRequest;
+use crate::core::messages::{Artifact, FinishRequest, ReplyRequest, SendRequest, Sent};
 use crate::core::status;
 use crate::core::{Caller, Core, SessionSpec};
 use crate::error::{AccError, AccResult, ErrorCode};
@@ -61,9 +62,155 @@ pub enum Command {
     Release(ReleaseArgs),
     /// Open a manual session for a participant and print its credentials once.
     Attach(AttachArgs),
+    /// Send a note, question, request or decision (none = the room).
+    Message(MessageArgs),
+    /// Ask a participant to do something; they answer with reply.
+    Request(RequestArgs),
+    /// List your unresolved messages (summaries), or read one exactly with --message.
+    Inbox(InboxArgs),
+    /// Answer a message in its thread; acknowledges it in the same step.
+    Reply(ReplyArgs),
+    /// Acknowledge a message that needs no reply.
+    Ack(AckArgs),
+    /// Hand off: record what was done and what remains, release claims, and leave.
+    Finish(FinishArgs),
+    /// Report (or with --apply remove) messages every recipient has acknowledged.
+    Prune(PruneArgs),
     /// Create or check acc.workspace.json.
     #[command(subcommand)]
     Config(ConfigCommand),
+}
+
+/// `acc message`.
+#[derive(Debug, Args)]
+pub struct MessageArgs {
+    /// Recipient participant, or a client name with one live session (repeatable; none = room).
+    #[arg(long = "to", value_name = "PARTICIPANT")]
+    pub to: Vec<String>,
+    /// note (default), question, request or decision.
+    #[arg(long)]
+    pub kind: Option<String>,
+    /// none, reply or acknowledge (default from the kind).
+    #[arg(long)]
+    pub obligation: Option<String>,
+    /// One line, at most 500 characters.
+    #[arg(long)]
+    pub subject: String,
+    /// At most 4,000 characters.
+    #[arg(long)]
+    pub body: String,
+    /// A decision this one replaces (repeatable).
+    #[arg(long = "supersedes", value_name = "MESSAGE_ID")]
+    pub supersedes: Vec<String>,
+    /// A decision this one withdraws (repeatable).
+    #[arg(long = "withdraws", value_name = "MESSAGE_ID")]
+    pub withdraws: Vec<String>,
+    /// An artifact: RESOURCE or RESOURCE=DESCRIPTION (repeatable).
+    #[arg(long = "artifact", value_name = "URI[=DESCRIPTION]")]
+    pub artifacts: Vec<String>,
+    /// Idempotency key; a retry with the same key and content returns the original.
+    #[arg(long)]
+    pub client_message_id: Option<String>,
+}
+
+/// `acc request`.
+#[derive(Debug, Args)]
+pub struct RequestArgs {
+    /// Recipient participant (or a client name with one live session).
+    #[arg(long)]
+    pub to: String,
+    /// What is asked, one line.
+    #[arg(long)]
+    pub title: String,
+    /// Details (the body).
+    #[arg(long)]
+    pub detail: Option<String>,
+    /// Idempotency key.
+    #[arg(long)]
+    pub client_message_id: Option<String>,
+}
+
+/// `acc inbox`.
+#[derive(Debug, Args)]
+pub struct InboxArgs {
+    /// Read this message exactly (marks it retrieved).
+    #[arg(long, value_name = "MESSAGE_ID")]
+    pub message: Option<String>,
+    /// Continue after this message id (nextCursor of the previous page).
+    #[arg(long, value_name = "MESSAGE_ID")]
+    pub cursor: Option<String>,
+    /// Items per page, 1..500 (default 20; pages stop at 12,000 bytes).
+    #[arg(long)]
+    pub limit: Option<i64>,
+}
+
+/// `acc reply`.
+#[derive(Debug, Args)]
+pub struct ReplyArgs {
+    /// The message answered.
+    #[arg(long, value_name = "MESSAGE_ID")]
+    pub message: String,
+    /// The answer.
+    #[arg(long)]
+    pub body: String,
+    /// Subject (default `Re: <original subject>`).
+    #[arg(long)]
+    pub subject: Option<String>,
+    /// An artifact: RESOURCE or RESOURCE=DESCRIPTION (repeatable).
+    #[arg(long = "artifact", value_name = "URI[=DESCRIPTION]")]
+    pub artifacts: Vec<String>,
+    /// Idempotency key; distinct replies need distinct keys.
+    #[arg(long)]
+    pub client_message_id: Option<String>,
+}
+
+/// `acc ack`.
+#[derive(Debug, Args)]
+pub struct AckArgs {
+    /// The message acknowledged.
+    #[arg(long, value_name = "MESSAGE_ID")]
+    pub message: String,
+}
+
+/// `acc finish`.
+#[derive(Debug, Args)]
+pub struct FinishArgs {
+    /// The goal this session worked on.
+    #[arg(long)]
+    pub goal: String,
+    /// complete, partial or blocked (default: blocked with blockers, partial with remaining
+    /// items, else complete).
+    #[arg(long)]
+    pub status: Option<String>,
+    /// Addressee (must acknowledge); none leaves a room handoff.
+    #[arg(long)]
+    pub to: Option<String>,
+    /// Something done (repeatable).
+    #[arg(long = "completed")]
+    pub completed: Vec<String>,
+    /// Something left (repeatable).
+    #[arg(long = "remaining")]
+    pub remaining: Vec<String>,
+    /// Something blocking (repeatable).
+    #[arg(long = "blocker")]
+    pub blockers: Vec<String>,
+    /// How the work was verified (repeatable).
+    #[arg(long = "verification")]
+    pub verification: Vec<String>,
+    /// Idempotency key.
+    #[arg(long)]
+    pub client_message_id: Option<String>,
+}
+
+/// `acc prune`.
+#[derive(Debug, Args)]
+pub struct PruneArgs {
+    /// Remove the reported messages (needs owner credentials).
+    #[arg(long)]
+    pub apply: bool,
+    /// Only messages recorded before this 16-digit event cursor.
+    #[arg(long, value_name = "CURSOR")]
+    pub before: Option<String>,
 }
 
 /// `acc status`.
@@ -378,18 +525,148 @@ fn run(cli: Cli) -> AccResult<Output> {
                 value: views::opened_session(&opened, &core.workspace.id),
             })
         }
+        Command::Message(args) => {
+            let request = SendRequest {
+                to: args.to.clone(),
+                kind: args.kind.clone(),
+                obligation: args.obligation.clone(),
+                subject: args.subject.clone(),
+                body: args.body.clone(),
+                artifacts: parse_artifacts(&args.artifacts)?,
+                supersedes: args.supersedes.clone(),
+                withdraws: args.withdraws.clone(),
+                client_message_id: args.client_message_id.clone(),
+            };
+            send(&cli, |core, who| core.send_message(who, &request))
+        }
+        Command::Request(args) => {
+            let request = SendRequest {
+                to: vec![args.to.clone()],
+                kind: Some("request".into()),
+                subject: args.title.clone(),
+                body: args.detail.clone().unwrap_or_default(),
+                client_message_id: args.client_message_id.clone(),
+                ..SendRequest::default()
+            };
+            send(&cli, |core, who| core.send_message(who, &request))
+        }
+        Command::Reply(args) => {
+            let request = ReplyRequest {
+                message_id: args.message.clone(),
+                body: args.body.clone(),
+                subject: args.subject.clone(),
+                artifacts: parse_artifacts(&args.artifacts)?,
+                client_message_id: args.client_message_id.clone(),
+            };
+            send(&cli, |core, who| core.reply(who, &request))
+        }
+        Command::Finish(args) => {
+            let request = FinishRequest {
+                goal: args.goal.clone(),
+                status: args.status.clone(),
+                to: args.to.clone(),
+                completed: args.completed.clone(),
+                remaining: args.remaining.clone(),
+                blockers: args.blockers.clone(),
+                verification: args.verification.clone(),
+                client_message_id: args.client_message_id.clone(),
+            };
+            send(&cli, |core, who| core.finish(who, &request))
+        }
+        Command::Ack(args) => {
+            let who = caller(&cli)?;
+            let mut core = open_core(&cli)?;
+            let acked = core.ack(&who, &args.message)?;
+            Ok(Output {
+                human: format!(
+                    "acknowledged {} (receipt {})",
+                    acked.message.message.message_id, acked.receipt.state
+                ),
+                value: json!({ "messageId": acked.message.message.message_id, "receipt": views::receipt(&acked.receipt) }),
+            })
+        }
+        Command::Inbox(args) => inbox(&cli, args),
+        Command::Prune(args) => {
+            let before = args
+                .before
+                .as_deref()
+                .map(status::parse_cursor)
+                .transpose()?;
+            let who = if args.apply {
+                Some(caller(&cli)?)
+            } else {
+                None
+            };
+            let mut core = open_core(&cli)?;
+            let report = core.prune(who.as_ref(), before, args.apply)?;
+            Ok(Output {
+                human: human::prune(&report),
+                value: views::prune(&report),
+            })
+        }
         Command::Config(command) => config(&cli, command),
     }
+}
+
+fn parse_artifacts(raw: &[String]) -> AccResult<Vec<Artifact>> {
+    Ok(raw
+        .iter()
+        .map(|text| match text.split_once('=') {
+            Some((uri, description)) => Artifact {
+                uri: uri.to_string(),
+                description: Some(description.to_string()),
+            },
+            None => Artifact {
+                uri: text.clone(),
+                description: None,
+            },
+        })
+        .collect())
+}
+
+fn send(cli: &Cli, op: impl FnOnce(&mut Core, &Caller) -> AccResult<Sent>) -> AccResult<Output> {
+    let who = caller(cli)?;
+    let mut core = open_core(cli)?;
+    let sent = op(&mut core, &who)?;
+    Ok(Output {
+        human: human::sent(&sent),
+        value: views::sent(&sent, &core.workspace.id),
+    })
+}
+
+fn inbox(cli: &Cli, args: &InboxArgs) -> AccResult<Output> {
+    let who = caller(cli)?;
+    if let Some(id) = &args.message {
+        if args.cursor.is_some() || args.limit.is_some() {
+            return Err(AccError::usage(
+                "an exact read (--message) takes no --cursor or --limit",
+            ));
+        }
+        let mut core = open_core(cli)?;
+        let item = core.read_message(&who, id)?;
+        return Ok(Output {
+            human: human::message(&item.message, Some(&item.receipt)),
+            value: Value::Array(vec![views::inbox_message(&item, &core.workspace.id)]),
+        });
+    }
+    let mut core = open_core(cli)?;
+    let page = core.inbox(&who, args.cursor.as_deref(), args.limit)?;
+    let items = page
+        .items
+        .iter()
+        .map(|i| (views::inbox_item(i), i.message.message.message_id.clone()))
+        .collect();
+    let value = views::capped_page(serde_json::Map::new(), items, page.has_more);
+    Ok(Output {
+        human: human::summary_page(&value),
+        value,
+    })
 }
 
 fn sync(cli: &Cli, args: &SyncArgs) -> AccResult<Output> {
     match args.scope.as_str() {
         "delta" | "full" => {}
-        "history" => {
-            return Err(AccError::usage(
-                "scope `history` lists messages, which this build does not record yet",
-            ));
-        }
+        "history" => return history(cli, args),
         other => {
             return Err(AccError::usage(format!(
                 "scope must be delta, full or history, got `{other}`"
@@ -418,11 +695,64 @@ fn sync(cli: &Cli, args: &SyncArgs) -> AccResult<Output> {
         let now = core.now();
         if let Value::Object(map) = &mut value {
             map.insert("scope".into(), Value::from("full"));
-            map.insert("snapshot".into(), views::status(&report, now));
+            let mut snapshot = views::status(&report, now);
+            let messages = core.all_messages()?;
+            if let Value::Object(snap) = &mut snapshot {
+                snap.insert(
+                    "messages".into(),
+                    Value::Array(
+                        messages
+                            .iter()
+                            .map(|(m, r)| views::history_message(m, r, &core.workspace.id))
+                            .collect(),
+                    ),
+                );
+            }
+            map.insert("snapshot".into(), snapshot);
         }
         human.push_str(&human::status(&report, now));
     }
     Ok(Output { value, human })
+}
+
+fn history(cli: &Cli, args: &SyncArgs) -> AccResult<Output> {
+    if let Some(id) = &args.message {
+        if args.cursor.is_some() || args.limit.is_some() || args.kind.is_some() || args.current {
+            return Err(AccError::usage(
+                "an exact history read (--message) takes no --cursor, --limit, --kind or --current",
+            ));
+        }
+        let mut core = open_core(cli)?;
+        let (view, receipts) = core.history_message(id)?;
+        return Ok(Output {
+            human: human::history_message(&view, &receipts),
+            value: json!({
+                "scope": "history",
+                "view": "message",
+                "items": [views::history_message(&view, &receipts, &core.workspace.id)],
+            }),
+        });
+    }
+    let mut core = open_core(cli)?;
+    let page = core.history(
+        args.kind.as_deref(),
+        args.current,
+        args.cursor.as_deref(),
+        args.limit,
+    )?;
+    let items = page
+        .items
+        .iter()
+        .map(|m| (views::message_summary(m), m.message.message_id.clone()))
+        .collect();
+    let mut head = serde_json::Map::new();
+    head.insert("scope".into(), Value::from("history"));
+    head.insert("view".into(), Value::from("summary"));
+    let value = views::capped_page(head, items, page.has_more);
+    Ok(Output {
+        human: human::summary_page(&value),
+        value,
+    })
 }
 
 fn claim(cli: &Cli, args: &ClaimArgs) -> AccResult<Output> {

@@ -130,15 +130,7 @@ pub fn check_caller(
     workspace_id: &str,
     caller: &Caller,
 ) -> AccResult<SessionRow> {
-    let Some(session) = reader.session(&caller.session_id)? else {
-        return Err(AccError::new(
-            ErrorCode::CallerWorkspaceMismatch,
-            format!(
-                "session `{}` is not part of workspace `{workspace_id}`",
-                caller.session_id
-            ),
-        ));
-    };
+    let session = check_caller_allow_closed(reader, workspace_id, caller)?;
     if session.closed_at.is_some() {
         return Err(AccError::new(
             ErrorCode::GenerationStale,
@@ -148,6 +140,24 @@ pub fn check_caller(
             ),
         ));
     }
+    Ok(session)
+}
+
+/// Check the generation of a session that may be closed (idempotent replays after `finish`).
+pub fn check_caller_allow_closed(
+    reader: &Reader<'_>,
+    workspace_id: &str,
+    caller: &Caller,
+) -> AccResult<SessionRow> {
+    let Some(session) = reader.session(&caller.session_id)? else {
+        return Err(AccError::new(
+            ErrorCode::CallerWorkspaceMismatch,
+            format!(
+                "session `{}` is not part of workspace `{workspace_id}`",
+                caller.session_id
+            ),
+        ));
+    };
     if ids::hash_token(&caller.generation) != session.generation_hash {
         return Err(AccError::new(
             ErrorCode::GenerationStale,

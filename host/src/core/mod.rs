@@ -15,6 +15,7 @@ use crate::workspace::Workspace;
 pub mod claims;
 pub mod identity;
 pub mod intent;
+pub mod messages;
 pub mod resource;
 pub mod status;
 

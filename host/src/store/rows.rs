@@ -111,3 +111,70 @@ pub struct ParticipantRow {
     /// First seen.
     pub created_at: Millis,
 }
+
+/// A message row.
+#[derive(Debug, Clone)]
+pub struct MessageRow {
+    /// Store sequence (insertion order; pages and cursors use it through the message id).
+    pub seq: i64,
+    /// Message id.
+    pub message_id: String,
+    /// Thread id (the root's message id).
+    pub thread_id: String,
+    /// Idempotency key, scoped to the sender participant.
+    pub client_message_id: String,
+    /// Sender participant.
+    pub from_participant_id: String,
+    /// Sender session.
+    pub from_session_id: String,
+    /// Addressed recipients, sorted; empty for a room record.
+    pub to_participant_ids: Vec<String>,
+    /// Kind.
+    pub kind: String,
+    /// Obligation.
+    pub obligation: String,
+    /// Subject.
+    pub subject: String,
+    /// Body.
+    pub body: String,
+    /// Answered message, for answers.
+    pub in_reply_to: Option<String>,
+    /// Artifacts (JSON array).
+    pub artifacts: Value,
+    /// Handoff payload (JSON object), for handoffs.
+    pub handoff: Option<Value>,
+    /// Decision change (`{action, messageIds}`), for decision changes.
+    pub decision_change: Option<Value>,
+    /// Hash of the logical content, for idempotent retries.
+    pub content_hash: String,
+    /// When recorded.
+    pub sent_at: Millis,
+    /// Sequence of its `message.recorded` event.
+    pub event_seq: i64,
+}
+
+/// A receipt row: one recipient's delivery state for one message.
+#[derive(Debug, Clone)]
+pub struct ReceiptRow {
+    /// The message's store sequence.
+    pub message_seq: i64,
+    /// Recipient participant.
+    pub participant_id: String,
+    /// `queued`, `offered`, `retrieved`, `acknowledged`.
+    pub state: String,
+    /// Last transition.
+    pub updated_at: Millis,
+    /// Extensions (JSON object; `offer` lives here).
+    pub extensions: Value,
+}
+
+/// A decision link: `from` replaces or withdraws `to`.
+#[derive(Debug, Clone)]
+pub struct DecisionLink {
+    /// The changing decision.
+    pub from_seq: i64,
+    /// The changed decision.
+    pub to_seq: i64,
+    /// `replace` or `withdraw`.
+    pub action: String,
+}

@@ -80,6 +80,7 @@ CREATE TABLE messages (
     decision_change TEXT,
     content_hash TEXT NOT NULL,
     sent_at INTEGER NOT NULL,
+    event_seq INTEGER NOT NULL,
     UNIQUE (from_participant_id, client_message_id)
 ) STRICT;
 CREATE INDEX messages_by_thread ON messages(thread_id, seq);
@@ -93,7 +94,8 @@ CREATE TABLE receipts (
     extensions TEXT NOT NULL DEFAULT '{}',
     PRIMARY KEY (message_seq, participant_id)
 ) STRICT;
-CREATE INDEX receipts_pending ON receipts(participant_id, state, message_seq);
+CREATE INDEX receipts_unresolved ON receipts(participant_id, message_seq) WHERE state != 'acknowledged';
+CREATE INDEX receipts_queued ON receipts(message_seq) WHERE state = 'queued';
 
 CREATE TABLE decision_links (
     from_seq INTEGER NOT NULL REFERENCES messages(seq),

@@ -1,0 +1,349 @@
+//! Typed statements for messages, receipts and decision links.
+
+use rusqlite::{OptionalExtension, Row, params};
+use serde_json::Value;
+
+use super::{DecisionLink, MessageRow, Reader, ReceiptRow, Writer, json_text, parse_json};
+use crate::error::AccResult;
+
+const MESSAGE_COLUMNS: &str = "m.seq, m.message_id, m.thread_id, m.client_message_id, m.from_participant_id, m.from_session_id, m.to_participant_ids, m.kind, m.obligation, m.subject, m.body, m.in_reply_to, m.artifacts, m.handoff, m.decision_change, m.content_hash, m.sent_at, m.event_seq";
+const RECEIPT_COLUMNS: &str =
+    "r.message_seq, r.participant_id, r.state, r.updated_at, r.extensions";
+const NOT_REPLACED: &str = "NOT EXISTS (SELECT 1 FROM decision_links l WHERE l.to_seq = m.seq)";
+
+fn message_from(row: &Row<'_>) -> rusqlite::Result<MessageRow> {
+    let to: String = row.get(6)?;
+    let artifacts: String = row.get(12)?;
+    let handoff: Option<String> = row.get(13)?;
+    let change: Option<String> = row.get(14)?;
+    Ok(MessageRow {
+        seq: row.get(0)?,
+        message_id: row.get(1)?,
+        thread_id: row.get(2)?,
+        client_message_id: row.get(3)?,
+        from_participant_id: row.get(4)?,
+        from_session_id: row.get(5)?,
+        to_participant_ids: serde_json::from_str(&to).unwrap_or_default(),
+        kind: row.get(7)?,
+        obligation: row.get(8)?,
+        subject: row.get(9)?,
+        body: row.get(10)?,
+        in_reply_to: row.get(11)?,
+        artifacts: parse_json(&artifacts),
+        handoff: handoff.as_deref().map(parse_json),
+        decision_change: change.as_deref().map(parse_json),
+        content_hash: row.get(15)?,
+        sent_at: row.get(16)?,
+        event_seq: row.get(17)?,
+    })
+}
+
+fn receipt_at(row: &Row<'_>, offset: usize) -> rusqlite::Result<ReceiptRow> {
+    let extensions: String = row.get(offset + 4)?;
+    Ok(ReceiptRow {
+        message_seq: row.get(offset)?,
+        participant_id: row.get(offset + 1)?,
+        state: row.get(offset + 2)?,
+        updated_at: row.get(offset + 3)?,
+        extensions: parse_json(&extensions),
+    })
+}
+
+fn message_and_receipt(row: &Row<'_>) -> rusqlite::Result<(MessageRow, ReceiptRow)> {
+    Ok((message_from(row)?, receipt_at(row, 18)?))
+}
+
+/// Which messages a history page lists.
+#[derive(Debug, Clone, Default)]
+pub struct HistoryFilter {
+    /// Only this kind.
+    pub kind: Option<String>,
+    /// Only decisions without a successor (heads).
+    pub heads_only: bool,
+}
+
+impl Reader<'_> {
+    /// A message by id.
+    pub fn message(&self, message_id: &str) -> AccResult<Option<MessageRow>> {
+        let sql = format!("SELECT {MESSAGE_COLUMNS} FROM messages m WHERE m.message_id = ?1");
+        Ok(self
+            .conn
+            .prepare_cached(&sql)?
+            .query_row([message_id], message_from)
+            .optional()?)
+    }
+
+    /// A message by store sequence.
+    pub fn message_by_seq(&self, seq: i64) -> AccResult<Option<MessageRow>> {
+        let sql = format!("SELECT {MESSAGE_COLUMNS} FROM messages m WHERE m.seq = ?1");
+        Ok(self
+            .conn
+            .prepare_cached(&sql)?
+            .query_row([seq], message_from)
+            .optional()?)
+    }
+
+    /// A sender's message with an idempotency key.
+    pub fn message_by_client_id(
+        &self,
+        from_participant: &str,
+        client_message_id: &str,
+    ) -> AccResult<Option<MessageRow>> {
+        let sql = format!(
+            "SELECT {MESSAGE_COLUMNS} FROM messages m WHERE m.from_participant_id = ?1 AND m.client_message_id = ?2"
+        );
+        Ok(self
+            .conn
+            .prepare_cached(&sql)?
+            .query_row([from_participant, client_message_id], message_from)
+            .optional()?)
+    }
+
+    /// One recipient's receipt.
+    pub fn receipt(&self, message_seq: i64, participant_id: &str) -> AccResult<Option<ReceiptRow>> {
+        let sql = format!(
+            "SELECT {RECEIPT_COLUMNS} FROM receipts r WHERE r.message_seq = ?1 AND r.participant_id = ?2"
+        );
+        Ok(self
+            .conn
+            .prepare_cached(&sql)?
+            .query_row(params![message_seq, participant_id], |row| {
+                receipt_at(row, 0)
+            })
+            .optional()?)
+    }
+
+    /// Every receipt of a message, by participant.
+    pub fn receipts_of(&self, message_seq: i64) -> AccResult<Vec<ReceiptRow>> {
+        let sql = format!(
+            "SELECT {RECEIPT_COLUMNS} FROM receipts r WHERE r.message_seq = ?1 ORDER BY r.participant_id"
+        );
+        let mut stmt = self.conn.prepare_cached(&sql)?;
+        let rows = stmt.query_map([message_seq], |row| receipt_at(row, 0))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Unresolved messages of a participant, newest first, before `before_seq`, excluding
+    /// replaced decisions. Served by the partial index of unresolved receipts.
+    pub fn inbox_page(
+        &self,
+        participant_id: &str,
+        before_seq: Option<i64>,
+        limit: i64,
+    ) -> AccResult<Vec<(MessageRow, ReceiptRow)>> {
+        let sql = format!(
+            "SELECT {MESSAGE_COLUMNS}, {RECEIPT_COLUMNS} FROM receipts r JOIN messages m ON m.seq = r.message_seq
+             WHERE r.participant_id = ?1 AND r.state != 'acknowledged' AND r.message_seq < ?2
+               AND (m.kind != 'decision' OR {NOT_REPLACED})
+             ORDER BY r.message_seq DESC LIMIT ?3"
+        );
+        let mut stmt = self.conn.prepare_cached(&sql)?;
+        let rows = stmt.query_map(
+            params![participant_id, before_seq.unwrap_or(i64::MAX), limit],
+            message_and_receipt,
+        )?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Messages of the workspace, newest first, before `before_seq`.
+    pub fn history_page(
+        &self,
+        filter: &HistoryFilter,
+        before_seq: Option<i64>,
+        limit: i64,
+    ) -> AccResult<Vec<MessageRow>> {
+        let heads = if filter.heads_only {
+            format!("AND {NOT_REPLACED}")
+        } else {
+            String::new()
+        };
+        let before = before_seq.unwrap_or(i64::MAX);
+        let rows = match &filter.kind {
+            Some(kind) => {
+                let sql = format!(
+                    "SELECT {MESSAGE_COLUMNS} FROM messages m WHERE m.kind = ?1 AND m.seq < ?2 {heads} ORDER BY m.seq DESC LIMIT ?3"
+                );
+                let mut stmt = self.conn.prepare_cached(&sql)?;
+                stmt.query_map(params![kind, before, limit], message_from)?
+                    .collect::<Result<Vec<_>, _>>()?
+            }
+            None => {
+                let sql = format!(
+                    "SELECT {MESSAGE_COLUMNS} FROM messages m WHERE m.seq < ?1 {heads} ORDER BY m.seq DESC LIMIT ?2"
+                );
+                let mut stmt = self.conn.prepare_cached(&sql)?;
+                stmt.query_map(params![before, limit], message_from)?
+                    .collect::<Result<Vec<_>, _>>()?
+            }
+        };
+        Ok(rows)
+    }
+
+    /// Unresolved receipts whose message carries `obligation`, newest first (for attention).
+    pub fn unresolved_with_obligation(
+        &self,
+        obligation: &str,
+        limit: i64,
+    ) -> AccResult<Vec<(MessageRow, ReceiptRow)>> {
+        let sql = format!(
+            "SELECT {MESSAGE_COLUMNS}, {RECEIPT_COLUMNS} FROM receipts r JOIN messages m ON m.seq = r.message_seq
+             WHERE r.state != 'acknowledged' AND m.obligation = ?1 AND (m.kind != 'decision' OR {NOT_REPLACED})
+             ORDER BY r.message_seq DESC LIMIT ?2"
+        );
+        let mut stmt = self.conn.prepare_cached(&sql)?;
+        let rows = stmt.query_map(params![obligation, limit], message_and_receipt)?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Queued receipts of addressed messages, newest first (for `recipient_unavailable`).
+    pub fn queued_addressed(&self, limit: i64) -> AccResult<Vec<(MessageRow, ReceiptRow)>> {
+        let sql = format!(
+            "SELECT {MESSAGE_COLUMNS}, {RECEIPT_COLUMNS} FROM receipts r JOIN messages m ON m.seq = r.message_seq
+             WHERE r.state = 'queued' AND m.to_participant_ids != '[]'
+             ORDER BY r.message_seq DESC LIMIT ?1"
+        );
+        let mut stmt = self.conn.prepare_cached(&sql)?;
+        let rows = stmt.query_map([limit], message_and_receipt)?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Links touching a decision, in either direction.
+    pub fn links_of(&self, seq: i64) -> AccResult<Vec<DecisionLink>> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT from_seq, to_seq, action FROM decision_links WHERE from_seq = ?1 OR to_seq = ?1 ORDER BY from_seq, to_seq",
+        )?;
+        let rows = stmt.query_map([seq], |r| {
+            Ok(DecisionLink {
+                from_seq: r.get(0)?,
+                to_seq: r.get(1)?,
+                action: r.get(2)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Messages recorded before the event `before_event_seq` whose receipts are all
+    /// acknowledged and which no decision link touches (prune candidates), oldest first.
+    pub fn prunable_messages(
+        &self,
+        before_event_seq: i64,
+        limit: i64,
+    ) -> AccResult<Vec<MessageRow>> {
+        let sql = format!(
+            "SELECT {MESSAGE_COLUMNS} FROM messages m WHERE m.event_seq < ?1
+               AND NOT EXISTS (SELECT 1 FROM receipts r WHERE r.message_seq = m.seq AND r.state != 'acknowledged')
+               AND NOT EXISTS (SELECT 1 FROM decision_links l WHERE l.from_seq = m.seq OR l.to_seq = m.seq)
+             ORDER BY m.seq LIMIT ?2"
+        );
+        let mut stmt = self.conn.prepare_cached(&sql)?;
+        let rows = stmt.query_map(params![before_event_seq, limit], message_from)?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Number of messages.
+    pub fn message_count(&self) -> AccResult<i64> {
+        Ok(self
+            .conn
+            .query_row("SELECT count(*) FROM messages", [], |r| r.get(0))?)
+    }
+
+    /// Every message, oldest first (the forensic snapshot).
+    pub fn all_messages(&self) -> AccResult<Vec<MessageRow>> {
+        let sql = format!("SELECT {MESSAGE_COLUMNS} FROM messages m ORDER BY m.seq");
+        let mut stmt = self.conn.prepare_cached(&sql)?;
+        let rows = stmt.query_map([], message_from)?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Every receipt (the forensic snapshot).
+    pub fn all_receipts(&self) -> AccResult<Vec<ReceiptRow>> {
+        let sql = format!(
+            "SELECT {RECEIPT_COLUMNS} FROM receipts r ORDER BY r.message_seq, r.participant_id"
+        );
+        let mut stmt = self.conn.prepare_cached(&sql)?;
+        let rows = stmt.query_map([], |row| receipt_at(row, 0))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+}
+
+impl Writer<'_> {
+    /// Insert a message; returns its store sequence.
+    pub fn insert_message(&mut self, m: &MessageRow) -> AccResult<i64> {
+        self.tx
+            .prepare_cached(
+                "INSERT INTO messages(message_id, thread_id, client_message_id, from_participant_id, from_session_id,
+                 to_participant_ids, kind, obligation, subject, body, in_reply_to, artifacts, handoff, decision_change,
+                 content_hash, sent_at, event_seq) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17)",
+            )?
+            .execute(params![
+                m.message_id,
+                m.thread_id,
+                m.client_message_id,
+                m.from_participant_id,
+                m.from_session_id,
+                json_text(&Value::from(m.to_participant_ids.clone())),
+                m.kind,
+                m.obligation,
+                m.subject,
+                m.body,
+                m.in_reply_to,
+                json_text(&m.artifacts),
+                m.handoff.as_ref().map(json_text),
+                m.decision_change.as_ref().map(json_text),
+                m.content_hash,
+                m.sent_at,
+                m.event_seq
+            ])?;
+        Ok(self.tx.last_insert_rowid())
+    }
+
+    /// Insert a receipt.
+    pub fn insert_receipt(&mut self, r: &ReceiptRow) -> AccResult<()> {
+        self.tx
+            .prepare_cached(
+                "INSERT INTO receipts(message_seq, participant_id, state, updated_at, extensions) VALUES (?1,?2,?3,?4,?5)",
+            )?
+            .execute(params![r.message_seq, r.participant_id, r.state, r.updated_at, json_text(&r.extensions)])?;
+        Ok(())
+    }
+
+    /// Replace a receipt's state, time and extensions.
+    pub fn update_receipt(&mut self, r: &ReceiptRow) -> AccResult<()> {
+        self.tx
+            .prepare_cached(
+                "UPDATE receipts SET state = ?3, updated_at = ?4, extensions = ?5 WHERE message_seq = ?1 AND participant_id = ?2",
+            )?
+            .execute(params![r.message_seq, r.participant_id, r.state, r.updated_at, json_text(&r.extensions)])?;
+        Ok(())
+    }
+
+    /// Insert a decision link.
+    pub fn insert_link(&mut self, link: &DecisionLink) -> AccResult<()> {
+        self.tx
+            .prepare_cached(
+                "INSERT INTO decision_links(from_seq, to_seq, action) VALUES (?1,?2,?3)",
+            )?
+            .execute(params![link.from_seq, link.to_seq, link.action])?;
+        Ok(())
+    }
+
+    /// Delete a message with its receipts.
+    pub fn delete_message(&mut self, seq: i64) -> AccResult<()> {
+        self.tx
+            .prepare_cached("DELETE FROM receipts WHERE message_seq = ?1")?
+            .execute([seq])?;
+        self.tx
+            .prepare_cached("DELETE FROM messages WHERE seq = ?1")?
+            .execute([seq])?;
+        Ok(())
+    }
+
+    /// The sequence the next appended event will get (events are appended in this transaction).
+    pub fn next_event_seq(&self) -> AccResult<i64> {
+        Ok(self.tx.query_row(
+            "SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'events'), 0) + 1",
+            [],
+            |r| r.get(0),
+        )?)
+    }
+}
