@@ -379,3 +379,6 @@ fn parse_json(text: &str) -> Value {
 mod messages;
 mod ops;
 pub use messages::HistoryFilter;
+
+#[cfg(test)]
+mod tests;

@@ -833,6 +833,8 @@ impl Core {
                     state: "queued".into(),
                     updated_at: now,
                     extensions: json!({}),
+                    obligation: message.obligation.clone(),
+                    addressed: !message.to_participant_ids.is_empty(),
                 };
                 w.insert_receipt(&receipt)?;
                 receipts.push(receipt);
@@ -1292,21 +1294,27 @@ pub fn message_attention(
         }
     }
     let live = live_participants(reader, now)?;
-    for (message, receipt) in reader.queued_addressed(ATTENTION_PER_RULE)? {
-        if live.contains(&receipt.participant_id) {
+    let mut budget = ATTENTION_PER_RULE;
+    for participant in reader.participants()? {
+        if live.contains(&participant.participant_id) || budget <= 0 {
             continue;
         }
-        out.push(Attention {
-            rule: AttentionRule::RecipientUnavailable,
-            participant_id: message.from_participant_id,
-            session_id: Some(message.from_session_id),
-            claim_id: None,
-            resource: None,
-            message_id: Some(message.message_id),
-            other_session_id: None,
-            other_participant_id: Some(receipt.participant_id),
-            since: Some(message.sent_at),
-        });
+        for (message, receipt) in
+            reader.queued_addressed_for(&participant.participant_id, budget)?
+        {
+            budget -= 1;
+            out.push(Attention {
+                rule: AttentionRule::RecipientUnavailable,
+                participant_id: message.from_participant_id,
+                session_id: Some(message.from_session_id),
+                claim_id: None,
+                resource: None,
+                message_id: Some(message.message_id),
+                other_session_id: None,
+                other_participant_id: Some(receipt.participant_id),
+                since: Some(message.sent_at),
+            });
+        }
     }
     Ok(out)
 }

@@ -360,5 +360,7 @@ pub fn attention(
     sessions: &[SessionState],
     now: Millis,
 ) -> AccResult<Vec<Attention>> {
-    claim_attention(reader, sessions, now)
+    let mut items = crate::core::messages::message_attention(reader, now)?;
+    items.extend(claim_attention(reader, sessions, now)?);
+    Ok(items)
 }

@@ -7,8 +7,7 @@ use super::{DecisionLink, MessageRow, Reader, ReceiptRow, Writer, json_text, par
 use crate::error::AccResult;
 
 const MESSAGE_COLUMNS: &str = "m.seq, m.message_id, m.thread_id, m.client_message_id, m.from_participant_id, m.from_session_id, m.to_participant_ids, m.kind, m.obligation, m.subject, m.body, m.in_reply_to, m.artifacts, m.handoff, m.decision_change, m.content_hash, m.sent_at, m.event_seq";
-const RECEIPT_COLUMNS: &str =
-    "r.message_seq, r.participant_id, r.state, r.updated_at, r.extensions";
+const RECEIPT_COLUMNS: &str = "r.message_seq, r.participant_id, r.state, r.updated_at, r.extensions, r.obligation, r.addressed";
 const NOT_REPLACED: &str = "NOT EXISTS (SELECT 1 FROM decision_links l WHERE l.to_seq = m.seq)";
 
 fn message_from(row: &Row<'_>) -> rusqlite::Result<MessageRow> {
@@ -46,11 +45,66 @@ fn receipt_at(row: &Row<'_>, offset: usize) -> rusqlite::Result<ReceiptRow> {
         state: row.get(offset + 2)?,
         updated_at: row.get(offset + 3)?,
         extensions: parse_json(&extensions),
+        obligation: row.get(offset + 5)?,
+        addressed: row.get(offset + 6)?,
     })
 }
 
 fn message_and_receipt(row: &Row<'_>) -> rusqlite::Result<(MessageRow, ReceiptRow)> {
     Ok((message_from(row)?, receipt_at(row, 18)?))
+}
+
+/// The statements that serve pages and attention; each must be an index range scan (a unit
+/// test checks their query plans).
+pub(super) mod sql {
+    use super::{MESSAGE_COLUMNS, NOT_REPLACED, RECEIPT_COLUMNS};
+
+    /// A participant's unresolved messages before a sequence, newest first.
+    pub fn inbox() -> String {
+        format!(
+            "SELECT {MESSAGE_COLUMNS}, {RECEIPT_COLUMNS} FROM receipts r JOIN messages m ON m.seq = r.message_seq
+             WHERE r.participant_id = ?1 AND r.state != 'acknowledged' AND r.message_seq < ?2
+               AND (m.kind != 'decision' OR {NOT_REPLACED})
+             ORDER BY r.message_seq DESC LIMIT ?3"
+        )
+    }
+
+    /// Workspace messages before a sequence, newest first, optionally of one kind or heads only.
+    pub fn history(by_kind: bool, heads_only: bool) -> String {
+        let heads = if heads_only {
+            format!("AND {NOT_REPLACED}")
+        } else {
+            String::new()
+        };
+        if by_kind {
+            format!(
+                "SELECT {MESSAGE_COLUMNS} FROM messages m WHERE m.kind = ?1 AND m.seq < ?2 {heads} ORDER BY m.seq DESC LIMIT ?3"
+            )
+        } else {
+            format!(
+                "SELECT {MESSAGE_COLUMNS} FROM messages m WHERE m.seq < ?1 {heads} ORDER BY m.seq DESC LIMIT ?2"
+            )
+        }
+    }
+
+    /// Unresolved receipts carrying an obligation, newest first.
+    pub fn owed() -> String {
+        format!(
+            "SELECT {MESSAGE_COLUMNS}, {RECEIPT_COLUMNS} FROM receipts r JOIN messages m ON m.seq = r.message_seq
+             WHERE r.state != 'acknowledged' AND r.obligation != 'none' AND r.obligation = ?1
+               AND (m.kind != 'decision' OR {NOT_REPLACED})
+             ORDER BY r.message_seq DESC LIMIT ?2"
+        )
+    }
+
+    /// A participant's queued receipts of addressed messages, newest first.
+    pub fn waiting() -> String {
+        format!(
+            "SELECT {MESSAGE_COLUMNS}, {RECEIPT_COLUMNS} FROM receipts r JOIN messages m ON m.seq = r.message_seq
+             WHERE r.participant_id = ?1 AND r.state = 'queued' AND r.addressed = 1
+             ORDER BY r.message_seq DESC LIMIT ?2"
+        )
+    }
 }
 
 /// Which messages a history page lists.
@@ -131,13 +185,7 @@ impl Reader<'_> {
         before_seq: Option<i64>,
         limit: i64,
     ) -> AccResult<Vec<(MessageRow, ReceiptRow)>> {
-        let sql = format!(
-            "SELECT {MESSAGE_COLUMNS}, {RECEIPT_COLUMNS} FROM receipts r JOIN messages m ON m.seq = r.message_seq
-             WHERE r.participant_id = ?1 AND r.state != 'acknowledged' AND r.message_seq < ?2
-               AND (m.kind != 'decision' OR {NOT_REPLACED})
-             ORDER BY r.message_seq DESC LIMIT ?3"
-        );
-        let mut stmt = self.conn.prepare_cached(&sql)?;
+        let mut stmt = self.conn.prepare_cached(&sql::inbox())?;
         let rows = stmt.query_map(
             params![participant_id, before_seq.unwrap_or(i64::MAX), limit],
             message_and_receipt,
@@ -152,26 +200,19 @@ impl Reader<'_> {
         before_seq: Option<i64>,
         limit: i64,
     ) -> AccResult<Vec<MessageRow>> {
-        let heads = if filter.heads_only {
-            format!("AND {NOT_REPLACED}")
-        } else {
-            String::new()
-        };
         let before = before_seq.unwrap_or(i64::MAX);
         let rows = match &filter.kind {
             Some(kind) => {
-                let sql = format!(
-                    "SELECT {MESSAGE_COLUMNS} FROM messages m WHERE m.kind = ?1 AND m.seq < ?2 {heads} ORDER BY m.seq DESC LIMIT ?3"
-                );
-                let mut stmt = self.conn.prepare_cached(&sql)?;
+                let mut stmt = self
+                    .conn
+                    .prepare_cached(&sql::history(true, filter.heads_only))?;
                 stmt.query_map(params![kind, before, limit], message_from)?
                     .collect::<Result<Vec<_>, _>>()?
             }
             None => {
-                let sql = format!(
-                    "SELECT {MESSAGE_COLUMNS} FROM messages m WHERE m.seq < ?1 {heads} ORDER BY m.seq DESC LIMIT ?2"
-                );
-                let mut stmt = self.conn.prepare_cached(&sql)?;
+                let mut stmt = self
+                    .conn
+                    .prepare_cached(&sql::history(false, filter.heads_only))?;
                 stmt.query_map(params![before, limit], message_from)?
                     .collect::<Result<Vec<_>, _>>()?
             }
@@ -185,25 +226,20 @@ impl Reader<'_> {
         obligation: &str,
         limit: i64,
     ) -> AccResult<Vec<(MessageRow, ReceiptRow)>> {
-        let sql = format!(
-            "SELECT {MESSAGE_COLUMNS}, {RECEIPT_COLUMNS} FROM receipts r JOIN messages m ON m.seq = r.message_seq
-             WHERE r.state != 'acknowledged' AND m.obligation = ?1 AND (m.kind != 'decision' OR {NOT_REPLACED})
-             ORDER BY r.message_seq DESC LIMIT ?2"
-        );
-        let mut stmt = self.conn.prepare_cached(&sql)?;
+        let mut stmt = self.conn.prepare_cached(&sql::owed())?;
         let rows = stmt.query_map(params![obligation, limit], message_and_receipt)?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
-    /// Queued receipts of addressed messages, newest first (for `recipient_unavailable`).
-    pub fn queued_addressed(&self, limit: i64) -> AccResult<Vec<(MessageRow, ReceiptRow)>> {
-        let sql = format!(
-            "SELECT {MESSAGE_COLUMNS}, {RECEIPT_COLUMNS} FROM receipts r JOIN messages m ON m.seq = r.message_seq
-             WHERE r.state = 'queued' AND m.to_participant_ids != '[]'
-             ORDER BY r.message_seq DESC LIMIT ?1"
-        );
-        let mut stmt = self.conn.prepare_cached(&sql)?;
-        let rows = stmt.query_map([limit], message_and_receipt)?;
+    /// A participant's queued receipts of addressed messages, newest first
+    /// (for `recipient_unavailable`).
+    pub fn queued_addressed_for(
+        &self,
+        participant_id: &str,
+        limit: i64,
+    ) -> AccResult<Vec<(MessageRow, ReceiptRow)>> {
+        let mut stmt = self.conn.prepare_cached(&sql::waiting())?;
+        let rows = stmt.query_map(params![participant_id, limit], message_and_receipt)?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
@@ -301,9 +337,18 @@ impl Writer<'_> {
     pub fn insert_receipt(&mut self, r: &ReceiptRow) -> AccResult<()> {
         self.tx
             .prepare_cached(
-                "INSERT INTO receipts(message_seq, participant_id, state, updated_at, extensions) VALUES (?1,?2,?3,?4,?5)",
+                "INSERT INTO receipts(message_seq, participant_id, state, updated_at, extensions, obligation, addressed)
+                 VALUES (?1,?2,?3,?4,?5,?6,?7)",
             )?
-            .execute(params![r.message_seq, r.participant_id, r.state, r.updated_at, json_text(&r.extensions)])?;
+            .execute(params![
+                r.message_seq,
+                r.participant_id,
+                r.state,
+                r.updated_at,
+                json_text(&r.extensions),
+                r.obligation,
+                r.addressed
+            ])?;
         Ok(())
     }
 

@@ -166,6 +166,10 @@ pub struct ReceiptRow {
     pub updated_at: Millis,
     /// Extensions (JSON object; `offer` lives here).
     pub extensions: Value,
+    /// The message's obligation (copied, immutable).
+    pub obligation: String,
+    /// Whether the message was addressed (not a room record; copied, immutable).
+    pub addressed: bool,
 }
 
 /// A decision link: `from` replaces or withdraws `to`.

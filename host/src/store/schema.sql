@@ -92,10 +92,14 @@ CREATE TABLE receipts (
     state TEXT NOT NULL,
     updated_at INTEGER NOT NULL,
     extensions TEXT NOT NULL DEFAULT '{}',
+    -- Copies of immutable message facts, so attention is an index range scan.
+    obligation TEXT NOT NULL,
+    addressed INTEGER NOT NULL,
     PRIMARY KEY (message_seq, participant_id)
 ) STRICT;
 CREATE INDEX receipts_unresolved ON receipts(participant_id, message_seq) WHERE state != 'acknowledged';
-CREATE INDEX receipts_queued ON receipts(message_seq) WHERE state = 'queued';
+CREATE INDEX receipts_owed ON receipts(obligation, message_seq) WHERE state != 'acknowledged' AND obligation != 'none';
+CREATE INDEX receipts_waiting ON receipts(participant_id, message_seq) WHERE state = 'queued' AND addressed = 1;
 
 CREATE TABLE decision_links (
     from_seq INTEGER NOT NULL REFERENCES messages(seq),

@@ -4,6 +4,9 @@
 //! Suites:
 //! - `foundation`: `acc status` on a store of 10,000 claims and events; claim acquire/release
 //!   commits per second from 1 and 4 processes; floors: `acc --version` start, bare SQLite commit.
+//! - `messaging`: durable sends per second from 1 and 4 processes beside a bare SQLite commit;
+//!   inbox, history and sync page times for a recipient with 10^3, 10^5 and 10^6 stored
+//!   messages (the large stores are written in bulk through the store layer).
 
 // A benchmark reports on stdout; that is its whole purpose.
 #![allow(clippy::print_stdout)]
@@ -15,18 +18,30 @@ use std::time::{Duration, Instant};
 
 use acc_host::clock::SystemClock;
 use acc_host::core::claims::{AcquireRequest, ClaimMode, Enforcement, ReleaseSelector};
+use acc_host::core::messages::SendRequest;
 use acc_host::core::{Caller, Core, SessionSpec};
+use acc_host::store::{MessageRow, ReceiptRow};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let code = match args.first().map(String::as_str) {
-        Some("foundation") | Some("all") | None => {
+        Some("foundation") => {
             foundation();
             0
         }
+        Some("messaging") => {
+            messaging();
+            0
+        }
+        Some("all") | None => {
+            foundation();
+            messaging();
+            0
+        }
         Some("claim-worker") => claim_worker(&args[1..]),
+        Some("send-worker") => send_worker(&args[1..]),
         Some(other) => {
-            eprintln!("acc-bench: unknown suite `{other}` (suites: foundation, all)");
+            eprintln!("acc-bench: unknown suite `{other}` (suites: foundation, messaging, all)");
             2
         }
     };
@@ -154,17 +169,30 @@ fn claim_worker(args: &[String]) -> i32 {
 }
 
 fn claim_commits_per_second(data: &Path, dir: &Path, processes: usize, pairs: usize) -> f64 {
+    workers_per_second(data, dir, "claim-worker", processes, pairs, 2)
+}
+
+/// Run `processes` copies of a worker subcommand doing `count` operations of `commits` commits
+/// each; returns commits per second over the whole wall time.
+fn workers_per_second(
+    data: &Path,
+    dir: &Path,
+    worker: &str,
+    processes: usize,
+    count: usize,
+    commits: usize,
+) -> f64 {
     let bench = bin("acc-bench");
     let start = Instant::now();
     let children: Vec<_> = (0..processes)
         .map(|p| {
             Command::new(&bench)
                 .args([
-                    "claim-worker",
+                    worker,
                     data.to_str().expect("utf8"),
                     dir.to_str().expect("utf8"),
                     &format!("w{p}"),
-                    &pairs.to_string(),
+                    &count.to_string(),
                 ])
                 .env_remove("ACC_TEST_HOLD_WRITE_MS")
                 .stdout(Stdio::piped())
@@ -176,7 +204,7 @@ fn claim_commits_per_second(data: &Path, dir: &Path, processes: usize, pairs: us
         let output = child.wait_with_output().expect("worker");
         assert!(output.status.success(), "worker failed");
     }
-    (processes * pairs * 2) as f64 / start.elapsed().as_secs_f64()
+    (processes * count * commits) as f64 / start.elapsed().as_secs_f64()
 }
 
 fn foundation() {
@@ -251,4 +279,162 @@ fn ms(d: Duration) -> f64 {
 
 fn ratio(a: Duration, b: Duration) -> f64 {
     a.as_secs_f64() / b.as_secs_f64()
+}
+
+/// One process sending `count` durable messages to the participant `sink`.
+fn send_worker(args: &[String]) -> i32 {
+    let [data, dir, label, count] = args else {
+        eprintln!("usage: acc-bench send-worker DATA DIR LABEL COUNT");
+        return 2;
+    };
+    let count: usize = count.parse().expect("count");
+    let mut core = core_for(Path::new(data), Path::new(dir));
+    let me = attach(&mut core, label);
+    for i in 0..count {
+        let request = SendRequest {
+            to: vec!["sink".into()],
+            subject: format!("message {i}"),
+            body: "benchmark body".into(),
+            ..SendRequest::default()
+        };
+        core.send_message(&me, &request).expect("send");
+    }
+    0
+}
+
+/// Bulk-write messages from `sender` to `recipient` through the store layer, in transactions of
+/// 20,000: every 20th is an unresolved question, the rest acknowledged notes.
+fn bulk_messages(core: &mut Core, sender: &Caller, recipient: &str, from: usize, to: usize) {
+    let now = core.now();
+    let store = core.store_for_write().expect("store");
+    let mut next = from;
+    while next < to {
+        let end = (next + 20_000).min(to);
+        store
+            .write(|w| {
+                for i in next..end {
+                    let question = i % 20 == 0;
+                    let id = format!("message_bulk{i:016}");
+                    let event_seq = w.next_event_seq()?;
+                    w.append_event(
+                        "message.recorded",
+                        now,
+                        Some(&sender.session_id),
+                        Some("sender"),
+                        &serde_json::json!({ "messageId": id }),
+                    )?;
+                    let message = MessageRow {
+                        seq: 0,
+                        message_id: id.clone(),
+                        thread_id: id,
+                        client_message_id: format!("bulk-{i}"),
+                        from_participant_id: "sender".into(),
+                        from_session_id: sender.session_id.clone(),
+                        to_participant_ids: vec![recipient.to_string()],
+                        kind: if question { "question" } else { "note" }.into(),
+                        obligation: if question { "reply" } else { "none" }.into(),
+                        subject: format!("bulk message number {i} about the store"),
+                        body: "b".repeat(200),
+                        in_reply_to: None,
+                        artifacts: serde_json::json!([]),
+                        handoff: None,
+                        decision_change: None,
+                        content_hash: String::new(),
+                        sent_at: now,
+                        event_seq,
+                    };
+                    let seq = w.insert_message(&message)?;
+                    w.insert_receipt(&ReceiptRow {
+                        message_seq: seq,
+                        participant_id: recipient.to_string(),
+                        state: if question { "queued" } else { "acknowledged" }.into(),
+                        updated_at: now,
+                        extensions: serde_json::json!({}),
+                        obligation: message.obligation.clone(),
+                        addressed: true,
+                    })?;
+                }
+                Ok(())
+            })
+            .expect("bulk write");
+        next = end;
+    }
+}
+
+fn time_in_process<T>(runs: usize, mut op: impl FnMut() -> T) -> Duration {
+    let mut samples = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        let start = Instant::now();
+        std::hint::black_box(op());
+        samples.push(start.elapsed());
+    }
+    median(samples)
+}
+
+fn messaging() {
+    println!("== messaging ==");
+    let (temp, data, dir) = world();
+    let bare = bare_sqlite_commits(temp.path(), 2000);
+    let mut core = core_for(&data, &dir);
+    attach(&mut core, "sink");
+    drop(core);
+    let one = workers_per_second(&data, &dir, "send-worker", 1, 1000, 1);
+    let four = workers_per_second(&data, &dir, "send-worker", 4, 500, 1);
+    println!("bare sqlite commit (wal, sync=full):      {bare:>9.0} commits/s");
+    println!(
+        "durable sends, 1 process:                 {one:>9.0} sends/s  ({:.2}x bare)",
+        one / bare
+    );
+    println!(
+        "durable sends, 4 processes:               {four:>9.0} sends/s  ({:.2}x bare)",
+        four / bare
+    );
+
+    let (_temp, data, dir) = world();
+    let mut core = core_for(&data, &dir);
+    let sender = attach(&mut core, "sender");
+    let recipient = attach(&mut core, "recipient");
+    let acc = bin("acc");
+    let mut stored = 0;
+    println!("page times, median (in-process; the last column is the whole `acc inbox` process):");
+    println!(
+        "{:>10} {:>11} {:>11} {:>11} {:>11} {:>11} {:>12}",
+        "messages", "inbox", "inbox mid", "history", "hist. kind", "sync page", "acc inbox"
+    );
+    for target in [1_000usize, 100_000, 1_000_000] {
+        bulk_messages(&mut core, &sender, "recipient", stored, target);
+        stored = target;
+        let mid = format!("message_bulk{:016}", (target / 2) / 20 * 20);
+        let mid_cursor = (target / 2) as i64;
+        let inbox = time_in_process(30, || core.inbox(&recipient, None, None).expect("inbox"));
+        let inbox_mid = time_in_process(30, || {
+            core.inbox(&recipient, Some(&mid), None).expect("inbox")
+        });
+        let history = time_in_process(30, || {
+            core.history(None, false, None, None).expect("history")
+        });
+        let history_kind = time_in_process(30, || {
+            core.history(Some("question"), false, Some(&mid), None)
+                .expect("history")
+        });
+        let sync = time_in_process(30, || core.sync_delta(mid_cursor, 100).expect("sync"));
+        let process = time_process(
+            Command::new(&acc)
+                .args(["inbox", "--json"])
+                .current_dir(&dir)
+                .env("ACC_DATA_HOME", &data)
+                .env("ACC_SESSION", &recipient.session_id)
+                .env("ACC_GENERATION", &recipient.generation),
+            10,
+        );
+        println!(
+            "{target:>10} {:>9.3}ms {:>9.3}ms {:>9.3}ms {:>9.3}ms {:>9.3}ms {:>10.2}ms",
+            ms(inbox),
+            ms(inbox_mid),
+            ms(history),
+            ms(history_kind),
+            ms(sync),
+            ms(process)
+        );
+    }
 }

@@ -86,3 +86,101 @@ fn event_cursors_stay_gap_free_under_concurrent_writers() {
     let unique: BTreeSet<_> = seqs.iter().collect();
     assert_eq!(unique.len(), seqs.len());
 }
+
+#[test]
+fn two_processes_sending_with_one_key_record_one_message() {
+    let world = World::new();
+    let alice = world.attach("alice");
+    world.attach("bob");
+    let commands = (0..2)
+        .map(|_| {
+            let mut command = world.command("acc");
+            command
+                .args([
+                    "--json",
+                    "message",
+                    "--to",
+                    "bob",
+                    "--subject",
+                    "s",
+                    "--body",
+                    "b",
+                    "--client-message-id",
+                    "same-key",
+                ])
+                .env("ACC_SESSION", &alice.session)
+                .env("ACC_GENERATION", &alice.generation);
+            command
+        })
+        .collect();
+    let runs = acc_tests::race(&world, commands);
+    let ids: BTreeSet<String> = runs
+        .iter()
+        .map(|r| {
+            r.ok_json()["message"]["messageId"]
+                .as_str()
+                .expect("id")
+                .to_string()
+        })
+        .collect();
+    assert_eq!(ids.len(), 1, "{runs:#?}");
+    let history = world.acc(&["sync", "--scope", "history"]).ok_json();
+    assert_eq!(history["items"].as_array().map(Vec::len), Some(1));
+}
+
+#[test]
+fn many_processes_sending_at_once_lose_nothing() {
+    let world = World::new();
+    let senders: Vec<_> = (0..4)
+        .map(|i| world.attach(&format!("sender{i}")))
+        .collect();
+    world.attach("sink");
+    let acc = acc_tests::bin("acc");
+    let commands = senders
+        .iter()
+        .map(|who| {
+            let mut command = world.command_path("sh");
+            command
+                .arg("-c")
+                .arg("for n in 1 2 3 4 5 6 7 8 9 10; do \"$0\" message --to sink --subject s$n --body b || exit 1; done")
+                .arg(&acc)
+                .env("ACC_SESSION", &who.session)
+                .env("ACC_GENERATION", &who.generation);
+            command
+        })
+        .collect();
+    for run in acc_tests::race(&world, commands) {
+        assert_eq!(run.code, 0, "{run:#?}");
+    }
+    let mut seen = BTreeSet::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let mut args = vec!["sync", "--scope", "history", "--limit", "500"];
+        if let Some(c) = &cursor {
+            args.extend_from_slice(&["--cursor", c]);
+        }
+        let page = world.acc(&args).ok_json();
+        for item in page["items"].as_array().expect("items") {
+            seen.insert(item["messageId"].as_str().expect("id").to_string());
+        }
+        match page["nextCursor"].as_str() {
+            Some(next) => cursor = Some(next.to_string()),
+            None => break,
+        }
+    }
+    assert_eq!(seen.len(), 40);
+    let events = world.acc(&["sync", "--limit", "500"]).ok_json();
+    let cursors: Vec<u64> = events["events"]
+        .as_array()
+        .expect("events")
+        .iter()
+        .map(|e| e["cursor"].as_str().expect("c").parse().expect("n"))
+        .collect();
+    let expected: Vec<u64> = (1..=cursors.len() as u64).collect();
+    assert_eq!(cursors, expected);
+    assert_eq!(
+        cursors.len(),
+        10 + 40,
+        "5 participants and sessions, 40 messages"
+    );
+}

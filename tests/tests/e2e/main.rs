@@ -3,5 +3,7 @@
 mod claims;
 mod cli_contract;
 mod concurrency;
+mod decisions;
+mod messaging;
 mod store_safety;
 mod workspace_config;

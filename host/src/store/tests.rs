@@ -1,0 +1,96 @@
+use super::*;
+
+fn store() -> (tempfile::TempDir, Store) {
+    let temp = tempfile::tempdir().expect("tempdir");
+    let record = WorkspaceRecord {
+        workspace_id: "w".into(),
+        display_name: "w".into(),
+        root: "/w".into(),
+    };
+    let store = Store::open_or_create(temp.path(), &record, 0).expect("store");
+    (temp, store)
+}
+
+fn plan(store: &Store, sql: &str) -> String {
+    let mut stmt = store
+        .conn
+        .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
+        .expect("explain");
+    let count = stmt.parameter_count();
+    let nulls: Vec<rusqlite::types::Null> = vec![rusqlite::types::Null; count];
+    let rows = stmt
+        .query_map(rusqlite::params_from_iter(nulls), |r| r.get::<_, String>(3))
+        .expect("rows");
+    rows.map(|r| r.expect("row")).collect::<Vec<_>>().join("\n")
+}
+
+fn assert_indexed(store: &Store, sql: &str, index: &str) {
+    let plan = plan(store, sql);
+    assert!(
+        plan.contains(index),
+        "expected {index} in plan:\n{plan}\nfor {sql}"
+    );
+    assert!(
+        !plan.contains("TEMP B-TREE"),
+        "a page must not sort the table:\n{plan}"
+    );
+    for line in plan.lines() {
+        let scans_table = line.starts_with("SCAN") && !line.contains("USING");
+        assert!(!scans_table, "a full table scan:\n{plan}\nfor {sql}");
+    }
+}
+
+#[test]
+fn page_and_attention_queries_are_index_range_scans() {
+    let (_temp, store) = store();
+    assert_indexed(&store, &messages::sql::inbox(), "receipts_unresolved");
+    assert_indexed(&store, &messages::sql::owed(), "receipts_owed");
+    assert_indexed(&store, &messages::sql::waiting(), "receipts_waiting");
+    assert_indexed(
+        &store,
+        &messages::sql::history(true, false),
+        "messages_by_kind",
+    );
+    assert_indexed(
+        &store,
+        &messages::sql::history(true, true),
+        "messages_by_kind",
+    );
+    assert_indexed(
+        &store,
+        &messages::sql::history(false, false),
+        "INTEGER PRIMARY KEY",
+    );
+    assert_indexed(
+        &store,
+        "SELECT seq FROM events WHERE seq > ?1 ORDER BY seq LIMIT ?2",
+        "INTEGER PRIMARY KEY",
+    );
+}
+
+#[test]
+fn a_new_store_records_its_versions_and_refuses_another_workspace() {
+    let (temp, store) = store();
+    drop(store);
+    assert!(
+        Store::open_existing(temp.path(), "w")
+            .expect("open")
+            .is_some()
+    );
+    let other = WorkspaceRecord {
+        workspace_id: "w".into(),
+        display_name: "w".into(),
+        root: "/w".into(),
+    };
+    Store::open_or_create(temp.path(), &other, 0).expect("reopen");
+    // Copy the store under another workspace's directory: it names its own workspace.
+    let dir = workspace_dir(temp.path(), "v");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    std::fs::copy(
+        workspace_dir(temp.path(), "w").join(STORE_FILE),
+        dir.join(STORE_FILE),
+    )
+    .expect("copy");
+    let error = Store::open_existing(temp.path(), "v").expect_err("refused");
+    assert_eq!(error.code, ErrorCode::StoreCorrupt);
+}
