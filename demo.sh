@@ -33,5 +33,13 @@ step "acc status"
 "$ACC" status
 as alice release --all
 as bob claim --resource file:src/store/query.rs
-step "acc sync --limit 5"
-"$ACC" sync --limit 5
+as alice request --to bob --title "review the store split" --detail "moved queries into src/store/query.rs"
+as bob inbox
+id=$(env ACC_SESSION="${SESSION[bob]}" ACC_GENERATION="${GENERATION[bob]}" "$ACC" inbox --json | sed -E 's/.*"messageId":"([^"]+)".*/\1/')
+echo "# ack refuses a request that needs an answer (exit 5):"
+as bob ack --message "$id"
+as bob inbox --message "$id"
+as bob reply --message "$id" --body "looks right; query.rs needs a test"
+as alice inbox
+step "acc sync --scope history"
+"$ACC" sync --scope history
