@@ -79,7 +79,20 @@ impl Clock for FixedClock {
 /// Render a timestamp as RFC 3339 UTC with milliseconds (`2026-11-29T19:32:28.123Z`).
 pub fn format_timestamp(ms: Millis) -> String {
     match chrono::DateTime::<chrono::Utc>::from_timestamp_millis(ms) {
-        Some(time) => time.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string(),
+        // The direct formatter: strftime would parse its pattern on every call.
+        Some(time) => time.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
         None => format!("@{ms}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn timestamps_are_rfc3339_utc_with_milliseconds() {
+        assert_eq!(super::format_timestamp(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(
+            super::format_timestamp(1_795_982_968_123),
+            "2026-11-29T20:09:28.123Z"
+        );
     }
 }

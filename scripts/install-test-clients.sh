@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Installs the real clients the test suite drives, at pinned versions, into a cache outside the
+# repository (default ~/.cache/acc-test-clients, or $ACC_TEST_CACHE). Idempotent: a client whose
+# pinned version is already there is not fetched again. Fails loudly; never skips.
+set -euo pipefail
+
+CACHE="${ACC_TEST_CACHE:-$HOME/.cache/acc-test-clients}"
+TS_SDK=1.32.2
+PY_SDK=2.3.0
+CODEX=0.169.0
+CLAUDE=2.1.328
+
+mkdir -p "$CACHE"
+cd "$CACHE"
+
+have_npm() { # package version
+  local manifest="$CACHE/node_modules/$1/package.json"
+  [ -f "$manifest" ] && node -e "process.exit(require('$manifest').version === '$2' ? 0 : 1)"
+}
+
+want=()
+have_npm @modelcontextprotocol/sdk "$TS_SDK" || want+=("@modelcontextprotocol/sdk@$TS_SDK")
+have_npm @openai/codex "$CODEX" || want+=("@openai/codex@$CODEX")
+have_npm @anthropic-ai/claude-code "$CLAUDE" || want+=("@anthropic-ai/claude-code@$CLAUDE")
+if [ "${#want[@]}" -gt 0 ]; then
+  echo "install-test-clients: npm install ${want[*]} into $CACHE" >&2
+  [ -f package.json ] || echo '{"name":"acc-test-clients","private":true}' > package.json
+  npm install --no-audit --no-fund --loglevel=error --prefix "$CACHE" "${want[@]}" >&2
+fi
+
+if ! "$CACHE/py/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('mcp') != '$PY_SDK')" 2>/dev/null; then
+  echo "install-test-clients: pip install mcp==$PY_SDK into $CACHE/py" >&2
+  python3 -m venv "$CACHE/py"
+  "$CACHE/py/bin/pip" install --quiet --disable-pip-version-check "mcp==$PY_SDK" >&2
+fi
+
+# Check that each client really runs at its pinned version.
+node -e "const p=require('$CACHE/node_modules/@modelcontextprotocol/sdk/package.json'); if (p.version!=='$TS_SDK') process.exit(1)"
+"$CACHE/py/bin/python" -c "import mcp" 
+"$CACHE/node_modules/.bin/codex" --version | grep -q "codex-cli $CODEX" || { echo "codex $CODEX does not run" >&2; exit 1; }
+HOME="$CACHE/home" "$CACHE/node_modules/.bin/claude" --version | grep -q "^$CLAUDE" || { echo "claude $CLAUDE does not run" >&2; exit 1; }
+echo "$CACHE"
