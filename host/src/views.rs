@@ -8,7 +8,8 @@ use serde_json::{Value, json};
 use crate::clock::format_timestamp;
 use crate::core::OpenedSession;
 use crate::core::messages::{
-    DecisionStatus, MessageView, PAGE_BYTE_CAP, PruneReport, Received, SUMMARY_SUBJECT_BYTES, Sent,
+    DecisionStatus, MessageView, PAGE_BYTE_CAP, Page, PruneReport, Received, SUMMARY_SUBJECT_BYTES,
+    Sent,
 };
 use crate::core::status::{
     Attention, ClaimState, EventPage, SessionState, StatusReport, format_cursor,
@@ -387,4 +388,62 @@ pub fn prune(report: &PruneReport) -> Value {
         "messageIds": report.message_ids,
         "count": report.message_ids.len(),
     })
+}
+
+/// An inbox summary page: `{items, nextCursor}` within the byte cap.
+pub fn inbox_page(page: &Page<Received>) -> Value {
+    let items = page
+        .items
+        .iter()
+        .map(|i| (inbox_item(i), i.message.message.message_id.clone()))
+        .collect();
+    capped_page(serde_json::Map::new(), items, page.has_more)
+}
+
+/// A history summary page: `{scope: "history", view: "summary", items, nextCursor}`.
+pub fn history_page(page: &Page<MessageView>) -> Value {
+    let items = page
+        .items
+        .iter()
+        .map(|m| (message_summary(m), m.message.message_id.clone()))
+        .collect();
+    let mut head = serde_json::Map::new();
+    head.insert("scope".into(), Value::from("history"));
+    head.insert("view".into(), Value::from("summary"));
+    capped_page(head, items, page.has_more)
+}
+
+/// An exact history read: `{scope: "history", view: "message", items: [message]}`.
+pub fn history_exact(view: &MessageView, receipts: &[ReceiptRow], workspace_id: &str) -> Value {
+    json!({ "scope": "history", "view": "message", "items": [history_message(view, receipts, workspace_id)] })
+}
+
+/// The unbounded forensic snapshot: the status of every session (closed too) and every
+/// message with its receipts.
+pub fn snapshot(
+    report: &StatusReport,
+    messages: &[(MessageView, Vec<ReceiptRow>)],
+    now: i64,
+    workspace_id: &str,
+) -> Value {
+    with_field(
+        status(report, now),
+        "messages",
+        Value::Array(
+            messages
+                .iter()
+                .map(|(m, r)| history_message(m, r, workspace_id))
+                .collect(),
+        ),
+    )
+}
+
+/// A full sync: the delta page, then the snapshot.
+pub fn sync_full(page: &EventPage, attention_items: &[Attention], snapshot: Value) -> Value {
+    let mut value = sync_delta(page, attention_items);
+    if let Value::Object(map) = &mut value {
+        map.insert("scope".into(), Value::from("full"));
+        map.insert("snapshot".into(), snapshot);
+    }
+    value
 }

@@ -651,12 +651,7 @@ fn inbox(cli: &Cli, args: &InboxArgs) -> AccResult<Output> {
     }
     let mut core = open_core(cli)?;
     let page = core.inbox(&who, args.cursor.as_deref(), args.limit)?;
-    let items = page
-        .items
-        .iter()
-        .map(|i| (views::inbox_item(i), i.message.message.message_id.clone()))
-        .collect();
-    let value = views::capped_page(serde_json::Map::new(), items, page.has_more);
+    let value = views::inbox_page(&page);
     Ok(Output {
         human: human::summary_page(&value),
         value,
@@ -688,30 +683,20 @@ fn sync(cli: &Cli, args: &SyncArgs) -> AccResult<Output> {
     let limit = status::event_limit(args.limit)?;
     let mut core = open_core(cli)?;
     let (page, attention) = core.sync_delta(cursor, limit)?;
-    let mut value = views::sync_delta(&page, &attention);
     let mut human = human::sync(&page, &attention);
-    if args.scope == "full" {
+    let value = if args.scope == "full" {
         let report = core.status(true)?;
+        let messages = core.all_messages()?;
         let now = core.now();
-        if let Value::Object(map) = &mut value {
-            map.insert("scope".into(), Value::from("full"));
-            let mut snapshot = views::status(&report, now);
-            let messages = core.all_messages()?;
-            if let Value::Object(snap) = &mut snapshot {
-                snap.insert(
-                    "messages".into(),
-                    Value::Array(
-                        messages
-                            .iter()
-                            .map(|(m, r)| views::history_message(m, r, &core.workspace.id))
-                            .collect(),
-                    ),
-                );
-            }
-            map.insert("snapshot".into(), snapshot);
-        }
         human.push_str(&human::status(&report, now));
-    }
+        views::sync_full(
+            &page,
+            &attention,
+            views::snapshot(&report, &messages, now, &core.workspace.id),
+        )
+    } else {
+        views::sync_delta(&page, &attention)
+    };
     Ok(Output { value, human })
 }
 
@@ -726,11 +711,7 @@ fn history(cli: &Cli, args: &SyncArgs) -> AccResult<Output> {
         let (view, receipts) = core.history_message(id)?;
         return Ok(Output {
             human: human::history_message(&view, &receipts),
-            value: json!({
-                "scope": "history",
-                "view": "message",
-                "items": [views::history_message(&view, &receipts, &core.workspace.id)],
-            }),
+            value: views::history_exact(&view, &receipts, &core.workspace.id),
         });
     }
     let mut core = open_core(cli)?;
@@ -740,15 +721,7 @@ fn history(cli: &Cli, args: &SyncArgs) -> AccResult<Output> {
         args.cursor.as_deref(),
         args.limit,
     )?;
-    let items = page
-        .items
-        .iter()
-        .map(|m| (views::message_summary(m), m.message.message_id.clone()))
-        .collect();
-    let mut head = serde_json::Map::new();
-    head.insert("scope".into(), Value::from("history"));
-    head.insert("view".into(), Value::from("summary"));
-    let value = views::capped_page(head, items, page.has_more);
+    let value = views::history_page(&page);
     Ok(Output {
         human: human::summary_page(&value),
         value,

@@ -174,6 +174,39 @@ pub fn normalize_unique(resources: &[String], what: &str) -> AccResult<Vec<Strin
     Ok(out)
 }
 
+/// Validate an acquisition without touching the store: canonical resources and the lease.
+pub fn validate_acquire(request: &AcquireRequest) -> AccResult<(Vec<String>, i64)> {
+    let resources = normalize_unique(&request.resources, "a claim")?;
+    let lease = validate_lease(request.lease_seconds.unwrap_or(DEFAULT_LEASE_SECONDS))?;
+    validate_reason(&request.reason)?;
+    Ok((resources, lease))
+}
+
+/// Validate a release selector without touching the store; resources come back canonical.
+pub fn validate_selector(selector: &ReleaseSelector) -> AccResult<ReleaseSelector> {
+    Ok(match selector {
+        ReleaseSelector::Ids(list) => {
+            if list.is_empty() {
+                return Err(AccError::usage("release needs at least one claim id"));
+            }
+            let mut seen = BTreeSet::new();
+            for id in list {
+                ids::validate_record_id("claim", id)?;
+                if !seen.insert(id) {
+                    return Err(AccError::usage(format!(
+                        "claim `{id}` appears more than once"
+                    )));
+                }
+            }
+            ReleaseSelector::Ids(list.clone())
+        }
+        ReleaseSelector::Resources(list) => {
+            ReleaseSelector::Resources(normalize_unique(list, "a release")?)
+        }
+        ReleaseSelector::All => ReleaseSelector::All,
+    })
+}
+
 /// Whether a claim's lease is still running.
 pub fn is_live(claim: &ClaimRow, now: Millis) -> bool {
     claim.expires_at > now
@@ -260,9 +293,7 @@ impl Core {
         caller: &Caller,
         request: &AcquireRequest,
     ) -> AccResult<Vec<ClaimRow>> {
-        let resources = normalize_unique(&request.resources, "a claim")?;
-        let lease = validate_lease(request.lease_seconds.unwrap_or(DEFAULT_LEASE_SECONDS))?;
-        validate_reason(&request.reason)?;
+        let (resources, lease) = validate_acquire(request)?;
         let mut new_ids = Vec::with_capacity(resources.len());
         for _ in &resources {
             new_ids.push(ids::new_id("claim")?);
@@ -380,27 +411,7 @@ impl Core {
         caller: &Caller,
         selector: &ReleaseSelector,
     ) -> AccResult<Vec<String>> {
-        let selector = match selector {
-            ReleaseSelector::Ids(list) => {
-                if list.is_empty() {
-                    return Err(AccError::usage("release needs at least one claim id"));
-                }
-                let mut seen = BTreeSet::new();
-                for id in list {
-                    ids::validate_record_id("claim", id)?;
-                    if !seen.insert(id) {
-                        return Err(AccError::usage(format!(
-                            "claim `{id}` appears more than once"
-                        )));
-                    }
-                }
-                ReleaseSelector::Ids(list.clone())
-            }
-            ReleaseSelector::Resources(list) => {
-                ReleaseSelector::Resources(normalize_unique(list, "a release")?)
-            }
-            ReleaseSelector::All => ReleaseSelector::All,
-        };
+        let selector = validate_selector(selector)?;
         let now = self.now();
         let workspace_id = self.workspace.id.clone();
         self.store_for_write()?.write(|w| {

@@ -43,6 +43,37 @@ fn one_of(what: &str, value: &str, allowed: &[&str]) -> AccResult<()> {
 impl Core {
     /// Set the caller session's intent.
     pub fn set_intent(&mut self, caller: &Caller, request: &IntentRequest) -> AccResult<IntentRow> {
+        let (summary, state, hints) = validate(request)?;
+        let summary = summary.as_str();
+        let now = self.now();
+        let workspace_id = self.workspace.id.clone();
+        self.store_for_write()?.write(|w| {
+            let session = verify_caller(w, &workspace_id, caller, now)?;
+            let intent = IntentRow {
+                session_id: session.session_id.clone(),
+                summary: summary.to_string(),
+                mode: request.mode.clone(),
+                state: state.clone(),
+                resource_hints: hints.clone(),
+                updated_at: now,
+            };
+            w.upsert_intent(&intent)?;
+            w.append_event(
+                "intent.updated",
+                now,
+                Some(&session.session_id),
+                Some(&session.participant_id),
+                &json!({ "summary": intent.summary, "mode": intent.mode, "state": intent.state, "resourceHints": intent.resource_hints }),
+            )?;
+            Ok(intent)
+        })
+    }
+}
+
+/// Validate an intent without touching the store: the trimmed summary, the state, and the
+/// canonical hints.
+pub fn validate(request: &IntentRequest) -> AccResult<(String, String, Vec<String>)> {
+    {
         let summary = request.summary.trim();
         if summary.is_empty() {
             return Err(AccError::usage("intent summary must not be empty"));
@@ -69,30 +100,11 @@ impl Core {
         } else {
             claims::normalize_unique(&request.resource_hints, "intent hints")?
         };
-        let now = self.now();
-        let workspace_id = self.workspace.id.clone();
-        self.store_for_write()?.write(|w| {
-            let session = verify_caller(w, &workspace_id, caller, now)?;
-            let intent = IntentRow {
-                session_id: session.session_id.clone(),
-                summary: summary.to_string(),
-                mode: request.mode.clone(),
-                state: state.clone(),
-                resource_hints: hints.clone(),
-                updated_at: now,
-            };
-            w.upsert_intent(&intent)?;
-            w.append_event(
-                "intent.updated",
-                now,
-                Some(&session.session_id),
-                Some(&session.participant_id),
-                &json!({ "summary": intent.summary, "mode": intent.mode, "state": intent.state, "resourceHints": intent.resource_hints }),
-            )?;
-            Ok(intent)
-        })
+        Ok((summary.to_string(), state, hints))
     }
+}
 
+impl Core {
     /// Clear the caller session's intent; returns whether there was one.
     pub fn clear_intent(&mut self, caller: &Caller) -> AccResult<bool> {
         let now = self.now();

@@ -459,8 +459,9 @@ fn resolve_recipients(
     Ok(out.into_iter().collect())
 }
 
-/// Everything needed to record a message, decided before the transaction.
-struct Draft {
+/// A validated message, ready to record: everything decided before the transaction.
+#[derive(Debug, Clone)]
+pub struct Draft {
     kind: String,
     obligation: Option<String>,
     to: Vec<String>,
@@ -492,6 +493,24 @@ fn content_hash(draft: &Draft, obligation: &str, to: &[String]) -> String {
 impl Core {
     /// Record a generic message (`note`, `question`, `request`, `decision`).
     pub fn send_message(&mut self, caller: &Caller, request: &SendRequest) -> AccResult<Sent> {
+        let draft = Self::prepare_message(request)?;
+        self.record(caller, draft)
+    }
+
+    /// Answer a message: record an `answer` in its thread and acknowledge it, atomically.
+    pub fn reply(&mut self, caller: &Caller, request: &ReplyRequest) -> AccResult<Sent> {
+        let draft = Self::prepare_reply(request)?;
+        self.record(caller, draft)
+    }
+
+    /// Finish: record a handoff, release the session's claims and close its presence.
+    pub fn finish(&mut self, caller: &Caller, request: &FinishRequest) -> AccResult<Sent> {
+        let draft = Self::prepare_finish(request)?;
+        self.record(caller, draft)
+    }
+
+    /// Validate a generic message without touching the store.
+    pub fn prepare_message(request: &SendRequest) -> AccResult<Draft> {
         let kind = request.kind.clone().unwrap_or_else(|| "note".into());
         if !GENERIC_KINDS.contains(&kind.as_str()) {
             let hint = match kind.as_str() {
@@ -551,11 +570,11 @@ impl Core {
             client_message_id: request.client_message_id.clone(),
             finish: false,
         };
-        self.record(caller, draft)
+        Ok(draft)
     }
 
-    /// Answer a message: record an `answer` in its thread and acknowledge it, atomically.
-    pub fn reply(&mut self, caller: &Caller, request: &ReplyRequest) -> AccResult<Sent> {
+    /// Validate a reply without touching the store.
+    pub fn prepare_reply(request: &ReplyRequest) -> AccResult<Draft> {
         ids::validate_record_id("message", &request.message_id)?;
         if let Some(subject) = &request.subject {
             check_line("subject", subject, MAX_SUBJECT_CHARS, false)?;
@@ -575,11 +594,11 @@ impl Core {
             client_message_id: request.client_message_id.clone(),
             finish: false,
         };
-        self.record(caller, draft)
+        Ok(draft)
     }
 
-    /// Finish: record a handoff, release the session's claims and close its presence.
-    pub fn finish(&mut self, caller: &Caller, request: &FinishRequest) -> AccResult<Sent> {
+    /// Validate a handoff without touching the store.
+    pub fn prepare_finish(request: &FinishRequest) -> AccResult<Draft> {
         check_line("goal", &request.goal, MAX_HANDOFF_ITEM_CHARS, false)?;
         for (what, list) in [
             ("completed", &request.completed),
@@ -665,10 +684,11 @@ impl Core {
             client_message_id: request.client_message_id.clone(),
             finish: true,
         };
-        self.record(caller, draft)
+        Ok(draft)
     }
 
-    fn record(&mut self, caller: &Caller, draft: Draft) -> AccResult<Sent> {
+    /// Record a prepared message, its receipts and events in one transaction, then route it.
+    pub fn record(&mut self, caller: &Caller, draft: Draft) -> AccResult<Sent> {
         let message_id = ids::new_id("message")?;
         let generated_key = ids::new_id("cm")?;
         let now = self.now();
@@ -932,9 +952,7 @@ impl Core {
         limit: Option<i64>,
     ) -> AccResult<Page<Received>> {
         let limit = page_limit(limit)?;
-        if let Some(cursor) = cursor {
-            ids::validate_record_id("message", cursor).map_err(|_| invalid_cursor(cursor))?;
-        }
+        validate_cursor(cursor)?;
         let now = self.now();
         let workspace_id = self.workspace.id.clone();
         self.store_for_write()?.write(|w| {
@@ -998,23 +1016,7 @@ impl Core {
         cursor: Option<&str>,
         limit: Option<i64>,
     ) -> AccResult<Page<MessageView>> {
-        let limit = page_limit(limit)?;
-        if let Some(kind) = kind
-            && !KINDS.contains(&kind)
-        {
-            return Err(AccError::usage(format!(
-                "kind must be one of {}, got `{kind}`",
-                KINDS.join(", ")
-            )));
-        }
-        if current && kind != Some("decision") {
-            return Err(AccError::usage(
-                "current lists decision heads: it needs kind decision",
-            ));
-        }
-        if let Some(cursor) = cursor {
-            ids::validate_record_id("message", cursor).map_err(|_| invalid_cursor(cursor))?;
-        }
+        let limit = validate_history(kind, current, cursor, limit)?;
         let Some(store) = self.store_for_read() else {
             return match cursor {
                 Some(cursor) => Err(invalid_cursor(cursor)),
@@ -1161,7 +1163,41 @@ fn invalid_cursor(cursor: &str) -> AccError {
     )
 }
 
-fn page_limit(limit: Option<i64>) -> AccResult<i64> {
+/// Validate history page arguments; returns the limit.
+pub fn validate_history(
+    kind: Option<&str>,
+    current: bool,
+    cursor: Option<&str>,
+    limit: Option<i64>,
+) -> AccResult<i64> {
+    let limit = page_limit(limit)?;
+    if let Some(kind) = kind
+        && !KINDS.contains(&kind)
+    {
+        return Err(AccError::usage(format!(
+            "kind must be one of {}, got `{kind}`",
+            KINDS.join(", ")
+        )));
+    }
+    if current && kind != Some("decision") {
+        return Err(AccError::usage(
+            "current lists decision heads: it needs kind decision",
+        ));
+    }
+    validate_cursor(cursor)?;
+    Ok(limit)
+}
+
+/// Validate the shape of a message-id page cursor.
+pub fn validate_cursor(cursor: Option<&str>) -> AccResult<()> {
+    if let Some(cursor) = cursor {
+        ids::validate_record_id("message", cursor).map_err(|_| invalid_cursor(cursor))?;
+    }
+    Ok(())
+}
+
+/// Validate a summary page limit (1..500, default 20).
+pub fn page_limit(limit: Option<i64>) -> AccResult<i64> {
     let limit = limit.unwrap_or(DEFAULT_PAGE_ITEMS);
     if (1..=MAX_PAGE_ITEMS).contains(&limit) {
         Ok(limit)
