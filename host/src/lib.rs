@@ -9,6 +9,7 @@ pub mod core;
 pub mod delivery;
 pub mod error;
 pub mod ids;
+pub mod mcp;
 pub mod store;
 pub mod views;
 pub mod workspace;

@@ -1,0 +1,48 @@
+//! `acc-mcp`: the ACC MCP server on stdio. Configured only by `ACC_MCP_PARTICIPANT` and
+//! `ACC_MCP_WORKSPACE`; stdout carries JSON-RPC only.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use acc_host::clock::SystemClock;
+use acc_host::mcp::{Config, serve};
+
+fn fail(message: &str) -> ! {
+    eprintln!("acc-mcp: {message}");
+    std::process::exit(2);
+}
+
+fn main() {
+    if std::env::args_os().len() > 1 {
+        fail(
+            "acc-mcp takes no command-line arguments; configure it with the environment variables ACC_MCP_PARTICIPANT (who it speaks for, default `mcp`) and ACC_MCP_WORKSPACE (the project directory, default the launch directory)",
+        );
+    }
+    let participant = std::env::var("ACC_MCP_PARTICIPANT")
+        .ok()
+        .filter(|p| !p.is_empty())
+        .unwrap_or_else(|| "mcp".into());
+    if let Err(error) = acc_host::ids::validate_portable_id("ACC_MCP_PARTICIPANT", &participant) {
+        fail(&error.message);
+    }
+    let launch = std::env::current_dir()
+        .unwrap_or_else(|e| fail(&format!("cannot read the launch directory: {e}")));
+    let workspace_dir = match std::env::var_os("ACC_MCP_WORKSPACE").filter(|w| !w.is_empty()) {
+        Some(dir) => launch.join(PathBuf::from(dir)),
+        None => launch,
+    };
+    let clock = SystemClock::from_env().unwrap_or_else(|e| fail(&e.message));
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap_or_else(|e| fail(&format!("cannot start the runtime: {e}")));
+    let config = Config {
+        participant,
+        workspace_dir,
+        clock: Arc::new(clock),
+    };
+    if let Err(error) = runtime.block_on(serve(tokio::io::stdin(), tokio::io::stdout(), config)) {
+        eprintln!("acc-mcp: i/o error: {error}");
+        std::process::exit(1);
+    }
+}
