@@ -4,6 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
+# The real clients the suite drives (MCP SDKs, Claude Code, Codex), pinned, cached outside the repo.
+scripts/install-test-clients.sh >/dev/null
 cargo build --workspace --bins --locked
 if cargo nextest --version >/dev/null 2>&1; then
   cargo nextest run --workspace --locked --no-fail-fast "$@"

@@ -331,3 +331,171 @@ pub fn race(world: &World, commands: Vec<Command>) -> Vec<Run> {
         .map(|child| Run::from_output(wait_with_deadline(child, COMMAND_TIMEOUT, "racing process")))
         .collect()
 }
+
+/// The real clients installed by `scripts/install-test-clients.sh` (which `./test.sh` runs).
+#[derive(Debug, Clone)]
+pub struct Clients {
+    /// The cache directory.
+    pub cache: PathBuf,
+    /// The TypeScript SDK package directory.
+    pub ts_sdk: PathBuf,
+    /// The Python interpreter with `mcp` installed.
+    pub python: PathBuf,
+    /// The `codex` executable.
+    pub codex: PathBuf,
+    /// The `claude` executable.
+    pub claude: PathBuf,
+}
+
+/// Locate the installed clients; fails loudly when they are missing, never skips.
+pub fn clients() -> Clients {
+    let cache = match std::env::var_os("ACC_TEST_CACHE") {
+        Some(dir) => PathBuf::from(dir),
+        None => PathBuf::from(std::env::var_os("HOME").expect("HOME"))
+            .join(".cache")
+            .join("acc-test-clients"),
+    };
+    let clients = Clients {
+        ts_sdk: cache.join("node_modules/@modelcontextprotocol/sdk"),
+        python: cache.join("py/bin/python"),
+        codex: cache.join("node_modules/.bin/codex"),
+        claude: cache.join("node_modules/.bin/claude"),
+        cache,
+    };
+    for path in [
+        &clients.ts_sdk,
+        &clients.python,
+        &clients.codex,
+        &clients.claude,
+    ] {
+        assert!(
+            path.exists(),
+            "{} is missing: run scripts/install-test-clients.sh (./test.sh does) to install the pinned clients",
+            path.display()
+        );
+    }
+    clients
+}
+
+/// The repository root (for the client scripts under `tests/clients`).
+pub fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("repo root")
+        .to_path_buf()
+}
+
+/// A running child with piped stdio that is killed by pid when dropped.
+#[derive(Debug)]
+pub struct Guarded(pub Child);
+
+impl Drop for Guarded {
+    fn drop(&mut self) {
+        if let Ok(None) = self.0.try_wait() {
+            kill_pid(self.0.id());
+            let _ = self.0.wait();
+        }
+    }
+}
+
+/// A newline-delimited JSON-RPC peer over a child's stdio, with bounded waits.
+#[derive(Debug)]
+pub struct JsonRpcChild {
+    /// The child (killed on drop).
+    pub child: Guarded,
+    stdin: Option<std::process::ChildStdin>,
+    lines: std::sync::mpsc::Receiver<String>,
+    /// Every line read, in order (for assertions on stdout purity).
+    pub seen: Vec<String>,
+}
+
+impl JsonRpcChild {
+    /// Spawn `command` with piped stdin and stdout.
+    pub fn spawn(mut command: Command) -> Self {
+        command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit());
+        let mut child = command.spawn().expect("spawn json-rpc child");
+        let stdin = child.stdin.take().expect("stdin");
+        let stdout = child.stdout.take().expect("stdout");
+        let (sender, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            use std::io::BufRead;
+            for line in std::io::BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if sender.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Self {
+            child: Guarded(child),
+            stdin: Some(stdin),
+            lines,
+            seen: Vec::new(),
+        }
+    }
+
+    /// Write one line.
+    pub fn send_line(&mut self, line: &str) {
+        use std::io::Write;
+        let stdin = self.stdin.as_mut().expect("stdin is open");
+        stdin.write_all(line.as_bytes()).expect("write");
+        stdin.write_all(b"\n").expect("write");
+        stdin.flush().expect("flush");
+    }
+
+    /// Send a request and wait (bounded) for the response with its id, skipping other lines.
+    pub fn request(&mut self, id: u64, method: &str, params: Value) -> Value {
+        self.send_line(
+            &serde_json::json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params })
+                .to_string(),
+        );
+        self.wait_for(
+            |v| v.get("id") == Some(&Value::from(id)) && v.get("method").is_none(),
+            Duration::from_secs(60),
+        )
+    }
+
+    /// Wait (bounded) for a line matching `want`.
+    pub fn wait_for(&mut self, want: impl Fn(&Value) -> bool, deadline: Duration) -> Value {
+        let start = Instant::now();
+        loop {
+            let left = deadline.checked_sub(start.elapsed()).unwrap_or_else(|| {
+                panic!(
+                    "no matching line within {deadline:?}; seen: {:#?}",
+                    self.seen
+                )
+            });
+            let line = self.lines.recv_timeout(left).unwrap_or_else(|_| {
+                panic!(
+                    "no matching line within {deadline:?}; seen: {:#?}",
+                    self.seen
+                )
+            });
+            self.seen.push(line.clone());
+            let value: Value = serde_json::from_str(&line)
+                .unwrap_or_else(|e| panic!("stdout line is not json ({e}): {line}"));
+            if want(&value) {
+                return value;
+            }
+        }
+    }
+
+    /// Close stdin and wait (bounded) for the exit status.
+    pub fn finish(mut self, deadline: Duration) -> ExitStatus {
+        drop(self.stdin.take());
+        let start = Instant::now();
+        loop {
+            if let Some(status) = self.child.0.try_wait().expect("wait") {
+                return status;
+            }
+            assert!(
+                start.elapsed() < deadline,
+                "the child did not exit within {deadline:?} after end of input"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+}

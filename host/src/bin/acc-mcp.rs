@@ -39,6 +39,7 @@ fn main() {
     let config = Config {
         participant,
         workspace_dir,
+        data_dir: None,
         clock: Arc::new(clock),
     };
     if let Err(error) = runtime.block_on(serve(tokio::io::stdin(), tokio::io::stdout(), config)) {

@@ -67,6 +67,9 @@ pub struct Config {
     pub participant: String,
     /// The workspace directory (`ACC_MCP_WORKSPACE`, default the launch directory).
     pub workspace_dir: PathBuf,
+    /// The `acc/` data directory; `None` resolves it from `ACC_DATA_HOME` and the platform
+    /// default, refusing one inside the workspace. Tests set it explicitly.
+    pub data_dir: Option<PathBuf>,
     /// The clock.
     pub clock: Arc<dyn Clock>,
 }
@@ -375,7 +378,10 @@ impl Server {
     fn core(&mut self) -> AccResult<&mut Core> {
         if self.core.is_none() {
             let ws = workspace::discover(&self.config.workspace_dir)?;
-            let data_dir = workspace::data_dir_for(&ws)?;
+            let data_dir = match &self.config.data_dir {
+                Some(dir) => dir.clone(),
+                None => workspace::data_dir_for(&ws)?,
+            };
             self.core = Some(Core::new(ws, data_dir, self.config.clock.clone())?);
         }
         self.core

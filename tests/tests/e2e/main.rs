@@ -4,6 +4,8 @@ mod claims;
 mod cli_contract;
 mod concurrency;
 mod decisions;
+mod mcp;
+mod mcp_clients;
 mod messaging;
 mod store_safety;
 mod workspace_config;

@@ -1,0 +1,181 @@
+//! `acc-mcp` driven by real clients: the official TypeScript and Python SDKs, Claude Code and
+//! Codex. They are installed (pinned) by `scripts/install-test-clients.sh`; a missing client is
+//! a failure, never a skip.
+
+use std::process::Command;
+
+use acc_tests::{JsonRpcChild, World, clients, repo_root};
+use serde_json::{Value, json};
+
+fn report(run: &acc_tests::Run) -> Value {
+    assert_eq!(
+        run.code, 0,
+        "client script failed\nstdout: {}\nstderr: {}",
+        run.stdout, run.stderr
+    );
+    let last = run.stdout.lines().last().unwrap_or_default();
+    serde_json::from_str(last).unwrap_or_else(|e| panic!("no json report ({e}): {}", run.stdout))
+}
+
+#[test]
+fn typescript_sdk_at_both_2025_revisions() {
+    let clients = clients();
+    for version in ["2025-06-18", "2025-11-25"] {
+        let world = World::new();
+        let mut command = world.command_path("node");
+        command
+            .arg(repo_root().join("tests/clients/ts_roundtrip.mjs"))
+            .arg(acc_tests::bin("acc-mcp"))
+            .arg(&world.dir)
+            .arg(version)
+            .env("ACC_TS_SDK", &clients.ts_sdk);
+        let value = report(&world.run(command, "typescript sdk client"));
+        assert_eq!(value["negotiated"], json!([version, version]));
+        assert_eq!(value["tools"], 11);
+        // The conversation is in the store, seen by the CLI too.
+        let history = world
+            .acc(&[
+                "sync",
+                "--scope",
+                "history",
+                "--message",
+                value["requestId"].as_str().expect("id"),
+            ])
+            .ok_json();
+        assert_eq!(history["items"][0]["receipts"][0]["state"], "acknowledged");
+    }
+}
+
+#[test]
+fn python_sdk_including_a_stateless_2026_exchange() {
+    let clients = clients();
+    let world = World::new();
+    let mut command = world.command_path(&clients.python);
+    command
+        .arg(repo_root().join("tests/clients/py_roundtrip.py"))
+        .arg(acc_tests::bin("acc-mcp"))
+        .arg(&world.dir);
+    let value = report(&world.run(command, "python sdk client"));
+    assert_eq!(value["modern"], "2026-07-28");
+    assert_eq!(value["legacy"], "2025-11-25");
+}
+
+#[test]
+fn claude_code_reports_acc_mcp_connected() {
+    let clients = clients();
+    let world = World::new();
+    let home = world.temp.path().join("claude-home");
+    std::fs::create_dir_all(&home).expect("home");
+    let claude = |args: &[&str]| {
+        let mut command = world.command_path(&clients.claude);
+        command
+            .args(args)
+            .env("HOME", &home)
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .env_remove("ANTHROPIC_API_KEY");
+        world.run(command, "claude")
+    };
+    let acc_mcp = acc_tests::bin("acc-mcp");
+    let participant = "ACC_MCP_PARTICIPANT=claude-agent".to_string();
+    let workspace = format!("ACC_MCP_WORKSPACE={}", world.dir.display());
+    let data = format!("ACC_DATA_HOME={}", world.data_home.display());
+    let added = claude(&[
+        "mcp",
+        "add",
+        "acc",
+        "-e",
+        &participant,
+        "-e",
+        &workspace,
+        "-e",
+        &data,
+        "--",
+        acc_mcp.to_str().expect("utf8"),
+    ]);
+    assert_eq!(added.code, 0, "{added:?}");
+    let listed = claude(&["mcp", "list"]);
+    assert_eq!(listed.code, 0, "{listed:?}");
+    let line = listed
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("acc:"))
+        .unwrap_or_else(|| panic!("{listed:?}"));
+    assert!(line.contains("Connected"), "{line}");
+    assert!(
+        !world.data_home.join("acc").join("workspaces").exists(),
+        "the handshake created nothing"
+    );
+}
+
+#[test]
+fn codex_app_server_lists_the_tools_and_calls_acc_status() {
+    let clients = clients();
+    let world = World::new();
+    let codex_home = world.temp.path().join("codex-home");
+    std::fs::create_dir_all(&codex_home).expect("codex home");
+    let config = format!(
+        "[mcp_servers.acc]\ncommand = {}\nenv = {{ ACC_MCP_PARTICIPANT = \"codex-agent\", ACC_MCP_WORKSPACE = {}, ACC_DATA_HOME = {} }}\n",
+        toml_string(&acc_tests::bin("acc-mcp").to_string_lossy()),
+        toml_string(&world.dir.to_string_lossy()),
+        toml_string(&world.data_home.to_string_lossy()),
+    );
+    std::fs::write(codex_home.join("config.toml"), config).expect("config");
+    let mut command = Command::new(&clients.codex);
+    command
+        .arg("app-server")
+        .current_dir(&world.dir)
+        .env("CODEX_HOME", &codex_home)
+        .env("HOME", world.temp.path())
+        .env_remove("OPENAI_API_KEY");
+    let mut codex = JsonRpcChild::spawn(command);
+    let init = codex.request(1, "initialize", json!({ "clientInfo": { "name": "acc-tests", "version": "1" }, "capabilities": { "experimentalApi": true } }));
+    assert!(init.get("result").is_some(), "{init}");
+    codex.send_line(r#"{"jsonrpc":"2.0","method":"initialized"}"#);
+
+    let listed = codex.request(2, "mcpServerStatus/list", json!({}));
+    let servers = listed["result"]["data"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{listed}"));
+    let acc = servers
+        .iter()
+        .find(|s| s["name"] == "acc")
+        .unwrap_or_else(|| panic!("{listed}"));
+    assert_eq!(acc["serverInfo"]["name"], "acc-mcp");
+    let mut names: Vec<&str> = acc["tools"]
+        .as_object()
+        .expect("tools")
+        .keys()
+        .map(String::as_str)
+        .collect();
+    names.sort_unstable();
+    let mut expected = acc_host::mcp::tools::NAMES.to_vec();
+    expected.sort_unstable();
+    assert_eq!(names, expected);
+
+    let thread = codex.request(3, "thread/start", json!({ "cwd": world.dir }));
+    let thread_id = thread["result"]["thread"]["id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{thread}"))
+        .to_string();
+    let call = codex.request(
+        4,
+        "mcpServer/tool/call",
+        json!({ "threadId": thread_id, "server": "acc", "tool": "acc_status", "arguments": {} }),
+    );
+    let structured = &call["result"]["structuredContent"];
+    assert_eq!(
+        structured["sessions"][0]["participantId"], "codex-agent",
+        "{call}"
+    );
+    let text: Value =
+        serde_json::from_str(call["result"]["content"][0]["text"].as_str().expect("text"))
+            .expect("json text");
+    assert_eq!(&text, structured);
+    drop(codex);
+    let status = world.status();
+    assert_eq!(status["participants"][0]["participantId"], "codex-agent");
+}
+
+fn toml_string(text: &str) -> String {
+    format!("\"{}\"", text.replace('\\', "\\\\").replace('"', "\\\""))
+}
