@@ -7,6 +7,9 @@
 //! - `messaging`: durable sends per second from 1 and 4 processes beside a bare SQLite commit;
 //!   inbox, history and sync page times for a recipient with 10^3, 10^5 and 10^6 stored
 //!   messages (the large stores are written in bulk through the store layer).
+//! - `mcp`: `acc-mcp` tool-call round trips over real pipes (p50, p99) for `acc_status` and
+//!   `acc_message`, resident memory after 10,000 calls, and cold start to the first answer,
+//!   beside empty-process floors (`true`, `acc --version`).
 
 // A benchmark reports on stdout; that is its whole purpose.
 #![allow(clippy::print_stdout)]
@@ -33,15 +36,22 @@ fn main() {
             messaging();
             0
         }
+        Some("mcp") => {
+            mcp();
+            0
+        }
         Some("all") | None => {
             foundation();
             messaging();
+            mcp();
             0
         }
         Some("claim-worker") => claim_worker(&args[1..]),
         Some("send-worker") => send_worker(&args[1..]),
         Some(other) => {
-            eprintln!("acc-bench: unknown suite `{other}` (suites: foundation, messaging, all)");
+            eprintln!(
+                "acc-bench: unknown suite `{other}` (suites: foundation, messaging, mcp, all)"
+            );
             2
         }
     };
@@ -437,4 +447,149 @@ fn messaging() {
             ms(process)
         );
     }
+}
+
+/// An `acc-mcp` process over real pipes.
+struct McpProcess {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    stdout: std::io::BufReader<std::process::ChildStdout>,
+    next_id: u64,
+}
+
+impl McpProcess {
+    fn start(data: &Path, dir: &Path, participant: &str) -> Self {
+        let mut child = Command::new(bin("acc-mcp"))
+            .env("ACC_DATA_HOME", data)
+            .env("ACC_MCP_WORKSPACE", dir)
+            .env("ACC_MCP_PARTICIPANT", participant)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("spawn acc-mcp");
+        let stdin = child.stdin.take().expect("stdin");
+        let stdout = std::io::BufReader::new(child.stdout.take().expect("stdout"));
+        Self {
+            child,
+            stdin,
+            stdout,
+            next_id: 0,
+        }
+    }
+
+    fn request(&mut self, method: &str, params: serde_json::Value) -> serde_json::Value {
+        use std::io::{BufRead, Write};
+        self.next_id += 1;
+        let line = serde_json::json!({ "jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params }).to_string();
+        self.stdin.write_all(line.as_bytes()).expect("write");
+        self.stdin.write_all(b"\n").expect("write");
+        self.stdin.flush().expect("flush");
+        let mut answer = String::new();
+        self.stdout.read_line(&mut answer).expect("read");
+        serde_json::from_str(&answer).expect("json answer")
+    }
+
+    fn call(&mut self, tool: &str, arguments: serde_json::Value) -> serde_json::Value {
+        let answer = self.request(
+            "tools/call",
+            serde_json::json!({ "name": tool, "arguments": arguments }),
+        );
+        assert!(
+            answer["result"]["isError"] != true,
+            "{tool} failed: {answer}"
+        );
+        answer
+    }
+
+    fn rss_kib(&self) -> Option<u64> {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).ok()?;
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches(" kB").trim().parse().ok())
+    }
+
+    fn stop(mut self) {
+        drop(self.stdin);
+        let _ = self.child.wait();
+    }
+}
+
+fn percentile(samples: &mut [Duration], p: f64) -> Duration {
+    samples.sort();
+    let index = ((samples.len() as f64 - 1.0) * p).round() as usize;
+    samples[index]
+}
+
+fn mcp() {
+    println!("== mcp ==");
+    let (_temp, data, dir) = world();
+    let floor_true = time_process(&mut Command::new("true"), 30);
+    let floor_acc = time_process(Command::new(bin("acc")).arg("--version"), 30);
+    let mut cold = Vec::new();
+    for _ in 0..20 {
+        let start = Instant::now();
+        let mut server = McpProcess::start(&data, &dir, "cold");
+        server.request("initialize", serde_json::json!({ "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "bench", "version": "1" } }));
+        cold.push(start.elapsed());
+        server.stop();
+    }
+    let cold = median(cold);
+    println!(
+        "empty process `true`:                     {:>9.2} ms",
+        ms(floor_true)
+    );
+    println!(
+        "empty process `acc --version`:            {:>9.2} ms",
+        ms(floor_acc)
+    );
+    println!(
+        "acc-mcp cold start to first answer:       {:>9.2} ms  ({:.1}x `true`)",
+        ms(cold),
+        ratio(cold, floor_true)
+    );
+
+    let mut peer = McpProcess::start(&data, &dir, "peer");
+    peer.call("acc_status", serde_json::json!({}));
+    let mut server = McpProcess::start(&data, &dir, "bench");
+    server.request("initialize", serde_json::json!({ "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "bench", "version": "1" } }));
+    for (tool, args, count) in [
+        ("acc_status", serde_json::json!({}), 2000usize),
+        (
+            "acc_message",
+            serde_json::json!({ "to": ["peer"], "subject": "benchmark", "body": "a message body" }),
+            2000usize,
+        ),
+    ] {
+        let mut samples = Vec::with_capacity(count);
+        for _ in 0..count {
+            let start = Instant::now();
+            server.call(tool, args.clone());
+            samples.push(start.elapsed());
+        }
+        let p50 = percentile(&mut samples, 0.50);
+        let p99 = percentile(&mut samples, 0.99);
+        println!(
+            "{tool:<12} round trip over pipes:       p50 {:>7.3} ms  p99 {:>7.3} ms",
+            ms(p50),
+            ms(p99)
+        );
+    }
+    let before = server.rss_kib();
+    for _ in 0..6000 {
+        server.call("acc_status", serde_json::json!({}));
+    }
+    let after = server.rss_kib();
+    println!(
+        "acc-mcp resident memory after 10,000 calls: {} KiB (after 4,000: {} KiB)",
+        after
+            .map(|v| v.to_string())
+            .unwrap_or_else(|| "unavailable".into()),
+        before
+            .map(|v| v.to_string())
+            .unwrap_or_else(|| "unavailable".into())
+    );
+    server.stop();
+    peer.stop();
 }
