@@ -483,6 +483,15 @@ impl JsonRpcChild {
         }
     }
 
+    /// The child's resident memory in KiB (Linux `/proc`), when readable.
+    pub fn rss_kib(&self) -> Option<u64> {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.0.id())).ok()?;
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+    }
+
     /// Close stdin and wait (bounded) for the exit status.
     pub fn finish(mut self, deadline: Duration) -> ExitStatus {
         drop(self.stdin.take());

@@ -83,6 +83,24 @@ impl std::fmt::Debug for Config {
     }
 }
 
+/// A JSON-RPC error to answer: code, message, optional data.
+type RpcError = (Code, String, Option<Value>);
+
+/// A required string parameter, or `-32602` naming it.
+fn required_str<'a>(
+    params: &'a Map<String, Value>,
+    key: &str,
+    method: &str,
+) -> Result<&'a str, RpcError> {
+    params.get(key).and_then(Value::as_str).ok_or_else(|| {
+        (
+            Code::INVALID_PARAMS,
+            format!("{method} needs params.{key}, a string"),
+            None,
+        )
+    })
+}
+
 /// The protocol era of one request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Era {
@@ -161,11 +179,7 @@ impl Server {
     }
 
     /// Decide the era of a request from its `_meta` envelope, checking the envelope.
-    fn era(
-        &self,
-        method: &str,
-        params: &Map<String, Value>,
-    ) -> Result<Era, (Code, String, Option<Value>)> {
+    fn era(&self, method: &str, params: &Map<String, Value>) -> Result<Era, RpcError> {
         let meta = params.get("_meta").and_then(Value::as_object);
         let enveloped = meta.is_some_and(|m| m.contains_key(PROTOCOL_VERSION_KEY));
         if method == "initialize" || (!enveloped && method != "server/discover") {
@@ -246,7 +260,7 @@ impl Server {
         era: Era,
         method: &str,
         params: &Map<String, Value>,
-    ) -> Result<Value, (Code, String, Option<Value>)> {
+    ) -> Result<Value, RpcError> {
         match method {
             "initialize" => {
                 let requested = params
@@ -288,18 +302,8 @@ impl Server {
         }
     }
 
-    fn call_tool(
-        &mut self,
-        era: Era,
-        params: &Map<String, Value>,
-    ) -> Result<Value, (Code, String, Option<Value>)> {
-        let Some(name) = params.get("name").and_then(Value::as_str) else {
-            return Err((
-                Code::INVALID_PARAMS,
-                "tools/call needs params.name, a string".into(),
-                None,
-            ));
-        };
+    fn call_tool(&mut self, era: Era, params: &Map<String, Value>) -> Result<Value, RpcError> {
+        let name = required_str(params, "name", "tools/call")?;
         if !tools::NAMES.contains(&name) {
             return Err((
                 Code::INVALID_PARAMS,
@@ -416,18 +420,8 @@ impl Server {
         Ok(caller)
     }
 
-    fn read_resource(
-        &mut self,
-        era: Era,
-        params: &Map<String, Value>,
-    ) -> Result<Value, (Code, String, Option<Value>)> {
-        let Some(uri) = params.get("uri").and_then(Value::as_str) else {
-            return Err((
-                Code::INVALID_PARAMS,
-                "resources/read needs params.uri, a string".into(),
-                None,
-            ));
-        };
+    fn read_resource(&mut self, era: Era, params: &Map<String, Value>) -> Result<Value, RpcError> {
+        let uri = required_str(params, "uri", "resources/read")?;
         let text = match uri {
             "acc://snapshot" => self.core().and_then(|core| {
                 let report = core.status(true)?;

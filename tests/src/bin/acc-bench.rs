@@ -24,6 +24,7 @@ use acc_host::core::claims::{AcquireRequest, ClaimMode, Enforcement, ReleaseSele
 use acc_host::core::messages::SendRequest;
 use acc_host::core::{Caller, Core, SessionSpec};
 use acc_host::store::{MessageRow, ReceiptRow};
+use acc_tests::JsonRpcChild;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -449,71 +450,36 @@ fn messaging() {
     }
 }
 
-/// An `acc-mcp` process over real pipes.
-struct McpProcess {
-    child: std::process::Child,
-    stdin: std::process::ChildStdin,
-    stdout: std::io::BufReader<std::process::ChildStdout>,
-    next_id: u64,
+/// An `acc-mcp` process over real pipes, speaking for `participant`.
+fn start_mcp(data: &Path, dir: &Path, participant: &str) -> JsonRpcChild {
+    let mut command = Command::new(bin("acc-mcp"));
+    command
+        .env("ACC_DATA_HOME", data)
+        .env("ACC_MCP_WORKSPACE", dir)
+        .env("ACC_MCP_PARTICIPANT", participant);
+    JsonRpcChild::spawn(command)
 }
 
-impl McpProcess {
-    fn start(data: &Path, dir: &Path, participant: &str) -> Self {
-        let mut child = Command::new(bin("acc-mcp"))
-            .env("ACC_DATA_HOME", data)
-            .env("ACC_MCP_WORKSPACE", dir)
-            .env("ACC_MCP_PARTICIPANT", participant)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("spawn acc-mcp");
-        let stdin = child.stdin.take().expect("stdin");
-        let stdout = std::io::BufReader::new(child.stdout.take().expect("stdout"));
-        Self {
-            child,
-            stdin,
-            stdout,
-            next_id: 0,
-        }
-    }
+/// One tool call; a failed call ends the benchmark.
+fn call(server: &mut JsonRpcChild, id: &mut u64, tool: &str, arguments: serde_json::Value) {
+    *id += 1;
+    let answer = server.request(
+        *id,
+        "tools/call",
+        serde_json::json!({ "name": tool, "arguments": arguments }),
+    );
+    assert!(
+        answer["result"]["isError"] != true,
+        "{tool} failed: {answer}"
+    );
+}
 
-    fn request(&mut self, method: &str, params: serde_json::Value) -> serde_json::Value {
-        use std::io::{BufRead, Write};
-        self.next_id += 1;
-        let line = serde_json::json!({ "jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params }).to_string();
-        self.stdin.write_all(line.as_bytes()).expect("write");
-        self.stdin.write_all(b"\n").expect("write");
-        self.stdin.flush().expect("flush");
-        let mut answer = String::new();
-        self.stdout.read_line(&mut answer).expect("read");
-        serde_json::from_str(&answer).expect("json answer")
-    }
-
-    fn call(&mut self, tool: &str, arguments: serde_json::Value) -> serde_json::Value {
-        let answer = self.request(
-            "tools/call",
-            serde_json::json!({ "name": tool, "arguments": arguments }),
-        );
-        assert!(
-            answer["result"]["isError"] != true,
-            "{tool} failed: {answer}"
-        );
-        answer
-    }
-
-    fn rss_kib(&self) -> Option<u64> {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).ok()?;
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix("VmRSS:"))
-            .and_then(|v| v.trim().trim_end_matches(" kB").trim().parse().ok())
-    }
-
-    fn stop(mut self) {
-        drop(self.stdin);
-        let _ = self.child.wait();
-    }
+fn initialize(server: &mut JsonRpcChild) {
+    server.request(
+        0,
+        "initialize",
+        serde_json::json!({ "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "bench", "version": "1" } }),
+    );
 }
 
 fn percentile(samples: &mut [Duration], p: f64) -> Duration {
@@ -530,10 +496,10 @@ fn mcp() {
     let mut cold = Vec::new();
     for _ in 0..20 {
         let start = Instant::now();
-        let mut server = McpProcess::start(&data, &dir, "cold");
-        server.request("initialize", serde_json::json!({ "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "bench", "version": "1" } }));
+        let mut server = start_mcp(&data, &dir, "cold");
+        initialize(&mut server);
         cold.push(start.elapsed());
-        server.stop();
+        server.finish(Duration::from_secs(10));
     }
     let cold = median(cold);
     println!(
@@ -550,10 +516,11 @@ fn mcp() {
         ratio(cold, floor_true)
     );
 
-    let mut peer = McpProcess::start(&data, &dir, "peer");
-    peer.call("acc_status", serde_json::json!({}));
-    let mut server = McpProcess::start(&data, &dir, "bench");
-    server.request("initialize", serde_json::json!({ "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "bench", "version": "1" } }));
+    let mut id = 0;
+    let mut peer = start_mcp(&data, &dir, "peer");
+    call(&mut peer, &mut id, "acc_status", serde_json::json!({}));
+    let mut server = start_mcp(&data, &dir, "bench");
+    initialize(&mut server);
     for (tool, args, count) in [
         ("acc_status", serde_json::json!({}), 2000usize),
         (
@@ -565,7 +532,7 @@ fn mcp() {
         let mut samples = Vec::with_capacity(count);
         for _ in 0..count {
             let start = Instant::now();
-            server.call(tool, args.clone());
+            call(&mut server, &mut id, tool, args.clone());
             samples.push(start.elapsed());
         }
         let p50 = percentile(&mut samples, 0.50);
@@ -578,7 +545,7 @@ fn mcp() {
     }
     let before = server.rss_kib();
     for _ in 0..6000 {
-        server.call("acc_status", serde_json::json!({}));
+        call(&mut server, &mut id, "acc_status", serde_json::json!({}));
     }
     let after = server.rss_kib();
     println!(
@@ -590,6 +557,6 @@ fn mcp() {
             .map(|v| v.to_string())
             .unwrap_or_else(|| "unavailable".into())
     );
-    server.stop();
-    peer.stop();
+    server.finish(Duration::from_secs(10));
+    peer.finish(Duration::from_secs(10));
 }
