@@ -10,6 +10,7 @@ pub mod delivery;
 pub mod error;
 pub mod ids;
 pub mod mcp;
+pub mod plugins;
 pub mod store;
 pub mod views;
 pub mod workspace;

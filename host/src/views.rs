@@ -447,3 +447,23 @@ pub fn sync_full(page: &EventPage, attention_items: &[Attention], snapshot: Valu
     }
     value
 }
+
+/// The loaded and refused adapters.
+pub fn adapters(plugins: &crate::plugins::Plugins) -> Value {
+    json!({
+        "searchPath": plugins.search_path.iter().map(|p| p.to_string_lossy().into_owned()).collect::<Vec<_>>(),
+        "adapters": plugins.adapters.iter().map(|a| json!({
+            "adapterId": a.adapter_id,
+            "file": a.file.to_string_lossy(),
+            "transport": a.transport,
+            "offerKind": a.offer_kind.as_str(),
+            "apiVersion": a.api_version,
+            "features": a.features,
+            "contract": serde_json::to_value(&a.contract).unwrap_or(Value::Null),
+        })).collect::<Vec<_>>(),
+        "refused": plugins.refused.iter().map(|r| json!({
+            "file": r.file.to_string_lossy(),
+            "reason": r.reason,
+        })).collect::<Vec<_>>(),
+    })
+}

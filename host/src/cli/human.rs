@@ -411,3 +411,42 @@ pub fn prune(report: &PruneReport) -> String {
     }
     out
 }
+
+/// The loaded and refused adapters.
+pub fn adapters(plugins: &crate::plugins::Plugins) -> String {
+    let mut out = String::new();
+    if plugins.adapters.is_empty() {
+        out.push_str("no adapters loaded\n");
+    }
+    for a in &plugins.adapters {
+        out.push_str(&format!(
+            "{} ({} transport, offers {}, api {}) from {}\n  contract {} for {}: minimum {}\n",
+            a.adapter_id,
+            a.transport,
+            a.offer_kind.as_str(),
+            a.api_version,
+            a.file.display(),
+            a.contract.contract_id,
+            a.contract.client,
+            a.contract
+                .minimums
+                .iter()
+                .map(|m| format!("{} on {}", m.version, m.platform))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    for r in &plugins.refused {
+        out.push_str(&format!("refused {}: {}\n", r.file.display(), r.reason));
+    }
+    out.push_str(&format!(
+        "searched: {}\n",
+        plugins
+            .search_path
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    ));
+    out
+}

@@ -79,6 +79,8 @@ pub enum Command {
     /// Create or check acc.workspace.json.
     #[command(subcommand)]
     Config(ConfigCommand),
+    /// List the adapter plugins that loaded, their contracts, and what was refused and why.
+    Adapters,
 }
 
 /// `acc message`.
@@ -605,6 +607,14 @@ fn run(cli: Cli) -> AccResult<Output> {
             })
         }
         Command::Config(command) => config(&cli, command),
+        Command::Adapters => {
+            let configs = crate::plugins::configs_from_env().map_err(AccError::usage)?;
+            let plugins = crate::plugins::Plugins::load(&configs);
+            Ok(Output {
+                human: human::adapters(&plugins),
+                value: views::adapters(&plugins),
+            })
+        }
     }
 }
 

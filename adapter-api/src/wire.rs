@@ -1,0 +1,182 @@
+//! Request and answer payloads, carried as JSON text across the boundary. Fields may be added
+//! in later minor versions; readers ignore fields they do not know.
+
+use serde::{Deserialize, Serialize};
+
+use crate::OfferKind;
+
+/// What an adapter says about itself (the Rust side of [`crate::Description`]).
+#[derive(Debug, Clone)]
+pub struct Describe {
+    /// Unique adapter id.
+    pub adapter_id: String,
+    /// Transport name.
+    pub transport: String,
+    /// How it delivers.
+    pub offer_kind: OfferKind,
+    /// Implemented features (see [`crate::KNOWN_FEATURES`]).
+    pub features: Vec<String>,
+    /// The capability contract it declares.
+    pub contract: ContractDeclaration,
+}
+
+/// A minimum client version on one platform (`*` for every platform).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Minimum {
+    /// `linux-x64`, `darwin-arm64`, ... or `*`.
+    pub platform: String,
+    /// The lowest admitted client version.
+    pub version: String,
+}
+
+/// The capability contract an adapter declares; `acc contract verify` checks it against the
+/// contract data in `contracts/`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ContractDeclaration {
+    /// Contract id (`claude-code-inbox-socket-v1`).
+    pub contract_id: String,
+    /// The client it speaks to (`claude-code`, `codex`, `example`).
+    pub client: String,
+    /// `message`, `wake` or `body`.
+    pub offer_kind: String,
+    /// Whether the adapter pushes live (outside the next turn).
+    pub live_push: bool,
+    /// Minimum client version per platform.
+    pub minimums: Vec<Minimum>,
+    /// Known-bad versions (`1.2.3`) or ranges (`>=1.2.0, <1.2.5`).
+    #[serde(default)]
+    pub known_bad: Vec<String>,
+}
+
+/// Probe the installed client, read-only.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProbeRequest {
+    /// How long the probe may take.
+    pub timeout_ms: u64,
+}
+
+/// What a probe found.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProbeAnswer {
+    /// The version the client reports, when found.
+    pub client_version: Option<String>,
+    /// The protocol contract the client states, when found.
+    pub protocol_contract: Option<String>,
+    /// SHA-256 of the client executable, when found.
+    pub executable_sha256: Option<String>,
+    /// The platform (`linux-x64`, ...).
+    pub platform: String,
+    /// An eligibility reason code when the client is not usable, else empty.
+    pub reason: String,
+}
+
+/// Verify one session's endpoint and describe its binding.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HandshakeRequest {
+    /// The session.
+    pub session_id: String,
+    /// Its generation number.
+    pub generation: i64,
+    /// Its participant.
+    pub participant_id: String,
+    /// What the client's side told the host about its endpoint (adapter-specific).
+    #[serde(default)]
+    pub endpoint: serde_json::Value,
+}
+
+/// A verified endpoint.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HandshakeAnswer {
+    /// An opaque reference the host keeps and hands back with each offer; never shown.
+    pub endpoint_ref: String,
+    /// Delivery modes the endpoint offers (`live`, `next-turn`).
+    pub modes: Vec<String>,
+    /// How long the binding stays valid without a refresh.
+    pub lease_seconds: u64,
+    /// The client version that answered the handshake.
+    pub client_version: String,
+}
+
+/// Offer one committed message to one recipient session.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OfferRequest {
+    /// The message envelope (peer text inside is untrusted).
+    pub message: serde_json::Value,
+    /// The recipient.
+    pub recipient_participant_id: String,
+    /// The target session.
+    pub target_session_id: String,
+    /// The target session's generation.
+    pub target_generation: i64,
+    /// The binding's opaque endpoint reference.
+    pub endpoint_ref: String,
+    /// The client version admitted for the binding.
+    pub client_version: String,
+}
+
+/// What the transport did with an offer.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OfferAnswer {
+    /// The transport or client accepted the bytes.
+    pub accepted: bool,
+    /// The client holds a wake for its user's approval.
+    #[serde(default)]
+    pub pending_approval: bool,
+    /// A safe closed error code when refused.
+    pub code: Option<String>,
+    /// The client version that answered.
+    pub client_version: String,
+}
+
+/// A repeat of an earlier live offer, shown once more by next-turn.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Repeat {
+    /// The transport that offered it.
+    pub transport: String,
+    /// When it was offered.
+    pub offered_at: String,
+}
+
+/// One message to render.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RenderMessage {
+    /// The message envelope (peer text inside is untrusted).
+    pub message: serde_json::Value,
+    /// Set when this is a repeat of a live offer.
+    pub repeat: Option<Repeat>,
+}
+
+/// Render next-turn context for one recipient within a byte budget.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RenderRequest {
+    /// The recipient.
+    pub recipient_participant_id: String,
+    /// The byte budget of the rendered text.
+    pub budget_bytes: usize,
+    /// New messages first, then repeats.
+    pub messages: Vec<RenderMessage>,
+}
+
+/// Rendered context and exactly the message ids it carries.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RenderAnswer {
+    /// The text for the model's context.
+    pub text: String,
+    /// Ids of the messages whose bodies the text carries.
+    pub carried: Vec<String>,
+    /// Ids withheld for the budget.
+    #[serde(default)]
+    pub withheld: Vec<String>,
+}

@@ -1,0 +1,296 @@
+//! The `example` adapter: the template an adapter author copies.
+//!
+//! It implements every operation honestly over a plain file: a handshake checks that the
+//! endpoint's directory exists; an accepted offer appends one JSON line to that file; render
+//! formats pending messages as plain text within the budget and reports exactly the ids it
+//! carried. Its configuration (JSON, from the host) chooses how offers are answered, so tests
+//! can drive every router outcome:
+//!
+//! ```json
+//! { "offers": "accept" | "pending" | "refuse", "refuseCode": "transport_rejected",
+//!   "offerKind": "message" | "wake", "clientVersion": "1.2.0" }
+//! ```
+
+use std::io::Write;
+
+use acc_adapter_api::wire::{
+    ContractDeclaration, Describe, HandshakeAnswer, HandshakeRequest, Minimum, OfferAnswer,
+    OfferRequest, ProbeAnswer, ProbeRequest, RenderAnswer, RenderRequest,
+};
+use acc_adapter_api::{AdapterError, AdapterImpl, OfferKind, export_adapter};
+use serde::Deserialize;
+
+/// The contract this adapter declares (mirrored by `contracts/example/contract.toml`).
+pub const CONTRACT_ID: &str = "example-file-v1";
+
+/// How offers are answered.
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Config {
+    /// `accept` (default), `pending` (accepted, held for approval) or `refuse`.
+    #[serde(default)]
+    pub offers: Option<String>,
+    /// The code of a refusal (default `transport_rejected`).
+    #[serde(default)]
+    pub refuse_code: Option<String>,
+    /// `message` (default) or `wake`.
+    #[serde(default)]
+    pub offer_kind: Option<String>,
+    /// The client version the handshake and offers report (default `1.2.0`).
+    #[serde(default)]
+    pub client_version: Option<String>,
+}
+
+/// The adapter.
+#[derive(Debug, Clone)]
+pub struct Example {
+    config: Config,
+    offer_kind: OfferKind,
+}
+
+/// Build the adapter from its configuration JSON.
+pub fn new(config: &str) -> Result<Example, AdapterError> {
+    let config: Config = if config.trim().is_empty() {
+        Config::default()
+    } else {
+        serde_json::from_str(config).map_err(|e| {
+            AdapterError::new("invalid_config", format!("example adapter config: {e}"))
+        })?
+    };
+    let offer_kind = match config.offer_kind.as_deref().unwrap_or("message") {
+        "message" => OfferKind::Message,
+        "wake" => OfferKind::Wake,
+        other => {
+            return Err(AdapterError::new(
+                "invalid_config",
+                format!("offerKind must be message or wake, got {other}"),
+            ));
+        }
+    };
+    Ok(Example { config, offer_kind })
+}
+
+impl Example {
+    fn client_version(&self) -> String {
+        self.config
+            .client_version
+            .clone()
+            .unwrap_or_else(|| "1.2.0".into())
+    }
+}
+
+fn platform() -> String {
+    let os = match std::env::consts::OS {
+        "macos" => "darwin",
+        other => other,
+    };
+    let arch = match std::env::consts::ARCH {
+        "x86_64" => "x64",
+        "aarch64" => "arm64",
+        other => other,
+    };
+    format!("{os}-{arch}")
+}
+
+impl AdapterImpl for Example {
+    fn describe(&self) -> Result<Describe, AdapterError> {
+        Ok(Describe {
+            adapter_id: "example".into(),
+            transport: "example".into(),
+            offer_kind: self.offer_kind,
+            features: ["probe", "handshake", "offer", "render"]
+                .map(String::from)
+                .to_vec(),
+            contract: ContractDeclaration {
+                contract_id: CONTRACT_ID.into(),
+                client: "example".into(),
+                offer_kind: self.offer_kind.as_str().into(),
+                live_push: true,
+                minimums: vec![Minimum {
+                    platform: "*".into(),
+                    version: "1.0.0".into(),
+                }],
+                known_bad: vec!["1.1.0".into()],
+            },
+        })
+    }
+
+    fn probe(&self, _request: ProbeRequest) -> Result<ProbeAnswer, AdapterError> {
+        Ok(ProbeAnswer {
+            client_version: Some(self.client_version()),
+            protocol_contract: Some(CONTRACT_ID.into()),
+            executable_sha256: None,
+            platform: platform(),
+            reason: String::new(),
+        })
+    }
+
+    fn handshake(&self, request: HandshakeRequest) -> Result<HandshakeAnswer, AdapterError> {
+        let Some(file) = request.endpoint.get("file").and_then(|f| f.as_str()) else {
+            return Err(AdapterError::new(
+                "handshake_failed",
+                "the example endpoint needs {\"file\": \"/path\"}",
+            ));
+        };
+        let path = std::path::Path::new(file);
+        if !path.is_absolute() || !path.parent().is_some_and(std::path::Path::is_dir) {
+            return Err(AdapterError::new(
+                "native_endpoint_unavailable",
+                "the endpoint file's directory does not exist",
+            ));
+        }
+        Ok(HandshakeAnswer {
+            endpoint_ref: file.into(),
+            modes: vec!["live".into()],
+            lease_seconds: 120,
+            client_version: self.client_version(),
+        })
+    }
+
+    fn offer(&self, request: OfferRequest) -> Result<OfferAnswer, AdapterError> {
+        let client_version = self.client_version();
+        match self.config.offers.as_deref().unwrap_or("accept") {
+            "refuse" => {
+                let code = self
+                    .config
+                    .refuse_code
+                    .clone()
+                    .unwrap_or_else(|| "transport_rejected".into());
+                return Ok(OfferAnswer {
+                    accepted: false,
+                    pending_approval: false,
+                    code: Some(code),
+                    client_version,
+                });
+            }
+            "accept" | "pending" => {}
+            other => {
+                return Err(AdapterError::new(
+                    "invalid_config",
+                    format!("unknown offers mode {other}"),
+                ));
+            }
+        }
+        let line = serde_json::json!({
+            "messageId": request.message.get("messageId"),
+            "recipient": request.recipient_participant_id,
+            "targetSessionId": request.target_session_id,
+            "targetGeneration": request.target_generation,
+            "offerKind": self.offer_kind.as_str(),
+            // A wake carries no peer byte; a message transport carries the text.
+            "body": if self.offer_kind == OfferKind::Wake { serde_json::Value::Null } else { request.message.get("body").cloned().unwrap_or_default() },
+        });
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&request.endpoint_ref)
+            .map_err(|e| {
+                AdapterError::new(
+                    "transport_error",
+                    format!("cannot open the endpoint file: {}", e.kind()),
+                )
+            })?;
+        writeln!(file, "{line}").map_err(|e| {
+            AdapterError::new("transport_error", format!("cannot write: {}", e.kind()))
+        })?;
+        let pending = self.config.offers.as_deref() == Some("pending");
+        Ok(OfferAnswer {
+            accepted: true,
+            pending_approval: pending,
+            code: None,
+            client_version,
+        })
+    }
+
+    fn render(&self, request: RenderRequest) -> Result<RenderAnswer, AdapterError> {
+        let mut text = String::new();
+        let mut answer = RenderAnswer::default();
+        for item in &request.messages {
+            let field = |k: &str| {
+                item.message
+                    .get(k)
+                    .and_then(|v| v.as_str())
+                    .unwrap_or("")
+                    .to_string()
+            };
+            let mut block = format!(
+                "[acc message {} from {}] {}\n{}\n",
+                field("messageId"),
+                field("fromParticipantId"),
+                field("subject"),
+                field("body")
+            );
+            if let Some(repeat) = &item.repeat {
+                block.push_str(&format!(
+                    "repeat: offered via {} at {}; no retrieval recorded\n",
+                    repeat.transport, repeat.offered_at
+                ));
+            }
+            if text.len() + block.len() <= request.budget_bytes {
+                text.push_str(&block);
+                answer.carried.push(field("messageId"));
+            } else {
+                answer.withheld.push(field("messageId"));
+            }
+        }
+        answer.text = text;
+        Ok(answer)
+    }
+}
+
+export_adapter!(new);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use acc_adapter_api::wire::RenderMessage;
+
+    #[test]
+    fn render_carries_what_fits_and_reports_it() {
+        let adapter = new("{}").expect("adapter");
+        let message = |id: &str| RenderMessage {
+            message: serde_json::json!({ "messageId": id, "fromParticipantId": "a", "subject": "s", "body": "b".repeat(40) }),
+            repeat: None,
+        };
+        let answer = adapter
+            .render(RenderRequest {
+                recipient_participant_id: "r".into(),
+                budget_bytes: 150,
+                messages: vec![message("m1"), message("m2")],
+            })
+            .expect("render");
+        assert_eq!(answer.carried, vec!["m1"]);
+        assert_eq!(answer.withheld, vec!["m2"]);
+        assert!(answer.text.contains("m1") && !answer.text.contains("m2"));
+    }
+
+    #[test]
+    fn offers_follow_the_configuration() {
+        let dir = std::env::temp_dir().join(format!("acc-example-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let file = dir.join("offers.jsonl");
+        let request = OfferRequest {
+            message: serde_json::json!({ "messageId": "message_1", "body": "hello" }),
+            endpoint_ref: file.to_string_lossy().into_owned(),
+            ..OfferRequest::default()
+        };
+        let accepted = new("{}")
+            .expect("adapter")
+            .offer(request.clone())
+            .expect("offer");
+        assert!(accepted.accepted && !accepted.pending_approval);
+        let refused = new(r#"{"offers":"refuse","refuseCode":"recipient_busy"}"#)
+            .expect("adapter")
+            .offer(request)
+            .expect("offer");
+        assert_eq!(
+            (refused.accepted, refused.code.as_deref()),
+            (false, Some("recipient_busy"))
+        );
+        let written = std::fs::read_to_string(&file).expect("file");
+        assert_eq!(written.lines().count(), 1);
+        assert!(written.contains("hello"));
+        let _ = std::fs::remove_dir_all(&dir);
+        assert!(new(r#"{"surprise":1}"#).is_err());
+    }
+}

@@ -1,0 +1,365 @@
+//! Adapter plugins: discovery, loading, the version handshake, and calls under a deadline.
+//!
+//! Owns: finding adapter libraries, refusing each bad file with a short reason while carrying
+//! on, and calling adapters so that no error, panic or hang reaches the host. Must not: give an
+//! adapter the store, or call an adapter inside a store transaction.
+//!
+//! Loading a file: `libloading` opens it and reads the plain C symbol
+//! `acc_adapter_abi_version` (a file without it is not an ACC adapter; another ABI major or an
+//! incompatible API version is refused naming both versions); only then does `abi_stable`
+//! check the full layout (`lib_header_from_path` + `init_root_module`, never the caching
+//! loaders, which return the first module for every file); then the constructor runs with the
+//! adapter's configuration and `describe` answers. Libraries are never unloaded.
+
+// Opening a native library and reading a symbol from it cannot be expressed without unsafe;
+// the two blocks below are the only unsafe code of the host.
+#![allow(unsafe_code)]
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::mpsc;
+use std::time::Duration;
+
+use acc_adapter_api::abi_stable::std_types::{RResult, RStr};
+use acc_adapter_api::wire::ContractDeclaration;
+use acc_adapter_api::{AbiVersion, AdapterBox, AdapterError, AdapterModuleRef, Answer, OfferKind};
+
+/// How long describe, probe and render may take.
+pub const DEFAULT_DEADLINE: Duration = Duration::from_secs(3);
+/// How long an offer may take.
+pub const OFFER_DEADLINE: Duration = Duration::from_secs(5);
+const FILE_PREFIX: &str = "libacc_adapter_";
+
+/// A loaded adapter.
+#[derive(Clone)]
+pub struct LoadedAdapter {
+    /// The library file.
+    pub file: PathBuf,
+    /// Adapter id.
+    pub adapter_id: String,
+    /// Transport name.
+    pub transport: String,
+    /// Offer kind.
+    pub offer_kind: OfferKind,
+    /// Features, as declared.
+    pub features: Vec<String>,
+    /// The API version it was built against.
+    pub api_version: String,
+    /// The contract it declares.
+    pub contract: ContractDeclaration,
+    object: Arc<AdapterBox>,
+}
+
+impl std::fmt::Debug for LoadedAdapter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LoadedAdapter")
+            .field("adapter_id", &self.adapter_id)
+            .field("file", &self.file)
+            .finish()
+    }
+}
+
+/// A file that was not loaded, and why.
+#[derive(Debug, Clone)]
+pub struct Refusal {
+    /// The file.
+    pub file: PathBuf,
+    /// A short readable reason.
+    pub reason: String,
+}
+
+/// Everything discovered.
+#[derive(Debug, Clone, Default)]
+pub struct Plugins {
+    /// The directories searched.
+    pub search_path: Vec<PathBuf>,
+    /// Adapters loaded, by file name order.
+    pub adapters: Vec<LoadedAdapter>,
+    /// Files refused.
+    pub refused: Vec<Refusal>,
+}
+
+/// A failed adapter call: a safe closed code and a message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallFailure {
+    /// `timeout`, `panic`, `unsupported`, or the adapter's own code.
+    pub code: String,
+    /// What happened.
+    pub message: String,
+}
+
+/// The directories searched: `ACC_ADAPTER_PATH` (a `:`-separated list) when set, else the
+/// running executable's directory and `<exe dir>/../lib/acc/adapters`.
+pub fn search_path() -> Vec<PathBuf> {
+    if let Some(list) = std::env::var_os("ACC_ADAPTER_PATH") {
+        return std::env::split_paths(&list)
+            .filter(|p| !p.as_os_str().is_empty())
+            .collect();
+    }
+    let Some(dir) = std::env::current_exe()
+        .ok()
+        .and_then(|e| e.parent().map(Path::to_path_buf))
+    else {
+        return Vec::new();
+    };
+    vec![
+        dir.clone(),
+        dir.join("..").join("lib").join("acc").join("adapters"),
+    ]
+}
+
+/// The short name of an adapter file (`libacc_adapter_example.so` → `example`), the key of its
+/// configuration.
+pub fn short_name(file: &Path) -> Option<String> {
+    let name = file.file_name()?.to_str()?;
+    let stem = name.strip_suffix(std::env::consts::DLL_SUFFIX)?;
+    stem.strip_prefix(FILE_PREFIX).map(str::to_string)
+}
+
+/// Adapter configurations from `ACC_ADAPTER_CONFIG`: a JSON object from short name to the
+/// configuration object handed to that adapter's constructor.
+pub fn configs_from_env() -> Result<BTreeMap<String, String>, String> {
+    let Ok(text) = std::env::var("ACC_ADAPTER_CONFIG") else {
+        return Ok(BTreeMap::new());
+    };
+    let value: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| format!("ACC_ADAPTER_CONFIG is not json: {e}"))?;
+    let Some(object) = value.as_object() else {
+        return Err(
+            "ACC_ADAPTER_CONFIG must be a json object from adapter name to configuration".into(),
+        );
+    };
+    Ok(object
+        .iter()
+        .map(|(k, v)| (k.clone(), v.to_string()))
+        .collect())
+}
+
+fn host_version() -> AbiVersion {
+    acc_adapter_api::abi_version()
+}
+
+fn version_text(v: &AbiVersion) -> String {
+    format!("{}.{}.{}", v.api_major, v.api_minor, v.api_patch)
+}
+
+/// Read the plain C version symbol, refusing a file that is not an ACC adapter or speaks
+/// another ABI or API major.
+fn check_version_symbol(file: &Path) -> Result<AbiVersion, String> {
+    // SAFETY: loading runs the library's initialisers. Only files named like ACC adapters in
+    // the directories the user configured are loaded, and the library is never unloaded, so
+    // no symbol outlives it.
+    let library = unsafe { libloading::Library::new(file) }
+        .map_err(|e| format!("not a loadable library: {e}"))?;
+    let version = {
+        // SAFETY: the symbol, when present, is the `extern "C" fn() -> AbiVersion` that
+        // `export_adapter!` defines; `AbiVersion` is `repr(C)` with plain integers.
+        let symbol = unsafe {
+            library.get::<extern "C" fn() -> AbiVersion>(acc_adapter_api::ACC_ADAPTER_ABI_SYMBOL)
+        }
+        .map_err(|_| "not an ACC adapter: it has no acc_adapter_abi_version symbol".to_string())?;
+        symbol()
+    };
+    std::mem::forget(library);
+    let host = host_version();
+    if version.abi_major != host.abi_major {
+        return Err(format!(
+            "incompatible adapter ABI: built for ABI {} (adapter-api {}), this host speaks ABI {} (adapter-api {})",
+            version.abi_major,
+            version_text(&version),
+            host.abi_major,
+            version_text(&host)
+        ));
+    }
+    if version.api_major != host.api_major {
+        return Err(format!(
+            "incompatible adapter API version {}: this host speaks {}",
+            version_text(&version),
+            version_text(&host)
+        ));
+    }
+    Ok(version)
+}
+
+/// Reduce an abi_stable error report (often hundreds of lines) to its `Error:` lines.
+fn short_abi_error(report: &str) -> String {
+    let errors: Vec<&str> = report
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with("Error:"))
+        .collect();
+    let text = if errors.is_empty() {
+        report.lines().next().unwrap_or("unknown error").to_string()
+    } else {
+        errors.join(" ")
+    };
+    text.chars().take(400).collect()
+}
+
+fn load_file(file: &Path, config: &str) -> Result<LoadedAdapter, String> {
+    let version = check_version_symbol(file)?;
+    let header = acc_adapter_api::abi_stable::library::lib_header_from_path(file)
+        .map_err(|e| format!("no ACC root module: {}", short_abi_error(&e.to_string())))?;
+    let module = header
+        .init_root_module::<AdapterModuleRef>()
+        .map_err(|e| format!("layout check failed: {}", short_abi_error(&e.to_string())))?;
+    let constructor = module.new();
+    let config = config.to_string();
+    let object = with_deadline(DEFAULT_DEADLINE, move || {
+        match constructor(RStr::from(config.as_str())) {
+            RResult::ROk(object) => Ok(object),
+            RResult::RErr(error) => Err(error),
+        }
+    })
+    .map_err(|f| format!("init failed ({}): {}", f.code, f.message))?;
+    let object = Arc::new(object);
+    let describer = object.clone();
+    let description = with_deadline(DEFAULT_DEADLINE, move || describer.describe().into_result())
+        .map_err(|f| format!("describe failed ({}): {}", f.code, f.message))?;
+    let contract: ContractDeclaration = serde_json::from_str(description.contract.as_str())
+        .map_err(|e| format!("invalid contract declaration: {e}"))?;
+    Ok(LoadedAdapter {
+        file: file.to_path_buf(),
+        adapter_id: description.adapter_id.to_string(),
+        transport: description.transport.to_string(),
+        offer_kind: description.offer_kind,
+        features: description
+            .features
+            .iter()
+            .map(|f| f.to_string())
+            .filter(|f| acc_adapter_api::KNOWN_FEATURES.contains(&f.as_str()))
+            .collect(),
+        api_version: version_text(&version),
+        contract,
+        object,
+    })
+}
+
+/// Run `f` on its own thread and wait at most `deadline`. A call that hangs is abandoned (its
+/// thread keeps running until the process ends) and reported as `timeout`.
+fn with_deadline<T: Send + 'static>(
+    deadline: Duration,
+    f: impl FnOnce() -> Result<T, AdapterError> + Send + 'static,
+) -> Result<T, CallFailure> {
+    let (sender, receiver) = mpsc::channel();
+    std::thread::Builder::new()
+        .name("acc-adapter-call".into())
+        .spawn(move || {
+            let _ = sender.send(f());
+        })
+        .map_err(|e| CallFailure {
+            code: "transport_error".into(),
+            message: format!("cannot start the call: {e}"),
+        })?;
+    match receiver.recv_timeout(deadline) {
+        Ok(Ok(value)) => Ok(value),
+        Ok(Err(error)) => Err(CallFailure {
+            code: error.code.to_string(),
+            message: error.message.to_string(),
+        }),
+        Err(mpsc::RecvTimeoutError::Timeout) => Err(CallFailure {
+            code: "timeout".into(),
+            message: format!("the adapter did not answer within {deadline:?}"),
+        }),
+        Err(mpsc::RecvTimeoutError::Disconnected) => Err(CallFailure {
+            code: "panic".into(),
+            message: "the adapter call ended without an answer".into(),
+        }),
+    }
+}
+
+/// The operations of an adapter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Operation {
+    /// Probe the installed client.
+    Probe,
+    /// Verify a session endpoint.
+    Handshake,
+    /// Offer a message.
+    Offer,
+    /// Render next-turn context.
+    Render,
+}
+
+impl LoadedAdapter {
+    /// Call an operation with a JSON request under `deadline`.
+    pub fn call(
+        &self,
+        operation: Operation,
+        request: String,
+        deadline: Duration,
+    ) -> Result<Answer, CallFailure> {
+        let object = self.object.clone();
+        with_deadline(deadline, move || {
+            let request = RStr::from(request.as_str());
+            match operation {
+                Operation::Probe => object.probe(request),
+                Operation::Handshake => object.handshake(request),
+                Operation::Offer => object.offer(request),
+                Operation::Render => object.render(request),
+            }
+            .into_result()
+        })
+    }
+}
+
+impl Plugins {
+    /// Discover and load every adapter in the search path.
+    pub fn load(configs: &BTreeMap<String, String>) -> Self {
+        Self::load_from(search_path(), configs)
+    }
+
+    /// Discover and load every adapter in `dirs`.
+    pub fn load_from(dirs: Vec<PathBuf>, configs: &BTreeMap<String, String>) -> Self {
+        let mut plugins = Plugins {
+            search_path: dirs.clone(),
+            ..Plugins::default()
+        };
+        let mut files: Vec<PathBuf> = Vec::new();
+        for dir in &dirs {
+            let Ok(entries) = std::fs::read_dir(dir) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                let path = entry.path();
+                if short_name(&path).is_some() && path.is_file() {
+                    files.push(path);
+                }
+            }
+        }
+        files.sort();
+        files.dedup_by(|a, b| std::fs::canonicalize(&*a).ok() == std::fs::canonicalize(&*b).ok());
+        for file in files {
+            let name = short_name(&file).unwrap_or_default();
+            let config = configs.get(&name).cloned().unwrap_or_else(|| "{}".into());
+            match load_file(&file, &config) {
+                Ok(adapter) => {
+                    if let Some(first) = plugins
+                        .adapters
+                        .iter()
+                        .find(|a| a.adapter_id == adapter.adapter_id)
+                    {
+                        plugins.refused.push(Refusal {
+                            reason: format!(
+                                "duplicate adapter id `{}` (already loaded from {})",
+                                adapter.adapter_id,
+                                first.file.display()
+                            ),
+                            file,
+                        });
+                    } else {
+                        plugins.adapters.push(adapter);
+                    }
+                }
+                Err(reason) => plugins.refused.push(Refusal { file, reason }),
+            }
+        }
+        plugins
+    }
+
+    /// The adapter with this id.
+    pub fn get(&self, adapter_id: &str) -> Option<&LoadedAdapter> {
+        self.adapters.iter().find(|a| a.adapter_id == adapter_id)
+    }
+}
