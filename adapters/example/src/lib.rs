@@ -255,7 +255,7 @@ mod tests {
         let answer = adapter
             .render(RenderRequest {
                 recipient_participant_id: "r".into(),
-                budget_bytes: 150,
+                budget_bytes: 100,
                 messages: vec![message("m1"), message("m2")],
             })
             .expect("render");
