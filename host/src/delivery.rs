@@ -1,16 +1,51 @@
-//! Delivery after commit: what became of each recipient of a recorded message.
+//! Delivery: bindings, the recipient's live policy, the router, and the next-turn path.
 //!
-//! Owns: the `delivery` list of every send-like result. Today every route is durable: each
-//! recipient's receipt is `queued` and the outcome says so, with `recipient_unavailable` where
-//! the recipient has no live session. The plugin router replaces [`route`] and only it.
-//! Must not: run inside a store transaction, or change a receipt except through `core`.
+//! Owns: what becomes of each recipient of a committed message (SUPPLEMENT.md section 7), the
+//! ephemeral delivery bindings, and next-turn context with the one repeat of a live offer.
+//! Must not: call an adapter inside a store transaction (every transport call happens between
+//! transactions), copy a body into an event, or advance a receipt backward.
 
 use std::collections::BTreeSet;
 
-use crate::store::{MessageRow, ReceiptRow};
+use acc_adapter_api::wire::{
+    HandshakeAnswer, HandshakeRequest, OfferRequest, RenderAnswer, RenderMessage, RenderRequest,
+    Repeat,
+};
+use acc_adapter_api::{OfferKind, OfferStatus};
+use serde_json::{Value, json};
+
+use crate::clock::{Millis, format_timestamp};
+use crate::core::Core;
+use crate::core::identity::{Caller, Presence, check_caller, presence, verify_caller};
+use crate::core::messages::{MessageView, advance};
+use crate::error::{AccError, AccResult, ErrorCode};
+use crate::plugins::{DEFAULT_DEADLINE, LoadedAdapter, OFFER_DEADLINE, Operation};
+use crate::store::{BindingRow, MessageRow, ReceiptRow, Writer};
 
 /// The transport of a durable-only route.
 pub const DURABLE: &str = "durable";
+/// The next-turn transport name.
+pub const NEXT_TURN: &str = "next-turn";
+/// A live offer is shown once more by next-turn after this long without retrieval.
+pub const REPEAT_AFTER_MS: Millis = 15 * 60_000;
+/// Live policies.
+pub const POLICIES: &[&str] = &["off", "actionable", "all"];
+/// The safe closed error codes an offer may end with.
+pub const SAFE_CODES: &[&str] = &[
+    "ambiguous_recipient_sessions",
+    "delivery_disabled",
+    "recipient_busy",
+    "recipient_unavailable",
+    "transport_error",
+    "transport_rejected",
+    "transport_permission_denied",
+    "unsupported_client_version",
+    "below_minimum_version",
+    "known_bad_version",
+    "protocol_mismatch",
+    "handshake_failed",
+    "session_generation_stale",
+];
 
 /// One recipient's delivery outcome.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -19,7 +54,7 @@ pub struct DeliveryOutcome {
     pub recipient_participant_id: String,
     /// `queued`, `offered`, `woken`, `retrieved`, `acknowledged`.
     pub outcome: String,
-    /// `durable`, `next-turn`, `claude-inbox`, `codex-app-server`.
+    /// `durable`, `next-turn`, or an adapter's transport.
     pub transport: String,
     /// A safe closed error code, when a route failed or was unavailable.
     pub error_code: Option<String>,
@@ -27,24 +62,695 @@ pub struct DeliveryOutcome {
     pub pending_approval: bool,
 }
 
-/// Route a freshly committed message. `live` holds the participants that have a live session.
-pub fn route(
-    message: &MessageRow,
-    receipts: &[ReceiptRow],
-    live: &BTreeSet<String>,
-) -> Vec<DeliveryOutcome> {
-    let addressed = !message.to_participant_ids.is_empty();
+fn outcome(recipient: &str, state: &str, transport: &str, code: Option<&str>) -> DeliveryOutcome {
+    DeliveryOutcome {
+        recipient_participant_id: recipient.to_string(),
+        outcome: state.to_string(),
+        transport: transport.to_string(),
+        error_code: code.map(str::to_string),
+        pending_approval: false,
+    }
+}
+
+/// The outcomes read off receipts as they stand (replays of an idempotent send).
+pub fn current_outcomes(receipts: &[ReceiptRow]) -> Vec<DeliveryOutcome> {
     receipts
         .iter()
-        .map(|receipt| DeliveryOutcome {
-            recipient_participant_id: receipt.participant_id.clone(),
-            outcome: receipt.state.clone(),
-            transport: DURABLE.into(),
-            error_code: (addressed
-                && receipt.state == "queued"
-                && !live.contains(&receipt.participant_id))
-            .then(|| "recipient_unavailable".to_string()),
-            pending_approval: false,
+        .map(|r| {
+            let transport = r
+                .extensions
+                .pointer("/offer/transport")
+                .and_then(Value::as_str)
+                .unwrap_or(DURABLE);
+            outcome(&r.participant_id, &r.state, transport, None)
         })
         .collect()
+}
+
+/// Whether the recipient's policy lets this message be pushed live.
+pub fn policy_allows(policy: &str, message: &MessageRow) -> bool {
+    match policy {
+        "all" => true,
+        "actionable" => match message.kind.as_str() {
+            "question" | "request" | "answer" | "decision" => true,
+            "handoff" => !message.to_participant_ids.is_empty(),
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
+/// The platform string of this machine (`linux-x64`, `darwin-arm64`).
+pub fn platform() -> String {
+    let os = if std::env::consts::OS == "macos" {
+        "darwin"
+    } else {
+        std::env::consts::OS
+    };
+    let arch = match std::env::consts::ARCH {
+        "x86_64" => "x64",
+        "aarch64" => "arm64",
+        other => other,
+    };
+    format!("{os}-{arch}")
+}
+
+/// Whether an adapter's declared contract admits a client version here; the reason code
+/// when it does not.
+pub fn admits(adapter: &LoadedAdapter, client_version: &str) -> Result<(), &'static str> {
+    let contract = &adapter.contract;
+    if !contract.live_push {
+        return Err("unsupported_client_version");
+    }
+    let Ok(version) = semver::Version::parse(client_version) else {
+        return Err("unsupported_client_version");
+    };
+    let here = platform();
+    let minimum = contract
+        .minimums
+        .iter()
+        .find(|m| m.platform == here)
+        .or_else(|| contract.minimums.iter().find(|m| m.platform == "*"));
+    let Some(minimum) = minimum.and_then(|m| semver::Version::parse(&m.version).ok()) else {
+        return Err("unsupported_client_version");
+    };
+    if version < minimum {
+        return Err("below_minimum_version");
+    }
+    for bad in &contract.known_bad {
+        let hit = match semver::Version::parse(bad) {
+            Ok(exact) => exact == version,
+            Err(_) => semver::VersionReq::parse(bad).is_ok_and(|req| req.matches(&version)),
+        };
+        if hit {
+            return Err("known_bad_version");
+        }
+    }
+    Ok(())
+}
+
+fn offer_record(transport: &str, at: Millis) -> Value {
+    json!({ "transport": transport, "at": format_timestamp(at), "repeatedAt": null })
+}
+
+/// One delivery attempt: which message, to whom, through what. Builds the attempt events,
+/// which never carry a body.
+struct Attempt<'a> {
+    message: &'a MessageRow,
+    recipient: &'a str,
+    session_id: &'a str,
+    generation: i64,
+    adapter: &'a str,
+    transport: &'a str,
+    client_version: &'a str,
+}
+
+impl Attempt<'_> {
+    fn event(&self, extra: Value) -> Value {
+        let mut event = json!({
+            "messageId": self.message.message_id,
+            "recipientParticipantId": self.recipient,
+            "targetSessionId": self.session_id,
+            "targetGeneration": self.generation,
+            "transport": self.transport,
+            "adapter": self.adapter,
+            "clientVersion": self.client_version,
+        });
+        if let (Value::Object(map), Value::Object(more)) = (&mut event, extra) {
+            map.extend(more);
+        }
+        event
+    }
+
+    /// Record a successful offer: the event and the receipt `offered`, if the target is still
+    /// the recipient's recorded generation and the receipt still queued.
+    fn record_offered(&self, w: &mut Writer<'_>, now: Millis) -> AccResult<bool> {
+        let reader = w.reader();
+        let Some(session) = reader.session(self.session_id)? else {
+            return Ok(false);
+        };
+        if session.participant_id != self.recipient || session.generation != self.generation {
+            return Ok(false);
+        }
+        let Some(mut receipt) = reader.receipt(self.message.seq, self.recipient)? else {
+            return Ok(false);
+        };
+        if receipt.state != "queued" {
+            return Ok(false);
+        }
+        advance(&mut receipt, "offered", now)?;
+        if let Value::Object(map) = &mut receipt.extensions {
+            map.insert("offer".into(), offer_record(self.transport, now));
+        }
+        w.update_receipt(&receipt)?;
+        w.append_event(
+            "message.offer_succeeded",
+            now,
+            Some(self.session_id),
+            Some(self.recipient),
+            &self.event(json!({})),
+        )?;
+        Ok(true)
+    }
+
+    /// Record a failed offer; the receipt stays queued.
+    fn record_failed(&self, w: &mut Writer<'_>, code: &str, now: Millis) -> AccResult<()> {
+        w.append_event(
+            "message.offer_failed",
+            now,
+            Some(self.session_id),
+            Some(self.recipient),
+            &self.event(json!({ "errorCode": code })),
+        )?;
+        Ok(())
+    }
+
+    /// Record one repeat: another `offer_succeeded` with `repeat: true` and `repeatedAt`,
+    /// never changing the receipt's state or time; at most once, and not after retrieval.
+    fn record_repeat(&self, w: &mut Writer<'_>, now: Millis) -> AccResult<()> {
+        let Some(mut receipt) = w.reader().receipt(self.message.seq, self.recipient)? else {
+            return Ok(());
+        };
+        let already = receipt
+            .extensions
+            .pointer("/offer/repeatedAt")
+            .is_some_and(|r| !r.is_null());
+        if receipt.state != "offered" || already {
+            return Ok(());
+        }
+        if let Some(Value::Object(offer)) = receipt.extensions.get_mut("offer") {
+            offer.insert("repeatedAt".into(), Value::from(format_timestamp(now)));
+        }
+        w.update_receipt(&receipt)?;
+        w.append_event(
+            "message.offer_succeeded",
+            now,
+            Some(self.session_id),
+            Some(self.recipient),
+            &self.event(json!({ "repeat": true })),
+        )?;
+        Ok(())
+    }
+}
+
+fn safe_code(code: &str) -> &str {
+    SAFE_CODES
+        .iter()
+        .find(|c| **c == code)
+        .copied()
+        .unwrap_or("transport_rejected")
+}
+
+/// What the route check found before any transport call.
+enum Route {
+    Done(DeliveryOutcome),
+    Offer {
+        session_id: String,
+        generation: i64,
+        binding: BindingRow,
+    },
+}
+
+impl Core {
+    /// Route a committed message to each addressed recipient (room records are never routed).
+    pub fn route(
+        &mut self,
+        message: &MessageView,
+        receipts: &[ReceiptRow],
+    ) -> AccResult<Vec<DeliveryOutcome>> {
+        let message = &message.message;
+        let mut outcomes = Vec::with_capacity(receipts.len());
+        for receipt in receipts {
+            let recipient = receipt.participant_id.as_str();
+            if message.to_participant_ids.is_empty() {
+                outcomes.push(outcome(recipient, &receipt.state, DURABLE, None));
+                continue;
+            }
+            let route = self.check_route(message, recipient)?;
+            let delivered = match route {
+                Route::Done(done) => done,
+                Route::Offer {
+                    session_id,
+                    generation,
+                    binding,
+                } => self.offer(message, recipient, &session_id, generation, binding)?,
+            };
+            outcomes.push(delivered);
+        }
+        Ok(outcomes)
+    }
+
+    /// Steps 1 to 3 of the router: receipt still queued, sole live session, binding, policy.
+    fn check_route(&mut self, message: &MessageRow, recipient: &str) -> AccResult<Route> {
+        let now = self.now();
+        let Some(store) = self.store_for_read() else {
+            return Ok(Route::Done(outcome(recipient, "queued", DURABLE, None)));
+        };
+        store.read(|r| {
+            let state = r
+                .receipt(message.seq, recipient)?
+                .map(|x| x.state)
+                .unwrap_or_else(|| "queued".into());
+            if state != "queued" {
+                return Ok(Route::Done(outcome(recipient, &state, DURABLE, None)));
+            }
+            let live: Vec<_> = r
+                .sessions(false)?
+                .into_iter()
+                .filter(|s| s.participant_id == recipient && presence(s, now) != Presence::Offline)
+                .collect();
+            let session = match live.as_slice() {
+                [] => {
+                    return Ok(Route::Done(outcome(
+                        recipient,
+                        "queued",
+                        DURABLE,
+                        Some("recipient_unavailable"),
+                    )));
+                }
+                [one] => one.clone(),
+                _ => {
+                    return Ok(Route::Done(outcome(
+                        recipient,
+                        "queued",
+                        DURABLE,
+                        Some("ambiguous_recipient_sessions"),
+                    )));
+                }
+            };
+            let bindings = r.bindings_of(&session.session_id, session.generation)?;
+            let Some(binding) = bindings
+                .into_iter()
+                .find(|b| b.modes.iter().any(|m| m == "live"))
+            else {
+                return Ok(Route::Done(outcome(recipient, "queued", DURABLE, None)));
+            };
+            if !policy_allows(&binding.live_policy, message) {
+                return Ok(Route::Done(outcome(
+                    recipient,
+                    "queued",
+                    DURABLE,
+                    Some("delivery_disabled"),
+                )));
+            }
+            Ok(Route::Offer {
+                session_id: session.session_id,
+                generation: session.generation,
+                binding,
+            })
+        })
+    }
+
+    /// Steps 4 to 6: contract admission, lease refresh, re-check, the offer, and its record.
+    fn offer(
+        &mut self,
+        message: &MessageRow,
+        recipient: &str,
+        session_id: &str,
+        generation: i64,
+        binding: BindingRow,
+    ) -> AccResult<DeliveryOutcome> {
+        let adapter = match self.plugins()?.get(&binding.adapter_id) {
+            Some(adapter) => adapter.clone(),
+            None => {
+                return Ok(outcome(
+                    recipient,
+                    "queued",
+                    DURABLE,
+                    Some("unsupported_client_version"),
+                ));
+            }
+        };
+        let transport = adapter.transport.clone();
+        if let Err(code) = admits(&adapter, &binding.client_version) {
+            return Ok(outcome(recipient, "queued", DURABLE, Some(code)));
+        }
+        let mut binding = binding;
+        if binding.lease_until <= self.now() {
+            match self.handshake(
+                &adapter,
+                session_id,
+                generation,
+                recipient,
+                &binding.endpoint,
+            ) {
+                Ok(answer) => {
+                    binding.endpoint_ref = answer.endpoint_ref;
+                    binding.client_version = answer.client_version;
+                    binding.lease_until = self.now() + (answer.lease_seconds as i64) * 1000;
+                    let refreshed = binding.clone();
+                    self.store_for_write()?.write(|w| {
+                        if w.reader()
+                            .binding(session_id, &refreshed.adapter_id)?
+                            .is_some_and(|b| b.generation == generation)
+                        {
+                            w.put_binding(&refreshed)?;
+                        }
+                        Ok(())
+                    })?;
+                    if let Err(code) = admits(&adapter, &binding.client_version) {
+                        return Ok(outcome(recipient, "queued", DURABLE, Some(code)));
+                    }
+                }
+                Err(_) => {
+                    return Ok(outcome(
+                        recipient,
+                        "queued",
+                        DURABLE,
+                        Some("handshake_failed"),
+                    ));
+                }
+            }
+        }
+        // Re-check policy, sole live session and the exact binding immediately before the transport.
+        match self.check_route(message, recipient)? {
+            Route::Offer {
+                session_id: again,
+                generation: gen_again,
+                binding: current,
+            } if again == session_id
+                && gen_again == generation
+                && current.adapter_id == binding.adapter_id => {}
+            Route::Done(done) => return Ok(done),
+            Route::Offer { .. } => {
+                return Ok(outcome(
+                    recipient,
+                    "queued",
+                    DURABLE,
+                    Some("session_generation_stale"),
+                ));
+            }
+        }
+        let request = OfferRequest {
+            message: crate::views::message(
+                &MessageView {
+                    message: message.clone(),
+                    decision: None,
+                },
+                &self.workspace.id,
+            ),
+            recipient_participant_id: recipient.to_string(),
+            target_session_id: session_id.to_string(),
+            target_generation: generation,
+            endpoint_ref: binding.endpoint_ref.clone(),
+            client_version: binding.client_version.clone(),
+        };
+        let request =
+            serde_json::to_string(&request).map_err(|e| AccError::internal(e.to_string()))?;
+        let answer = adapter.call(Operation::Offer, request, OFFER_DEADLINE);
+        let now = self.now();
+        let attempt = Attempt {
+            message,
+            recipient,
+            session_id,
+            generation,
+            adapter: &adapter.adapter_id,
+            transport: &transport,
+            client_version: &binding.client_version,
+        };
+        let store = self.store_for_write()?;
+        match answer {
+            Ok(answer) if answer.status != OfferStatus::Refused => {
+                let pending = answer.status == OfferStatus::AcceptedPendingApproval;
+                // Confirm the adapter answered for the binding's client version.
+                if answer.client_version.as_str() != binding.client_version {
+                    store.write(|w| attempt.record_failed(w, "protocol_mismatch", now))?;
+                    return Ok(outcome(
+                        recipient,
+                        "queued",
+                        &transport,
+                        Some("protocol_mismatch"),
+                    ));
+                }
+                let mut done = if adapter.offer_kind == OfferKind::Wake {
+                    // A wake is the one accepted offer that records nothing.
+                    outcome(recipient, "woken", &transport, None)
+                } else if store.write(|w| attempt.record_offered(w, now))? {
+                    outcome(recipient, "offered", &transport, None)
+                } else {
+                    outcome(
+                        recipient,
+                        "queued",
+                        &transport,
+                        Some("session_generation_stale"),
+                    )
+                };
+                done.pending_approval = pending;
+                Ok(done)
+            }
+            refused_or_failed => {
+                let code = match &refused_or_failed {
+                    Ok(refused) => safe_code(refused.code.as_str()).to_string(),
+                    Err(_) => "transport_error".to_string(),
+                };
+                store.write(|w| attempt.record_failed(w, &code, now))?;
+                Ok(outcome(recipient, "queued", &transport, Some(&code)))
+            }
+        }
+    }
+
+    fn handshake(
+        &mut self,
+        adapter: &LoadedAdapter,
+        session_id: &str,
+        generation: i64,
+        participant: &str,
+        endpoint: &Value,
+    ) -> AccResult<HandshakeAnswer> {
+        let request = HandshakeRequest {
+            session_id: session_id.to_string(),
+            generation,
+            participant_id: participant.to_string(),
+            endpoint: endpoint.clone(),
+        };
+        let request =
+            serde_json::to_string(&request).map_err(|e| AccError::internal(e.to_string()))?;
+        let answer = adapter
+            .call(Operation::Handshake, request, DEFAULT_DEADLINE)
+            .map_err(|f| {
+                AccError::new(
+                    ErrorCode::InvalidData,
+                    format!(
+                        "handshake_failed: the {} adapter refused the endpoint ({}): {}",
+                        adapter.adapter_id, f.code, f.message
+                    ),
+                )
+            })?;
+        serde_json::from_str(answer.payload.as_str()).map_err(|e| {
+            AccError::new(
+                ErrorCode::InvalidData,
+                format!("handshake_failed: the adapter answered badly: {e}"),
+            )
+        })
+    }
+
+    /// Publish (or replace) the caller session's binding to an adapter, after the adapter
+    /// verified the endpoint. The binding is tied to the current generation.
+    pub fn bind(
+        &mut self,
+        caller: &Caller,
+        adapter_id: &str,
+        live_policy: &str,
+        endpoint: &Value,
+    ) -> AccResult<BindingRow> {
+        if !POLICIES.contains(&live_policy) {
+            return Err(AccError::usage(format!(
+                "live policy must be off, actionable or all, got `{live_policy}`"
+            )));
+        }
+        let workspace_id = self.workspace.id.clone();
+        let session = {
+            let store = self.store_for_write()?;
+            store.read(|r| check_caller(r, &workspace_id, caller))?
+        };
+        let Some(adapter) = self.plugins()?.get(adapter_id).cloned() else {
+            let known: Vec<String> = self
+                .plugins()?
+                .adapters
+                .iter()
+                .map(|a| a.adapter_id.clone())
+                .collect();
+            return Err(AccError::new(
+                ErrorCode::InvalidData,
+                format!(
+                    "no adapter `{adapter_id}` is loaded (loaded: {}); see acc adapters",
+                    if known.is_empty() {
+                        "none".into()
+                    } else {
+                        known.join(", ")
+                    }
+                ),
+            ));
+        };
+        let answer = self.handshake(
+            &adapter,
+            &session.session_id,
+            session.generation,
+            &session.participant_id,
+            endpoint,
+        )?;
+        let now = self.now();
+        let binding = BindingRow {
+            session_id: session.session_id.clone(),
+            generation: session.generation,
+            adapter_id: adapter.adapter_id.clone(),
+            client_version: answer.client_version,
+            modes: answer.modes,
+            live_policy: live_policy.to_string(),
+            endpoint_ref: answer.endpoint_ref,
+            endpoint: endpoint.clone(),
+            lease_until: now + (answer.lease_seconds as i64) * 1000,
+            created_at: now,
+        };
+        let stored = binding.clone();
+        self.store_for_write()?.write(|w| {
+            let again = verify_caller(w, &workspace_id, caller, now)?;
+            if again.generation != stored.generation {
+                return Err(AccError::new(
+                    ErrorCode::GenerationStale,
+                    "the session's generation changed during the handshake",
+                ));
+            }
+            w.put_binding(&stored)
+        })?;
+        Ok(binding)
+    }
+
+    /// Remove the caller session's binding to an adapter (or all of them).
+    pub fn unbind(&mut self, caller: &Caller, adapter_id: Option<&str>) -> AccResult<usize> {
+        let now = self.now();
+        let workspace_id = self.workspace.id.clone();
+        self.store_for_write()?.write(|w| {
+            let session = verify_caller(w, &workspace_id, caller, now)?;
+            w.drop_bindings(&session.session_id, adapter_id)
+        })
+    }
+
+    /// Render the caller's next-turn context through a body adapter: new queued messages
+    /// first, then at most one repeat of each live offer older than 15 minutes. Records exactly
+    /// the messages the renderer says it carried.
+    pub fn next_turn(&mut self, caller: &Caller, adapter_id: &str) -> AccResult<RenderAnswer> {
+        let now = self.now();
+        let workspace_id = self.workspace.id.clone();
+        let budget = self.workspace.config.context_budget_bytes as usize;
+        let Some(adapter) = self.plugins()?.get(adapter_id).cloned() else {
+            return Err(AccError::new(
+                ErrorCode::InvalidData,
+                format!("no adapter `{adapter_id}` is loaded; see acc adapters"),
+            ));
+        };
+        let (session, fresh, repeats) = self.store_for_write()?.write(|w| {
+            let session = verify_caller(w, &workspace_id, caller, now)?;
+            let mut fresh = Vec::new();
+            let mut repeats = Vec::new();
+            for (message, receipt) in w.reader().inbox_page(
+                &session.participant_id,
+                None,
+                crate::core::messages::MAX_PAGE_ITEMS,
+            )? {
+                if receipt.state == "queued" {
+                    fresh.push(message);
+                } else if receipt.state == "offered" && !message.to_participant_ids.is_empty() {
+                    let offer = receipt.extensions.get("offer");
+                    let transport = offer
+                        .and_then(|o| o.get("transport"))
+                        .and_then(Value::as_str)
+                        .unwrap_or("");
+                    let repeated = offer
+                        .and_then(|o| o.get("repeatedAt"))
+                        .is_some_and(|r| !r.is_null());
+                    if transport != NEXT_TURN
+                        && !transport.is_empty()
+                        && !repeated
+                        && receipt.updated_at + REPEAT_AFTER_MS <= now
+                    {
+                        let at = offer
+                            .and_then(|o| o.get("at"))
+                            .and_then(Value::as_str)
+                            .unwrap_or("")
+                            .to_string();
+                        repeats.push((
+                            message,
+                            Repeat {
+                                transport: transport.to_string(),
+                                offered_at: at,
+                            },
+                        ));
+                    }
+                }
+            }
+            Ok((session, fresh, repeats))
+        })?;
+        let view = |m: &MessageRow| {
+            crate::views::message(
+                &MessageView {
+                    message: m.clone(),
+                    decision: None,
+                },
+                &workspace_id,
+            )
+        };
+        let mut messages: Vec<RenderMessage> = fresh
+            .iter()
+            .map(|m| RenderMessage {
+                message: view(m),
+                repeat: None,
+            })
+            .collect();
+        messages.extend(repeats.iter().map(|(m, r)| RenderMessage {
+            message: view(m),
+            repeat: Some(r.clone()),
+        }));
+        let request = RenderRequest {
+            recipient_participant_id: session.participant_id.clone(),
+            budget_bytes: budget,
+            messages,
+        };
+        let request =
+            serde_json::to_string(&request).map_err(|e| AccError::internal(e.to_string()))?;
+        let answer = adapter
+            .call(Operation::Render, request, DEFAULT_DEADLINE)
+            .map_err(|f| {
+                AccError::new(
+                    ErrorCode::InvalidData,
+                    format!(
+                        "the {adapter_id} adapter could not render ({}): {}",
+                        f.code, f.message
+                    ),
+                )
+            })?;
+        let rendered: RenderAnswer =
+            serde_json::from_str(answer.payload.as_str()).map_err(|e| {
+                AccError::new(
+                    ErrorCode::InvalidData,
+                    format!("the {adapter_id} adapter answered badly: {e}"),
+                )
+            })?;
+        let carried: BTreeSet<&str> = rendered.carried.iter().map(String::as_str).collect();
+        let attempt = |message| Attempt {
+            message,
+            recipient: &session.participant_id,
+            session_id: &session.session_id,
+            generation: session.generation,
+            adapter: &adapter.adapter_id,
+            transport: NEXT_TURN,
+            client_version: "",
+        };
+        self.store_for_write()?.write(|w| {
+            for message in fresh
+                .iter()
+                .filter(|m| carried.contains(m.message_id.as_str()))
+            {
+                attempt(message).record_offered(w, now)?;
+            }
+            for (message, _) in repeats
+                .iter()
+                .filter(|(m, _)| carried.contains(m.message_id.as_str()))
+            {
+                attempt(message).record_repeat(w, now)?;
+            }
+            Ok(())
+        })?;
+        Ok(rendered)
+    }
 }

@@ -376,6 +376,7 @@ fn parse_json(text: &str) -> Value {
     serde_json::from_str(text).unwrap_or(Value::Null)
 }
 
+mod bindings;
 mod messages;
 mod ops;
 pub use messages::HistoryFilter;

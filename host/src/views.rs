@@ -84,6 +84,7 @@ pub fn session(state: &SessionState) -> Value {
         "lastSeenAt": format_timestamp(s.last_seen_at),
         "closedAt": opt_ts(s.closed_at),
         "intent": state.intent.as_ref().map(intent),
+        "bindings": state.bindings.iter().map(binding).collect::<Vec<_>>(),
     })
 }
 
@@ -465,5 +466,18 @@ pub fn adapters(plugins: &crate::plugins::Plugins) -> Value {
             "file": r.file.to_string_lossy(),
             "reason": r.reason,
         })).collect::<Vec<_>>(),
+    })
+}
+
+/// A delivery binding, redacted: the endpoint never leaves the store.
+pub fn binding(binding: &crate::store::BindingRow) -> Value {
+    json!({
+        "adapterId": binding.adapter_id,
+        "generation": binding.generation,
+        "clientVersion": binding.client_version,
+        "modes": binding.modes,
+        "livePolicy": binding.live_policy,
+        "leaseUntil": format_timestamp(binding.lease_until),
+        "endpoint": "redacted",
     })
 }

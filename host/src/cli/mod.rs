@@ -81,6 +81,42 @@ pub enum Command {
     Config(ConfigCommand),
     /// List the adapter plugins that loaded, their contracts, and what was refused and why.
     Adapters,
+    /// Bind this session to a live delivery adapter (after the adapter verifies the endpoint).
+    Bind(BindArgs),
+    /// Remove this session's delivery bindings (one adapter, or all).
+    Unbind(UnbindArgs),
+    /// Render this session's next-turn context through a body adapter and record what it carried.
+    NextTurn(NextTurnArgs),
+}
+
+/// `acc bind`.
+#[derive(Debug, Args)]
+pub struct BindArgs {
+    /// The adapter id (see acc adapters).
+    #[arg(long)]
+    pub adapter: String,
+    /// Your live delivery consent: off (default), actionable or all.
+    #[arg(long, default_value = "off")]
+    pub policy: String,
+    /// The endpoint facts the adapter verifies, as JSON (adapter-specific).
+    #[arg(long, default_value = "{}")]
+    pub endpoint: String,
+}
+
+/// `acc unbind`.
+#[derive(Debug, Args)]
+pub struct UnbindArgs {
+    /// Only this adapter's binding.
+    #[arg(long)]
+    pub adapter: Option<String>,
+}
+
+/// `acc next-turn`.
+#[derive(Debug, Args)]
+pub struct NextTurnArgs {
+    /// The rendering adapter (default next-turn).
+    #[arg(long, default_value = "next-turn")]
+    pub adapter: String,
 }
 
 /// `acc message`.
@@ -607,6 +643,41 @@ fn run(cli: Cli) -> AccResult<Output> {
             })
         }
         Command::Config(command) => config(&cli, command),
+        Command::Bind(args) => {
+            let who = caller(&cli)?;
+            let endpoint: Value = serde_json::from_str(&args.endpoint)
+                .map_err(|e| AccError::usage(format!("--endpoint is not json: {e}")))?;
+            let mut core = open_core(&cli)?;
+            let binding = core.bind(&who, &args.adapter, &args.policy, &endpoint)?;
+            Ok(Output {
+                human: format!(
+                    "bound to {} (client {}, policy {}, lease until {})",
+                    binding.adapter_id,
+                    binding.client_version,
+                    binding.live_policy,
+                    crate::clock::format_timestamp(binding.lease_until)
+                ),
+                value: json!({ "binding": views::binding(&binding) }),
+            })
+        }
+        Command::Unbind(args) => {
+            let who = caller(&cli)?;
+            let mut core = open_core(&cli)?;
+            let removed = core.unbind(&who, args.adapter.as_deref())?;
+            Ok(Output {
+                human: format!("removed {removed} binding(s)"),
+                value: json!({ "removed": removed }),
+            })
+        }
+        Command::NextTurn(args) => {
+            let who = caller(&cli)?;
+            let mut core = open_core(&cli)?;
+            let rendered = core.next_turn(&who, &args.adapter)?;
+            Ok(Output {
+                human: rendered.text.clone(),
+                value: json!({ "text": rendered.text, "carried": rendered.carried, "withheld": rendered.withheld }),
+            })
+        }
         Command::Adapters => {
             let configs = crate::plugins::configs_from_env().map_err(AccError::usage)?;
             let plugins = crate::plugins::Plugins::load(&configs);

@@ -693,7 +693,7 @@ impl Core {
         let generated_key = ids::new_id("cm")?;
         let now = self.now();
         let workspace_id = self.workspace.id.clone();
-        let (sent, live) = self.store_for_write()?.write(|w| {
+        let sent = self.store_for_write()?.write(|w| {
             let session = check_caller_allow_closed(&w.reader(), &workspace_id, caller)?;
             let sender = session.participant_id.clone();
             let reader = w.reader();
@@ -775,18 +775,14 @@ impl Core {
                     None => None,
                 };
                 let decision = decision_status(&reader, &existing)?;
-                let live = live_participants(&reader, now)?;
-                return Ok((
-                    Sent {
-                        message: MessageView { message: existing, decision },
-                        receipts,
-                        delivery: Vec::new(),
-                        replayed: true,
-                        original_receipt,
-                        released_claims: Vec::new(),
-                    },
-                    live,
-                ));
+                return Ok(Sent {
+                    message: MessageView { message: existing, decision },
+                    receipts,
+                    delivery: Vec::new(),
+                    replayed: true,
+                    original_receipt,
+                    released_claims: Vec::new(),
+                });
             }
             if session.closed_at.is_some() {
                 return Err(AccError::new(
@@ -896,21 +892,22 @@ impl Core {
                 )?;
             }
             let decision = decision_status(&w.reader(), &message)?;
-            Ok((
-                Sent {
-                    message: MessageView { message, decision },
-                    receipts,
-                    delivery: Vec::new(),
-                    replayed: false,
-                    original_receipt,
-                    released_claims,
-                },
-                live,
-            ))
+            Ok(Sent {
+                message: MessageView { message, decision },
+                receipts,
+                delivery: Vec::new(),
+                replayed: false,
+                original_receipt,
+                released_claims,
+            })
         })?;
         // Delivery happens after the commit; a transport failure cannot undo the record.
         let mut sent = sent;
-        sent.delivery = delivery::route(&sent.message.message, &sent.receipts, &live);
+        sent.delivery = if sent.replayed {
+            delivery::current_outcomes(&sent.receipts)
+        } else {
+            self.route(&sent.message, &sent.receipts)?
+        };
         Ok(sent)
     }
 

@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use crate::clock::{Clock, Millis};
 use crate::error::{AccError, AccResult};
+use crate::plugins::Plugins;
 use crate::store::{Store, WorkspaceRecord};
 use crate::workspace::Workspace;
 
@@ -28,6 +29,7 @@ pub struct Core {
     data_dir: PathBuf,
     store: Option<Store>,
     clock: Arc<dyn Clock>,
+    plugins: Option<Arc<Plugins>>,
 }
 
 impl std::fmt::Debug for Core {
@@ -48,6 +50,7 @@ impl Core {
             data_dir,
             store,
             clock,
+            plugins: None,
         })
     }
 
@@ -75,6 +78,23 @@ impl Core {
         self.store
             .as_mut()
             .ok_or_else(|| AccError::internal("the store did not open"))
+    }
+
+    /// The adapter plugins, loaded on first need (only routing, binding and rendering need
+    /// them) with their configurations from `ACC_ADAPTER_CONFIG`.
+    pub fn plugins(&mut self) -> AccResult<&Plugins> {
+        if self.plugins.is_none() {
+            let configs = crate::plugins::configs_from_env().map_err(AccError::usage)?;
+            self.plugins = Some(Arc::new(Plugins::load(&configs)));
+        }
+        self.plugins
+            .as_deref()
+            .ok_or_else(|| AccError::internal("the plugins did not load"))
+    }
+
+    /// Use these plugins instead of discovering them (tests, embedding).
+    pub fn set_plugins(&mut self, plugins: Arc<Plugins>) {
+        self.plugins = Some(plugins);
     }
 
     /// The store when it exists; reads of a workspace without one see an empty room.

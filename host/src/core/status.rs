@@ -75,6 +75,8 @@ pub struct SessionState {
     pub presence: Presence,
     /// Current intent.
     pub intent: Option<IntentRow>,
+    /// Delivery bindings of the current generation (ephemeral; shown redacted).
+    pub bindings: Vec<crate::store::BindingRow>,
 }
 
 /// A claim with its derived liveness.
@@ -247,20 +249,21 @@ fn session_states(
 ) -> AccResult<Vec<SessionState>> {
     let intents = reader.intents()?;
     let sessions = reader.sessions(include_closed)?;
-    Ok(sessions
-        .into_iter()
-        .map(|session| {
-            let intent = intents
-                .iter()
-                .find(|i| i.session_id == session.session_id)
-                .cloned();
-            SessionState {
-                presence: presence(&session, now),
-                intent,
-                session,
-            }
-        })
-        .collect())
+    let mut states = Vec::with_capacity(sessions.len());
+    for session in sessions {
+        let intent = intents
+            .iter()
+            .find(|i| i.session_id == session.session_id)
+            .cloned();
+        let bindings = reader.bindings_of(&session.session_id, session.generation)?;
+        states.push(SessionState {
+            presence: presence(&session, now),
+            intent,
+            bindings,
+            session,
+        });
+    }
+    Ok(states)
 }
 
 impl Core {

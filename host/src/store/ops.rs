@@ -303,6 +303,8 @@ impl Writer<'_> {
             "UPDATE sessions SET generation = ?2, generation_hash = ?3, closed_at = NULL, last_seen_at = ?4 WHERE session_id = ?1",
             params![session_id, generation, generation_hash, now],
         )?;
+        // A new generation retires every binding of the old one.
+        self.drop_bindings(session_id, None)?;
         Ok(())
     }
 
@@ -322,6 +324,7 @@ impl Writer<'_> {
             "UPDATE sessions SET closed_at = ?2, last_seen_at = max(last_seen_at, ?2) WHERE session_id = ?1",
             params![session_id, now],
         )?;
+        self.drop_bindings(session_id, None)?;
         Ok(())
     }
 

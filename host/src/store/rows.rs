@@ -182,3 +182,28 @@ pub struct DecisionLink {
     /// `replace` or `withdraw`.
     pub action: String,
 }
+
+/// An ephemeral delivery binding (never part of the durable snapshot).
+#[derive(Debug, Clone)]
+pub struct BindingRow {
+    /// Bound session.
+    pub session_id: String,
+    /// The generation it is tied to.
+    pub generation: i64,
+    /// Adapter id.
+    pub adapter_id: String,
+    /// The client version the handshake admitted.
+    pub client_version: String,
+    /// Modes the endpoint offers.
+    pub modes: Vec<String>,
+    /// `off`, `actionable` or `all`.
+    pub live_policy: String,
+    /// Opaque endpoint reference (never shown).
+    pub endpoint_ref: String,
+    /// The endpoint facts given at binding time (for lease refresh; never shown).
+    pub endpoint: Value,
+    /// Lease end.
+    pub lease_until: Millis,
+    /// Created.
+    pub created_at: Millis,
+}

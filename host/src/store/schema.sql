@@ -117,3 +117,19 @@ CREATE TABLE events (
     participant_id TEXT,
     data TEXT NOT NULL
 ) STRICT;
+
+-- Ephemeral delivery bindings: one per session and adapter, tied to one generation. Never
+-- part of events or the durable snapshot; dropped when the session's generation changes.
+CREATE TABLE delivery_bindings (
+    session_id TEXT NOT NULL REFERENCES sessions(session_id),
+    generation INTEGER NOT NULL,
+    adapter_id TEXT NOT NULL,
+    client_version TEXT NOT NULL,
+    modes TEXT NOT NULL,
+    live_policy TEXT NOT NULL,
+    endpoint_ref TEXT NOT NULL,
+    endpoint TEXT NOT NULL,
+    lease_until INTEGER NOT NULL,
+    created_at INTEGER NOT NULL,
+    PRIMARY KEY (session_id, adapter_id)
+) STRICT;

@@ -1,0 +1,90 @@
+//! Typed statements for ephemeral delivery bindings.
+
+use rusqlite::{OptionalExtension, Row, params};
+use serde_json::Value;
+
+use super::{BindingRow, Reader, Writer, json_text, parse_json};
+use crate::error::AccResult;
+
+const COLUMNS: &str = "session_id, generation, adapter_id, client_version, modes, live_policy, endpoint_ref, endpoint, lease_until, created_at";
+
+fn binding_from(row: &Row<'_>) -> rusqlite::Result<BindingRow> {
+    let modes: String = row.get(4)?;
+    let endpoint: String = row.get(7)?;
+    Ok(BindingRow {
+        session_id: row.get(0)?,
+        generation: row.get(1)?,
+        adapter_id: row.get(2)?,
+        client_version: row.get(3)?,
+        modes: serde_json::from_str(&modes).unwrap_or_default(),
+        live_policy: row.get(5)?,
+        endpoint_ref: row.get(6)?,
+        endpoint: parse_json(&endpoint),
+        lease_until: row.get(8)?,
+        created_at: row.get(9)?,
+    })
+}
+
+impl Reader<'_> {
+    /// The bindings of a session's current generation.
+    pub fn bindings_of(&self, session_id: &str, generation: i64) -> AccResult<Vec<BindingRow>> {
+        let sql = format!(
+            "SELECT {COLUMNS} FROM delivery_bindings WHERE session_id = ?1 AND generation = ?2 ORDER BY adapter_id"
+        );
+        let mut stmt = self.conn.prepare_cached(&sql)?;
+        let rows = stmt.query_map(params![session_id, generation], binding_from)?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// One binding.
+    pub fn binding(&self, session_id: &str, adapter_id: &str) -> AccResult<Option<BindingRow>> {
+        let sql = format!(
+            "SELECT {COLUMNS} FROM delivery_bindings WHERE session_id = ?1 AND adapter_id = ?2"
+        );
+        Ok(self
+            .conn
+            .prepare_cached(&sql)?
+            .query_row(params![session_id, adapter_id], binding_from)
+            .optional()?)
+    }
+}
+
+impl Writer<'_> {
+    /// Insert or replace a session's binding for one adapter.
+    pub fn put_binding(&mut self, b: &BindingRow) -> AccResult<()> {
+        let sql = format!(
+            "INSERT OR REPLACE INTO delivery_bindings({COLUMNS}) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)"
+        );
+        self.tx.prepare_cached(&sql)?.execute(params![
+            b.session_id,
+            b.generation,
+            b.adapter_id,
+            b.client_version,
+            json_text(&Value::from(b.modes.clone())),
+            b.live_policy,
+            b.endpoint_ref,
+            json_text(&b.endpoint),
+            b.lease_until,
+            b.created_at
+        ])?;
+        Ok(())
+    }
+
+    /// Remove a session's bindings (all adapters, or one).
+    pub fn drop_bindings(
+        &mut self,
+        session_id: &str,
+        adapter_id: Option<&str>,
+    ) -> AccResult<usize> {
+        Ok(match adapter_id {
+            Some(adapter) => self.tx.execute(
+                "DELETE FROM delivery_bindings WHERE session_id = ?1 AND adapter_id = ?2",
+                params![session_id, adapter],
+            )?,
+            None => self.tx.execute(
+                "DELETE FROM delivery_bindings WHERE session_id = ?1",
+                [session_id],
+            )?,
+        })
+    }
+}
