@@ -7,5 +7,7 @@ mod decisions;
 mod mcp;
 mod mcp_clients;
 mod messaging;
+mod plugins;
+mod router;
 mod store_safety;
 mod workspace_config;

@@ -1,0 +1,375 @@
+//! Loading adapter plugins: every refusal reason, duplicates, the dependency rule of
+//! `adapter-api`, and adapters built outside the workspace (the adapter author's path) or
+//! against a changed interface.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use acc_tests::{World, repo_root};
+use serde_json::Value;
+
+fn dll(name: &str) -> String {
+    format!("lib{name}{}", std::env::consts::DLL_SUFFIX)
+}
+
+fn adapters_json(world: &World, dir: &Path, env: &[(&str, &str)]) -> Value {
+    let mut all = vec![("ACC_ADAPTER_PATH", dir.to_str().expect("utf8"))];
+    all.extend_from_slice(env);
+    world.acc_with(&["adapters"], &all).ok_json()
+}
+
+fn refusal(listing: &Value, file: &str) -> String {
+    listing["refused"]
+        .as_array()
+        .expect("refused")
+        .iter()
+        .find(|r| r["file"].as_str().is_some_and(|f| f.ends_with(file)))
+        .and_then(|r| r["reason"].as_str())
+        .unwrap_or_else(|| panic!("{file} was not refused: {listing}"))
+        .to_string()
+}
+
+fn loaded(listing: &Value) -> Vec<String> {
+    listing["adapters"]
+        .as_array()
+        .expect("adapters")
+        .iter()
+        .map(|a| a["adapterId"].as_str().expect("id").to_string())
+        .collect()
+}
+
+/// A shared library that is not an ACC adapter (the C math library).
+fn foreign_library() -> Option<PathBuf> {
+    for dir in [
+        "/lib/x86_64-linux-gnu",
+        "/usr/lib/x86_64-linux-gnu",
+        "/lib/aarch64-linux-gnu",
+        "/usr/lib/aarch64-linux-gnu",
+        "/lib64",
+        "/usr/lib64",
+        "/usr/lib",
+    ] {
+        for name in ["libm.so.6", "libz.so.1"] {
+            let path = Path::new(dir).join(name);
+            if path.exists() {
+                return Some(path);
+            }
+        }
+    }
+    None
+}
+
+#[test]
+fn the_example_loads_from_beside_the_executable() {
+    let world = World::new();
+    let listing = world.acc(&["adapters"]).ok_json();
+    assert!(
+        loaded(&listing).contains(&"example".to_string()),
+        "{listing}"
+    );
+    let example = listing["adapters"]
+        .as_array()
+        .expect("adapters")
+        .iter()
+        .find(|a| a["adapterId"] == "example")
+        .cloned()
+        .expect("example");
+    assert_eq!(example["offerKind"], "message");
+    assert_eq!(example["apiVersion"], "1.0.0");
+    assert_eq!(example["contract"]["contractId"], "example-file-v1");
+    assert!(
+        listing["refused"].as_array().expect("refused").is_empty(),
+        "{listing}"
+    );
+}
+
+#[test]
+fn every_bad_file_is_refused_with_a_reason_and_the_host_carries_on() {
+    let world = World::new();
+    let dir = world.temp.path().join("adapters");
+    std::fs::create_dir_all(&dir).expect("dir");
+    let bins = acc_tests::bin_dir();
+    std::fs::copy(
+        bins.join(dll("acc_adapter_example")),
+        dir.join(dll("acc_adapter_example")),
+    )
+    .expect("example");
+    std::fs::copy(
+        bins.join(dll("acc_adapter_example")),
+        dir.join(dll("acc_adapter_example_twin")),
+    )
+    .expect("twin");
+    std::fs::copy(
+        bins.join(dll("faulty_adapter")),
+        dir.join(dll("acc_adapter_faulty")),
+    )
+    .expect("faulty");
+    std::fs::write(dir.join(dll("acc_adapter_text")), "this is not a library").expect("text");
+    std::fs::write(dir.join("README.md"), "not considered").expect("other");
+    let foreign =
+        foreign_library().expect("a system shared library to stand in for a non-ACC library");
+    std::fs::copy(foreign, dir.join(dll("acc_adapter_foreign"))).expect("foreign");
+
+    let listing = adapters_json(&world, &dir, &[]);
+    let mut ids = loaded(&listing);
+    ids.sort();
+    assert_eq!(ids, vec!["example", "faulty"]);
+    assert!(
+        refusal(&listing, &dll("acc_adapter_example_twin"))
+            .contains("duplicate adapter id `example`")
+    );
+    assert!(refusal(&listing, &dll("acc_adapter_text")).contains("not a loadable library"));
+    assert!(refusal(&listing, &dll("acc_adapter_foreign")).contains("not an ACC adapter"));
+    assert_eq!(
+        listing["refused"].as_array().map(Vec::len),
+        Some(3),
+        "README.md is not considered"
+    );
+
+    for (mode, needle) in [
+        (
+            "init-error",
+            "init failed (init_failed): the faulty adapter refuses to start",
+        ),
+        ("init-panic", "init failed (panic)"),
+        ("describe-panic", "describe failed (panic)"),
+    ] {
+        let config = format!("{{\"faulty\":{{\"mode\":\"{mode}\"}}}}");
+        let listing = adapters_json(&world, &dir, &[("ACC_ADAPTER_CONFIG", &config)]);
+        let reason = refusal(&listing, &dll("acc_adapter_faulty"));
+        assert!(reason.contains(needle), "{mode}: {reason}");
+        assert!(
+            reason.lines().count() == 1 && reason.len() < 400,
+            "short: {reason}"
+        );
+        assert!(
+            loaded(&listing).contains(&"example".to_string()),
+            "{mode}: the host carried on"
+        );
+    }
+    let listing = adapters_json(&world, &dir, &[("ACC_FAULTY_ABI_MAJOR", "7")]);
+    let reason = refusal(&listing, &dll("acc_adapter_faulty"));
+    assert!(
+        reason.contains("built for ABI 7") && reason.contains("host speaks ABI 1"),
+        "{reason}"
+    );
+    world
+        .acc_with(&["adapters"], &[("ACC_ADAPTER_CONFIG", "[1]")])
+        .err(2, "invalid_arguments");
+}
+
+#[test]
+fn adapter_api_depends_on_abi_stable_and_serde_only() {
+    let output = Command::new(env!("CARGO"))
+        .args([
+            "tree",
+            "-p",
+            "acc-adapter-api",
+            "--depth",
+            "1",
+            "-e",
+            "normal",
+            "--prefix",
+            "none",
+            "--offline",
+        ])
+        .current_dir(repo_root())
+        .output()
+        .expect("cargo tree");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let text = String::from_utf8_lossy(&output.stdout);
+    let mut deps: Vec<&str> = text
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    deps.sort_unstable();
+    deps.dedup();
+    assert_eq!(deps, vec!["abi_stable", "serde", "serde_json"], "{text}");
+    let source =
+        std::fs::read_to_string(repo_root().join("adapter-api/src/lib.rs")).expect("source");
+    assert!(
+        source.contains("#![deny(missing_docs)]"),
+        "every public item must stay documented"
+    );
+}
+
+fn standalone_manifest(name: &str, lib: &str, api: &Path, extra_deps: &str) -> String {
+    format!(
+        "[package]\nname = \"{name}\"\nversion = \"1.0.0\"\nedition = \"2024\"\n\n[lib]\nname = \"{lib}\"\ncrate-type = [\"cdylib\", \"rlib\"]\n\n[dependencies]\nacc-adapter-api = {{ path = \"{}\" }}\nabi_stable = \"0.11.3\"\nserde = {{ version = \"1\", features = [\"derive\"] }}\nserde_json = \"1\"\n{extra_deps}\n",
+        api.display()
+    )
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for entry in std::fs::read_dir(from).expect("read dir").flatten() {
+        let target = to.join(entry.file_name());
+        if entry.path().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).expect("copy");
+        }
+    }
+}
+
+/// Build adapters as their own packages, outside this workspace, the way an adapter author
+/// does: a copy of `adapters/example`, and the faulty fixture built against a copy of
+/// `adapter-api` whose `Description` gained a field (a changed interface).
+#[test]
+fn adapters_built_outside_the_workspace_load_or_are_refused_by_layout() {
+    let world = World::new();
+    let root = repo_root();
+    let outside = world.temp.path().join("outside");
+    // The author's package: a verbatim copy of the example's sources.
+    copy_dir(
+        &root.join("adapters/example/src"),
+        &outside.join("author-example/src"),
+    );
+    std::fs::write(
+        outside.join("author-example/Cargo.toml"),
+        standalone_manifest(
+            "author-example",
+            "acc_adapter_author",
+            &root.join("adapter-api"),
+            "",
+        ),
+    )
+    .expect("manifest");
+    // A changed interface: the same API version, but a field appended to `Description`.
+    copy_dir(&root.join("adapter-api"), &outside.join("changed-api"));
+    let changed_lib = outside.join("changed-api/src/lib.rs");
+    let source = std::fs::read_to_string(&changed_lib).expect("api source");
+    let changed = source.replacen(
+        "    pub contract: RString,\n}",
+        "    pub contract: RString,\n    /// A field the host does not know.\n    pub surprise: u64,\n}",
+        1,
+    );
+    assert_ne!(changed, source, "the interface was changed");
+    let changed = changed.replace(
+        "contract: payload(&d.contract)?,",
+        "contract: payload(&d.contract)?,\n                surprise: 0,",
+    );
+    std::fs::write(&changed_lib, changed).expect("write changed api");
+    std::fs::write(
+        outside.join("changed-api/Cargo.toml"),
+        "[package]\nname = \"acc-adapter-api\"\nversion = \"1.0.0\"\nedition = \"2024\"\n\n[dependencies]\nabi_stable = \"0.11.3\"\nserde = { version = \"1\", features = [\"derive\"] }\nserde_json = \"1\"\n",
+    )
+    .expect("api manifest");
+    copy_dir(
+        &root.join("tests/fixtures/faulty-adapter/src"),
+        &outside.join("changed-faulty/src"),
+    );
+    std::fs::write(
+        outside.join("changed-faulty/Cargo.toml"),
+        standalone_manifest(
+            "changed-faulty",
+            "acc_adapter_changed",
+            &outside.join("changed-api"),
+            "",
+        ),
+    )
+    .expect("manifest");
+    // Two standalone workspaces (two different `acc-adapter-api` packages cannot share a
+    // lockfile) with one target directory, so the dependencies compile once. The same
+    // dependency versions as this repository, already downloaded: build offline.
+    let target = world.temp.path().join("outside-target");
+    for (workspace, members) in [
+        ("author", vec!["author-example"]),
+        ("changed", vec!["changed-faulty"]),
+    ] {
+        let dir = outside.join(workspace);
+        std::fs::create_dir_all(&dir).expect("workspace dir");
+        for member in &members {
+            std::fs::rename(outside.join(member), dir.join(member)).expect("move member");
+        }
+        let list: Vec<String> = members.iter().map(|m| format!("\"{m}\"")).collect();
+        std::fs::write(
+            dir.join("Cargo.toml"),
+            format!(
+                "[workspace]\nresolver = \"3\"\nmembers = [{}]\n",
+                list.join(", ")
+            ),
+        )
+        .expect("workspace");
+        std::fs::copy(root.join("Cargo.lock"), dir.join("Cargo.lock")).expect("lock");
+        let mut build = Command::new(env!("CARGO"));
+        build
+            .args(["build", "--offline", "--quiet"])
+            .current_dir(&dir)
+            .env("CARGO_TARGET_DIR", &target)
+            .env_remove("RUSTFLAGS")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        let output = acc_tests::wait_with_deadline(
+            build.spawn().expect("cargo build"),
+            Duration::from_secs(900),
+            "cargo build outside",
+        );
+        assert!(
+            output.status.success(),
+            "{workspace}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+
+    let dir = world.temp.path().join("installed");
+    std::fs::create_dir_all(&dir).expect("dir");
+    for lib in ["acc_adapter_author", "acc_adapter_changed"] {
+        std::fs::copy(target.join("debug").join(dll(lib)), dir.join(dll(lib))).expect("install");
+    }
+    let listing = adapters_json(&world, &dir, &[]);
+    assert_eq!(
+        loaded(&listing),
+        vec!["example"],
+        "the author's build loads: {listing}"
+    );
+    let reason = refusal(&listing, &dll("acc_adapter_changed"));
+    assert!(
+        reason.starts_with("layout check failed: Error:"),
+        "{reason}"
+    );
+    assert!(reason.len() < 400, "reduced to its Error: lines: {reason}");
+
+    // And it works: bind and deliver through the author's build.
+    let alice = world.attach("alice");
+    let bob = world.attach("bob");
+    let endpoint = world.temp.path().join("offers.jsonl");
+    let path = [("ACC_ADAPTER_PATH", dir.to_str().expect("utf8"))];
+    let file = serde_json::json!({ "file": endpoint }).to_string();
+    world
+        .acc_as_with(
+            &bob,
+            &[
+                "bind",
+                "--adapter",
+                "example",
+                "--policy",
+                "all",
+                "--endpoint",
+                &file,
+            ],
+            &path,
+        )
+        .ok_json();
+    let sent = world
+        .acc_as_with(
+            &alice,
+            &["message", "--to", "bob", "--subject", "s", "--body", "b"],
+            &path,
+        )
+        .ok_json();
+    assert_eq!(sent["delivery"][0]["outcome"], "offered");
+    assert_eq!(
+        std::fs::read_to_string(&endpoint)
+            .expect("offers")
+            .lines()
+            .count(),
+        1
+    );
+}
