@@ -6,7 +6,8 @@ cd "$(dirname "$0")"
 
 # The real clients the suite drives (MCP SDKs, Claude Code, Codex), pinned, cached outside the repo.
 scripts/install-test-clients.sh >/dev/null
-cargo build --workspace --bins --locked
+# Every binary and library: the end-to-end tests load the adapter cdylibs from target/debug.
+cargo build --workspace --locked
 if cargo nextest --version >/dev/null 2>&1; then
   cargo nextest run --workspace --locked --no-fail-fast "$@"
 else

@@ -3,8 +3,10 @@
 //! The binaries in `src/bin` stay thin: they parse arguments, call into this library, and map
 //! results to exit codes. See `ARCHITECTURE.md` at the repository root for the code map.
 
+pub mod capture;
 pub mod cli;
 pub mod clock;
+pub mod contracts;
 pub mod core;
 pub mod delivery;
 pub mod error;

@@ -481,3 +481,21 @@ pub fn binding(binding: &crate::store::BindingRow) -> Value {
         "endpoint": "redacted",
     })
 }
+
+/// An `acc contract verify` report.
+pub fn verify(report: &crate::contracts::VerifyReport) -> Value {
+    json!({
+        "dir": report.dir.to_string_lossy(),
+        "valid": report.problems.is_empty(),
+        "contracts": report.contracts,
+        "captures": report.captures.iter().map(|p| p.to_string_lossy().into_owned()).collect::<Vec<_>>(),
+        "adapters": report.adapters.iter().map(|a| json!({
+            "adapterId": a.adapter_id,
+            "contractId": a.contract_id,
+            "clientVersion": a.client_version,
+            "eligible": a.eligibility.is_ok(),
+            "reason": a.eligibility.as_ref().err(),
+        })).collect::<Vec<_>>(),
+        "problems": report.problems,
+    })
+}

@@ -106,11 +106,12 @@ impl AdapterImpl for Example {
                 client: "example".into(),
                 offer_kind: self.offer_kind.as_str().into(),
                 live_push: true,
+                // Backed by contracts/example/1.2.0-linux-x64.toml, made by `acc contract capture`.
                 minimums: vec![Minimum {
                     platform: "*".into(),
-                    version: "1.0.0".into(),
+                    version: "1.2.0".into(),
                 }],
-                known_bad: vec!["1.1.0".into()],
+                known_bad: vec![">=1.3.0, <1.3.2".into()],
             },
         })
     }
@@ -180,6 +181,25 @@ impl AdapterImpl for Example {
             // A wake carries no peer byte; a message transport carries the text.
             "body": if self.offer_kind == OfferKind::Wake { serde_json::Value::Null } else { request.message.get("body").cloned().unwrap_or_default() },
         });
+        // A retry of the same message is accepted without delivering it twice.
+        let already = std::fs::read_to_string(&request.endpoint_ref)
+            .unwrap_or_default()
+            .lines()
+            .any(|existing| {
+                serde_json::from_str::<serde_json::Value>(existing)
+                    .ok()
+                    .and_then(|v| v.get("messageId").cloned())
+                    == Some(line["messageId"].clone())
+            });
+        if already {
+            let pending = self.config.offers.as_deref() == Some("pending");
+            return Ok(OfferAnswer {
+                accepted: true,
+                pending_approval: pending,
+                code: None,
+                client_version,
+            });
+        }
         let mut file = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -288,7 +308,7 @@ mod tests {
             (false, Some("recipient_busy"))
         );
         let written = std::fs::read_to_string(&file).expect("file");
-        assert_eq!(written.lines().count(), 1);
+        assert_eq!(written.lines().count(), 1, "but not delivered twice");
         assert!(written.contains("hello"));
         let _ = std::fs::remove_dir_all(&dir);
         assert!(new(r#"{"surprise":1}"#).is_err());

@@ -450,3 +450,26 @@ pub fn adapters(plugins: &crate::plugins::Plugins) -> String {
     ));
     out
 }
+
+/// An `acc contract verify` report.
+pub fn verify(report: &crate::contracts::VerifyReport) -> String {
+    let mut out = format!(
+        "{}: {} contract(s), {} capture(s), valid\n",
+        report.dir.display(),
+        report.contracts.len(),
+        report.captures.len()
+    );
+    for a in &report.adapters {
+        out.push_str(&format!(
+            "  {} ({}): client {} {}\n",
+            a.adapter_id,
+            a.contract_id,
+            a.client_version.as_deref().unwrap_or("not found"),
+            match &a.eligibility {
+                Ok(()) => "eligible".to_string(),
+                Err(reason) => format!("not eligible: {reason}"),
+            }
+        ));
+    }
+    out
+}

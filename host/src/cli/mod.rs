@@ -87,6 +87,29 @@ pub enum Command {
     Unbind(UnbindArgs),
     /// Render this session's next-turn context through a body adapter and record what it carried.
     NextTurn(NextTurnArgs),
+    /// Capture a client's delivery behaviour as evidence, or verify the contracts folder.
+    #[command(subcommand)]
+    Contract(ContractCommand),
+}
+
+/// `acc contract`.
+#[derive(Debug, Subcommand)]
+pub enum ContractCommand {
+    /// Record what the installed client really does, as a capture file.
+    Capture {
+        /// The client to capture (today: example).
+        #[arg(long)]
+        client: String,
+        /// Where to write the capture (default: print it).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Check every capture and contract, each loaded adapter's declaration, and eligibility here.
+    Verify {
+        /// The contracts folder (default: ACC_CONTRACTS_DIR, else the source tree's contracts/).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+    },
 }
 
 /// `acc bind`.
@@ -677,6 +700,64 @@ fn run(cli: Cli) -> AccResult<Output> {
                 human: rendered.text.clone(),
                 value: json!({ "text": rendered.text, "carried": rendered.carried, "withheld": rendered.withheld }),
             })
+        }
+        Command::Contract(ContractCommand::Capture { client, out }) => {
+            if client != "example" {
+                return Err(AccError::usage(format!(
+                    "this build captures the example client only; `{client}` captures come with its native adapter"
+                )));
+            }
+            let capture = crate::capture::capture_example()?;
+            let text = toml::to_string(&capture).map_err(|e| AccError::internal(e.to_string()))?;
+            let written = match out {
+                Some(dir) => Some(crate::capture::write(&capture, dir)?),
+                None => None,
+            };
+            Ok(Output {
+                human: match &written {
+                    Some(path) => format!(
+                        "captured {} {} on {} ({}): {}",
+                        capture.client,
+                        capture.version,
+                        capture.platform,
+                        capture.result,
+                        path.display()
+                    ),
+                    None => text.clone(),
+                },
+                value: json!({
+                    "capture": serde_json::to_value(&capture).unwrap_or(Value::Null),
+                    "file": written.map(|p| p.to_string_lossy().into_owned()),
+                }),
+            })
+        }
+        Command::Contract(ContractCommand::Verify { dir }) => {
+            let Some(dir) = dir.clone().or_else(crate::contracts::default_dir) else {
+                return Err(AccError::usage(
+                    "no contracts folder found: pass --dir or set ACC_CONTRACTS_DIR",
+                ));
+            };
+            let configs = crate::plugins::configs_from_env().map_err(AccError::usage)?;
+            let plugins = crate::plugins::Plugins::load(&configs);
+            let report = crate::contracts::verify(&dir, &plugins)?;
+            let value = views::verify(&report);
+            if report.problems.is_empty() {
+                Ok(Output {
+                    human: human::verify(&report),
+                    value,
+                })
+            } else {
+                Err(AccError::new(
+                    ErrorCode::InvalidData,
+                    format!(
+                        "{} problem(s) in {}: {}",
+                        report.problems.len(),
+                        dir.display(),
+                        report.problems.join("; ")
+                    ),
+                )
+                .with_details(value))
+            }
         }
         Command::Adapters => {
             let configs = crate::plugins::configs_from_env().map_err(AccError::usage)?;

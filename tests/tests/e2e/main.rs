@@ -3,6 +3,7 @@
 mod claims;
 mod cli_contract;
 mod concurrency;
+mod contracts;
 mod decisions;
 mod mcp;
 mod mcp_clients;

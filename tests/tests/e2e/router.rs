@@ -214,8 +214,8 @@ fn policy_sessions_and_versions_decide_before_any_transport() {
 
     // Versions the contract does not admit (the binding records what the handshake saw).
     for (version, code) in [
-        ("0.9.0", "below_minimum_version"),
-        ("1.1.0", "known_bad_version"),
+        ("1.1.0", "below_minimum_version"),
+        ("1.3.1", "known_bad_version"),
         ("nightly", "unsupported_client_version"),
     ] {
         let config = json!({ "example": { "clientVersion": version } });

@@ -1,0 +1,267 @@
+//! The contract capture tool: record what a client really does, as a capture file.
+//!
+//! Owns: driving the delivery branches where a client can be driven on this machine, and
+//! writing down exactly what was observed. Must not: record a branch it did not observe, or
+//! claim a pass with an unobserved branch.
+//!
+//! Today it captures the `example` client (the example adapter's file transport) through the
+//! real router in a throwaway workspace; Claude Code and Codex captures come with their
+//! native adapters.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use acc_adapter_api::wire::{OfferRequest, ProbeAnswer, ProbeRequest};
+use sha2::{Digest, Sha256};
+
+use crate::clock::{Clock, SystemClock};
+use crate::contracts::{Branches, CAPTURE_SCHEMA, Capture, Provenance, check_capture};
+use crate::core::messages::{ReplyRequest, SendRequest};
+use crate::core::{Caller, Core, SessionSpec};
+use crate::delivery::platform;
+use crate::error::{AccError, AccResult, ErrorCode};
+use crate::plugins::{DEFAULT_DEADLINE, Operation, Plugins, search_path};
+use crate::workspace;
+
+fn failed(what: &str, detail: impl std::fmt::Display) -> AccError {
+    AccError::new(ErrorCode::InvalidData, format!("capture: {what}: {detail}"))
+}
+
+fn attach(core: &mut Core, participant: &str) -> AccResult<Caller> {
+    let opened = core.open_session(
+        &SessionSpec {
+            participant_id: participant.into(),
+            session_key: None,
+            harness: "cli".into(),
+            client_version: None,
+            checkout: None,
+            branch: None,
+            pid: None,
+            enforcement: "advisory".into(),
+            lifecycle: "manual".into(),
+        },
+        None,
+    )?;
+    Ok(Caller {
+        session_id: opened.session.session_id,
+        generation: opened.generation_token,
+    })
+}
+
+fn plugins(config: &str) -> Arc<Plugins> {
+    let mut configs = BTreeMap::new();
+    configs.insert("example".to_string(), config.to_string());
+    Arc::new(Plugins::load_from(search_path(), &configs))
+}
+
+fn question(to: &str) -> SendRequest {
+    SendRequest {
+        to: vec![to.into()],
+        kind: Some("question".into()),
+        subject: "capture".into(),
+        body: "a capture probe".into(),
+        ..SendRequest::default()
+    }
+}
+
+/// Capture the `example` client. Returns the capture (also checked by the validator).
+pub fn capture_example() -> AccResult<Capture> {
+    let temp = std::env::temp_dir().join(format!(
+        "acc-capture-{}-{}",
+        std::process::id(),
+        SystemClock::default().now_ms()
+    ));
+    let project = temp.join("project");
+    std::fs::create_dir_all(&project).map_err(|e| failed("temporary workspace", e))?;
+    let result = drive_example(&temp, &project);
+    let _ = std::fs::remove_dir_all(&temp);
+    result
+}
+
+fn drive_example(temp: &Path, project: &Path) -> AccResult<Capture> {
+    let ws = workspace::discover(project)?;
+    let mut core = Core::new(
+        ws,
+        temp.join("data").join("acc"),
+        Arc::new(SystemClock::default()),
+    )?;
+    core.set_plugins(plugins("{}"));
+    let Some(adapter) = core.plugins()?.get("example").cloned() else {
+        return Err(failed(
+            "the example adapter is not installed",
+            "see acc adapters",
+        ));
+    };
+    let probe = adapter
+        .call(
+            Operation::Probe,
+            serde_json::to_string(&ProbeRequest { timeout_ms: 3000 }).unwrap_or_default(),
+            DEFAULT_DEADLINE,
+        )
+        .map_err(|f| failed("probe", f.message))?;
+    let probe: ProbeAnswer =
+        serde_json::from_str(probe.payload.as_str()).map_err(|e| failed("probe answer", e))?;
+    let version = probe
+        .client_version
+        .clone()
+        .ok_or_else(|| failed("probe", "the client reported no version"))?;
+    let alice = attach(&mut core, "alice")?;
+    let bob = attach(&mut core, "bob")?;
+    let endpoint = |who: &str| serde_json::json!({ "file": temp.join(format!("{who}.jsonl")) });
+    core.bind(&bob, "example", "all", &endpoint("bob"))?;
+    core.bind(&alice, "example", "all", &endpoint("alice"))?;
+    let mut limitations = Vec::new();
+
+    // idle: a question to a bound, idle recipient is offered.
+    let sent = core.send_message(&alice, &question("bob"))?;
+    let idle = if sent
+        .delivery
+        .first()
+        .is_some_and(|d| d.outcome == "offered")
+    {
+        "offered"
+    } else {
+        "unobserved"
+    };
+    if idle == "unobserved" {
+        limitations.push(format!(
+            "idle: the offer ended as {:?}",
+            sent.delivery.first().map(|d| &d.outcome)
+        ));
+    }
+    // duplicate: offering the same message again does not deliver it twice.
+    let bob_file = temp.join("bob.jsonl");
+    let request = OfferRequest {
+        message: crate::views::message(&sent.message, &core.workspace.id),
+        recipient_participant_id: "bob".into(),
+        target_session_id: bob.session_id.clone(),
+        target_generation: 1,
+        endpoint_ref: bob_file.to_string_lossy().into_owned(),
+        client_version: version.clone(),
+    };
+    let again = adapter.call(
+        Operation::Offer,
+        serde_json::to_string(&request).unwrap_or_default(),
+        DEFAULT_DEADLINE,
+    );
+    let lines = std::fs::read_to_string(&bob_file).unwrap_or_default();
+    let count = lines
+        .lines()
+        .filter(|l| l.contains(&sent.message.message.message_id))
+        .count();
+    let duplicate = if again.is_ok() && count == 1 {
+        "same-message-id"
+    } else {
+        "unobserved"
+    };
+    if duplicate == "unobserved" {
+        limitations.push(format!(
+            "duplicate: the message appears {count} times after a second offer"
+        ));
+    }
+    // reply: the answer is routed back to the bound author.
+    let reply = core.reply(
+        &bob,
+        &ReplyRequest {
+            message_id: sent.message.message.message_id.clone(),
+            body: "answer".into(),
+            ..ReplyRequest::default()
+        },
+    )?;
+    let routed = if reply
+        .delivery
+        .first()
+        .is_some_and(|d| d.outcome == "offered")
+    {
+        "routed"
+    } else {
+        "unobserved"
+    };
+    if routed == "unobserved" {
+        limitations.push("reply: the answer was not offered to its author".into());
+    }
+    // busy: a busy client refuses; the receipt stays queued.
+    core.set_plugins(plugins(
+        r#"{"offers":"refuse","refuseCode":"recipient_busy"}"#,
+    ));
+    let busy_sent = core.send_message(&alice, &question("bob"))?;
+    let busy =
+        if busy_sent.delivery.first().is_some_and(|d| {
+            d.error_code.as_deref() == Some("recipient_busy") && d.outcome == "queued"
+        }) {
+            "rejected-busy"
+        } else {
+            "unobserved"
+        };
+    if busy == "unobserved" {
+        limitations.push("busy: the busy refusal was not observed".into());
+    }
+    // fallback: without a binding the message waits durably.
+    core.set_plugins(plugins("{}"));
+    core.unbind(&bob, None)?;
+    let fallback_sent = core.send_message(&alice, &question("bob"))?;
+    let fallback = if fallback_sent
+        .delivery
+        .first()
+        .is_some_and(|d| d.outcome == "queued" && d.transport == "durable")
+    {
+        "queued"
+    } else {
+        "unobserved"
+    };
+    if fallback == "unobserved" {
+        limitations.push("fallback: the unbound recipient was not queued durably".into());
+    }
+    let branches = Branches {
+        idle: idle.into(),
+        busy: busy.into(),
+        reply: routed.into(),
+        duplicate: duplicate.into(),
+        fallback: fallback.into(),
+    };
+    let all_observed = [idle, busy, routed, duplicate, fallback]
+        .iter()
+        .all(|b| *b != "unobserved");
+    let bytes = std::fs::read(&adapter.file).map_err(|e| failed("fingerprint", e))?;
+    let capture = Capture {
+        schema: CAPTURE_SCHEMA.into(),
+        client: "example".into(),
+        version,
+        platform: platform(),
+        observed_at: chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string(),
+        launch_mode: "library".into(),
+        protocol_contract: probe.protocol_contract.unwrap_or_default(),
+        executable_sha256: crate::ids::hex(&Sha256::digest(&bytes)),
+        capability: "livePush".into(),
+        result: if all_observed {
+            "pass".into()
+        } else {
+            "fail".into()
+        },
+        provenance: Provenance::CapturedHere,
+        branches,
+        limitations,
+    };
+    let problems = check_capture(&capture);
+    if !problems.is_empty() {
+        return Err(failed("the capture is not valid", problems.join("; ")));
+    }
+    Ok(capture)
+}
+
+/// Write a capture into `dir` as `<version>-<platform>.toml`; returns the file.
+pub fn write(capture: &Capture, dir: &Path) -> AccResult<PathBuf> {
+    std::fs::create_dir_all(dir).map_err(|e| failed("output folder", e))?;
+    let path = dir.join(format!("{}-{}.toml", capture.version, capture.platform));
+    let text = toml::to_string(capture).map_err(|e| failed("encode", e))?;
+    std::fs::write(
+        &path,
+        format!(
+            "# Captured by `acc contract capture --client {}`; do not edit.\n{text}",
+            capture.client
+        ),
+    )
+    .map_err(|e| failed("write", e))?;
+    Ok(path)
+}

@@ -1,0 +1,608 @@
+//! Contracts and captures: the TOML files in `contracts/`, their closed schemas, validation,
+//! and eligibility ("evidence applies forward").
+//!
+//! Owns: what counts as evidence that a client version can take native delivery. Must not:
+//! invent evidence, or admit a version that no passing capture backs.
+//!
+//! Layout: `contracts/<client>/contract-<contract id>.toml` holds a contract;
+//! `contracts/<client>/<version>-<platform>.toml` holds one capture.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use acc_adapter_api::wire::{ContractDeclaration, Minimum};
+use serde::{Deserialize, Serialize};
+
+use crate::error::{AccError, AccResult, ErrorCode};
+
+/// The schema tag of a capture file.
+pub const CAPTURE_SCHEMA: &str = "acc-capture-1";
+/// The schema tag of a contract file.
+pub const CONTRACT_SCHEMA: &str = "acc-contract-1";
+/// The delivery branches a capture observes, with their observed values.
+pub const BRANCHES: &[(&str, &[&str])] = &[
+    ("idle", &["offered"]),
+    ("busy", &["queued-after-turn", "rejected-busy"]),
+    ("reply", &["routed"]),
+    ("duplicate", &["same-message-id"]),
+    ("fallback", &["queued"]),
+];
+/// Eligibility reason codes.
+pub const REASONS: &[&str] = &[
+    "native_delivery_unsupported",
+    "version_unavailable",
+    "below_minimum_version",
+    "known_bad_version",
+    "feature_probe_failed",
+    "probe_timeout",
+    "protocol_mismatch",
+    "native_endpoint_unavailable",
+    "native_session_unavailable",
+    "handshake_failed",
+    "handshake_timeout",
+    "session_generation_stale",
+];
+
+/// Where a capture was made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Provenance {
+    /// By `acc contract capture` on a machine of this project.
+    CapturedHere,
+    /// Elsewhere (a documented minimum that cannot be re-captured here).
+    CapturedElsewhere,
+}
+
+/// Delivery branches observed (or `unobserved`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Branches {
+    /// Idle recipient: `offered`.
+    pub idle: String,
+    /// Busy recipient: `queued-after-turn` or `rejected-busy`.
+    pub busy: String,
+    /// A reply: `routed`.
+    pub reply: String,
+    /// The same message offered twice: `same-message-id`.
+    pub duplicate: String,
+    /// No route: `queued`.
+    pub fallback: String,
+}
+
+impl Branches {
+    fn get(&self, name: &str) -> &str {
+        match name {
+            "idle" => &self.idle,
+            "busy" => &self.busy,
+            "reply" => &self.reply,
+            "duplicate" => &self.duplicate,
+            _ => &self.fallback,
+        }
+    }
+}
+
+/// Evidence recorded from a real installed client.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Capture {
+    /// Always `acc-capture-1`.
+    pub schema: String,
+    /// The client (`claude-code`, `codex`, `example`).
+    pub client: String,
+    /// Its version.
+    pub version: String,
+    /// `linux-x64`, `darwin-arm64`, ...
+    pub platform: String,
+    /// When, UTC (`2026-11-29T19:00:00Z`).
+    pub observed_at: String,
+    /// How the client was launched for the capture.
+    pub launch_mode: String,
+    /// The protocol contract the client stated.
+    pub protocol_contract: String,
+    /// SHA-256 of the executable (64 hex digits), or `unavailable` for evidence from elsewhere.
+    pub executable_sha256: String,
+    /// The capability observed (`livePush`, `nextTurn`, ...).
+    pub capability: String,
+    /// `pass` or `fail`.
+    pub result: String,
+    /// Where it was made.
+    pub provenance: Provenance,
+    /// The branches.
+    pub branches: Branches,
+    /// What could not be observed, and why.
+    pub limitations: Vec<String>,
+}
+
+/// A known minimum anchored to a passing capture.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Anchor {
+    /// Platform of the capture.
+    pub platform: String,
+    /// Version of the capture.
+    pub version: String,
+    /// Protocol contract of the capture.
+    pub protocol_contract: String,
+    /// The capture file, relative to the contract's folder.
+    pub capture: String,
+}
+
+/// A minimum version on one platform.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MinimumEntry {
+    /// Platform, or `*`.
+    pub platform: String,
+    /// Version.
+    pub version: String,
+}
+
+/// The contract data an adapter's declaration refers to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Contract {
+    /// Always `acc-contract-1`.
+    pub schema: String,
+    /// Contract id.
+    pub contract_id: String,
+    /// The client.
+    pub client: String,
+    /// `message`, `wake` or `body`.
+    pub offer_kind: String,
+    /// Whether it pushes live.
+    pub live_push: bool,
+    /// The capability its captures observe.
+    pub capability: String,
+    /// The message kinds that may activate it (policy `actionable`).
+    pub activation_kinds: Vec<String>,
+    /// Where the recipient's consent comes from (`installation-record`, `binding`).
+    pub policy_source: String,
+    /// Minimum versions.
+    pub minimums: Vec<MinimumEntry>,
+    /// Anchors: captures that back the minimums.
+    pub anchors: Vec<Anchor>,
+    /// Known-bad versions or ranges.
+    #[serde(default)]
+    pub known_bad: Vec<String>,
+}
+
+impl Contract {
+    /// The declaration an adapter must make for this contract.
+    pub fn declaration(&self) -> ContractDeclaration {
+        ContractDeclaration {
+            contract_id: self.contract_id.clone(),
+            client: self.client.clone(),
+            offer_kind: self.offer_kind.clone(),
+            live_push: self.live_push,
+            minimums: self
+                .minimums
+                .iter()
+                .map(|m| Minimum {
+                    platform: m.platform.clone(),
+                    version: m.version.clone(),
+                })
+                .collect(),
+            known_bad: self.known_bad.clone(),
+        }
+    }
+}
+
+/// Everything in a contracts folder.
+#[derive(Debug, Clone, Default)]
+pub struct Folder {
+    /// Contracts by id, with their files.
+    pub contracts: BTreeMap<String, (PathBuf, Contract)>,
+    /// Captures, with their files.
+    pub captures: Vec<(PathBuf, Capture)>,
+    /// Problems found, one line each, naming the file.
+    pub problems: Vec<String>,
+}
+
+fn version(text: &str) -> Option<semver::Version> {
+    semver::Version::parse(text).ok()
+}
+
+/// Whether `version` is listed as known bad (an exact version or a range).
+pub fn is_known_bad(known_bad: &[String], version: &semver::Version) -> bool {
+    known_bad
+        .iter()
+        .any(|bad| match semver::Version::parse(bad) {
+            Ok(exact) => &exact == version,
+            Err(_) => semver::VersionReq::parse(bad).is_ok_and(|req| req.matches(version)),
+        })
+}
+
+/// Validate one capture; returns the problems.
+pub fn check_capture(capture: &Capture) -> Vec<String> {
+    let mut problems = Vec::new();
+    if capture.schema != CAPTURE_SCHEMA {
+        problems.push(format!("schema must be `{CAPTURE_SCHEMA}`"));
+    }
+    if version(&capture.version).is_none() {
+        problems.push(format!(
+            "version `{}` is not a semantic version",
+            capture.version
+        ));
+    }
+    if chrono::DateTime::parse_from_rfc3339(&capture.observed_at)
+        .map(|t| t.offset().local_minus_utc() != 0)
+        .unwrap_or(true)
+    {
+        problems.push(format!(
+            "observed_at `{}` must be an RFC 3339 UTC time",
+            capture.observed_at
+        ));
+    }
+    let sha_ok = capture.executable_sha256.len() == 64
+        && capture
+            .executable_sha256
+            .bytes()
+            .all(|b| b.is_ascii_hexdigit());
+    if !sha_ok
+        && !(capture.executable_sha256 == "unavailable"
+            && capture.provenance == Provenance::CapturedElsewhere)
+    {
+        problems.push("executable_sha256 must be 64 hex digits (or `unavailable` for evidence captured elsewhere)".into());
+    }
+    let mut unobserved = Vec::new();
+    for (name, allowed) in BRANCHES {
+        let value = capture.branches.get(name);
+        if value == "unobserved" {
+            unobserved.push(*name);
+        } else if !allowed.contains(&value) {
+            problems.push(format!(
+                "branch {name} = `{value}` is not one of {} or unobserved",
+                allowed.join(", ")
+            ));
+        }
+    }
+    match capture.result.as_str() {
+        "pass" if !unobserved.is_empty() => {
+            problems.push(format!(
+                "result pass needs every branch observed; unobserved: {}",
+                unobserved.join(", ")
+            ));
+        }
+        "pass" => {}
+        "fail" if capture.limitations.is_empty() => {
+            problems.push("result fail needs at least one limitation".into())
+        }
+        "fail" => {}
+        other => problems.push(format!("result must be pass or fail, got `{other}`")),
+    }
+    if !unobserved.is_empty() && capture.limitations.is_empty() {
+        problems.push("unobserved branches need a limitation saying why".into());
+    }
+    problems
+}
+
+/// Validate one contract against the folder's captures; returns the problems.
+pub fn check_contract(dir: &Path, contract: &Contract) -> Vec<String> {
+    let mut problems = Vec::new();
+    if contract.schema != CONTRACT_SCHEMA {
+        problems.push(format!("schema must be `{CONTRACT_SCHEMA}`"));
+    }
+    if !["message", "wake", "body"].contains(&contract.offer_kind.as_str()) {
+        problems.push(format!(
+            "offer_kind `{}` must be message, wake or body",
+            contract.offer_kind
+        ));
+    }
+    for bad in &contract.known_bad {
+        if version(bad).is_none() && semver::VersionReq::parse(bad).is_err() {
+            problems.push(format!(
+                "known_bad `{bad}` is neither a version nor a range"
+            ));
+        }
+    }
+    for minimum in &contract.minimums {
+        if version(&minimum.version).is_none() {
+            problems.push(format!(
+                "minimum `{}` is not a semantic version",
+                minimum.version
+            ));
+            continue;
+        }
+        let backed = contract.anchors.iter().any(|anchor| {
+            anchor.version == minimum.version
+                && (minimum.platform == "*" || anchor.platform == minimum.platform)
+                && read_capture(&dir.join(&anchor.capture)).is_ok_and(|capture| {
+                    capture.result == "pass"
+                        && check_capture(&capture).is_empty()
+                        && capture.client == contract.client
+                        && capture.version == anchor.version
+                        && capture.platform == anchor.platform
+                        && capture.protocol_contract == anchor.protocol_contract
+                })
+        });
+        if !backed {
+            problems.push(format!(
+                "minimum {} on {} is not backed by an anchor with a passing capture of that version",
+                minimum.version, minimum.platform
+            ));
+        }
+    }
+    problems
+}
+
+fn read_capture(path: &Path) -> AccResult<Capture> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        AccError::new(
+            ErrorCode::InvalidData,
+            format!("{}: cannot be read: {e}", path.display()),
+        )
+    })?;
+    toml::from_str(&text).map_err(|e| {
+        AccError::new(
+            ErrorCode::InvalidData,
+            format!("{}: {}", path.display(), one_line(&e.to_string())),
+        )
+    })
+}
+
+fn one_line(text: &str) -> String {
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Read and validate a whole contracts folder.
+pub fn read_folder(dir: &Path) -> AccResult<Folder> {
+    let mut folder = Folder::default();
+    let entries = std::fs::read_dir(dir).map_err(|e| {
+        AccError::new(
+            ErrorCode::InvalidData,
+            format!("contracts folder {}: {e}", dir.display()),
+        )
+    })?;
+    let mut files = Vec::new();
+    for client in entries.flatten().filter(|e| e.path().is_dir()) {
+        for file in std::fs::read_dir(client.path())
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            if file.path().extension().is_some_and(|x| x == "toml") {
+                files.push(file.path());
+            }
+        }
+    }
+    files.sort();
+    for file in files {
+        let name = file
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let text = match std::fs::read_to_string(&file) {
+            Ok(text) => text,
+            Err(e) => {
+                folder
+                    .problems
+                    .push(format!("{}: cannot be read: {e}", file.display()));
+                continue;
+            }
+        };
+        if name.starts_with("contract-") {
+            match toml::from_str::<Contract>(&text) {
+                Ok(contract) => {
+                    let base = file.parent().unwrap_or(dir).to_path_buf();
+                    for problem in check_contract(&base, &contract) {
+                        folder
+                            .problems
+                            .push(format!("{}: {problem}", file.display()));
+                    }
+                    if let Some((other, _)) = folder.contracts.get(&contract.contract_id) {
+                        folder.problems.push(format!(
+                            "{}: contract {} is also defined in {}",
+                            file.display(),
+                            contract.contract_id,
+                            other.display()
+                        ));
+                    }
+                    folder
+                        .contracts
+                        .insert(contract.contract_id.clone(), (file.clone(), contract));
+                }
+                Err(e) => folder.problems.push(format!(
+                    "{}: {}",
+                    file.display(),
+                    one_line(&e.to_string())
+                )),
+            }
+        } else {
+            match toml::from_str::<Capture>(&text) {
+                Ok(capture) => {
+                    for problem in check_capture(&capture) {
+                        folder
+                            .problems
+                            .push(format!("{}: {problem}", file.display()));
+                    }
+                    let expected = format!("{}-{}.toml", capture.version, capture.platform);
+                    if name != expected {
+                        folder.problems.push(format!(
+                            "{}: a capture of {} on {} is named {expected}",
+                            file.display(),
+                            capture.version,
+                            capture.platform
+                        ));
+                    }
+                    folder.captures.push((file.clone(), capture));
+                }
+                Err(e) => folder.problems.push(format!(
+                    "{}: {}",
+                    file.display(),
+                    one_line(&e.to_string())
+                )),
+            }
+        }
+    }
+    Ok(folder)
+}
+
+/// Whether evidence admits `client_version` of `contract` on `platform`, by "evidence applies
+/// forward": prefer this platform's captures of the contract's capability, else all; keep those
+/// at or below the version; none means off; at the highest remaining version every capture
+/// must pass. Then the minimum and the known-bad list apply. Returns the reason code when not.
+pub fn eligibility(
+    contract: &Contract,
+    captures: &[Capture],
+    client_version: Option<&str>,
+    platform: &str,
+) -> Result<(), &'static str> {
+    let Some(wanted) = client_version.and_then(version) else {
+        return Err("version_unavailable");
+    };
+    let relevant: Vec<&Capture> = captures
+        .iter()
+        .filter(|c| {
+            c.client == contract.client
+                && c.capability == contract.capability
+                && check_capture(c).is_empty()
+        })
+        .collect();
+    let here: Vec<&Capture> = relevant
+        .iter()
+        .copied()
+        .filter(|c| c.platform == platform)
+        .collect();
+    let pool = if here.is_empty() { relevant } else { here };
+    let at_or_below: Vec<(semver::Version, &Capture)> = pool
+        .into_iter()
+        .filter_map(|c| version(&c.version).map(|v| (v, c)))
+        .filter(|(v, _)| *v <= wanted)
+        .collect();
+    let Some(highest) = at_or_below.iter().map(|(v, _)| v.clone()).max() else {
+        return Err("native_delivery_unsupported");
+    };
+    if !at_or_below
+        .iter()
+        .filter(|(v, _)| *v == highest)
+        .all(|(_, c)| c.result == "pass")
+    {
+        return Err("native_delivery_unsupported");
+    }
+    let minimum = contract
+        .minimums
+        .iter()
+        .find(|m| m.platform == platform)
+        .or_else(|| contract.minimums.iter().find(|m| m.platform == "*"))
+        .and_then(|m| version(&m.version));
+    match minimum {
+        None => return Err("native_delivery_unsupported"),
+        Some(minimum) if wanted < minimum => return Err("below_minimum_version"),
+        Some(_) => {}
+    }
+    if is_known_bad(&contract.known_bad, &wanted) {
+        return Err("known_bad_version");
+    }
+    Ok(())
+}
+
+/// Where `acc contract` finds the folder: `--dir`, else `ACC_CONTRACTS_DIR`, else `contracts/`
+/// of the source tree the executable was built in, else `<exe dir>/../share/acc/contracts`.
+pub fn default_dir() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("ACC_CONTRACTS_DIR") {
+        return Some(PathBuf::from(dir));
+    }
+    let exe_dir = std::env::current_exe().ok()?.parent()?.to_path_buf();
+    [
+        exe_dir.join("../../contracts"),
+        exe_dir.join("../share/acc/contracts"),
+    ]
+    .into_iter()
+    .find(|d| d.is_dir())
+}
+
+#[cfg(test)]
+mod tests;
+
+/// One loaded adapter checked against the folder.
+#[derive(Debug, Clone)]
+pub struct AdapterCheck {
+    /// Adapter id.
+    pub adapter_id: String,
+    /// The contract it declares.
+    pub contract_id: String,
+    /// The installed client's version, from the adapter's read-only probe.
+    pub client_version: Option<String>,
+    /// Eligibility of that version here (`Err` holds the reason code).
+    pub eligibility: Result<(), String>,
+}
+
+/// The result of `acc contract verify`.
+#[derive(Debug, Clone)]
+pub struct VerifyReport {
+    /// The folder.
+    pub dir: PathBuf,
+    /// Contract ids found.
+    pub contracts: Vec<String>,
+    /// Capture files found.
+    pub captures: Vec<PathBuf>,
+    /// Loaded adapters checked.
+    pub adapters: Vec<AdapterCheck>,
+    /// Every problem, one line each.
+    pub problems: Vec<String>,
+}
+
+/// Check the folder, each loaded adapter's declaration against it, and eligibility of the
+/// clients installed here.
+pub fn verify(dir: &Path, plugins: &crate::plugins::Plugins) -> AccResult<VerifyReport> {
+    let folder = read_folder(dir)?;
+    let mut problems = folder.problems.clone();
+    let captures: Vec<Capture> = folder.captures.iter().map(|(_, c)| c.clone()).collect();
+    let mut adapters = Vec::new();
+    for adapter in &plugins.adapters {
+        let declared = &adapter.contract;
+        let Some((file, contract)) = folder.contracts.get(&declared.contract_id) else {
+            problems.push(format!(
+                "adapter {} declares contract {}, which {} does not define",
+                adapter.adapter_id,
+                declared.contract_id,
+                dir.display()
+            ));
+            continue;
+        };
+        if &contract.declaration() != declared {
+            problems.push(format!(
+                "adapter {} declares {} differently from {} (client, offer kind, live push, minimums and known-bad versions must match)",
+                adapter.adapter_id,
+                declared.contract_id,
+                file.display()
+            ));
+        }
+        let request = serde_json::json!({ "timeoutMs": 3000 }).to_string();
+        let client_version = adapter
+            .call(
+                crate::plugins::Operation::Probe,
+                request,
+                crate::plugins::DEFAULT_DEADLINE,
+            )
+            .ok()
+            .and_then(|answer| {
+                serde_json::from_str::<acc_adapter_api::wire::ProbeAnswer>(answer.payload.as_str())
+                    .ok()
+            })
+            .and_then(|probe| probe.client_version);
+        let eligibility = eligibility(
+            contract,
+            &captures,
+            client_version.as_deref(),
+            &crate::delivery::platform(),
+        )
+        .map_err(str::to_string);
+        adapters.push(AdapterCheck {
+            adapter_id: adapter.adapter_id.clone(),
+            contract_id: declared.contract_id.clone(),
+            client_version,
+            eligibility,
+        });
+    }
+    Ok(VerifyReport {
+        dir: dir.to_path_buf(),
+        contracts: folder.contracts.keys().cloned().collect(),
+        captures: folder.captures.iter().map(|(p, _)| p.clone()).collect(),
+        adapters,
+        problems,
+    })
+}

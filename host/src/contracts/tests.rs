@@ -1,0 +1,227 @@
+use super::*;
+
+fn capture(version: &str, platform: &str, result: &str) -> Capture {
+    let observed = if result == "pass" {
+        "offered"
+    } else {
+        "unobserved"
+    };
+    Capture {
+        schema: CAPTURE_SCHEMA.into(),
+        client: "example".into(),
+        version: version.into(),
+        platform: platform.into(),
+        observed_at: "2026-11-29T19:00:00Z".into(),
+        launch_mode: "library".into(),
+        protocol_contract: "example-file-v1".into(),
+        executable_sha256: "a".repeat(64),
+        capability: "livePush".into(),
+        result: result.into(),
+        provenance: Provenance::CapturedHere,
+        branches: Branches {
+            idle: observed.into(),
+            busy: if result == "pass" {
+                "rejected-busy".into()
+            } else {
+                "unobserved".into()
+            },
+            reply: if result == "pass" {
+                "routed".into()
+            } else {
+                "unobserved".into()
+            },
+            duplicate: if result == "pass" {
+                "same-message-id".into()
+            } else {
+                "unobserved".into()
+            },
+            fallback: if result == "pass" {
+                "queued".into()
+            } else {
+                "unobserved".into()
+            },
+        },
+        limitations: if result == "pass" {
+            vec![]
+        } else {
+            vec!["the client could not be driven here".into()]
+        },
+    }
+}
+
+fn contract(minimum: &str, known_bad: &[&str]) -> Contract {
+    Contract {
+        schema: CONTRACT_SCHEMA.into(),
+        contract_id: "example-file-v1".into(),
+        client: "example".into(),
+        offer_kind: "message".into(),
+        live_push: true,
+        capability: "livePush".into(),
+        activation_kinds: vec!["question".into()],
+        policy_source: "binding".into(),
+        minimums: vec![MinimumEntry {
+            platform: "*".into(),
+            version: minimum.into(),
+        }],
+        anchors: vec![Anchor {
+            platform: "linux-x64".into(),
+            version: minimum.into(),
+            protocol_contract: "example-file-v1".into(),
+            capture: format!("{minimum}-linux-x64.toml"),
+        }],
+        known_bad: known_bad.iter().map(|s| s.to_string()).collect(),
+    }
+}
+
+#[test]
+fn capture_rules() {
+    assert!(check_capture(&capture("1.0.0", "linux-x64", "pass")).is_empty());
+    assert!(check_capture(&capture("1.0.0", "linux-x64", "fail")).is_empty());
+    let mut claims_pass = capture("1.0.0", "linux-x64", "fail");
+    claims_pass.result = "pass".into();
+    assert!(
+        check_capture(&claims_pass)
+            .iter()
+            .any(|p| p.contains("needs every branch observed"))
+    );
+    let mut bare_fail = capture("1.0.0", "linux-x64", "fail");
+    bare_fail.limitations.clear();
+    assert!(
+        check_capture(&bare_fail)
+            .iter()
+            .any(|p| p.contains("at least one limitation"))
+    );
+    let mut bad = capture("one", "linux-x64", "pass");
+    bad.executable_sha256 = "xyz".into();
+    bad.observed_at = "yesterday".into();
+    bad.branches.idle = "delivered".into();
+    let problems = check_capture(&bad);
+    assert_eq!(problems.len(), 4, "{problems:?}");
+    let mut elsewhere = capture("1.0.0", "darwin-arm64", "pass");
+    elsewhere.executable_sha256 = "unavailable".into();
+    assert!(
+        !check_capture(&elsewhere).is_empty(),
+        "unavailable needs provenance elsewhere"
+    );
+    elsewhere.provenance = Provenance::CapturedElsewhere;
+    assert!(check_capture(&elsewhere).is_empty());
+    let text = toml::to_string(&capture("1.0.0", "linux-x64", "pass")).expect("toml");
+    let with_extra = format!("surprise = 1\n{text}");
+    assert!(
+        toml::from_str::<Capture>(&with_extra).is_err(),
+        "unknown fields are refused"
+    );
+    assert_eq!(
+        toml::from_str::<Capture>(&text).expect("round trip"),
+        capture("1.0.0", "linux-x64", "pass")
+    );
+}
+
+#[test]
+fn contract_minimums_need_a_passing_anchor() {
+    let temp = tempfile::tempdir().expect("tempdir");
+    let write = |c: &Capture| {
+        std::fs::write(
+            temp.path()
+                .join(format!("{}-{}.toml", c.version, c.platform)),
+            toml::to_string(c).expect("toml"),
+        )
+        .expect("write")
+    };
+    let problems = check_contract(temp.path(), &contract("1.0.0", &[]));
+    assert!(
+        problems.iter().any(|p| p.contains("not backed")),
+        "{problems:?}"
+    );
+    write(&capture("1.0.0", "linux-x64", "fail"));
+    assert!(
+        check_contract(temp.path(), &contract("1.0.0", &[]))
+            .iter()
+            .any(|p| p.contains("not backed"))
+    );
+    write(&capture("1.0.0", "linux-x64", "pass"));
+    assert!(
+        check_contract(
+            temp.path(),
+            &contract("1.0.0", &[">=1.1.0, <1.2.0", "1.3.0"])
+        )
+        .is_empty()
+    );
+    assert!(
+        check_contract(temp.path(), &contract("1.0.0", &["soon"]))
+            .iter()
+            .any(|p| p.contains("neither a version nor a range"))
+    );
+}
+
+#[test]
+fn evidence_applies_forward() {
+    let c = contract("1.0.0", &[">=1.4.0, <1.5.0"]);
+    let pass = |v: &str, p: &str| capture(v, p, "pass");
+    let fail = |v: &str, p: &str| capture(v, p, "fail");
+    assert_eq!(
+        eligibility(
+            &c,
+            &[pass("1.0.0", "linux-x64")],
+            Some("1.2.0"),
+            "linux-x64"
+        ),
+        Ok(())
+    );
+    assert_eq!(
+        eligibility(&c, &[pass("1.0.0", "linux-x64")], None, "linux-x64"),
+        Err("version_unavailable")
+    );
+    assert_eq!(
+        eligibility(&c, &[], Some("1.2.0"), "linux-x64"),
+        Err("native_delivery_unsupported")
+    );
+    assert_eq!(
+        eligibility(
+            &c,
+            &[pass("1.3.0", "linux-x64")],
+            Some("1.2.0"),
+            "linux-x64"
+        ),
+        Err("native_delivery_unsupported")
+    );
+    // The highest capture at or below the version decides: a later failure turns it off.
+    let later_fail = [pass("1.0.0", "linux-x64"), fail("1.1.0", "linux-x64")];
+    assert_eq!(
+        eligibility(&c, &later_fail, Some("1.2.0"), "linux-x64"),
+        Err("native_delivery_unsupported")
+    );
+    // This platform's evidence is preferred; another platform's serves when there is none here.
+    assert_eq!(
+        eligibility(
+            &c,
+            &[pass("1.0.0", "darwin-arm64")],
+            Some("1.2.0"),
+            "linux-x64"
+        ),
+        Ok(())
+    );
+    let mixed = [pass("1.1.0", "darwin-arm64"), fail("1.0.0", "linux-x64")];
+    assert_eq!(
+        eligibility(&c, &mixed, Some("1.2.0"), "linux-x64"),
+        Err("native_delivery_unsupported")
+    );
+    assert_eq!(
+        eligibility(
+            &c,
+            &[pass("0.9.0", "linux-x64")],
+            Some("0.9.5"),
+            "linux-x64"
+        ),
+        Err("below_minimum_version")
+    );
+    assert_eq!(
+        eligibility(
+            &c,
+            &[pass("1.0.0", "linux-x64")],
+            Some("1.4.2"),
+            "linux-x64"
+        ),
+        Err("known_bad_version")
+    );
+}

@@ -1,0 +1,139 @@
+//! `acc contract verify` and `acc contract capture` through the real binary.
+
+use std::path::{Path, PathBuf};
+
+use acc_tests::{World, repo_root};
+
+fn copy_contracts(world: &World) -> PathBuf {
+    let to = world.temp.path().join("contracts");
+    for client in std::fs::read_dir(repo_root().join("contracts"))
+        .expect("contracts")
+        .flatten()
+    {
+        let dir = to.join(client.file_name());
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        for file in std::fs::read_dir(client.path())
+            .expect("client dir")
+            .flatten()
+        {
+            std::fs::copy(file.path(), dir.join(file.file_name())).expect("copy");
+        }
+    }
+    to
+}
+
+fn verify(world: &World, dir: &Path) -> acc_tests::Run {
+    world.acc(&["contract", "verify", "--dir", dir.to_str().expect("utf8")])
+}
+
+fn problems(run: &acc_tests::Run) -> String {
+    let error = run.err(4, "invalid_data");
+    error["details"]["problems"].to_string()
+}
+
+#[test]
+fn the_repository_contracts_verify_and_the_example_is_eligible() {
+    let world = World::new();
+    let report = verify(&world, &repo_root().join("contracts")).ok_json();
+    assert_eq!(report["valid"], true);
+    let example = report["adapters"]
+        .as_array()
+        .expect("adapters")
+        .iter()
+        .find(|a| a["adapterId"] == "example")
+        .cloned()
+        .expect("example");
+    assert_eq!(example["eligible"], true, "{report}");
+    assert_eq!(example["clientVersion"], "1.2.0");
+}
+
+#[test]
+fn verify_refuses_what_the_evidence_does_not_support() {
+    let world = World::new();
+    let dir = copy_contracts(&world);
+    let capture = dir.join("example/1.2.0-linux-x64.toml");
+    let original = std::fs::read_to_string(&capture).expect("capture");
+
+    std::fs::write(
+        &capture,
+        original.replace("busy = \"rejected-busy\"", "busy = \"unobserved\""),
+    )
+    .expect("write");
+    let text = problems(&verify(&world, &dir));
+    assert!(
+        text.contains("result pass needs every branch observed; unobserved: busy"),
+        "{text}"
+    );
+    assert!(
+        text.contains("not backed by an anchor with a passing capture"),
+        "{text}"
+    );
+
+    std::fs::write(&capture, format!("colour = \"blue\"\n{original}")).expect("write");
+    assert!(problems(&verify(&world, &dir)).contains("unknown field `colour`"));
+
+    std::fs::write(
+        &capture,
+        original
+            .replace("result = \"pass\"", "result = \"fail\"")
+            .replace("limitations = []", "limitations = []"),
+    )
+    .expect("write");
+    let text = problems(&verify(&world, &dir));
+    assert!(text.contains("needs at least one limitation"), "{text}");
+
+    std::fs::write(&capture, &original).expect("restore");
+    let contract = dir.join("example/contract-example-file-v1.toml");
+    let contract_text = std::fs::read_to_string(&contract).expect("contract");
+    std::fs::write(
+        &contract,
+        contract_text.replace(
+            "version = \"1.2.0\"\n\n[[anchors]]",
+            "version = \"1.1.0\"\n\n[[anchors]]",
+        ),
+    )
+    .expect("write");
+    let text = problems(&verify(&world, &dir));
+    assert!(text.contains("minimum 1.1.0 on * is not backed"), "{text}");
+    assert!(
+        text.contains("adapter example declares example-file-v1 differently"),
+        "{text}"
+    );
+
+    std::fs::remove_file(&contract).expect("remove");
+    assert!(
+        problems(&verify(&world, &dir)).contains("which"),
+        "an adapter without its contract"
+    );
+    world
+        .acc(&["contract", "verify", "--dir", "/nonexistent/contracts"])
+        .err(4, "invalid_data");
+}
+
+#[test]
+fn capture_produces_evidence_that_verify_accepts() {
+    let world = World::new();
+    let dir = copy_contracts(&world);
+    std::fs::remove_file(dir.join("example/1.2.0-linux-x64.toml")).expect("remove old evidence");
+    problems(&verify(&world, &dir));
+    let captured = world
+        .acc(&[
+            "contract",
+            "capture",
+            "--client",
+            "example",
+            "--out",
+            dir.join("example").to_str().expect("utf8"),
+        ])
+        .ok_json();
+    assert_eq!(captured["capture"]["result"], "pass");
+    assert_eq!(captured["capture"]["provenance"], "captured-here");
+    assert_eq!(
+        captured["capture"]["branches"]["duplicate"],
+        "same-message-id"
+    );
+    verify(&world, &dir).ok_json();
+    world
+        .acc(&["contract", "capture", "--client", "claude-code"])
+        .err(2, "invalid_arguments");
+}
