@@ -238,10 +238,9 @@ pub fn check_capture(capture: &Capture) -> Vec<String> {
             .executable_sha256
             .bytes()
             .all(|b| b.is_ascii_hexdigit());
-    if !sha_ok
-        && !(capture.executable_sha256 == "unavailable"
-            && capture.provenance == Provenance::CapturedElsewhere)
-    {
+    let elsewhere_unknown = capture.executable_sha256 == "unavailable"
+        && capture.provenance == Provenance::CapturedElsewhere;
+    if !(sha_ok || elsewhere_unknown) {
         problems.push("executable_sha256 must be 64 hex digits (or `unavailable` for evidence captured elsewhere)".into());
     }
     let mut unobserved = Vec::new();
