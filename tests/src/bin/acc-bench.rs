@@ -10,6 +10,9 @@
 //! - `mcp`: `acc-mcp` tool-call round trips over real pipes (p50, p99) for `acc_status` and
 //!   `acc_message`, resident memory after 10,000 calls, and cold start to the first answer,
 //!   beside empty-process floors (`true`, `acc --version`).
+//! - `router`: the router's added cost per addressed recipient: in-process sends with the
+//!   recipient bound to the `example` adapter (a live offer and its record) versus the same
+//!   sends durable-only, beside a bare SQLite commit, in one run.
 
 // A benchmark reports on stdout; that is its whole purpose.
 #![allow(clippy::print_stdout)]
@@ -41,17 +44,22 @@ fn main() {
             mcp();
             0
         }
+        Some("router") => {
+            router();
+            0
+        }
         Some("all") | None => {
             foundation();
             messaging();
             mcp();
+            router();
             0
         }
         Some("claim-worker") => claim_worker(&args[1..]),
         Some("send-worker") => send_worker(&args[1..]),
         Some(other) => {
             eprintln!(
-                "acc-bench: unknown suite `{other}` (suites: foundation, messaging, mcp, all)"
+                "acc-bench: unknown suite `{other}` (suites: foundation, messaging, mcp, router, all)"
             );
             2
         }
@@ -559,4 +567,67 @@ fn mcp() {
     );
     server.finish(Duration::from_secs(10));
     peer.finish(Duration::from_secs(10));
+}
+
+fn router() {
+    println!("== router ==");
+    let (temp, data, dir) = world();
+    let bare = bare_sqlite_commits(temp.path(), 1000);
+    let mut core = core_for(&data, &dir);
+    let configs = std::collections::BTreeMap::new();
+    let plugins = std::sync::Arc::new(acc_host::plugins::Plugins::load_from(
+        vec![bin("acc").parent().expect("dir").to_path_buf()],
+        &configs,
+    ));
+    assert!(
+        plugins.get("example").is_some(),
+        "the example adapter must be built beside acc"
+    );
+    core.set_plugins(plugins);
+    let sender = attach(&mut core, "sender");
+    // The durable recipient only needs to be a known participant with a live session.
+    let _durable_recipient = attach(&mut core, "durable");
+    let live = attach(&mut core, "live");
+    let endpoint = serde_json::json!({ "file": temp.path().join("offers.jsonl") });
+    core.bind(&live, "example", "all", &endpoint).expect("bind");
+    let send = |core: &mut Core, to: &str| {
+        let request = SendRequest {
+            to: vec![to.into()],
+            subject: "bench".into(),
+            body: "router benchmark".into(),
+            ..SendRequest::default()
+        };
+        core.send_message(&sender, &request).expect("send")
+    };
+    let count = 500;
+    let start = Instant::now();
+    for _ in 0..count {
+        send(&mut core, "durable");
+    }
+    let durable_each = start.elapsed() / count;
+    let start = Instant::now();
+    for _ in 0..count {
+        let sent = send(&mut core, "live");
+        assert_eq!(sent.delivery[0].outcome, "offered");
+    }
+    let live_each = start.elapsed() / count;
+    let bare_each = Duration::from_secs_f64(1.0 / bare);
+    println!(
+        "bare sqlite commit (wal, sync=full):      {:>9.3} ms",
+        ms(bare_each)
+    );
+    println!(
+        "durable-only send (no binding):           {:>9.3} ms  ({:.1}x bare)",
+        ms(durable_each),
+        ratio(durable_each, bare_each)
+    );
+    println!(
+        "send offered through the example adapter: {:>9.3} ms  ({:.1}x bare)",
+        ms(live_each),
+        ratio(live_each, bare_each)
+    );
+    println!(
+        "router's added cost per addressed recipient: {:>6.3} ms (route checks, the adapter call on its own thread, the example's file append and duplicate scan, the offer record)",
+        ms(live_each.saturating_sub(durable_each))
+    );
 }
