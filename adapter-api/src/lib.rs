@@ -19,9 +19,10 @@
 //!
 //! # Versioning handshake
 //!
-//! The host admits an adapter whose [`ABI_MAJOR`] equals its own and whose API version is
-//! caret-compatible (same major, minor at most the host's... or newer: a newer adapter may
-//! add operations the host ignores). Features the host does not know are ignored.
+//! The host admits an adapter whose [`ABI_MAJOR`] equals its own and whose API version has the
+//! same major as the host's (caret-compatible in either direction: a newer minor may add JSON
+//! fields and features, which the older side ignores). Features the host does not know are
+//! ignored, never fatal.
 
 #![deny(missing_docs)]
 // `#[sabi_trait]` expands to impls that trip this lint on current compilers.

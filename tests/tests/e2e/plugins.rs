@@ -154,6 +154,12 @@ fn every_bad_file_is_refused_with_a_reason_and_the_host_carries_on() {
         reason.contains("built for ABI 7") && reason.contains("host speaks ABI 1"),
         "{reason}"
     );
+    let listing = adapters_json(&world, &dir, &[("ACC_FAULTY_API_MAJOR", "2")]);
+    let reason = refusal(&listing, &dll("acc_adapter_faulty"));
+    assert!(
+        reason.contains("incompatible adapter API version 2.0.0: this host speaks 1.0.0"),
+        "{reason}"
+    );
     world
         .acc_with(&["adapters"], &[("ACC_ADAPTER_CONFIG", "[1]")])
         .err(2, "invalid_arguments");

@@ -462,6 +462,75 @@ fn a_live_offer_is_repeated_once_by_next_turn_after_fifteen_minutes() {
 }
 
 #[test]
+fn panics_in_handshake_render_and_probe_are_contained() {
+    let room = Room::new();
+    let bob = room.world.attach("bob");
+    let config = json!({ "faulty": { "mode": "handshake-panic" } });
+    let error = room
+        .run(
+            &bob,
+            &["bind", "--adapter", "faulty", "--policy", "all"],
+            &config,
+            &[],
+        )
+        .err(4, "invalid_data");
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("(panic)"),
+        "{error}"
+    );
+    assert_eq!(
+        room.world.status()["sessions"][0]["bindings"],
+        json!([]),
+        "nothing was bound"
+    );
+    let config = json!({ "faulty": { "mode": "render-panic" } });
+    let error = room
+        .run(&bob, &["next-turn", "--adapter", "faulty"], &config, &[])
+        .err(4, "invalid_data");
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("could not render (panic)"),
+        "{error}"
+    );
+    // A probe that panics leaves the client's version unknown; verify says so and carries on.
+    let config = json!({ "faulty": { "mode": "probe-panic" } }).to_string();
+    let adapters = room.adapters.to_str().expect("utf8").to_string();
+    let contracts = acc_tests::repo_root().join("contracts");
+    let verify = room.world.acc_with(
+        &[
+            "contract",
+            "verify",
+            "--dir",
+            contracts.to_str().expect("utf8"),
+        ],
+        &[
+            ("ACC_ADAPTER_PATH", &adapters),
+            ("ACC_ADAPTER_CONFIG", &config),
+        ],
+    );
+    let error = verify.err(4, "invalid_data");
+    assert!(
+        error["details"]["problems"]
+            .to_string()
+            .contains("faulty-v1"),
+        "the fixture has no contract: {error}"
+    );
+    let example = error["details"]["adapters"]
+        .as_array()
+        .expect("adapters")
+        .iter()
+        .find(|a| a["adapterId"] == "example")
+        .cloned();
+    assert_eq!(example.expect("example checked")["eligible"], true);
+    room.world.status();
+}
+
+#[test]
 fn binding_needs_a_loaded_adapter_and_a_verified_endpoint() {
     let room = Room::new();
     let bob = room.world.attach("bob");
