@@ -525,7 +525,8 @@ pub struct AdapterCheck {
     pub contract_id: String,
     /// The installed client's version, from the adapter's read-only probe.
     pub client_version: Option<String>,
-    /// Eligibility of that version here (`Err` holds the reason code).
+    /// Eligibility of that version here (`Err` holds the reason code, or `not_live` for an
+    /// adapter that pushes nothing live).
     pub eligibility: Result<(), String>,
 }
 
@@ -569,6 +570,15 @@ pub fn verify(dir: &Path, plugins: &crate::plugins::Plugins) -> AccResult<Verify
                 declared.contract_id,
                 file.display()
             ));
+        }
+        if !declared.live_push {
+            adapters.push(AdapterCheck {
+                adapter_id: adapter.adapter_id.clone(),
+                contract_id: declared.contract_id.clone(),
+                client_version: None,
+                eligibility: Err("not_live".into()),
+            });
+            continue;
         }
         let request = serde_json::json!({ "timeoutMs": 3000 }).to_string();
         let client_version = adapter

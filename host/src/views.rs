@@ -493,6 +493,7 @@ pub fn verify(report: &crate::contracts::VerifyReport) -> Value {
             "adapterId": a.adapter_id,
             "contractId": a.contract_id,
             "clientVersion": a.client_version,
+            "live": a.eligibility.as_ref().err().is_none_or(|r| r != "not_live"),
             "eligible": a.eligibility.is_ok(),
             "reason": a.eligibility.as_ref().err(),
         })).collect::<Vec<_>>(),

@@ -428,12 +428,16 @@ pub fn adapters(plugins: &crate::plugins::Plugins) -> String {
             a.file.display(),
             a.contract.contract_id,
             a.contract.client,
-            a.contract
-                .minimums
-                .iter()
-                .map(|m| format!("{} on {}", m.version, m.platform))
-                .collect::<Vec<_>>()
-                .join(", ")
+            if a.contract.minimums.is_empty() {
+                "none (no live delivery)".to_string()
+            } else {
+                a.contract
+                    .minimums
+                    .iter()
+                    .map(|m| format!("{} on {}", m.version, m.platform))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            }
         ));
     }
     for r in &plugins.refused {
@@ -460,6 +464,17 @@ pub fn verify(report: &crate::contracts::VerifyReport) -> String {
         report.captures.len()
     );
     for a in &report.adapters {
+        if a.eligibility
+            .as_ref()
+            .err()
+            .is_some_and(|r| r == "not_live")
+        {
+            out.push_str(&format!(
+                "  {} ({}): renders next-turn context; live delivery does not apply\n",
+                a.adapter_id, a.contract_id
+            ));
+            continue;
+        }
         out.push_str(&format!(
             "  {} ({}): client {} {}\n",
             a.adapter_id,
@@ -467,6 +482,8 @@ pub fn verify(report: &crate::contracts::VerifyReport) -> String {
             a.client_version.as_deref().unwrap_or("not found"),
             match &a.eligibility {
                 Ok(()) => "eligible".to_string(),
+                Err(reason) if reason == "not_live" =>
+                    "renders next-turn context; live delivery does not apply".to_string(),
                 Err(reason) => format!("not eligible: {reason}"),
             }
         ));
