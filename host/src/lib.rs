@@ -10,6 +10,7 @@ pub mod contracts;
 pub mod core;
 pub mod delivery;
 pub mod error;
+pub mod hooks;
 pub mod ids;
 pub mod mcp;
 pub mod plugins;

@@ -90,6 +90,13 @@ pub enum Command {
     /// Capture a client's delivery behaviour as evidence, or verify the contracts folder.
     #[command(subcommand)]
     Contract(ContractCommand),
+    /// Called by client hooks: reads the client's hook JSON on stdin and answers in its shape.
+    Hook {
+        /// claude-code or codex.
+        client: String,
+        /// SessionStart, UserPromptSubmit, PreToolUse, Stop or SessionEnd.
+        event: String,
+    },
 }
 
 /// `acc contract`.
@@ -454,6 +461,10 @@ pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> i32 {
             }
         }
     };
+    if let Command::Hook { client, event } = &cli.command {
+        // A hook owns its stdout and exit code, and always lets the client proceed.
+        return crate::hooks::run(client, event);
+    }
     let json_mode = cli.json;
     match run(cli) {
         Ok(output) => {
@@ -759,6 +770,7 @@ fn run(cli: Cli) -> AccResult<Output> {
                 .with_details(value))
             }
         }
+        Command::Hook { .. } => Err(AccError::internal("hooks are answered before dispatch")),
         Command::Adapters => {
             let configs = crate::plugins::configs_from_env().map_err(AccError::usage)?;
             let plugins = crate::plugins::Plugins::load(&configs);

@@ -524,3 +524,55 @@ fn owned_claim(reader: &Reader<'_>, session_id: &str, claim_id: &str) -> AccResu
         Some(claim) => Ok(claim),
     }
 }
+
+impl Core {
+    /// Other sessions' live exclusive guarded claims that a write to `resources` would break,
+    /// when the room's protection is really guarded; empty otherwise (advisory rooms never
+    /// block a write).
+    pub fn write_conflicts(
+        &mut self,
+        caller: &Caller,
+        resources: &[String],
+    ) -> AccResult<Vec<ClaimRow>> {
+        let now = self.now();
+        let policy = self.workspace.config.claim_mode;
+        let workspace_id = self.workspace.id.clone();
+        let Some(store) = self.store_for_read() else {
+            return Ok(Vec::new());
+        };
+        store.read(|r| {
+            let me = crate::core::identity::check_caller(r, &workspace_id, caller)?;
+            let sessions: Vec<crate::core::status::SessionState> = r
+                .sessions(false)?
+                .into_iter()
+                .map(|session| crate::core::status::SessionState {
+                    presence: presence(&session, now),
+                    intent: None,
+                    bindings: Vec::new(),
+                    session,
+                })
+                .collect();
+            if crate::core::status::protection(policy, &sessions) != "guarded" {
+                return Ok(Vec::new());
+            }
+            let mut blocking = Vec::new();
+            for wanted in resources {
+                let (exact, ranges) = resource::overlap_candidates(wanted);
+                for held in r.claims_matching(&exact, &ranges)? {
+                    if held.session_id != me.session_id
+                        && held.enforcement == "guarded"
+                        && held.mode == "exclusive"
+                        && is_live(&held, now)
+                        && resource::overlaps(wanted, &held.resource)
+                        && !blocking
+                            .iter()
+                            .any(|b: &ClaimRow| b.claim_id == held.claim_id)
+                    {
+                        blocking.push(held);
+                    }
+                }
+            }
+            Ok(blocking)
+        })
+    }
+}

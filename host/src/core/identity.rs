@@ -277,3 +277,130 @@ impl Core {
             .write(|w| verify_caller(w, &workspace_id, caller, now))
     }
 }
+
+impl Core {
+    /// Open, resume or start a new generation of the session with `spec.session_key` (the
+    /// hooked sessions of a client conversation). `rotate` starts a new generation of an
+    /// existing session; otherwise an existing one keeps its generation (a resume or a
+    /// compaction), reopening it if it was closed. `derive` gives the token of a generation,
+    /// so the hook process can present it again on every event.
+    pub fn open_keyed_session(
+        &mut self,
+        spec: &SessionSpec,
+        rotate: bool,
+        derive: &dyn Fn(i64) -> String,
+    ) -> AccResult<OpenedSession> {
+        ids::validate_portable_id("participant", &spec.participant_id)?;
+        let Some(key) = spec.session_key.clone() else {
+            return Err(AccError::internal("a keyed session needs a session key"));
+        };
+        let new_session_id = ids::new_id("session")?;
+        let now = self.now();
+        self.store_for_write()?.write(|w| {
+            if let Some(mut session) = w.reader().session_by_key(&key)? {
+                let was_closed = session.closed_at.is_some();
+                if rotate {
+                    session.generation += 1;
+                }
+                let token = derive(session.generation);
+                let hash = ids::hash_token(&token);
+                if rotate || was_closed || hash != session.generation_hash {
+                    session.generation_hash = hash;
+                    session.closed_at = None;
+                    session.last_seen_at = now;
+                    w.reopen_session(&session.session_id, session.generation, &session.generation_hash, now)?;
+                    w.append_event(
+                        "session.reopened",
+                        now,
+                        Some(&session.session_id),
+                        Some(&session.participant_id),
+                        &serde_json::json!({ "sessionId": session.session_id, "generation": session.generation }),
+                    )?;
+                } else {
+                    w.touch_session(&session.session_id, now)?;
+                }
+                return Ok(OpenedSession { session, generation_token: token, resumed: true });
+            }
+            if w.ensure_participant(&spec.participant_id, now)? {
+                w.append_event("participant.created", now, None, Some(&spec.participant_id), &serde_json::json!({ "participantId": spec.participant_id }))?;
+            }
+            let token = derive(1);
+            let session = SessionRow {
+                session_id: new_session_id.clone(),
+                participant_id: spec.participant_id.clone(),
+                session_key: Some(key.clone()),
+                generation: 1,
+                generation_hash: ids::hash_token(&token),
+                harness: spec.harness.clone(),
+                client_version: spec.client_version.clone(),
+                checkout: spec.checkout.clone(),
+                branch: spec.branch.clone(),
+                pid: spec.pid,
+                enforcement: spec.enforcement.clone(),
+                lifecycle: spec.lifecycle.clone(),
+                opened_at: now,
+                last_seen_at: now,
+                closed_at: None,
+            };
+            w.insert_session(&session)?;
+            w.append_event(
+                "session.opened",
+                now,
+                Some(&session.session_id),
+                Some(&session.participant_id),
+                &serde_json::json!({
+                    "sessionId": session.session_id,
+                    "participantId": session.participant_id,
+                    "harness": session.harness,
+                    "lifecycle": session.lifecycle,
+                    "enforcement": session.enforcement,
+                    "generation": 1,
+                }),
+            )?;
+            Ok(OpenedSession { session, generation_token: token, resumed: false })
+        })
+    }
+
+    /// End the caller session's presence without a handoff (a client's session end). Claims
+    /// stay until they expire or are released.
+    pub fn end_presence(&mut self, caller: &Caller) -> AccResult<()> {
+        let now = self.now();
+        let workspace_id = self.workspace.id.clone();
+        self.store_for_write()?.write(|w| {
+            let session = verify_caller(w, &workspace_id, caller, now)?;
+            w.close_session(&session.session_id, now)?;
+            w.append_event(
+                "session.closed",
+                now,
+                Some(&session.session_id),
+                Some(&session.participant_id),
+                &serde_json::json!({ "sessionId": session.session_id, "reason": "client_session_end" }),
+            )?;
+            Ok(())
+        })
+    }
+}
+
+/// The token of a keyed session's generation: HMAC-SHA256 over the workspace, the session key
+/// and the generation number, keyed by a private per-data-home secret. Unguessable without the
+/// secret (a 0600 file beside the stores), yet the same on every event of one opening.
+pub fn derived_token(
+    secret: &[u8],
+    workspace_id: &str,
+    session_key: &str,
+    generation: i64,
+) -> String {
+    use base64::Engine;
+    use hmac::Mac;
+    let mut mac = match hmac::Hmac::<sha2::Sha256>::new_from_slice(secret) {
+        Ok(mac) => mac,
+        Err(_) => return String::new(),
+    };
+    mac.update(
+        format!("acc-hooked-session\n{workspace_id}\n{session_key}\n{generation}").as_bytes(),
+    );
+    format!(
+        "gen_{}",
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(mac.finalize().into_bytes())
+    )
+}
