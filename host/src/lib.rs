@@ -12,6 +12,7 @@ pub mod delivery;
 pub mod error;
 pub mod hooks;
 pub mod ids;
+pub mod install;
 pub mod mcp;
 pub mod plugins;
 pub mod store;

@@ -3,6 +3,8 @@
 //!
 //! Every process a helper starts is waited for with a deadline and killed by pid on timeout.
 
+pub mod model;
+
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::time::{Duration, Instant};

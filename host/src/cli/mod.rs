@@ -90,6 +90,10 @@ pub enum Command {
     /// Capture a client's delivery behaviour as evidence, or verify the contracts folder.
     #[command(subcommand)]
     Contract(ContractCommand),
+    /// Install ACC's hooks into a client's configuration (claude-code or codex).
+    Install(InstallArgs),
+    /// Remove what acc install wrote, restoring the client's files.
+    Uninstall(InstallArgs),
     /// Called by client hooks: reads the client's hook JSON on stdin and answers in its shape.
     Hook {
         /// claude-code or codex.
@@ -131,6 +135,23 @@ pub struct BindArgs {
     /// The endpoint facts the adapter verifies, as JSON (adapter-specific).
     #[arg(long, default_value = "{}")]
     pub endpoint: String,
+}
+
+/// `acc install` / `acc uninstall`.
+#[derive(Debug, Args)]
+pub struct InstallArgs {
+    /// claude-code or codex.
+    #[arg(long)]
+    pub client: String,
+    /// Your consent to live delivery: off (default), actionable or all (install only).
+    #[arg(long, default_value = "off")]
+    pub delivery: String,
+    /// Print the exact plan and change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// The home directory whose client configuration to edit (default $HOME).
+    #[arg(long, value_name = "DIR")]
+    pub home: Option<PathBuf>,
 }
 
 /// `acc unbind`.
@@ -771,6 +792,37 @@ fn run(cli: Cli) -> AccResult<Output> {
             }
         }
         Command::Hook { .. } => Err(AccError::internal("hooks are answered before dispatch")),
+        Command::Install(args) | Command::Uninstall(args) => {
+            let client = crate::hooks::Client::parse(&args.client).ok_or_else(|| {
+                AccError::usage(format!(
+                    "--client must be claude-code or codex, got `{}`",
+                    args.client
+                ))
+            })?;
+            let target = crate::install::Target::new(client, args.home.as_deref())?;
+            let plan = if matches!(cli.command, Command::Install(_)) {
+                let acc = std::env::current_exe()?;
+                crate::install::install(&target, &acc, &args.delivery, args.dry_run)?
+            } else {
+                crate::install::uninstall(&target, args.dry_run)?
+            };
+            let verb = if args.dry_run { "would" } else { "did" };
+            Ok(Output {
+                human: format!(
+                    "{}{}",
+                    if args.dry_run {
+                        "plan (nothing changed):\n"
+                    } else {
+                        ""
+                    },
+                    plan.steps
+                        .iter()
+                        .map(|s| format!("  {s}\n"))
+                        .collect::<String>()
+                ),
+                value: json!({ "dryRun": args.dry_run, "client": client.as_str(), "steps": plan.steps, "changes": plan.changes, "verb": verb }),
+            })
+        }
         Command::Adapters => {
             let configs = crate::plugins::configs_from_env().map_err(AccError::usage)?;
             let plugins = crate::plugins::Plugins::load(&configs);

@@ -1,0 +1,190 @@
+//! Hooks in the real clients: `acc install` into a temporary home, whole turns against a model
+//! API served on loopback, and what reached the model.
+
+use std::path::Path;
+
+use acc_tests::model::ModelServer;
+use acc_tests::{World, clients};
+use serde_json::Value;
+
+fn claude_turn(world: &World, home: &Path, model: &ModelServer, prompt: &str) -> acc_tests::Run {
+    let clients = clients();
+    let mut command = world.command_path(&clients.claude);
+    command
+        .args(["-p", prompt, "--output-format", "stream-json", "--verbose"])
+        .env("HOME", home)
+        .env("ANTHROPIC_API_KEY", "acc-test-key")
+        .env("ANTHROPIC_BASE_URL", &model.base_url)
+        .env("ACC_PARTICIPANT", "bob")
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .env_remove("ANTHROPIC_AUTH_TOKEN");
+    let run = world.run(command, "claude -p");
+    assert_eq!(
+        run.code, 0,
+        "claude failed\nstdout: {}\nstderr: {}",
+        run.stdout, run.stderr
+    );
+    run
+}
+
+fn model_text(model: &ModelServer) -> String {
+    model
+        .model_requests()
+        .into_iter()
+        .map(|r| r.body)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn claude_code_receives_a_peer_message_in_the_next_model_request() {
+    let world = World::new();
+    let home = world.temp.path().join("home");
+    std::fs::create_dir_all(home.join(".claude")).expect("home");
+    // The user's own settings, with their own formatting, to be restored byte for byte.
+    let settings = home.join(".claude/settings.json");
+    let original = b"{\n    \"includeCoAuthoredBy\":   false\n}\n";
+    std::fs::write(&settings, original).expect("settings");
+
+    let plan = world.acc_text(&[
+        "install",
+        "--client",
+        "claude-code",
+        "--home",
+        home.to_str().expect("utf8"),
+        "--dry-run",
+    ]);
+    assert_eq!(plan.code, 0, "{plan:?}");
+    assert!(
+        plan.stdout.contains("UserPromptSubmit runs"),
+        "{}",
+        plan.stdout
+    );
+    assert_eq!(
+        std::fs::read(&settings).expect("read"),
+        original,
+        "a dry run changes nothing"
+    );
+    world
+        .acc(&[
+            "install",
+            "--client",
+            "claude-code",
+            "--home",
+            home.to_str().expect("utf8"),
+        ])
+        .ok_json();
+    world
+        .acc(&[
+            "install",
+            "--client",
+            "claude-code",
+            "--home",
+            home.to_str().expect("utf8"),
+        ])
+        .ok_json();
+    let installed: Value =
+        serde_json::from_slice(&std::fs::read(&settings).expect("read")).expect("json");
+    assert_eq!(
+        installed["includeCoAuthoredBy"], false,
+        "the user's settings stay"
+    );
+    assert_eq!(
+        installed["hooks"]["UserPromptSubmit"]
+            .as_array()
+            .map(Vec::len),
+        Some(1),
+        "installing twice adds nothing"
+    );
+
+    let model = ModelServer::start();
+    claude_turn(&world, &home, &model, "hello");
+    // SessionStart opened bob's session, and SessionEnd closed its presence when claude -p ended.
+    let status = world.acc(&["status", "--all"]).ok_json();
+    let bob = status["sessions"]
+        .as_array()
+        .expect("sessions")
+        .iter()
+        .find(|s| s["participantId"] == "bob")
+        .cloned();
+    let bob = bob.unwrap_or_else(|| panic!("SessionStart opened bob's session: {status}"));
+    assert_eq!(bob["harness"], "claude-code");
+    assert_eq!(bob["lifecycle"], "managed");
+    assert_eq!(bob["presence"], "offline");
+    assert!(bob["closedAt"].is_string(), "SessionEnd closed it: {bob}");
+    assert!(
+        model_text(&model).contains("This repository is coordinated with ACC"),
+        "SessionStart context reached the model"
+    );
+
+    let alice = world.attach("alice");
+    let sent = world
+        .acc_as(
+            &alice,
+            &[
+                "message",
+                "--to",
+                "bob",
+                "--kind",
+                "question",
+                "--subject",
+                "which store?",
+                "--body",
+                "Is the parser using sqlite? ~~~~ end",
+            ],
+        )
+        .ok_json();
+    let id = sent["message"]["messageId"]
+        .as_str()
+        .expect("id")
+        .to_string();
+
+    model.clear();
+    claude_turn(&world, &home, &model, "any news?");
+    let seen = model_text(&model);
+    assert!(
+        seen.contains("acc-peer-message sender=alice"),
+        "the block reached the model: {seen}"
+    );
+    assert!(seen.contains(&format!("message={id}")));
+    assert!(
+        seen.contains("Is the parser using sqlite?"),
+        "the body reached the model"
+    );
+    assert!(
+        seen.contains("\\\\~\\\\~\\\\~\\\\~ end"),
+        "the peer's fence was escaped: {seen}"
+    );
+    assert!(
+        seen.contains("--generation"),
+        "the credentials line reached the model"
+    );
+    let history = world
+        .acc(&["sync", "--scope", "history", "--message", &id])
+        .ok_json();
+    let receipt = &history["items"][0]["receipts"][0];
+    assert_eq!(receipt["state"], "offered");
+    assert_eq!(receipt["offer"]["transport"], "next-turn");
+
+    model.clear();
+    claude_turn(&world, &home, &model, "and now?");
+    assert!(
+        !model_text(&model).contains(&id),
+        "a second turn does not show it again"
+    );
+
+    world
+        .acc(&[
+            "uninstall",
+            "--client",
+            "claude-code",
+            "--home",
+            home.to_str().expect("utf8"),
+        ])
+        .ok_json();
+    assert_eq!(
+        std::fs::read(&settings).expect("read"),
+        original,
+        "restored byte for byte"
+    );
+}
