@@ -188,3 +188,131 @@ fn claude_code_receives_a_peer_message_in_the_next_model_request() {
         "restored byte for byte"
     );
 }
+
+fn codex_turn(
+    world: &World,
+    codex_home: &Path,
+    model: &ModelServer,
+    prompt: &str,
+) -> acc_tests::Run {
+    let clients = clients();
+    let mut command = world.command_path(&clients.codex);
+    command
+        .args(["exec", "--skip-git-repo-check", prompt])
+        .env("CODEX_HOME", codex_home)
+        .env("HOME", world.temp.path())
+        .env("ACC_TEST_MODEL_KEY", "acc-test-key")
+        .env("ACC_PARTICIPANT", "carol")
+        .env_remove("OPENAI_API_KEY");
+    let _ = model;
+    let run = world.run(command, "codex exec");
+    assert_eq!(
+        run.code, 0,
+        "codex exec failed\nstdout: {}\nstderr: {}",
+        run.stdout, run.stderr
+    );
+    run
+}
+
+#[test]
+fn codex_receives_a_peer_message_in_the_next_model_request() {
+    let world = World::new();
+    let home = world.temp.path().join("home");
+    let codex_home = home.join(".codex");
+    std::fs::create_dir_all(&codex_home).expect("codex home");
+    let model = ModelServer::start();
+    let config = codex_home.join("config.toml");
+    let original = format!(
+        "model = \"acc-test\"\nmodel_provider = \"mock\"\n\n[model_providers.mock]\nname = \"mock\"\nbase_url = \"{}/v1\"\nwire_api = \"responses\"\nenv_key = \"ACC_TEST_MODEL_KEY\"\n",
+        model.base_url
+    );
+    std::fs::write(&config, &original).expect("config");
+    let clients = clients();
+    let path = format!(
+        "{}:{}",
+        clients.codex.parent().expect("bin dir").display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let home_arg = home.to_str().expect("utf8");
+    world
+        .acc_with(
+            &["install", "--client", "codex", "--home", home_arg],
+            &[("PATH", &path)],
+        )
+        .ok_json();
+
+    codex_turn(&world, &codex_home, &model, "hello");
+    let status = world.acc(&["status", "--all"]).ok_json();
+    let carol = status["sessions"]
+        .as_array()
+        .expect("sessions")
+        .iter()
+        .find(|s| s["participantId"] == "carol")
+        .cloned();
+    assert_eq!(
+        carol.unwrap_or_else(|| panic!("the trusted SessionStart hook ran: {status}"))["harness"],
+        "codex"
+    );
+    assert!(
+        model_text(&model).contains("This repository is coordinated with ACC"),
+        "SessionStart context reached the model"
+    );
+
+    let alice = world.attach("alice");
+    let sent = world
+        .acc_as(
+            &alice,
+            &[
+                "message",
+                "--to",
+                "carol",
+                "--subject",
+                "heads up",
+                "--body",
+                "the store moved to src/store",
+            ],
+        )
+        .ok_json();
+    let id = sent["message"]["messageId"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    model.clear();
+    codex_turn(&world, &codex_home, &model, "any news?");
+    let seen = model_text(&model);
+    assert!(
+        seen.contains("acc-peer-message sender=alice"),
+        "the block reached the model"
+    );
+    assert!(seen.contains(&format!("message={id}")));
+    assert!(seen.contains("the store moved to src/store"));
+    let history = world
+        .acc(&["sync", "--scope", "history", "--message", &id])
+        .ok_json();
+    assert_eq!(
+        history["items"][0]["receipts"][0]["offer"]["transport"],
+        "next-turn"
+    );
+    model.clear();
+    codex_turn(&world, &codex_home, &model, "and now?");
+    assert!(
+        !model_text(&model).contains(&id),
+        "a second turn does not show it again"
+    );
+
+    world
+        .acc_with(
+            &["uninstall", "--client", "codex", "--home", home_arg],
+            &[("PATH", &path)],
+        )
+        .ok_json();
+    assert_eq!(
+        std::fs::read_to_string(&config).expect("config"),
+        original,
+        "config.toml restored byte for byte"
+    );
+    assert!(
+        !codex_home.join("hooks.json").exists(),
+        "the hooks file acc created is gone"
+    );
+}
