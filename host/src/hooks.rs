@@ -298,6 +298,19 @@ fn written_paths(payload: &Value) -> Vec<String> {
     paths
 }
 
+/// A write refused in each client's deny shape: Claude Code's `permissionDecision: "deny"`,
+/// Codex's exit 2 with the reason on stderr.
+pub fn deny(client: Client, reason: &str) -> Reply {
+    match client {
+        Client::ClaudeCode => Reply {
+            stdout: json!({ "hookSpecificOutput": { "hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": reason } })
+                .to_string(),
+            ..Reply::default()
+        },
+        Client::Codex => Reply { stderr: format!("{reason}\n"), exit: 2, ..Reply::default() },
+    }
+}
+
 /// Handle one hook event. Errors become a fail-open reply in [`run`].
 pub fn handle(client: &str, event: &str, input: &str) -> AccResult<Reply> {
     let client = Client::parse(client).ok_or_else(|| {
@@ -381,14 +394,7 @@ pub fn handle(client: &str, event: &str, input: &str) -> AccResult<Reply> {
                 claim.participant_id,
                 crate::clock::format_timestamp(claim.expires_at)
             );
-            Ok(match client {
-                Client::ClaudeCode => Reply {
-                    stdout: json!({ "hookSpecificOutput": { "hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": reason } })
-                        .to_string(),
-                    ..Reply::default()
-                },
-                Client::Codex => Reply { stderr: format!("{reason}\n"), exit: 2, ..Reply::default() },
-            })
+            Ok(deny(client, &reason))
         }
         "SessionEnd" => {
             context.core.end_presence(&context.caller)?;
@@ -398,3 +404,6 @@ pub fn handle(client: &str, event: &str, input: &str) -> AccResult<Reply> {
         _ => Ok(Reply::default()),
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -316,3 +316,53 @@ fn codex_receives_a_peer_message_in_the_next_model_request() {
         "the hooks file acc created is gone"
     );
 }
+
+#[test]
+fn claude_code_proceeds_when_acc_cannot_work() {
+    let world = World::new();
+    let home = world.temp.path().join("home");
+    std::fs::create_dir_all(home.join(".claude")).expect("home");
+    world
+        .acc(&[
+            "install",
+            "--client",
+            "claude-code",
+            "--home",
+            home.to_str().expect("utf8"),
+        ])
+        .ok_json();
+    let broken = world.temp.path().join("not-a-directory");
+    std::fs::write(&broken, "x").expect("file");
+    let model = ModelServer::start();
+    let clients = clients();
+    let mut command = world.command_path(&clients.claude);
+    command
+        .args([
+            "-p",
+            "still works?",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+        ])
+        .env("HOME", &home)
+        .env("ANTHROPIC_API_KEY", "acc-test-key")
+        .env("ANTHROPIC_BASE_URL", &model.base_url)
+        .env("ACC_DATA_HOME", &broken)
+        .env_remove("CLAUDE_CONFIG_DIR");
+    let started = std::time::Instant::now();
+    let run = world.run(command, "claude -p");
+    assert_eq!(
+        run.code, 0,
+        "the client proceeds\nstdout: {}\nstderr: {}",
+        run.stdout, run.stderr
+    );
+    assert!(
+        model_text(&model).contains("still works?"),
+        "the prompt reached the model"
+    );
+    assert!(
+        !model_text(&model).contains("coordinated with ACC"),
+        "nothing was injected"
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(60));
+}

@@ -5,6 +5,7 @@ mod cli_contract;
 mod concurrency;
 mod contracts;
 mod decisions;
+mod hooks;
 mod hooks_real;
 mod mcp;
 mod mcp_clients;

@@ -1,0 +1,107 @@
+use std::sync::Arc;
+
+use super::*;
+use crate::clock::FixedClock;
+use crate::core::claims::{AcquireRequest, ClaimMode, Enforcement};
+
+fn session(core: &mut Core, participant: &str, enforcement: &str) -> Caller {
+    let opened = core
+        .open_session(
+            &SessionSpec {
+                participant_id: participant.into(),
+                session_key: None,
+                harness: "claude-code".into(),
+                client_version: None,
+                checkout: None,
+                branch: None,
+                pid: None,
+                enforcement: enforcement.into(),
+                lifecycle: "managed".into(),
+            },
+            None,
+        )
+        .expect("session");
+    Caller {
+        session_id: opened.session.session_id,
+        generation: opened.generation_token,
+    }
+}
+
+#[test]
+fn a_really_guarded_room_denies_writes_into_another_sessions_guarded_claim() {
+    let temp = tempfile::tempdir().expect("tempdir");
+    let dir = temp.path().join("project");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    std::fs::write(
+        dir.join("acc.workspace.json"),
+        r#"{"schemaVersion":1,"workspaceId":"guarded","policy":{"claimMode":"guarded"}}"#,
+    )
+    .expect("config");
+    let ws = workspace::discover(&dir).expect("workspace");
+    let mut core = Core::new(
+        ws,
+        temp.path().join("data"),
+        Arc::new(FixedClock::new(1_795_000_000_000)),
+    )
+    .expect("core");
+    let alice = session(&mut core, "alice", "guarded");
+    let bob = session(&mut core, "bob", "guarded");
+    let claim = AcquireRequest {
+        resources: vec!["file:src/**".into()],
+        mode: ClaimMode::Exclusive,
+        enforcement: Enforcement::Guarded,
+        reason: None,
+        lease_seconds: None,
+    };
+    core.acquire_claims(&alice, &claim).expect("claim");
+    let blocked = core
+        .write_conflicts(&bob, &["file:src/a.rs".into()])
+        .expect("check");
+    assert_eq!(blocked.len(), 1);
+    assert_eq!(blocked[0].participant_id, "alice");
+    assert!(
+        core.write_conflicts(&bob, &["file:docs/a.md".into()])
+            .expect("check")
+            .is_empty()
+    );
+    assert!(
+        core.write_conflicts(&alice, &["file:src/a.rs".into()])
+            .expect("check")
+            .is_empty(),
+        "the holder may write"
+    );
+    // One advisory participant makes the whole room advisory: nothing is denied.
+    session(&mut core, "carol", "advisory");
+    assert!(
+        core.write_conflicts(&bob, &["file:src/a.rs".into()])
+            .expect("check")
+            .is_empty()
+    );
+}
+
+#[test]
+fn deny_shapes_per_client() {
+    let claude = deny(Client::ClaudeCode, "held");
+    assert_eq!(claude.exit, 0);
+    let value: serde_json::Value = serde_json::from_str(&claude.stdout).expect("json");
+    assert_eq!(value["hookSpecificOutput"]["permissionDecision"], "deny");
+    assert_eq!(
+        value["hookSpecificOutput"]["permissionDecisionReason"],
+        "held"
+    );
+    let codex = deny(Client::Codex, "held");
+    assert_eq!(
+        (codex.exit, codex.stdout.as_str(), codex.stderr.as_str()),
+        (2, "", "held\n")
+    );
+}
+
+#[test]
+fn written_paths_come_from_file_paths_and_patches() {
+    let claude =
+        serde_json::json!({ "tool_input": { "file_path": "/w/src/a.rs", "content": "x" } });
+    assert_eq!(written_paths(&claude), vec!["/w/src/a.rs"]);
+    let patch = serde_json::json!({ "tool_input": { "command": "*** Begin Patch\n*** Update File: src/a.rs\n*** Add File: b.rs\n*** Delete File: c.rs\n*** End Patch" } });
+    assert_eq!(written_paths(&patch), vec!["src/a.rs", "b.rs", "c.rs"]);
+    assert!(written_paths(&serde_json::json!({ "tool_input": { "command": "ls" } })).is_empty());
+}
