@@ -26,6 +26,9 @@ use crate::store::{BindingRow, MessageRow, ReceiptRow, Writer};
 pub const DURABLE: &str = "durable";
 /// The next-turn transport name.
 pub const NEXT_TURN: &str = "next-turn";
+/// How many unresolved messages, newest first, next-turn considers per turn: more than any
+/// budget up to 64,000 bytes can carry whole, so a long backlog costs no more than this.
+pub const NEXT_TURN_WINDOW: i64 = 100;
 /// A live offer is shown once more by next-turn after this long without retrieval.
 pub const REPEAT_AFTER_MS: Millis = 15 * 60_000;
 /// Live policies.
@@ -633,21 +636,17 @@ impl Core {
         let now = self.now();
         let workspace_id = self.workspace.id.clone();
         let budget = self.workspace.config.context_budget_bytes as usize;
-        let Some(adapter) = self.plugins()?.get(adapter_id).cloned() else {
-            return Err(AccError::new(
-                ErrorCode::InvalidData,
-                format!("no adapter `{adapter_id}` is loaded; see acc adapters"),
-            ));
+        // A read: the caller's presence was refreshed when its session was resolved.
+        let Some(store) = self.store_for_read() else {
+            return Ok(RenderAnswer::default());
         };
-        let (session, fresh, repeats) = self.store_for_write()?.write(|w| {
-            let session = verify_caller(w, &workspace_id, caller, now)?;
+        let (session, fresh, repeats) = store.read(|w| {
+            let session = check_caller(w, &workspace_id, caller)?;
             let mut fresh = Vec::new();
             let mut repeats = Vec::new();
-            for (message, receipt) in w.reader().inbox_page(
-                &session.participant_id,
-                None,
-                crate::core::messages::MAX_PAGE_ITEMS,
-            )? {
+            for (message, receipt) in
+                w.inbox_page(&session.participant_id, None, NEXT_TURN_WINDOW)?
+            {
                 if receipt.state == "queued" {
                     fresh.push(message);
                 } else if receipt.state == "offered" && !message.to_participant_ids.is_empty() {
@@ -681,6 +680,16 @@ impl Core {
             }
             Ok((session, fresh, repeats))
         })?;
+        if fresh.is_empty() && repeats.is_empty() {
+            // Nothing to show: no adapter is loaded, nothing is written.
+            return Ok(RenderAnswer::default());
+        }
+        let Some(adapter) = self.adapter(adapter_id)? else {
+            return Err(AccError::new(
+                ErrorCode::InvalidData,
+                format!("no adapter `{adapter_id}` is loaded; see acc adapters"),
+            ));
+        };
         let view = |m: &MessageRow| {
             crate::views::message(
                 &MessageView {
@@ -736,21 +745,23 @@ impl Core {
             transport: NEXT_TURN,
             client_version: "",
         };
-        self.store_for_write()?.write(|w| {
-            for message in fresh
-                .iter()
-                .filter(|m| carried.contains(m.message_id.as_str()))
-            {
-                attempt(message).record_offered(w, now)?;
-            }
-            for (message, _) in repeats
-                .iter()
-                .filter(|(m, _)| carried.contains(m.message_id.as_str()))
-            {
-                attempt(message).record_repeat(w, now)?;
-            }
-            Ok(())
-        })?;
+        if !carried.is_empty() {
+            self.store_for_write()?.write(|w| {
+                for message in fresh
+                    .iter()
+                    .filter(|m| carried.contains(m.message_id.as_str()))
+                {
+                    attempt(message).record_offered(w, now)?;
+                }
+                for (message, _) in repeats
+                    .iter()
+                    .filter(|(m, _)| carried.contains(m.message_id.as_str()))
+                {
+                    attempt(message).record_repeat(w, now)?;
+                }
+                Ok(())
+            })?;
+        }
         Ok(rendered)
     }
 }

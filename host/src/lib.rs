@@ -9,6 +9,7 @@ pub mod clock;
 pub mod contracts;
 pub mod core;
 pub mod delivery;
+pub mod doctor;
 pub mod error;
 pub mod hooks;
 pub mod ids;

@@ -358,6 +358,37 @@ impl Plugins {
         plugins
     }
 
+    /// Load only the adapter whose file has this short name (`next-turn` is
+    /// `libacc_adapter_next_turn`), for paths that need one adapter and should not pay for the
+    /// others.
+    pub fn load_named(
+        dirs: Vec<PathBuf>,
+        configs: &BTreeMap<String, String>,
+        adapter_id: &str,
+    ) -> Self {
+        let name = adapter_id.replace('-', "_");
+        let file = format!("{FILE_PREFIX}{name}{}", std::env::consts::DLL_SUFFIX);
+        let mut plugins = Plugins {
+            search_path: dirs.clone(),
+            ..Plugins::default()
+        };
+        if let Some(path) = dirs.iter().map(|d| d.join(&file)).find(|p| p.is_file()) {
+            let config = configs.get(&name).cloned().unwrap_or_else(|| "{}".into());
+            match load_file(&path, &config) {
+                Ok(adapter) if adapter.adapter_id == adapter_id => plugins.adapters.push(adapter),
+                Ok(adapter) => plugins.refused.push(Refusal {
+                    reason: format!(
+                        "expected adapter `{adapter_id}`, the file declares `{}`",
+                        adapter.adapter_id
+                    ),
+                    file: path,
+                }),
+                Err(reason) => plugins.refused.push(Refusal { file: path, reason }),
+            }
+        }
+        plugins
+    }
+
     /// The adapter with this id.
     pub fn get(&self, adapter_id: &str) -> Option<&LoadedAdapter> {
         self.adapters.iter().find(|a| a.adapter_id == adapter_id)

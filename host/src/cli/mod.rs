@@ -94,6 +94,15 @@ pub enum Command {
     Install(InstallArgs),
     /// Remove what acc install wrote, restoring the client's files.
     Uninstall(InstallArgs),
+    /// Check clients, installations, adapters, contracts and the store; each problem with its fix.
+    Doctor {
+        /// Reinstall hooks that went missing (keeping the recorded consent).
+        #[arg(long)]
+        repair: bool,
+        /// The home directory whose client configuration to check (default $HOME).
+        #[arg(long, value_name = "DIR")]
+        home: Option<PathBuf>,
+    },
     /// Called by client hooks: reads the client's hook JSON on stdin and answers in its shape.
     Hook {
         /// claude-code or codex.
@@ -792,6 +801,35 @@ fn run(cli: Cli) -> AccResult<Output> {
             }
         }
         Command::Hook { .. } => Err(AccError::internal("hooks are answered before dispatch")),
+        Command::Doctor { repair, home } => {
+            let start = start_dir(&cli)?;
+            let checks = crate::doctor::run(&start, home.as_deref(), *repair);
+            let ok = checks
+                .iter()
+                .all(|c| c.level != crate::doctor::Level::Error);
+            let human = checks
+                .iter()
+                .map(|c| {
+                    format!(
+                        "{:<5} {}: {}{}\n",
+                        c.level.as_str(),
+                        c.name,
+                        c.detail,
+                        c.fix
+                            .as_ref()
+                            .map(|f| format!("\n      fix: {f}"))
+                            .unwrap_or_default()
+                    )
+                })
+                .collect::<String>();
+            Ok(Output {
+                human,
+                value: json!({
+                    "ok": ok,
+                    "checks": checks.iter().map(|c| json!({ "name": c.name, "status": c.level.as_str(), "detail": c.detail, "fix": c.fix })).collect::<Vec<_>>(),
+                }),
+            })
+        }
         Command::Install(args) | Command::Uninstall(args) => {
             let client = crate::hooks::Client::parse(&args.client).ok_or_else(|| {
                 AccError::usage(format!(

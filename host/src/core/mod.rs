@@ -92,6 +92,20 @@ impl Core {
             .ok_or_else(|| AccError::internal("the plugins did not load"))
     }
 
+    /// One adapter by id: from the loaded plugins when they are loaded, else by loading just
+    /// that adapter's file.
+    pub fn adapter(
+        &mut self,
+        adapter_id: &str,
+    ) -> AccResult<Option<crate::plugins::LoadedAdapter>> {
+        if let Some(plugins) = &self.plugins {
+            return Ok(plugins.get(adapter_id).cloned());
+        }
+        let configs = crate::plugins::configs_from_env().map_err(AccError::usage)?;
+        let one = Plugins::load_named(crate::plugins::search_path(), &configs, adapter_id);
+        Ok(one.get(adapter_id).cloned())
+    }
+
     /// Use these plugins instead of discovering them (tests, embedding).
     pub fn set_plugins(&mut self, plugins: Arc<Plugins>) {
         self.plugins = Some(plugins);

@@ -13,6 +13,8 @@
 //! - `router`: the router's added cost per addressed recipient: in-process sends with the
 //!   recipient bound to the `example` adapter (a live offer and its record) versus the same
 //!   sends durable-only, beside a bare SQLite commit, in one run.
+//! - `hook`: the UserPromptSubmit hook's whole-process time with 0, 10 and 1,000 pending
+//!   messages in a store of 100,000 messages, beside empty-process floors.
 
 // A benchmark reports on stdout; that is its whole purpose.
 #![allow(clippy::print_stdout)]
@@ -48,18 +50,23 @@ fn main() {
             router();
             0
         }
+        Some("hook") => {
+            hook();
+            0
+        }
         Some("all") | None => {
             foundation();
             messaging();
             mcp();
             router();
+            hook();
             0
         }
         Some("claim-worker") => claim_worker(&args[1..]),
         Some("send-worker") => send_worker(&args[1..]),
         Some(other) => {
             eprintln!(
-                "acc-bench: unknown suite `{other}` (suites: foundation, messaging, mcp, router, all)"
+                "acc-bench: unknown suite `{other}` (suites: foundation, messaging, mcp, router, hook, all)"
             );
             2
         }
@@ -630,4 +637,137 @@ fn router() {
         "router's added cost per addressed recipient: {:>6.3} ms (route checks, the adapter call on its own thread, the example's file append and duplicate scan, the offer record)",
         ms(live_each.saturating_sub(durable_each))
     );
+}
+
+/// Time `acc hook claude-code UserPromptSubmit` as a whole process.
+fn time_hook(
+    data: &Path,
+    dir: &Path,
+    session: &str,
+    runs: usize,
+    before_each: &mut dyn FnMut(),
+) -> Duration {
+    use std::io::Write;
+    let payload = serde_json::json!({ "session_id": session, "cwd": dir, "hook_event_name": "UserPromptSubmit", "prompt": "go" }).to_string();
+    let mut samples = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        before_each();
+        let start = Instant::now();
+        let mut child = Command::new(bin("acc"))
+            .args(["hook", "claude-code", "UserPromptSubmit"])
+            .env("ACC_DATA_HOME", data)
+            .env("ACC_PARTICIPANT", "reader")
+            .current_dir(dir)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn hook");
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(payload.as_bytes())
+            .expect("write");
+        let status = child.wait().expect("wait");
+        samples.push(start.elapsed());
+        assert!(status.success());
+    }
+    median(samples)
+}
+
+fn hook() {
+    println!("== hook ==");
+    let (_temp, data, dir) = world();
+    let floor_true = time_process(&mut Command::new("true"), 30);
+    let floor_acc = time_process(Command::new(bin("acc")).arg("--version"), 30);
+    let mut core = core_for(&data, &dir);
+    let sender = attach(&mut core, "sender");
+    // The reader's session comes from its first hook; then 100,000 resolved messages to it.
+    time_hook(&data, &dir, "bench-session", 1, &mut || {});
+    bulk_acknowledged(&mut core, &sender, "reader", 100_000);
+    println!(
+        "empty process `true`:                     {:>9.2} ms",
+        ms(floor_true)
+    );
+    println!(
+        "empty process `acc --version`:            {:>9.2} ms",
+        ms(floor_acc)
+    );
+    for pending in [0usize, 10, 1000] {
+        let mut queued = 0usize;
+        let mut refill = || {
+            // Keep `pending` messages waiting: each run carries what fits its budget.
+            let missing = pending.saturating_sub(count_queued(&mut core, &sender));
+            for i in 0..missing {
+                let request = SendRequest {
+                    to: vec!["reader".into()],
+                    subject: format!("pending {queued} {i}"),
+                    body: "a pending body".into(),
+                    ..SendRequest::default()
+                };
+                core.send_message(&sender, &request).expect("send");
+            }
+            queued += missing;
+        };
+        let time = time_hook(&data, &dir, "bench-session", 15, &mut refill);
+        println!(
+            "UserPromptSubmit hook, {pending:>4} pending of 100,000: {:>8.2} ms  ({:.1}x `true`, {:.1}x `acc --version`)",
+            ms(time),
+            ratio(time, floor_true),
+            ratio(time, floor_acc)
+        );
+    }
+}
+
+/// Messages to the reader still queued (not yet carried by a hook).
+fn count_queued(core: &mut Core, _sender: &Caller) -> usize {
+    let store = core.store_for_read().expect("store");
+    store
+        .read(|r| {
+            let mut count = 0;
+            let mut before = None;
+            loop {
+                let page = r.inbox_page("reader", before, 500)?;
+                if page.is_empty() {
+                    break;
+                }
+                count += page
+                    .iter()
+                    .filter(|(_, receipt)| receipt.state == "queued")
+                    .count();
+                before = page.last().map(|(m, _)| m.seq);
+                if count > 2000 {
+                    break;
+                }
+            }
+            Ok(count)
+        })
+        .expect("count")
+}
+
+/// Bulk-write `count` acknowledged messages to `recipient` through the store layer.
+fn bulk_acknowledged(core: &mut Core, sender: &Caller, recipient: &str, count: usize) {
+    bulk_messages(core, sender, recipient, 0, count);
+    let store = core.store_for_write().expect("store");
+    store
+        .write(|w| {
+            let reader = w.reader();
+            let mut pending = Vec::new();
+            let mut before = None;
+            loop {
+                let page = reader.inbox_page(recipient, before, 500)?;
+                if page.is_empty() {
+                    break;
+                }
+                before = page.last().map(|(m, _)| m.seq);
+                pending.extend(page.into_iter().map(|(_, r)| r));
+            }
+            for mut receipt in pending {
+                receipt.state = "acknowledged".into();
+                w.update_receipt(&receipt)?;
+            }
+            Ok(())
+        })
+        .expect("resolve");
 }

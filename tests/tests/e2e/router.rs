@@ -486,6 +486,9 @@ fn panics_in_handshake_render_and_probe_are_contained() {
         json!([]),
         "nothing was bound"
     );
+    // Rendering happens only when something is pending.
+    let alice = room.world.attach("alice");
+    room.send(&alice, "note", &none());
     let config = json!({ "faulty": { "mode": "render-panic" } });
     let error = room
         .run(&bob, &["next-turn", "--adapter", "faulty"], &config, &[])

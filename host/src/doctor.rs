@@ -1,0 +1,358 @@
+//! `acc doctor`: what is installed and whether it works, each problem with its fix.
+//!
+//! Owns: read-only checks of the clients on PATH, ACC's installations in them, the adapter
+//! plugins and their contracts, and the store. Must not: stop at the first problem (a store of
+//! another version or a damaged one is reported like anything else), or change anything
+//! unless asked with `--repair` (which reinstalls hooks that went missing).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::hooks::Client;
+use crate::install::{self, Target};
+use crate::workspace;
+
+/// How a check came out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Level {
+    /// Works.
+    Ok,
+    /// Works partly or is absent by choice.
+    Warn,
+    /// Broken.
+    Error,
+}
+
+impl Level {
+    /// Stable string form.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Ok => "ok",
+            Self::Warn => "warn",
+            Self::Error => "error",
+        }
+    }
+}
+
+/// One finding.
+#[derive(Debug, Clone)]
+pub struct Check {
+    /// What was checked.
+    pub name: String,
+    /// The outcome.
+    pub level: Level,
+    /// What was found.
+    pub detail: String,
+    /// The command that fixes it, when there is one.
+    pub fix: Option<String>,
+}
+
+fn check(
+    name: impl Into<String>,
+    level: Level,
+    detail: impl Into<String>,
+    fix: Option<String>,
+) -> Check {
+    Check {
+        name: name.into(),
+        level,
+        detail: detail.into(),
+        fix,
+    }
+}
+
+/// How long to wait for a client to print its version (`ACC_PROBE_TIMEOUT_MS`, default 3000).
+pub fn probe_timeout() -> Duration {
+    let ms = std::env::var("ACC_PROBE_TIMEOUT_MS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .unwrap_or(3000);
+    Duration::from_millis(ms.clamp(100, 60_000))
+}
+
+fn on_path(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+}
+
+/// Run `<exe> --version` within the probe timeout; the first line of its output.
+pub fn client_version(exe: &Path) -> Result<String, String> {
+    let mut child = Command::new(exe)
+        .arg("--version")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("cannot run it: {e}"))?;
+    let start = Instant::now();
+    loop {
+        match child.try_wait() {
+            Ok(Some(_)) => break,
+            Ok(None) if start.elapsed() < probe_timeout() => {
+                std::thread::sleep(Duration::from_millis(10))
+            }
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!(
+                    "it did not print its version within {:?} (ACC_PROBE_TIMEOUT_MS)",
+                    probe_timeout()
+                ));
+            }
+        }
+    }
+    let output = child.wait_with_output().map_err(|e| e.to_string())?;
+    let text = String::from_utf8_lossy(&output.stdout);
+    text.lines()
+        .next()
+        .map(|l| l.trim().to_string())
+        .filter(|l| !l.is_empty())
+        .ok_or_else(|| "it printed no version".into())
+}
+
+/// Run every check from `start` (the workspace directory). With `repair`, reinstall hooks
+/// whose entries went missing, keeping the recorded consent.
+pub fn run(start: &Path, home: Option<&Path>, repair: bool) -> Vec<Check> {
+    let mut checks = Vec::new();
+    for (client, exe) in [(Client::ClaudeCode, "claude"), (Client::Codex, "codex")] {
+        let found = on_path(exe);
+        match &found {
+            Some(path) => match client_version(path) {
+                Ok(version) => checks.push(check(
+                    format!("client {}", client.as_str()),
+                    Level::Ok,
+                    format!("{version} at {}", path.display()),
+                    None,
+                )),
+                Err(why) => checks.push(check(
+                    format!("client {}", client.as_str()),
+                    Level::Warn,
+                    format!("{} found, but {why}", path.display()),
+                    None,
+                )),
+            },
+            None => checks.push(check(
+                format!("client {}", client.as_str()),
+                Level::Warn,
+                format!("`{exe}` is not on PATH"),
+                None,
+            )),
+        }
+        let Ok(target) = Target::new(client, home) else {
+            continue;
+        };
+        let record = target.record_path().ok().filter(|p| p.exists());
+        let name = format!("hooks {}", client.as_str());
+        let install_fix = Some(format!("acc install --client {}", client.as_str()));
+        match record {
+            None => checks.push(check(
+                name,
+                Level::Warn,
+                format!("not installed in {}", target.hooks_file.display()),
+                install_fix,
+            )),
+            Some(_) => {
+                let acc = std::env::current_exe().unwrap_or_default();
+                let groups = install::groups(client, &acc);
+                let settings: serde_json::Value = std::fs::read(&target.hooks_file)
+                    .ok()
+                    .and_then(|b| serde_json::from_slice(&b).ok())
+                    .unwrap_or(serde_json::Value::Null);
+                let missing: Vec<&str> = groups
+                    .iter()
+                    .filter(|(event, group)| {
+                        !settings
+                            .pointer(&format!("/hooks/{event}"))
+                            .and_then(|v| v.as_array())
+                            .is_some_and(|list| list.contains(group))
+                    })
+                    .map(|(event, _)| *event)
+                    .collect();
+                if missing.is_empty() {
+                    let delivery = install::recorded_delivery(&target);
+                    checks.push(check(
+                        name,
+                        Level::Ok,
+                        format!(
+                            "installed in {}; live delivery consent: {delivery}",
+                            target.hooks_file.display()
+                        ),
+                        None,
+                    ));
+                } else if repair {
+                    let delivery = install::recorded_delivery(&target);
+                    match install::install(&target, &acc, &delivery, false) {
+                        Ok(_) => checks.push(check(
+                            name,
+                            Level::Ok,
+                            format!(
+                                "repaired: reinstalled {} in {}",
+                                missing.join(", "),
+                                target.hooks_file.display()
+                            ),
+                            None,
+                        )),
+                        Err(e) => checks.push(check(
+                            name,
+                            Level::Error,
+                            format!("repair failed: {e}"),
+                            install_fix,
+                        )),
+                    }
+                } else {
+                    checks.push(check(
+                        name,
+                        Level::Error,
+                        format!(
+                            "{} lost {} (or this acc moved)",
+                            target.hooks_file.display(),
+                            missing.join(", ")
+                        ),
+                        Some("acc doctor --repair".into()),
+                    ));
+                }
+            }
+        }
+    }
+    let configs = crate::plugins::configs_from_env().unwrap_or_default();
+    let plugins = crate::plugins::Plugins::load(&configs);
+    for adapter in &plugins.adapters {
+        checks.push(check(
+            format!("adapter {}", adapter.adapter_id),
+            Level::Ok,
+            format!("loaded from {}", adapter.file.display()),
+            None,
+        ));
+    }
+    for refused in &plugins.refused {
+        checks.push(check(
+            format!("adapter file {}", refused.file.display()),
+            Level::Warn,
+            refused.reason.clone(),
+            Some("acc adapters".into()),
+        ));
+    }
+    match crate::contracts::default_dir() {
+        Some(dir) => match crate::contracts::verify(&dir, &plugins) {
+            Ok(report) if report.problems.is_empty() => {
+                for a in report
+                    .adapters
+                    .iter()
+                    .filter(|a| a.eligibility.as_ref().err().is_none_or(|r| r != "not_live"))
+                {
+                    let (level, detail) = match &a.eligibility {
+                        Ok(()) => (
+                            Level::Ok,
+                            format!(
+                                "client {} is eligible for live delivery",
+                                a.client_version.as_deref().unwrap_or("?")
+                            ),
+                        ),
+                        Err(reason) => (Level::Warn, format!("live delivery off: {reason}")),
+                    };
+                    checks.push(check(
+                        format!("contract {}", a.contract_id),
+                        level,
+                        detail,
+                        None,
+                    ));
+                }
+            }
+            Ok(report) => checks.push(check(
+                "contracts",
+                Level::Error,
+                report.problems.join("; "),
+                Some(format!("acc contract verify --dir {}", dir.display())),
+            )),
+            Err(e) => checks.push(check("contracts", Level::Error, e.message, None)),
+        },
+        None => checks.push(check(
+            "contracts",
+            Level::Warn,
+            "no contracts folder found",
+            Some("set ACC_CONTRACTS_DIR".into()),
+        )),
+    }
+    match workspace::discover(start) {
+        Err(e) => checks.push(check(
+            "workspace",
+            Level::Error,
+            e.message,
+            Some("acc config validate".into()),
+        )),
+        Ok(ws) => {
+            checks.push(check(
+                "workspace",
+                Level::Ok,
+                format!(
+                    "{} ({}) at {}",
+                    ws.id,
+                    ws.source.as_str(),
+                    ws.root.display()
+                ),
+                None,
+            ));
+            match workspace::data_dir_for(&ws) {
+                Err(e) => checks.push(check(
+                    "data home",
+                    Level::Error,
+                    e.message,
+                    Some("set ACC_DATA_HOME outside the workspace".into()),
+                )),
+                Ok(data_dir) => {
+                    let path = crate::store::workspace_dir(&data_dir, &ws.id)
+                        .join(crate::store::STORE_FILE);
+                    match crate::store::Store::open_existing(&data_dir, &ws.id) {
+                        Ok(None) => checks.push(check(
+                            "store",
+                            Level::Ok,
+                            format!(
+                                "none yet (created on the first change) at {}",
+                                path.display()
+                            ),
+                            None,
+                        )),
+                        Ok(Some(store)) => match store.integrity_check() {
+                            Ok(result) if result == "ok" => checks.push(check(
+                                "store",
+                                Level::Ok,
+                                format!(
+                                    "protocol {} schema {} at {}",
+                                    crate::PROTOCOL_VERSION,
+                                    crate::SCHEMA_VERSION,
+                                    path.display()
+                                ),
+                                None,
+                            )),
+                            Ok(result) => checks.push(check(
+                                "store",
+                                Level::Error,
+                                format!("integrity check: {result}"),
+                                Some(format!("move {} aside and start afresh", path.display())),
+                            )),
+                            Err(e) => checks.push(check(
+                                "store",
+                                Level::Error,
+                                e.message,
+                                Some(format!("move {} aside and start afresh", path.display())),
+                            )),
+                        },
+                        Err(e) => checks.push(check(
+                            "store",
+                            Level::Error,
+                            format!("{}: {}", e.code, e.message),
+                            Some(format!(
+                                "move {} aside (acc never converts or deletes a store)",
+                                path.parent().unwrap_or(&path).display()
+                            )),
+                        )),
+                    }
+                }
+            }
+        }
+    }
+    checks
+}
