@@ -184,7 +184,7 @@ pub fn run(start: &Path, home: Option<&Path>, repair: bool) -> Vec<Check> {
                     ));
                 } else if repair {
                     let delivery = install::recorded_delivery(&target);
-                    match install::install(&target, &acc, &delivery, false) {
+                    match install::install(&target, &acc, &delivery, None, false) {
                         Ok(_) => checks.push(check(
                             name,
                             Level::Ok,

@@ -21,6 +21,8 @@ use crate::hooks::Client;
 
 /// Live-delivery consents.
 pub const DELIVERY: &[&str] = &["off", "actionable", "all"];
+const MCP_MARKER: &str =
+    "# acc-mcp, registered by `acc install --mcp`; `acc uninstall` removes it.";
 const TRUST_MARKER: &str =
     "# Trust for the hooks `acc install --client codex` wrote; `acc uninstall` removes it.";
 
@@ -88,6 +90,20 @@ impl Target {
                 }
             }
         })
+    }
+
+    /// Where the client keeps its MCP server registrations: Claude Code's `.claude.json`
+    /// (in `CLAUDE_CONFIG_DIR` when set and no `--home`), Codex's `config.toml`.
+    pub fn mcp_file(&self) -> PathBuf {
+        match (&self.trust_file, self.client) {
+            (Some(config), _) => config.clone(),
+            (None, _) => match std::env::var_os("CLAUDE_CONFIG_DIR") {
+                Some(dir) if self.hooks_file.starts_with(&dir) => {
+                    PathBuf::from(dir).join(".claude.json")
+                }
+                _ => self.home.join(".claude.json"),
+            },
+        }
     }
 
     /// The installation record, in the data home (never in a workspace).
@@ -356,11 +372,27 @@ fn snake(event: &str) -> String {
 }
 
 /// Install ACC's hooks for `target`, recording `delivery` consent. With `dry_run`, only plan.
-pub fn install(target: &Target, acc: &Path, delivery: &str, dry_run: bool) -> AccResult<Plan> {
+pub fn install(
+    target: &Target,
+    acc: &Path,
+    delivery: &str,
+    mcp: Option<&str>,
+    dry_run: bool,
+) -> AccResult<Plan> {
     if !DELIVERY.contains(&delivery) {
         return Err(AccError::usage(format!(
             "--delivery must be off, actionable or all, got `{delivery}`"
         )));
+    }
+    let acc_mcp = acc.with_file_name("acc-mcp");
+    if let Some(participant) = mcp {
+        crate::ids::validate_portable_id("--mcp participant", participant)?;
+        if !acc_mcp.is_file() {
+            return Err(data_error(format!(
+                "{} is missing; it must sit beside acc to be registered",
+                acc_mcp.display()
+            )));
+        }
     }
     let record_path = target.record_path()?;
     let previous: Option<Value> = std::fs::read(&record_path)
@@ -393,6 +425,13 @@ pub fn install(target: &Target, acc: &Path, delivery: &str, dry_run: bool) -> Ac
             "trust exactly these {} hooks in {} (hashes read from `codex app-server` hooks/list after writing)",
             groups.len(),
             trust.display()
+        ));
+    }
+    if let Some(participant) = mcp {
+        steps.push(format!(
+            "register acc-mcp ({}) as MCP server `acc` for participant {participant} in {}",
+            acc_mcp.display(),
+            target.mcp_file().display()
         ));
     }
     steps.push(format!(
@@ -468,6 +507,12 @@ pub fn install(target: &Target, acc: &Path, delivery: &str, dry_run: bool) -> Ac
             let text = String::from_utf8_lossy(&trust_bytes).replacen(prior, "", 1);
             trust_bytes = text.into_bytes();
         }
+        if let Some(participant) = mcp {
+            block.push_str(&format!(
+                "{MCP_MARKER}\n[mcp_servers.acc]\ncommand = {}\nenv = {{ ACC_MCP_PARTICIPANT = \"{participant}\" }}\n",
+                toml_string(&acc_mcp.to_string_lossy())
+            ));
+        }
         trust_bytes.extend_from_slice(block.as_bytes());
         write_file(trust, &trust_bytes)?;
         files.push(file_record(
@@ -476,6 +521,42 @@ pub fn install(target: &Target, acc: &Path, delivery: &str, dry_run: bool) -> Ac
             &trust_bytes,
             Some(&block),
         ));
+    }
+    if let (Some(participant), Client::ClaudeCode) = (mcp, target.client) {
+        let path = target.mcp_file();
+        let previous_original = previous
+            .as_ref()
+            .and_then(|r| r.get("files").and_then(Value::as_array))
+            .and_then(|files| files.iter().find(|f| f.get("mcpEntry").is_some()))
+            .map(|f| {
+                f.get("original")
+                    .and_then(Value::as_str)
+                    .and_then(|b| STANDARD.decode(b).ok())
+            });
+        let current = std::fs::read(&path).ok();
+        let original = match previous_original {
+            Some(original) => original,
+            None => current.clone(),
+        };
+        let mut config = parse_settings(&path, current.as_deref())?;
+        let entry = json!({ "type": "stdio", "command": acc_mcp.to_string_lossy(), "args": [], "env": { "ACC_MCP_PARTICIPANT": participant } });
+        let servers = config
+            .entry("mcpServers")
+            .or_insert_with(|| Value::Object(Map::new()));
+        let Value::Object(servers) = servers else {
+            return Err(data_error(format!(
+                "`mcpServers` in {} is not an object",
+                path.display()
+            )));
+        };
+        servers.insert("acc".into(), entry.clone());
+        let written = render(&config);
+        write_file(&path, &written)?;
+        let mut record = file_record(&path, original.as_deref(), &written, None);
+        if let Value::Object(map) = &mut record {
+            map.insert("mcpEntry".into(), entry);
+        }
+        files.push(record);
     }
     let record = json!({
         "client": target.client.as_str(),
@@ -561,6 +642,17 @@ pub fn uninstall(target: &Target, dry_run: bool) -> AccResult<Plan> {
                     String::from_utf8_lossy(&current)
                         .replacen(added, "", 1)
                         .into_bytes()
+                } else if let Some(entry) = file.get("mcpEntry") {
+                    let mut config = parse_settings(&path, Some(&current))?;
+                    if let Some(Value::Object(servers)) = config.get_mut("mcpServers") {
+                        if servers.get("acc") == Some(entry) {
+                            servers.remove("acc");
+                        }
+                        if servers.is_empty() {
+                            config.remove("mcpServers");
+                        }
+                    }
+                    render(&config)
                 } else {
                     let mut settings = parse_settings(&path, Some(&current))?;
                     remove_groups(&mut settings, &groups);
@@ -608,4 +700,8 @@ pub fn recorded_delivery(target: &Target) -> String {
                 .map(str::to_string)
         })
         .unwrap_or_else(|| "off".into())
+}
+
+fn toml_string(text: &str) -> String {
+    format!("\"{}\"", text.replace('\\', "\\\\").replace('"', "\\\""))
 }

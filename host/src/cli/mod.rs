@@ -161,6 +161,9 @@ pub struct InstallArgs {
     /// The home directory whose client configuration to edit (default $HOME).
     #[arg(long, value_name = "DIR")]
     pub home: Option<PathBuf>,
+    /// Also register acc-mcp as MCP server `acc`, speaking for this participant (install only).
+    #[arg(long, value_name = "PARTICIPANT")]
+    pub mcp: Option<String>,
 }
 
 /// `acc unbind`.
@@ -840,7 +843,13 @@ fn run(cli: Cli) -> AccResult<Output> {
             let target = crate::install::Target::new(client, args.home.as_deref())?;
             let plan = if matches!(cli.command, Command::Install(_)) {
                 let acc = std::env::current_exe()?;
-                crate::install::install(&target, &acc, &args.delivery, args.dry_run)?
+                crate::install::install(
+                    &target,
+                    &acc,
+                    &args.delivery,
+                    args.mcp.as_deref(),
+                    args.dry_run,
+                )?
             } else {
                 crate::install::uninstall(&target, args.dry_run)?
             };

@@ -179,3 +179,77 @@ fn codex_app_server_lists_the_tools_and_calls_acc_status() {
 fn toml_string(text: &str) -> String {
     format!("\"{}\"", text.replace('\\', "\\\\").replace('"', "\\\""))
 }
+
+#[test]
+fn acc_install_registers_acc_mcp_where_the_user_asks() {
+    let clients = clients();
+    let world = World::new();
+    let home = world.temp.path().join("home");
+    std::fs::create_dir_all(&home).expect("home");
+    std::fs::write(home.join(".claude.json"), "{\"numStartups\": 1}\n").expect("claude state");
+    let home_arg = home.to_str().expect("utf8");
+    let plan = world
+        .acc(&[
+            "install",
+            "--client",
+            "claude-code",
+            "--home",
+            home_arg,
+            "--mcp",
+            "claude-main",
+            "--dry-run",
+        ])
+        .ok_json();
+    assert!(
+        plan["steps"].to_string().contains("register acc-mcp"),
+        "{plan}"
+    );
+    world
+        .acc(&[
+            "install",
+            "--client",
+            "claude-code",
+            "--home",
+            home_arg,
+            "--mcp",
+            "not valid!",
+        ])
+        .err(2, "invalid_arguments");
+    world
+        .acc(&[
+            "install",
+            "--client",
+            "claude-code",
+            "--home",
+            home_arg,
+            "--mcp",
+            "claude-main",
+        ])
+        .ok_json();
+    let mut command = world.command_path(&clients.claude);
+    command
+        .args(["mcp", "list"])
+        .env("HOME", &home)
+        .env_remove("CLAUDE_CONFIG_DIR");
+    let listed = world.run(command, "claude mcp list");
+    let line = listed
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("acc:"))
+        .unwrap_or_else(|| panic!("{listed:?}"));
+    assert!(
+        line.contains("acc-mcp") && line.contains("Connected"),
+        "{line}"
+    );
+    world
+        .acc(&["uninstall", "--client", "claude-code", "--home", home_arg])
+        .ok_json();
+    let state: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(home.join(".claude.json")).expect("read"))
+            .expect("json");
+    assert!(
+        state.pointer("/mcpServers/acc").is_none(),
+        "the registration is gone: {state}"
+    );
+    assert_eq!(state["numStartups"], 1, "the client's own state stays");
+}
