@@ -231,3 +231,129 @@ fn writes_are_not_blocked_in_an_advisory_room() {
     let status = world.status();
     assert_eq!(status["workspace"]["protection"], "advisory");
 }
+
+#[test]
+fn a_resume_or_compaction_keeps_the_generation_and_a_new_start_rotates_it() {
+    let world = World::new();
+    let start = |source: &str| {
+        let input = serde_json::json!({ "session_id": "conv-1", "cwd": world.dir, "hook_event_name": "SessionStart", "source": source }).to_string();
+        let result = hook(&world, "claude-code", "SessionStart", &input, &[]);
+        assert_eq!(result.0, 0, "{}", result.2);
+        let value: serde_json::Value = serde_json::from_str(&result.1).expect("json");
+        let context = value["hookSpecificOutput"]["additionalContext"]
+            .as_str()
+            .expect("context")
+            .to_string();
+        let generation = context
+            .split("--generation '")
+            .nth(1)
+            .and_then(|s| s.split('\'').next())
+            .expect("generation")
+            .to_string();
+        (
+            generation,
+            world.acc(&["status", "--all"]).ok_json()["sessions"][0]["generation"].clone(),
+        )
+    };
+    let (first, number) = start("startup");
+    assert_eq!(number, 1);
+    assert_eq!(
+        start("resume"),
+        (first.clone(), serde_json::json!(1)),
+        "a resume keeps the generation"
+    );
+    assert_eq!(
+        start("compact"),
+        (first.clone(), serde_json::json!(1)),
+        "a compaction keeps it too"
+    );
+    let (rotated, number) = start("startup");
+    assert_ne!(rotated, first);
+    assert_eq!(number, 2);
+    // The credentials printed by the hook work from a shell; the old ones are stale.
+    let session = world.acc(&["status"]).ok_json()["sessions"][0]["sessionId"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    let fresh = acc_tests::Creds {
+        participant: "x".into(),
+        session: session.clone(),
+        generation: rotated,
+    };
+    world
+        .acc_as(
+            &fresh,
+            &[
+                "work",
+                "--summary",
+                "from the agent's shell",
+                "--mode",
+                "edit",
+            ],
+        )
+        .ok_json();
+    let stale = acc_tests::Creds {
+        participant: "x".into(),
+        session,
+        generation: first,
+    };
+    world
+        .acc_as(&stale, &["work", "--clear"])
+        .err(5, "generation_stale");
+    assert_eq!(
+        world.acc(&["status"]).ok_json()["sessions"][0]["participantId"],
+        "claude-code-conv-1"
+    );
+}
+
+#[test]
+fn doctor_reports_a_store_of_another_version_and_keeps_going() {
+    let world = World::new();
+    let id = world.workspace_id();
+    let store = acc_tests::store_path(&world.data_home, &id);
+    std::fs::create_dir_all(store.parent().expect("dir")).expect("mkdir");
+    let conn = rusqlite::Connection::open(&store).expect("create");
+    conn.execute_batch("CREATE TABLE acc_meta(key TEXT PRIMARY KEY, value TEXT); INSERT INTO acc_meta VALUES ('protocol_version','0.1'),('schema_version','2');")
+        .expect("old store");
+    drop(conn);
+    let before = std::fs::read(&store).expect("bytes");
+    let home = world.temp.path().join("home");
+    std::fs::create_dir_all(&home).expect("home");
+    let report = world
+        .acc(&["doctor", "--home", home.to_str().expect("utf8")])
+        .ok_json();
+    assert_eq!(report["ok"], false);
+    let checks = report["checks"].as_array().expect("checks");
+    let store_check = checks
+        .iter()
+        .find(|c| c["name"] == "store")
+        .expect("store check");
+    assert_eq!(store_check["status"], "error");
+    assert!(
+        store_check["detail"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("store_version_unsupported"),
+        "{store_check}"
+    );
+    assert!(
+        store_check["fix"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("move"),
+        "{store_check}"
+    );
+    assert!(checks.iter().any(
+        |c| c["name"] == "hooks claude-code" && c["fix"] == "acc install --client claude-code"
+    ));
+    assert!(
+        checks
+            .iter()
+            .any(|c| c["name"] == "adapter next-turn" && c["status"] == "ok")
+    );
+    assert_eq!(
+        std::fs::read(&store).expect("bytes"),
+        before,
+        "doctor changed nothing"
+    );
+}
