@@ -224,47 +224,7 @@ impl Core {
                 )?;
                 return Ok(OpenedSession { session, generation_token: token, resumed: true });
             }
-            if w.ensure_participant(&spec.participant_id, now)? {
-                w.append_event(
-                    "participant.created",
-                    now,
-                    None,
-                    Some(&spec.participant_id),
-                    &serde_json::json!({ "participantId": spec.participant_id }),
-                )?;
-            }
-            let session = SessionRow {
-                session_id: new_session_id,
-                participant_id: spec.participant_id.clone(),
-                session_key: spec.session_key.clone(),
-                generation: 1,
-                generation_hash: ids::hash_token(&token),
-                harness: spec.harness.clone(),
-                client_version: spec.client_version.clone(),
-                checkout: spec.checkout.clone(),
-                branch: spec.branch.clone(),
-                pid: spec.pid,
-                enforcement: spec.enforcement.clone(),
-                lifecycle: spec.lifecycle.clone(),
-                opened_at: now,
-                last_seen_at: now,
-                closed_at: None,
-            };
-            w.insert_session(&session)?;
-            w.append_event(
-                "session.opened",
-                now,
-                Some(&session.session_id),
-                Some(&session.participant_id),
-                &serde_json::json!({
-                    "sessionId": session.session_id,
-                    "participantId": session.participant_id,
-                    "harness": session.harness,
-                    "lifecycle": session.lifecycle,
-                    "enforcement": session.enforcement,
-                    "generation": 1,
-                }),
-            )?;
+            let session = create_session(w, spec, new_session_id, &token, now)?;
             Ok(OpenedSession { session, generation_token: token, resumed: false })
         })
     }
@@ -321,42 +281,8 @@ impl Core {
                 }
                 return Ok(OpenedSession { session, generation_token: token, resumed: true });
             }
-            if w.ensure_participant(&spec.participant_id, now)? {
-                w.append_event("participant.created", now, None, Some(&spec.participant_id), &serde_json::json!({ "participantId": spec.participant_id }))?;
-            }
             let token = derive(1);
-            let session = SessionRow {
-                session_id: new_session_id.clone(),
-                participant_id: spec.participant_id.clone(),
-                session_key: Some(key.clone()),
-                generation: 1,
-                generation_hash: ids::hash_token(&token),
-                harness: spec.harness.clone(),
-                client_version: spec.client_version.clone(),
-                checkout: spec.checkout.clone(),
-                branch: spec.branch.clone(),
-                pid: spec.pid,
-                enforcement: spec.enforcement.clone(),
-                lifecycle: spec.lifecycle.clone(),
-                opened_at: now,
-                last_seen_at: now,
-                closed_at: None,
-            };
-            w.insert_session(&session)?;
-            w.append_event(
-                "session.opened",
-                now,
-                Some(&session.session_id),
-                Some(&session.participant_id),
-                &serde_json::json!({
-                    "sessionId": session.session_id,
-                    "participantId": session.participant_id,
-                    "harness": session.harness,
-                    "lifecycle": session.lifecycle,
-                    "enforcement": session.enforcement,
-                    "generation": 1,
-                }),
-            )?;
+            let session = create_session(w, spec, new_session_id.clone(), &token, now)?;
             Ok(OpenedSession { session, generation_token: token, resumed: false })
         })
     }
@@ -379,6 +305,58 @@ impl Core {
             Ok(())
         })
     }
+}
+
+/// Record a new session (and its participant when new) with generation 1, with its events.
+fn create_session(
+    w: &mut Writer<'_>,
+    spec: &SessionSpec,
+    session_id: String,
+    token: &str,
+    now: Millis,
+) -> AccResult<SessionRow> {
+    if w.ensure_participant(&spec.participant_id, now)? {
+        w.append_event(
+            "participant.created",
+            now,
+            None,
+            Some(&spec.participant_id),
+            &serde_json::json!({ "participantId": spec.participant_id }),
+        )?;
+    }
+    let session = SessionRow {
+        session_id,
+        participant_id: spec.participant_id.clone(),
+        session_key: spec.session_key.clone(),
+        generation: 1,
+        generation_hash: ids::hash_token(token),
+        harness: spec.harness.clone(),
+        client_version: spec.client_version.clone(),
+        checkout: spec.checkout.clone(),
+        branch: spec.branch.clone(),
+        pid: spec.pid,
+        enforcement: spec.enforcement.clone(),
+        lifecycle: spec.lifecycle.clone(),
+        opened_at: now,
+        last_seen_at: now,
+        closed_at: None,
+    };
+    w.insert_session(&session)?;
+    w.append_event(
+        "session.opened",
+        now,
+        Some(&session.session_id),
+        Some(&session.participant_id),
+        &serde_json::json!({
+            "sessionId": session.session_id,
+            "participantId": session.participant_id,
+            "harness": session.harness,
+            "lifecycle": session.lifecycle,
+            "enforcement": session.enforcement,
+            "generation": 1,
+        }),
+    )?;
+    Ok(session)
 }
 
 /// The token of a keyed session's generation: HMAC-SHA256 over the workspace, the session key
