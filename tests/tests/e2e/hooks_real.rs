@@ -7,17 +7,27 @@ use acc_tests::model::ModelServer;
 use acc_tests::{World, clients};
 use serde_json::Value;
 
-fn claude_turn(world: &World, home: &Path, model: &ModelServer, prompt: &str) -> acc_tests::Run {
-    let clients = clients();
-    let mut command = world.command_path(&clients.claude);
+/// One whole Claude Code turn in print mode against the model server, with `home`'s settings.
+fn claude_command(
+    world: &World,
+    home: &Path,
+    model: &ModelServer,
+    prompt: &str,
+) -> std::process::Command {
+    let mut command = world.command_path(&clients().claude);
     command
         .args(["-p", prompt, "--output-format", "stream-json", "--verbose"])
         .env("HOME", home)
         .env("ANTHROPIC_API_KEY", "acc-test-key")
         .env("ANTHROPIC_BASE_URL", &model.base_url)
-        .env("ACC_PARTICIPANT", "bob")
         .env_remove("CLAUDE_CONFIG_DIR")
         .env_remove("ANTHROPIC_AUTH_TOKEN");
+    command
+}
+
+fn claude_turn(world: &World, home: &Path, model: &ModelServer, prompt: &str) -> acc_tests::Run {
+    let mut command = claude_command(world, home, model, prompt);
+    command.env("ACC_PARTICIPANT", "bob");
     let run = world.run(command, "claude -p");
     assert_eq!(
         run.code, 0,
@@ -334,21 +344,8 @@ fn claude_code_proceeds_when_acc_cannot_work() {
     let broken = world.temp.path().join("not-a-directory");
     std::fs::write(&broken, "x").expect("file");
     let model = ModelServer::start();
-    let clients = clients();
-    let mut command = world.command_path(&clients.claude);
-    command
-        .args([
-            "-p",
-            "still works?",
-            "--output-format",
-            "stream-json",
-            "--verbose",
-        ])
-        .env("HOME", &home)
-        .env("ANTHROPIC_API_KEY", "acc-test-key")
-        .env("ANTHROPIC_BASE_URL", &model.base_url)
-        .env("ACC_DATA_HOME", &broken)
-        .env_remove("CLAUDE_CONFIG_DIR");
+    let mut command = claude_command(&world, &home, &model, "still works?");
+    command.env("ACC_DATA_HOME", &broken);
     let started = std::time::Instant::now();
     let run = world.run(command, "claude -p");
     assert_eq!(
