@@ -566,7 +566,7 @@ impl Core {
             let store = self.store_for_write()?;
             store.read(|r| check_caller(r, &workspace_id, caller))?
         };
-        let Some(adapter) = self.plugins()?.get(adapter_id).cloned() else {
+        let Some(adapter) = self.adapter(adapter_id)? else {
             let known: Vec<String> = self
                 .plugins()?
                 .adapters

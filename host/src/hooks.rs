@@ -311,6 +311,44 @@ pub fn deny(client: Client, reason: &str) -> Reply {
     }
 }
 
+/// Bind a Claude Code session to `claude-inbox` when the user consented to live delivery at
+/// install time and the hook environment names the session's messaging socket and pid. Any
+/// refusal leaves the session without a binding (durable delivery still works).
+fn bind_live(context: &mut Context, payload: &Value) -> Result<(), String> {
+    if context.client != Client::ClaudeCode {
+        return Ok(());
+    }
+    let consent = crate::install::Target::new(Client::ClaudeCode, None)
+        .map(|t| crate::install::recorded_delivery(&t))
+        .unwrap_or_else(|_| "off".into());
+    if consent == "off" {
+        return Ok(());
+    }
+    let (Ok(socket), Some(pid)) = (
+        std::env::var("CLAUDE_CODE_MESSAGING_SOCKET"),
+        std::env::var("CLAUDE_PID")
+            .ok()
+            .and_then(|p| p.parse::<i64>().ok()),
+    ) else {
+        return Err("the hook environment names no messaging socket".into());
+    };
+    let config_dir = std::env::var_os("CLAUDE_CONFIG_DIR")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".claude")))
+        .ok_or("no CLAUDE_CONFIG_DIR and no HOME")?;
+    let endpoint = json!({
+        "socket": socket,
+        "pid": pid,
+        "sessionId": text(payload, "session_id").unwrap_or(""),
+        "configDir": config_dir,
+    });
+    context
+        .core
+        .bind(&context.caller, "claude-inbox", &consent, &endpoint)
+        .map(|_| ())
+        .map_err(|e| e.message)
+}
+
 /// Handle one hook event. Errors become a fail-open reply in [`run`].
 pub fn handle(client: &str, event: &str, input: &str) -> AccResult<Reply> {
     let client = Client::parse(client).ok_or_else(|| {
@@ -327,6 +365,7 @@ pub fn handle(client: &str, event: &str, input: &str) -> AccResult<Reply> {
     let mut context = Context::open(client, event, &payload)?;
     match event {
         "SessionStart" => {
+            let bound = bind_live(&mut context, &payload);
             let report = context.core.status(false)?;
             let peers: Vec<String> = report
                 .sessions
@@ -353,7 +392,11 @@ pub fn handle(client: &str, event: &str, input: &str) -> AccResult<Reply> {
                 context.command(),
                 context.credentials_line()
             );
-            Ok(context.inject(event, intro))
+            let mut reply = context.inject(event, intro);
+            if let Err(note) = bound {
+                reply.stderr = format!("acc hook: no live delivery for this session: {note}\n");
+            }
+            Ok(reply)
         }
         "UserPromptSubmit" => {
             let rendered = context.core.next_turn(&context.caller, "next-turn")?;

@@ -10,6 +10,7 @@ mod hooks_real;
 mod mcp;
 mod mcp_clients;
 mod messaging;
+mod native_claude;
 mod plugins;
 mod router;
 mod store_safety;

@@ -1,0 +1,106 @@
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::net::UnixListener;
+
+use super::*;
+
+struct Fixture {
+    _temp: tempfile::TempDir,
+    endpoint: Endpoint,
+    _listener: UnixListener,
+}
+
+fn fixture() -> Fixture {
+    let temp = tempfile::tempdir().expect("tempdir");
+    let config = temp.path().join("claude");
+    std::fs::create_dir_all(config.join("sessions")).expect("sessions");
+    let socks = temp.path().join("socks");
+    std::fs::create_dir_all(&socks).expect("socks");
+    let socket = socks.join("1.sock");
+    let listener = UnixListener::bind(&socket).expect("bind");
+    std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    let pid = i64::from(std::process::id());
+    let endpoint = Endpoint {
+        socket: socket.to_string_lossy().into(),
+        pid,
+        session_id: "s-1".into(),
+        config_dir: config.to_string_lossy().into(),
+    };
+    write_registry(&endpoint, pid, "s-1", &socket.to_string_lossy());
+    Fixture {
+        _temp: temp,
+        endpoint,
+        _listener: listener,
+    }
+}
+
+fn write_registry(endpoint: &Endpoint, pid: i64, session: &str, socket: &str) {
+    let registry = serde_json::json!({ "pid": pid, "sessionId": session, "messagingSocketPath": socket, "version": "2.1.328", "status": "idle" });
+    std::fs::write(
+        Path::new(&endpoint.config_dir)
+            .join("sessions")
+            .join(format!("{}.json", endpoint.pid)),
+        registry.to_string(),
+    )
+    .expect("registry");
+}
+
+#[test]
+fn a_matching_registry_and_a_private_socket_verify() {
+    let f = fixture();
+    assert_eq!(verify(&f.endpoint).expect("verified"), "2.1.328");
+}
+
+#[test]
+fn each_mismatch_is_refused_with_its_reason() {
+    let f = fixture();
+    write_registry(&f.endpoint, f.endpoint.pid + 1, "s-1", &f.endpoint.socket);
+    assert_eq!(
+        verify(&f.endpoint).expect_err("pid").code.as_str(),
+        "native_session_unavailable"
+    );
+    write_registry(&f.endpoint, f.endpoint.pid, "s-2", &f.endpoint.socket);
+    assert_eq!(
+        verify(&f.endpoint).expect_err("session").message.as_str(),
+        "the session registry names another session"
+    );
+    write_registry(&f.endpoint, f.endpoint.pid, "s-1", "/tmp/elsewhere.sock");
+    assert_eq!(
+        verify(&f.endpoint).expect_err("socket").message.as_str(),
+        "the session registry names another socket"
+    );
+    write_registry(&f.endpoint, f.endpoint.pid, "s-1", &f.endpoint.socket);
+    std::fs::set_permissions(&f.endpoint.socket, std::fs::Permissions::from_mode(0o640))
+        .expect("chmod");
+    assert_eq!(
+        verify(&f.endpoint).expect_err("mode").code.as_str(),
+        "native_endpoint_unavailable"
+    );
+    std::fs::set_permissions(&f.endpoint.socket, std::fs::Permissions::from_mode(0o600))
+        .expect("chmod");
+    let link = Path::new(&f.endpoint.config_dir).join("link.sock");
+    std::os::unix::fs::symlink(&f.endpoint.socket, &link).expect("symlink");
+    let linked = Endpoint {
+        socket: link.to_string_lossy().into(),
+        ..f.endpoint.clone()
+    };
+    write_registry(&linked, linked.pid, "s-1", &f.endpoint.socket);
+    assert_eq!(
+        verify(&linked).expect_err("symlink").message.as_str(),
+        "the messaging socket is a symlink"
+    );
+}
+
+#[test]
+fn the_wake_carries_only_the_message_id() {
+    let line = wake_line("message_abc\"; rm -rf /");
+    let value: serde_json::Value = serde_json::from_str(line.trim()).expect("one json line");
+    assert!(line.ends_with('\n') && line.matches('\n').count() == 1);
+    assert_eq!(value["type"], "user");
+    assert_eq!(value["msg_id"], "acc-wake-message_abcrm-rf");
+    assert!(
+        value["message"]["content"]
+            .as_str()
+            .expect("text")
+            .contains("message_abcrm-rf")
+    );
+}

@@ -1,0 +1,370 @@
+//! Native live delivery into real Claude Code: the `claude-inbox` wake.
+
+use std::time::Duration;
+
+use acc_tests::model::ModelServer;
+use acc_tests::{Guarded, World, clients, wait_until};
+use serde_json::{Value, json};
+
+fn install(world: &World, home: &std::path::Path, delivery: &str) {
+    std::fs::create_dir_all(home.join(".claude")).expect("home");
+    world
+        .acc(&[
+            "install",
+            "--client",
+            "claude-code",
+            "--home",
+            home.to_str().expect("utf8"),
+            "--delivery",
+            delivery,
+        ])
+        .ok_json();
+}
+
+fn start_turn(world: &World, home: &std::path::Path, model: &ModelServer, prompt: &str) -> Guarded {
+    let mut command = world.command_path(&clients().claude);
+    command
+        .args(["-p", prompt, "--output-format", "stream-json", "--verbose"])
+        .env("HOME", home)
+        .env("ANTHROPIC_API_KEY", "acc-test-key")
+        .env("ANTHROPIC_BASE_URL", &model.base_url)
+        .env("ACC_PARTICIPANT", "bob")
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    Guarded(command.spawn().expect("spawn claude"))
+}
+
+fn finish(mut turn: Guarded) {
+    let start = std::time::Instant::now();
+    loop {
+        if let Some(status) = turn.0.try_wait().expect("wait") {
+            assert!(status.success(), "claude exited with {status}");
+            return;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "claude did not finish"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn bob_bound(world: &World) -> bool {
+    world.status()["sessions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|s| {
+            s["participantId"] == "bob"
+                && s["bindings"]
+                    .as_array()
+                    .is_some_and(|b| b.iter().any(|b| b["adapterId"] == "claude-inbox"))
+        })
+}
+
+fn receipt(world: &World, id: &str) -> Value {
+    world
+        .acc(&["sync", "--scope", "history", "--message", id])
+        .ok_json()["items"][0]["receipts"][0]
+        .clone()
+}
+
+#[test]
+fn a_question_wakes_a_busy_claude_code_session_and_the_body_follows_through_next_turn() {
+    let world = World::new();
+    let home = world.temp.path().join("home");
+    install(&world, &home, "actionable");
+    let model = ModelServer::start();
+    *model.delay.lock().expect("lock") = Duration::from_secs(4);
+    let turn = start_turn(&world, &home, &model, "working on the parser");
+    wait_until(
+        Duration::from_secs(60),
+        "bob's session to bind claude-inbox",
+        || bob_bound(&world),
+    );
+
+    let alice = world.attach("alice");
+    let sent = world
+        .acc_as(
+            &alice,
+            &[
+                "message",
+                "--to",
+                "bob",
+                "--kind",
+                "question",
+                "--subject",
+                "parser",
+                "--body",
+                "SECRET-BODY: is the parser done?",
+            ],
+        )
+        .ok_json();
+    let id = sent["message"]["messageId"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    assert_eq!(
+        sent["delivery"],
+        json!([{ "recipientParticipantId": "bob", "outcome": "woken", "transport": "claude-inbox" }])
+    );
+    assert_eq!(
+        receipt(&world, &id)["state"],
+        "queued",
+        "a wake records nothing"
+    );
+    let events = world.acc(&["sync", "--limit", "500"]).ok_json();
+    assert!(
+        !events.to_string().contains("message.offer_"),
+        "no offer event for a wake"
+    );
+
+    finish(turn);
+    let requests = model.model_requests();
+    let woken = requests
+        .iter()
+        .find(|r| r.body.contains("a message for you is waiting"))
+        .unwrap_or_else(|| panic!("no request carried the wake"));
+    assert!(woken.body.contains(&id), "the wake names the message id");
+    assert!(
+        requests
+            .iter()
+            .all(|r| !r.body.contains("SECRET-BODY") || r.body.contains("acc-peer-message")),
+        "no body crossed the wake"
+    );
+    // The body then reaches the model through next-turn: on the woken turn if its prompt hook
+    // ran, else on the session's next turn.
+    let state = receipt(&world, &id);
+    let observed = if state["state"] == "offered" {
+        "next-turn on the woken turn"
+    } else {
+        assert_eq!(state["state"], "queued");
+        let next = start_turn(&world, &home, &model, "next");
+        finish(next);
+        "next-turn on the following turn"
+    };
+    let state = receipt(&world, &id);
+    assert_eq!(state["state"], "offered", "{observed}");
+    assert_eq!(state["offer"]["transport"], "next-turn");
+    assert!(
+        model
+            .model_requests()
+            .iter()
+            .any(|r| r.body.contains("SECRET-BODY") && r.body.contains("acc-peer-message"))
+    );
+    eprintln!("observed: the body reached the model through {observed}");
+}
+
+#[test]
+fn with_delivery_off_nothing_is_pushed() {
+    let world = World::new();
+    let home = world.temp.path().join("home");
+    install(&world, &home, "off");
+    let model = ModelServer::start();
+    *model.delay.lock().expect("lock") = Duration::from_secs(3);
+    let turn = start_turn(&world, &home, &model, "working");
+    wait_until(Duration::from_secs(60), "bob's session", || {
+        world.status()["sessions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|s| s["participantId"] == "bob")
+    });
+    assert!(!bob_bound(&world), "no consent, no binding");
+    let alice = world.attach("alice");
+    let sent = world
+        .acc_as(
+            &alice,
+            &[
+                "message",
+                "--to",
+                "bob",
+                "--kind",
+                "question",
+                "--subject",
+                "s",
+                "--body",
+                "b",
+            ],
+        )
+        .ok_json();
+    assert_eq!(sent["delivery"][0]["outcome"], "queued");
+    assert_eq!(sent["delivery"][0]["transport"], "durable");
+    finish(turn);
+    assert!(
+        model
+            .model_requests()
+            .iter()
+            .all(|r| !r.body.contains("a message for you is waiting"))
+    );
+}
+
+/// A stand-in Claude Code session: a live process, its registry file and a private socket.
+struct FakeSession {
+    process: Guarded,
+    config: std::path::PathBuf,
+    socket: std::path::PathBuf,
+    _listener: std::os::unix::net::UnixListener,
+}
+
+impl FakeSession {
+    fn new(world: &World, name: &str) -> Self {
+        use std::os::unix::fs::PermissionsExt;
+        let process = Guarded(
+            std::process::Command::new("sleep")
+                .arg("300")
+                .spawn()
+                .expect("sleep"),
+        );
+        let config = world.temp.path().join(format!("{name}-claude"));
+        std::fs::create_dir_all(config.join("sessions")).expect("sessions");
+        let socks = world.temp.path().join(format!("{name}-socks"));
+        std::fs::create_dir_all(&socks).expect("socks");
+        std::fs::set_permissions(&socks, std::fs::Permissions::from_mode(0o700)).expect("chmod");
+        let socket = socks.join("s.sock");
+        let listener = std::os::unix::net::UnixListener::bind(&socket).expect("bind");
+        std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+        let session = Self {
+            process,
+            config,
+            socket,
+            _listener: listener,
+        };
+        session.registry(session.pid(), "conv-1", &session.socket.to_string_lossy());
+        session
+    }
+
+    fn pid(&self) -> i64 {
+        i64::from(self.process.0.id())
+    }
+
+    fn registry(&self, pid: i64, session: &str, socket: &str) {
+        let value = json!({ "pid": pid, "sessionId": session, "messagingSocketPath": socket, "version": "2.1.328" });
+        std::fs::write(
+            self.config
+                .join("sessions")
+                .join(format!("{}.json", self.pid())),
+            value.to_string(),
+        )
+        .expect("registry");
+    }
+
+    fn endpoint(&self, socket: &std::path::Path) -> String {
+        json!({ "socket": socket, "pid": self.pid(), "sessionId": "conv-1", "configDir": self.config }).to_string()
+    }
+}
+
+#[test]
+fn mismatched_registries_unsafe_sockets_and_dead_sessions_are_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    let world = World::new();
+    let bob = world.attach("bob");
+    let alice = world.attach("alice");
+    let fake = FakeSession::new(&world, "bob");
+    let bind = |endpoint: &str| {
+        world.acc_as(
+            &bob,
+            &[
+                "bind",
+                "--adapter",
+                "claude-inbox",
+                "--policy",
+                "all",
+                "--endpoint",
+                endpoint,
+            ],
+        )
+    };
+    let socket = fake.socket.to_string_lossy().to_string();
+
+    fake.registry(fake.pid() + 1, "conv-1", &socket);
+    assert!(
+        bind(&fake.endpoint(&fake.socket)).err(4, "invalid_data")["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("native_session_unavailable")
+    );
+    fake.registry(fake.pid(), "conv-2", &socket);
+    assert!(
+        bind(&fake.endpoint(&fake.socket)).err(4, "invalid_data")["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("another session")
+    );
+    fake.registry(fake.pid(), "conv-1", &socket);
+    std::fs::set_permissions(&fake.socket, std::fs::Permissions::from_mode(0o660)).expect("chmod");
+    assert!(
+        bind(&fake.endpoint(&fake.socket)).err(4, "invalid_data")["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("native_endpoint_unavailable")
+    );
+    std::fs::set_permissions(&fake.socket, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    let link = world.temp.path().join("link.sock");
+    std::os::unix::fs::symlink(&fake.socket, &link).expect("symlink");
+    assert!(
+        bind(&fake.endpoint(&link)).err(4, "invalid_data")["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("symlink")
+    );
+    assert_eq!(
+        world.status()["sessions"][0]["bindings"],
+        json!([]),
+        "nothing was bound"
+    );
+
+    // A good binding, then the session dies: the wake is refused, recorded, and the receipt waits.
+    bind(&fake.endpoint(&fake.socket)).ok_json();
+    let sent = world
+        .acc_as(
+            &alice,
+            &[
+                "message",
+                "--to",
+                "bob",
+                "--kind",
+                "question",
+                "--subject",
+                "s",
+                "--body",
+                "b",
+            ],
+        )
+        .ok_json();
+    assert_eq!(
+        sent["delivery"][0]["outcome"], "woken",
+        "the live fake session accepts the wake"
+    );
+    let mut process = fake.process;
+    acc_tests::kill_pid(process.0.id());
+    let _ = process.0.wait();
+    let sent = world
+        .acc_as(
+            &alice,
+            &[
+                "message",
+                "--to",
+                "bob",
+                "--kind",
+                "question",
+                "--subject",
+                "s",
+                "--body",
+                "b",
+            ],
+        )
+        .ok_json();
+    assert_eq!(sent["delivery"][0]["outcome"], "queued");
+    assert_eq!(sent["delivery"][0]["errorCode"], "recipient_unavailable");
+    let id = sent["message"]["messageId"].as_str().expect("id");
+    assert_eq!(receipt(&world, id)["state"], "queued");
+    let failed = world.acc(&["sync", "--limit", "500"]).ok_json()["events"]
+        .as_array()
+        .expect("events")
+        .iter()
+        .filter(|e| e["type"] == "message.offer_failed")
+        .count();
+    assert_eq!(failed, 1);
+}
