@@ -256,6 +256,37 @@ impl Attempt<'_> {
     }
 }
 
+/// The live policy a binding may have: for an adapter that pushes into Claude Code or Codex,
+/// the recipient's consent is the one recorded when ACC was installed into that client
+/// (`acc install --delivery`), and a binding can narrow it, never widen it.
+fn consented_policy(adapter: &crate::plugins::LoadedAdapter, requested: &str) -> AccResult<String> {
+    let client = match adapter.contract.client.as_str() {
+        _ if !adapter.contract.live_push => return Ok(requested.to_string()),
+        "claude-code" => crate::hooks::Client::ClaudeCode,
+        "codex" => crate::hooks::Client::Codex,
+        _ => return Ok(requested.to_string()),
+    };
+    let consent = crate::install::Target::new(client, None)
+        .map(|t| crate::install::recorded_delivery(&t))
+        .unwrap_or_else(|_| "off".into());
+    let rank = |p: &str| POLICIES.iter().position(|x| *x == p).unwrap_or(0);
+    if consent == "off" && requested != "off" {
+        return Err(AccError::new(
+            ErrorCode::InvalidData,
+            format!(
+                "live delivery into {} is off in its installation record; consent with acc install --client {} --delivery actionable (or all)",
+                client.as_str(),
+                client.as_str()
+            ),
+        ));
+    }
+    Ok(if rank(requested) <= rank(&consent) {
+        requested.to_string()
+    } else {
+        consent
+    })
+}
+
 fn safe_code(code: &str) -> &str {
     SAFE_CODES
         .iter()
@@ -585,6 +616,8 @@ impl Core {
                 ),
             ));
         };
+        let live_policy = consented_policy(&adapter, live_policy)?;
+        let live_policy = live_policy.as_str();
         let answer = self.handshake(
             &adapter,
             &session.session_id,

@@ -311,40 +311,60 @@ pub fn deny(client: Client, reason: &str) -> Reply {
     }
 }
 
-/// Bind a Claude Code session to `claude-inbox` when the user consented to live delivery at
-/// install time and the hook environment names the session's messaging socket and pid. Any
-/// refusal leaves the session without a binding (durable delivery still works).
+/// Bind the session for live delivery when the user consented at install time: a Claude Code
+/// session to `claude-inbox` when the hook environment names its messaging socket and pid, a
+/// Codex session to `codex-app-server` when a Codex daemon serves its `CODEX_HOME` (its thread
+/// is the hook's session id). Any refusal leaves the session without a binding (durable
+/// delivery still works); no daemon at all is not worth a note.
 fn bind_live(context: &mut Context, payload: &Value) -> Result<(), String> {
-    if context.client != Client::ClaudeCode {
-        return Ok(());
-    }
-    let consent = crate::install::Target::new(Client::ClaudeCode, None)
+    let consent = crate::install::Target::new(context.client, None)
         .map(|t| crate::install::recorded_delivery(&t))
         .unwrap_or_else(|_| "off".into());
     if consent == "off" {
         return Ok(());
     }
-    let (Ok(socket), Some(pid)) = (
-        std::env::var("CLAUDE_CODE_MESSAGING_SOCKET"),
-        std::env::var("CLAUDE_PID")
-            .ok()
-            .and_then(|p| p.parse::<i64>().ok()),
-    ) else {
-        return Err("the hook environment names no messaging socket".into());
+    let session_id = text(payload, "session_id").unwrap_or("");
+    let (adapter, endpoint) = match context.client {
+        Client::ClaudeCode => {
+            let (Ok(socket), Some(pid)) = (
+                std::env::var("CLAUDE_CODE_MESSAGING_SOCKET"),
+                std::env::var("CLAUDE_PID")
+                    .ok()
+                    .and_then(|p| p.parse::<i64>().ok()),
+            ) else {
+                return Err("the hook environment names no messaging socket".into());
+            };
+            let config_dir = std::env::var_os("CLAUDE_CONFIG_DIR")
+                .map(PathBuf::from)
+                .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".claude")))
+                .ok_or("no CLAUDE_CONFIG_DIR and no HOME")?;
+            let endpoint = json!({
+                "socket": socket,
+                "pid": pid,
+                "sessionId": session_id,
+                "configDir": config_dir,
+            });
+            ("claude-inbox", endpoint)
+        }
+        Client::Codex => {
+            let codex_home = std::env::var_os("CODEX_HOME")
+                .map(PathBuf::from)
+                .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".codex")))
+                .ok_or("no CODEX_HOME and no HOME")?;
+            if !codex_home.join("app-server-control").exists() {
+                return Ok(());
+            }
+            let endpoint = json!({
+                "codexHome": codex_home,
+                "threadId": session_id,
+                "cwd": context.cwd,
+            });
+            ("codex-app-server", endpoint)
+        }
     };
-    let config_dir = std::env::var_os("CLAUDE_CONFIG_DIR")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".claude")))
-        .ok_or("no CLAUDE_CONFIG_DIR and no HOME")?;
-    let endpoint = json!({
-        "socket": socket,
-        "pid": pid,
-        "sessionId": text(payload, "session_id").unwrap_or(""),
-        "configDir": config_dir,
-    });
     context
         .core
-        .bind(&context.caller, "claude-inbox", &consent, &endpoint)
+        .bind(&context.caller, adapter, &consent, &endpoint)
         .map(|_| ())
         .map_err(|e| e.message)
 }

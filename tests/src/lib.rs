@@ -227,6 +227,13 @@ impl World {
         Run::from_output(wait_with_deadline(child, COMMAND_TIMEOUT, what))
     }
 
+    /// The first receipt of a message, from its history.
+    pub fn receipt(&self, message_id: &str) -> serde_json::Value {
+        self.acc(&["sync", "--scope", "history", "--message", message_id])
+            .ok_json()["items"][0]["receipts"][0]
+            .clone()
+    }
+
     /// Run `acc --json` as a session.
     pub fn acc_as(&self, who: &Creds, args: &[&str]) -> Run {
         self.acc_as_with(who, args, &[])

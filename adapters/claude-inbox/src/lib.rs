@@ -12,7 +12,7 @@
 
 use std::io::Write;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use acc_adapter_api::wire::{
@@ -20,8 +20,8 @@ use acc_adapter_api::wire::{
     OfferRequest, ProbeAnswer, ProbeRequest,
 };
 use acc_adapter_api::{AdapterError, AdapterImpl, OfferKind, export_adapter};
+use acc_adapter_support::pid_alive;
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
 /// The contract this adapter declares.
 pub const CONTRACT_ID: &str = "claude-code-inbox-socket-v1";
@@ -53,19 +53,6 @@ pub fn new(_config: &str) -> Result<ClaudeInbox, AdapterError> {
 
 fn refuse(code: &str, message: impl Into<String>) -> AdapterError {
     AdapterError::new(code, message)
-}
-
-fn pid_alive(pid: i64) -> bool {
-    let Some(pid) = i32::try_from(pid)
-        .ok()
-        .and_then(rustix::process::Pid::from_raw)
-    else {
-        return false;
-    };
-    !matches!(
-        rustix::process::test_kill_process(pid),
-        Err(rustix::io::Errno::SRCH)
-    )
 }
 
 /// Verify the endpoint; returns the client version the registry names.
@@ -174,75 +161,9 @@ pub fn wake_line(message_id: &str) -> String {
     line
 }
 
-fn find_on_path(name: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|d| d.join(name))
-        .find(|p| p.is_file())
-}
-
-fn platform() -> String {
-    let os = if std::env::consts::OS == "macos" {
-        "darwin"
-    } else {
-        std::env::consts::OS
-    };
-    let arch = match std::env::consts::ARCH {
-        "x86_64" => "x64",
-        "aarch64" => "arm64",
-        other => other,
-    };
-    format!("{os}-{arch}")
-}
-
 /// Read-only probe: `claude --version` and the executable's fingerprint.
 pub fn probe(timeout: Duration) -> ProbeAnswer {
-    let mut answer = ProbeAnswer {
-        platform: platform(),
-        ..ProbeAnswer::default()
-    };
-    let Some(exe) = find_on_path("claude") else {
-        answer.reason = "version_unavailable".into();
-        return answer;
-    };
-    let real = std::fs::canonicalize(&exe).unwrap_or(exe.clone());
-    answer.executable_sha256 = std::fs::read(&real).ok().map(|b| {
-        Sha256::digest(&b)
-            .iter()
-            .map(|x| format!("{x:02x}"))
-            .collect()
-    });
-    let child = std::process::Command::new(&exe)
-        .arg("--version")
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn();
-    let Ok(mut child) = child else {
-        answer.reason = "version_unavailable".into();
-        return answer;
-    };
-    let start = std::time::Instant::now();
-    while child.try_wait().ok().flatten().is_none() {
-        if start.elapsed() > timeout {
-            let _ = child.kill();
-            let _ = child.wait();
-            answer.reason = "probe_timeout".into();
-            return answer;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    let output = child
-        .wait_with_output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
-        .unwrap_or_default();
-    match output.split_whitespace().next() {
-        Some(version) if version.chars().next().is_some_and(|c| c.is_ascii_digit()) => {
-            answer.client_version = Some(version.to_string());
-            answer.protocol_contract = Some(CONTRACT_ID.into());
-        }
-        _ => answer.reason = "version_unavailable".into(),
-    }
-    answer
+    acc_adapter_support::probe_cli("claude", CONTRACT_ID, timeout)
 }
 
 impl AdapterImpl for ClaudeInbox {

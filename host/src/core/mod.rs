@@ -102,8 +102,13 @@ impl Core {
             return Ok(plugins.get(adapter_id).cloned());
         }
         let configs = crate::plugins::configs_from_env().map_err(AccError::usage)?;
+        // The file named after the id is the fast path; an adapter may live in a file of any
+        // name, so a miss falls back to loading the whole search path.
         let one = Plugins::load_named(crate::plugins::search_path(), &configs, adapter_id);
-        Ok(one.get(adapter_id).cloned())
+        if let Some(found) = one.get(adapter_id) {
+            return Ok(Some(found.clone()));
+        }
+        Ok(self.plugins()?.get(adapter_id).cloned())
     }
 
     /// Use these plugins instead of discovering them (tests, embedding).

@@ -11,6 +11,7 @@ mod mcp;
 mod mcp_clients;
 mod messaging;
 mod native_claude;
+mod native_codex;
 mod plugins;
 mod router;
 mod store_safety;

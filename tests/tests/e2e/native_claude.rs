@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use acc_tests::model::ModelServer;
 use acc_tests::{Guarded, World, clients, wait_until};
-use serde_json::{Value, json};
+use serde_json::json;
 
 fn install(world: &World, home: &std::path::Path, delivery: &str) {
     std::fs::create_dir_all(home.join(".claude")).expect("home");
@@ -63,13 +63,6 @@ fn bob_bound(world: &World) -> bool {
         })
 }
 
-fn receipt(world: &World, id: &str) -> Value {
-    world
-        .acc(&["sync", "--scope", "history", "--message", id])
-        .ok_json()["items"][0]["receipts"][0]
-        .clone()
-}
-
 #[test]
 fn a_question_wakes_a_busy_claude_code_session_and_the_body_follows_through_next_turn() {
     let world = World::new();
@@ -110,7 +103,7 @@ fn a_question_wakes_a_busy_claude_code_session_and_the_body_follows_through_next
         json!([{ "recipientParticipantId": "bob", "outcome": "woken", "transport": "claude-inbox" }])
     );
     assert_eq!(
-        receipt(&world, &id)["state"],
+        world.receipt(&id)["state"],
         "queued",
         "a wake records nothing"
     );
@@ -135,7 +128,7 @@ fn a_question_wakes_a_busy_claude_code_session_and_the_body_follows_through_next
     );
     // The body then reaches the model through next-turn: on the woken turn if its prompt hook
     // ran, else on the session's next turn.
-    let state = receipt(&world, &id);
+    let state = world.receipt(&id);
     let observed = if state["state"] == "offered" {
         "next-turn on the woken turn"
     } else {
@@ -144,7 +137,7 @@ fn a_question_wakes_a_busy_claude_code_session_and_the_body_follows_through_next
         finish(next);
         "next-turn on the following turn"
     };
-    let state = receipt(&world, &id);
+    let state = world.receipt(&id);
     assert_eq!(state["state"], "offered", "{observed}");
     assert_eq!(state["offer"]["transport"], "next-turn");
     assert!(
@@ -262,8 +255,12 @@ fn mismatched_registries_unsafe_sockets_and_dead_sessions_are_refused() {
     let bob = world.attach("bob");
     let alice = world.attach("alice");
     let fake = FakeSession::new(&world, "bob");
+    // Live delivery needs the consent recorded at install time, read from the binder's HOME.
+    let home = world.temp.path().join("bob-home");
+    install(&world, &home, "all");
+    let home_env = [("HOME", home.to_str().expect("utf8"))];
     let bind = |endpoint: &str| {
-        world.acc_as(
+        world.acc_as_with(
             &bob,
             &[
                 "bind",
@@ -274,6 +271,7 @@ fn mismatched_registries_unsafe_sockets_and_dead_sessions_are_refused() {
                 "--endpoint",
                 endpoint,
             ],
+            &home_env,
         )
     };
     let socket = fake.socket.to_string_lossy().to_string();
@@ -359,7 +357,7 @@ fn mismatched_registries_unsafe_sockets_and_dead_sessions_are_refused() {
     assert_eq!(sent["delivery"][0]["outcome"], "queued");
     assert_eq!(sent["delivery"][0]["errorCode"], "recipient_unavailable");
     let id = sent["message"]["messageId"].as_str().expect("id");
-    assert_eq!(receipt(&world, id)["state"], "queued");
+    assert_eq!(world.receipt(id)["state"], "queued");
     let failed = world.acc(&["sync", "--limit", "500"]).ok_json()["events"]
         .as_array()
         .expect("events")

@@ -1,0 +1,158 @@
+//! A JSON-RPC conversation with the Codex LocalDaemon: WebSocket frames (tungstenite) over the
+//! daemon's Unix control socket, every read and write bounded by a deadline.
+
+use std::os::unix::net::UnixStream;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use tungstenite::{Message, WebSocket};
+
+/// Why a conversation with the daemon failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DaemonError {
+    /// Nothing listens on the control socket (the daemon is stopped).
+    Unavailable(String),
+    /// The socket refused us by permission.
+    PermissionDenied,
+    /// The daemon answered, but not in the protocol we speak.
+    Protocol(String),
+    /// The daemon answered a request with a JSON-RPC error.
+    Rejected(String),
+    /// The deadline passed.
+    Timeout,
+}
+
+impl std::fmt::Display for DaemonError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Unavailable(why) => write!(f, "the Codex daemon is not reachable: {why}"),
+            Self::PermissionDenied => write!(f, "the Codex daemon's control socket refused us"),
+            Self::Protocol(why) => write!(f, "the Codex daemon spoke another protocol: {why}"),
+            Self::Rejected(why) => write!(f, "the Codex daemon refused the request: {why}"),
+            Self::Timeout => write!(f, "the Codex daemon did not answer in time"),
+        }
+    }
+}
+
+/// One open, initialized connection.
+pub struct Daemon {
+    socket: WebSocket<UnixStream>,
+    deadline: Instant,
+    next_id: u64,
+    /// What `initialize` answered.
+    pub initialized: Value,
+}
+
+impl std::fmt::Debug for Daemon {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Daemon").finish_non_exhaustive()
+    }
+}
+
+fn io_error(e: tungstenite::Error) -> DaemonError {
+    match e {
+        tungstenite::Error::Io(io)
+            if matches!(
+                io.kind(),
+                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+            ) =>
+        {
+            DaemonError::Timeout
+        }
+        other => DaemonError::Protocol(other.to_string()),
+    }
+}
+
+impl Daemon {
+    /// Connect, upgrade to WebSocket and `initialize` with the experimental API, all within
+    /// `budget`.
+    pub fn connect(control_socket: &Path, budget: Duration) -> Result<Self, DaemonError> {
+        let deadline = Instant::now() + budget;
+        let stream = UnixStream::connect(control_socket).map_err(|e| match e.kind() {
+            std::io::ErrorKind::PermissionDenied => DaemonError::PermissionDenied,
+            _ => DaemonError::Unavailable(e.to_string()),
+        })?;
+        stream
+            .set_read_timeout(Some(budget))
+            .and_then(|_| stream.set_write_timeout(Some(budget)))
+            .map_err(|e| DaemonError::Unavailable(e.to_string()))?;
+        let (socket, _response) = tungstenite::client::client("ws://localhost/", stream)
+            .map_err(|e| DaemonError::Protocol(format!("websocket upgrade: {e}")))?;
+        let mut daemon = Self {
+            socket,
+            deadline,
+            next_id: 1,
+            initialized: Value::Null,
+        };
+        daemon.initialized = daemon.call(
+            "initialize",
+            json!({
+                "clientInfo": { "name": "acc", "version": env!("CARGO_PKG_VERSION") },
+                "capabilities": { "experimentalApi": true },
+            }),
+        )?;
+        daemon.notify("initialized", json!({}))?;
+        Ok(daemon)
+    }
+
+    fn send(&mut self, value: &Value) -> Result<(), DaemonError> {
+        self.socket
+            .send(Message::text(value.to_string()))
+            .map_err(io_error)
+    }
+
+    /// Send a notification.
+    pub fn notify(&mut self, method: &str, params: Value) -> Result<(), DaemonError> {
+        self.send(&json!({ "jsonrpc": "2.0", "method": method, "params": params }))
+    }
+
+    /// One request and its result; notifications in between are skipped.
+    pub fn call(&mut self, method: &str, params: Value) -> Result<Value, DaemonError> {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }))?;
+        loop {
+            let left = self.deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(DaemonError::Timeout);
+            }
+            self.socket
+                .get_ref()
+                .set_read_timeout(Some(left))
+                .map_err(|e| DaemonError::Unavailable(e.to_string()))?;
+            let text = match self.socket.read().map_err(io_error)? {
+                Message::Text(text) => text.to_string(),
+                Message::Binary(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+                Message::Close(_) => {
+                    return Err(DaemonError::Unavailable(
+                        "the daemon closed the connection".into(),
+                    ));
+                }
+                _ => continue,
+            };
+            let Ok(reply) = serde_json::from_str::<Value>(&text) else {
+                return Err(DaemonError::Protocol("a frame that is not json".into()));
+            };
+            if reply.get("id").and_then(Value::as_u64) != Some(id) || reply.get("method").is_some()
+            {
+                continue;
+            }
+            if let Some(error) = reply.get("error") {
+                let message = error
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .unwrap_or("no message");
+                return Err(DaemonError::Rejected(format!("{method}: {message}")));
+            }
+            return Ok(reply.get("result").cloned().unwrap_or(Value::Null));
+        }
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.socket.close(None);
+        let _ = self.socket.flush();
+    }
+}

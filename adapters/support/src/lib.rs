@@ -1,0 +1,136 @@
+//! What ACC's client adapters (`claude-inbox`, `codex-app-server`) share: the platform name
+//! captures use, the read-only probe of an installed client, process liveness, and the fenced
+//! peer-message block.
+
+pub mod render;
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use acc_adapter_api::wire::ProbeAnswer;
+use sha2::{Digest, Sha256};
+
+/// The platform name captures use: `linux-x64`, `darwin-arm64`, ...
+pub fn platform() -> String {
+    let os = if std::env::consts::OS == "macos" {
+        "darwin"
+    } else {
+        std::env::consts::OS
+    };
+    let arch = match std::env::consts::ARCH {
+        "x86_64" => "x64",
+        "aarch64" => "arm64",
+        other => other,
+    };
+    format!("{os}-{arch}")
+}
+
+/// The first file named `name` in a `PATH` directory.
+pub fn find_on_path(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+}
+
+/// The sha256 of a file's bytes, lowercase hex.
+pub fn file_sha256(path: &std::path::Path) -> Option<String> {
+    std::fs::read(path).ok().map(|b| {
+        Sha256::digest(&b)
+            .iter()
+            .map(|x| format!("{x:02x}"))
+            .collect()
+    })
+}
+
+/// Whether a process with this pid exists (signal 0; a process of another user counts).
+pub fn pid_alive(pid: i64) -> bool {
+    // `Pid::from_raw` asserts a non-negative pid, and a negative one would name a group.
+    let Some(pid) = i32::try_from(pid)
+        .ok()
+        .filter(|p| *p > 0)
+        .and_then(rustix::process::Pid::from_raw)
+    else {
+        return false;
+    };
+    !matches!(
+        rustix::process::test_kill_process(pid),
+        Err(rustix::io::Errno::SRCH)
+    )
+}
+
+/// The first whitespace-separated word that starts with a digit (`codex-cli 0.169.0` gives
+/// `0.169.0`, `2.1.328 (Claude Code)` gives `2.1.328`).
+pub fn version_word(output: &str) -> Option<&str> {
+    output
+        .split_whitespace()
+        .find(|w| w.chars().next().is_some_and(|c| c.is_ascii_digit()))
+}
+
+/// Read-only probe of the client `executable` on `PATH`: `<executable> --version` under
+/// `timeout` (killed past it) and the real executable's fingerprint. `contract` is stated as
+/// the protocol contract when a version was found.
+pub fn probe_cli(executable: &str, contract: &str, timeout: Duration) -> ProbeAnswer {
+    let mut answer = ProbeAnswer {
+        platform: platform(),
+        ..ProbeAnswer::default()
+    };
+    let Some(exe) = find_on_path(executable) else {
+        answer.reason = "version_unavailable".into();
+        return answer;
+    };
+    let real = std::fs::canonicalize(&exe).unwrap_or(exe.clone());
+    answer.executable_sha256 = file_sha256(&real);
+    let child = std::process::Command::new(&exe)
+        .arg("--version")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn();
+    let Ok(mut child) = child else {
+        answer.reason = "version_unavailable".into();
+        return answer;
+    };
+    let start = Instant::now();
+    while child.try_wait().ok().flatten().is_none() {
+        if start.elapsed() > timeout {
+            let _ = child.kill();
+            let _ = child.wait();
+            answer.reason = "probe_timeout".into();
+            return answer;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let output = child
+        .wait_with_output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+        .unwrap_or_default();
+    match version_word(&output) {
+        Some(version) => {
+            answer.client_version = Some(version.to_string());
+            answer.protocol_contract = Some(contract.into());
+        }
+        None => answer.reason = "version_unavailable".into(),
+    }
+    answer
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_version_is_the_first_word_that_starts_with_a_digit() {
+        assert_eq!(version_word("codex-cli 0.169.0\n"), Some("0.169.0"));
+        assert_eq!(version_word("2.1.328 (Claude Code)"), Some("2.1.328"));
+        assert_eq!(version_word("codex-cli\n"), None);
+    }
+
+    #[test]
+    fn this_process_is_alive_and_pid_zero_and_negatives_are_not() {
+        assert!(pid_alive(i64::from(std::process::id())));
+        assert!(!pid_alive(0));
+        assert!(!pid_alive(-5));
+        assert!(!pid_alive(i64::from(i32::MAX) + 1));
+    }
+}

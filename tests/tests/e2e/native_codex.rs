@@ -1,0 +1,352 @@
+//! Native live delivery into a real Codex LocalDaemon: the `codex-app-server` adapter.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use acc_adapter_api::AdapterImpl;
+use acc_adapter_api::wire::OfferRequest;
+use acc_adapter_codex_app_server::daemon::{Daemon, DaemonError};
+use acc_tests::{World, clients};
+use serde_json::{Value, json};
+
+/// A Codex daemon the test started in its own `CODEX_HOME`; stopped and killed by pid on drop.
+struct CodexDaemon {
+    codex_home: PathBuf,
+    path: String,
+}
+
+impl CodexDaemon {
+    fn start(world: &World, codex_home: &Path, path: &str) -> Self {
+        let mut command = world.command_path(&clients().codex);
+        command
+            .args(["app-server", "daemon", "start"])
+            .env("CODEX_HOME", codex_home)
+            .env("PATH", path);
+        let run = world.run(command, "codex app-server daemon start");
+        assert!(
+            run.stdout.contains("\"socketPath\""),
+            "the daemon started: {} {}",
+            run.stdout,
+            run.stderr
+        );
+        Self {
+            codex_home: codex_home.to_path_buf(),
+            path: path.to_string(),
+        }
+    }
+
+    fn socket(&self) -> PathBuf {
+        self.codex_home
+            .join("app-server-control")
+            .join("app-server-control.sock")
+    }
+
+    fn pids(&self) -> Vec<u32> {
+        ["daemon.pid", "daemon-updater.pid"]
+            .iter()
+            .filter_map(|f| std::fs::read(self.codex_home.join("app-server-daemon").join(f)).ok())
+            .filter_map(|b| serde_json::from_slice::<Value>(&b).ok())
+            .filter_map(|v| v["pid"].as_u64().and_then(|p| u32::try_from(p).ok()))
+            .collect()
+    }
+
+    fn stop(&self) {
+        let pids = self.pids();
+        let child = std::process::Command::new(&clients().codex)
+            .args(["app-server", "daemon", "stop"])
+            .env("CODEX_HOME", &self.codex_home)
+            .env("PATH", &self.path)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn();
+        // A destructor must not panic: wait a bounded time, then kill by pid.
+        if let Ok(mut child) = child {
+            let start = std::time::Instant::now();
+            while child.try_wait().ok().flatten().is_none() {
+                if start.elapsed() > Duration::from_secs(15) {
+                    acc_tests::kill_pid(child.id());
+                    let _ = child.wait();
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
+        for pid in pids {
+            acc_tests::kill_pid(pid);
+        }
+    }
+}
+
+impl Drop for CodexDaemon {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// Every submission in a thread with this client id: queued ones and ones already in a turn.
+/// Retried (bounded) while the thread's history is briefly unlistable after a turn starts.
+fn submissions(client: &mut Daemon, thread: &str, client_id: &str) -> Vec<String> {
+    let start = std::time::Instant::now();
+    loop {
+        match try_submissions(client, thread, client_id) {
+            Some(found) => return found,
+            None if start.elapsed() < Duration::from_secs(15) => {
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            None => panic!("the thread's history stayed unlistable for 15 s"),
+        }
+    }
+}
+
+fn try_submissions(client: &mut Daemon, thread: &str, client_id: &str) -> Option<Vec<String>> {
+    let mut texts = Vec::new();
+    let queue = client
+        .call("thread/queue/list", json!({ "threadId": thread }))
+        .expect("queue list");
+    for item in queue["data"].as_array().cloned().unwrap_or_default() {
+        if item["clientUserMessageId"] == client_id {
+            texts.push(item["input"][0]["text"].as_str().unwrap_or("").to_string());
+        }
+    }
+    // Before its first user message a thread has no history to list.
+    let turns = match client.call(
+        "thread/turns/list",
+        json!({ "threadId": thread, "itemsView": "full" }),
+    ) {
+        Ok(listed) => listed["data"].as_array().cloned().unwrap_or_default(),
+        Err(DaemonError::Rejected(why)) if why.contains("not materialized") => Vec::new(),
+        Err(DaemonError::Rejected(why)) if why.contains("not supported yet") => return None,
+        Err(other) => panic!("turns list: {other:?}"),
+    };
+    for turn in turns {
+        for item in turn["items"].as_array().cloned().unwrap_or_default() {
+            if item["clientId"] == client_id {
+                texts.push(
+                    item["content"][0]["text"]
+                        .as_str()
+                        .unwrap_or("")
+                        .to_string(),
+                );
+            }
+        }
+    }
+    Some(texts)
+}
+
+#[test]
+fn a_message_becomes_one_queued_submission_in_exactly_the_recipients_codex_thread() {
+    let world = World::new();
+    let home = world.temp.path().join("home");
+    let codex_home = home.join(".codex");
+    std::fs::create_dir_all(&codex_home).expect("codex home");
+    let clients = clients();
+    let path = format!(
+        "{}:{}",
+        clients.codex.parent().expect("bin dir").display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let home_arg = home.to_str().expect("utf8");
+    let codex_home_arg = codex_home.to_str().expect("utf8");
+    let bob = world.attach("bob");
+    let alice = world.attach("alice");
+    let carol = world.attach("carol");
+    let project = world.dir.to_str().expect("utf8").to_string();
+    let bind = |who, thread: &str, cwd: &str| {
+        let endpoint =
+            json!({ "codexHome": codex_home, "threadId": thread, "cwd": cwd }).to_string();
+        world.acc_as_with(
+            who,
+            &[
+                "bind",
+                "--adapter",
+                "codex-app-server",
+                "--policy",
+                "all",
+                "--endpoint",
+                &endpoint,
+            ],
+            &[("CODEX_HOME", codex_home_arg)],
+        )
+    };
+    let message = |to: &str, env: &[(&str, &str)]| {
+        world
+            .acc_as_with(
+                &alice,
+                &[
+                    "message",
+                    "--to",
+                    to,
+                    "--kind",
+                    "question",
+                    "--subject",
+                    "s",
+                    "--body",
+                    "does the ~~~~ fence hold?",
+                ],
+                env,
+            )
+            .ok_json()
+    };
+
+    let daemon = CodexDaemon::start(&world, &codex_home, &path);
+    // The Codex client side: a thread in the project, its connection kept open.
+    let mut client = Daemon::connect(&daemon.socket(), Duration::from_secs(10)).expect("connect");
+    let thread = client
+        .call("thread/start", json!({ "cwd": project }))
+        .expect("thread")["thread"]["id"]
+        .as_str()
+        .expect("thread id")
+        .to_string();
+    let elsewhere = world.temp.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).expect("dir");
+    let other = client
+        .call("thread/start", json!({ "cwd": elsewhere }))
+        .expect("thread")["thread"]["id"]
+        .as_str()
+        .expect("thread id")
+        .to_string();
+
+    // Without the consent recorded at install time nothing binds.
+    let refused = bind(&bob, &thread, &project).err(4, "invalid_data");
+    assert!(
+        refused["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("installation record"),
+        "{refused}"
+    );
+    world
+        .acc_with(
+            &[
+                "install",
+                "--client",
+                "codex",
+                "--home",
+                home_arg,
+                "--delivery",
+                "all",
+            ],
+            &[("PATH", &path)],
+        )
+        .ok_json();
+    // The consent stays recorded in the data home; the hooks themselves are taken away again so
+    // the daemon's threads do not run ACC's hooks (and open sessions of their own) here: this
+    // test is about the adapter and the daemon.
+    std::fs::remove_file(codex_home.join("hooks.json")).expect("hooks");
+
+    // A thread the daemon does not have, and a thread working in another directory, are refused.
+    let unknown =
+        bind(&bob, "01a22906-0000-7000-8000-000000000000", &project).err(4, "invalid_data");
+    assert!(
+        unknown["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("not loaded"),
+        "{unknown}"
+    );
+    let moved = bind(&bob, &other, &project).err(4, "invalid_data");
+    assert!(
+        moved["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("another directory"),
+        "{moved}"
+    );
+
+    let bound = bind(&bob, &thread, &project).ok_json();
+    assert_eq!(bound["binding"]["clientVersion"], "0.169.0", "{bound}");
+
+    // The message becomes one submission in exactly bob's thread, and the receipt is offered.
+    let sent = message("bob", &[]);
+    assert_eq!(sent["delivery"][0]["outcome"], "offered", "{sent}");
+    assert_eq!(
+        sent["delivery"][0]["transport"], "codex-app-server",
+        "{sent}"
+    );
+    let id = sent["message"]["messageId"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    let client_id = format!("acc-{id}");
+    let found = submissions(&mut client, &thread, &client_id);
+    let queue = client.call("thread/queue/list", json!({ "threadId": thread }));
+    let turns = client.call(
+        "thread/turns/list",
+        json!({ "threadId": thread, "itemsView": "full" }),
+    );
+    assert_eq!(
+        found.len(),
+        1,
+        "one submission: {found:?} {queue:?} {turns:?}"
+    );
+    assert!(found[0].starts_with(&format!("ACC: a message from another participant ({id})")));
+    assert!(
+        found[0].contains("acc-peer-message sender=alice"),
+        "{}",
+        found[0]
+    );
+    assert!(
+        found[0].contains("does the \\~\\~\\~\\~ fence hold?"),
+        "{}",
+        found[0]
+    );
+    assert!(
+        submissions(&mut client, &other, &client_id).is_empty(),
+        "only bob's thread"
+    );
+    assert_eq!(world.receipt(&id)["state"], "offered");
+    let receipts = world.acc(&["sync", "--limit", "500"]).ok_json();
+    let offered = receipts["events"]
+        .as_array()
+        .expect("events")
+        .iter()
+        .filter(|e| e["type"] == "message.offer_succeeded")
+        .count();
+    assert_eq!(offered, 1);
+
+    // A second offer of the same message (a retry) adds nothing.
+    let adapter = acc_adapter_codex_app_server::new("{}").expect("adapter");
+    let endpoint_ref =
+        json!({ "codexHome": codex_home, "threadId": thread, "cwd": project }).to_string();
+    let again = adapter
+        .offer(OfferRequest {
+            message: sent["message"].clone(),
+            recipient_participant_id: "bob".into(),
+            target_session_id: bob.session.clone(),
+            target_generation: 1,
+            endpoint_ref,
+            client_version: "0.169.0".into(),
+        })
+        .expect("offer");
+    assert!(again.accepted, "{again:?}");
+    assert_eq!(
+        submissions(&mut client, &thread, &client_id).len(),
+        1,
+        "no duplicate"
+    );
+
+    // A version below the contract's minimum (the user raised it) falls back durably.
+    let raised = [(
+        "ACC_ADAPTER_CONFIG",
+        r#"{"codex_app_server":{"raiseMinimum":"0.170.0"}}"#,
+    )];
+    let held = message("bob", &raised);
+    assert_eq!(held["delivery"][0]["outcome"], "queued", "{held}");
+    assert_eq!(
+        held["delivery"][0]["errorCode"], "below_minimum_version",
+        "{held}"
+    );
+
+    // A stopped daemon: the message waits, queued, with the reason.
+    bind(&carol, &other, elsewhere.to_str().expect("utf8")).ok_json();
+    drop(client);
+    daemon.stop();
+    let stopped = message("bob", &[]);
+    assert_eq!(stopped["delivery"][0]["outcome"], "queued", "{stopped}");
+    assert_eq!(
+        stopped["delivery"][0]["errorCode"], "recipient_unavailable",
+        "{stopped}"
+    );
+    let stopped_id = stopped["message"]["messageId"].as_str().expect("id");
+    assert_eq!(world.receipt(stopped_id)["state"], "queued");
+}
