@@ -4,9 +4,11 @@
 //! writing down exactly what was observed. Must not: record a branch it did not observe, or
 //! claim a pass with an unobserved branch.
 //!
-//! Today it captures the `example` client (the example adapter's file transport) through the
-//! real router in a throwaway workspace; Claude Code and Codex captures come with their
-//! native adapters.
+//! It captures the `example` client (the example adapter's file transport) through the real
+//! router in a throwaway workspace, and Codex (`codex`) through a daemon it starts itself. A
+//! Claude Code capture is not built yet.
+
+pub mod codex;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -24,11 +26,11 @@ use crate::error::{AccError, AccResult, ErrorCode};
 use crate::plugins::{DEFAULT_DEADLINE, Operation, Plugins, search_path};
 use crate::workspace;
 
-fn failed(what: &str, detail: impl std::fmt::Display) -> AccError {
+pub(crate) fn failed(what: &str, detail: impl std::fmt::Display) -> AccError {
     AccError::new(ErrorCode::InvalidData, format!("capture: {what}: {detail}"))
 }
 
-fn attach(core: &mut Core, participant: &str) -> AccResult<Caller> {
+pub(crate) fn attach(core: &mut Core, participant: &str) -> AccResult<Caller> {
     let opened = core.open_session(
         &SessionSpec {
             participant_id: participant.into(),
@@ -55,7 +57,7 @@ fn plugins(config: &str) -> Arc<Plugins> {
     Arc::new(Plugins::load_from(search_path(), &configs))
 }
 
-fn question(to: &str) -> SendRequest {
+pub(crate) fn question(to: &str) -> SendRequest {
     SendRequest {
         to: vec![to.into()],
         kind: Some("question".into()),

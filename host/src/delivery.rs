@@ -616,7 +616,10 @@ impl Core {
                 ),
             ));
         };
-        let live_policy = consented_policy(&adapter, live_policy)?;
+        let live_policy = match &self.consent_override {
+            Some(_) => live_policy.to_string(),
+            None => consented_policy(&adapter, live_policy)?,
+        };
         let live_policy = live_policy.as_str();
         let answer = self.handshake(
             &adapter,

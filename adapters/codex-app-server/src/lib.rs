@@ -13,8 +13,6 @@
 //! the message id (`acc-<message id>`), and an offer first looks for it in the thread's queue
 //! and history and adds nothing when it is already there.
 
-pub mod daemon;
-
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -23,8 +21,8 @@ use acc_adapter_api::wire::{
     OfferRequest, ProbeAnswer, ProbeRequest, RenderMessage,
 };
 use acc_adapter_api::{AdapterError, AdapterImpl, OfferKind, export_adapter};
+use acc_adapter_support::codex_daemon::{Daemon, DaemonError};
 use acc_adapter_support::pid_alive;
-use daemon::{Daemon, DaemonError};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 

@@ -1,7 +1,8 @@
 //! What ACC's client adapters (`claude-inbox`, `codex-app-server`) share: the platform name
 //! captures use, the read-only probe of an installed client, process liveness, and the fenced
-//! peer-message block.
+//! peer-message block, and a JSON-RPC client for the Codex LocalDaemon.
 
+pub mod codex_daemon;
 pub mod render;
 
 use std::path::PathBuf;

@@ -117,7 +117,7 @@ pub enum Command {
 pub enum ContractCommand {
     /// Record what the installed client really does, as a capture file.
     Capture {
-        /// The client to capture (today: example).
+        /// The client to capture: example or codex.
         #[arg(long)]
         client: String,
         /// Where to write the capture (default: print it).
@@ -746,12 +746,15 @@ fn run(cli: Cli) -> AccResult<Output> {
             })
         }
         Command::Contract(ContractCommand::Capture { client, out }) => {
-            if client != "example" {
-                return Err(AccError::usage(format!(
-                    "this build captures the example client only; `{client}` captures come with its native adapter"
-                )));
-            }
-            let capture = crate::capture::capture_example()?;
+            let capture = match client.as_str() {
+                "example" => crate::capture::capture_example()?,
+                "codex" => crate::capture::codex::capture_codex()?,
+                other => {
+                    return Err(AccError::usage(format!(
+                        "acc contract capture knows example and codex; `{other}` is not captured by this build (a Claude Code capture is not built yet)"
+                    )));
+                }
+            };
             let text = toml::to_string(&capture).map_err(|e| AccError::internal(e.to_string()))?;
             let written = match out {
                 Some(dir) => Some(crate::capture::write(&capture, dir)?),

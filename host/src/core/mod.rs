@@ -30,6 +30,9 @@ pub struct Core {
     store: Option<Store>,
     clock: Arc<dyn Clock>,
     plugins: Option<Arc<Plugins>>,
+    /// The live-delivery consent to use instead of the installation record's (the capture
+    /// tool, which drives a client it started itself).
+    pub consent_override: Option<String>,
 }
 
 impl std::fmt::Debug for Core {
@@ -51,6 +54,7 @@ impl Core {
             store,
             clock,
             plugins: None,
+            consent_override: None,
         })
     }
 

@@ -135,3 +135,49 @@ fn capture_produces_evidence_that_verify_accepts() {
         .acc(&["contract", "capture", "--client", "claude-code"])
         .err(2, "invalid_arguments");
 }
+
+#[test]
+fn the_installed_codex_is_captured_through_its_daemon_and_verify_accepts_the_capture() {
+    let world = World::new();
+    let dir = copy_contracts(&world);
+    let captured_file = dir.join("codex").join("0.169.0-linux-x64.toml");
+    let _ = std::fs::remove_file(&captured_file);
+    let path = format!(
+        "{}:{}",
+        acc_tests::clients()
+            .codex
+            .parent()
+            .expect("bin dir")
+            .display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let captured = world
+        .acc_with(
+            &[
+                "contract",
+                "capture",
+                "--client",
+                "codex",
+                "--out",
+                dir.join("codex").to_str().expect("utf8"),
+            ],
+            &[("PATH", &path)],
+        )
+        .ok_json();
+    let capture = &captured["capture"];
+    assert_eq!(capture["version"], "0.169.0", "{captured}");
+    assert_eq!(
+        capture["result"], "pass",
+        "every branch observed: {captured}"
+    );
+    assert_eq!(capture["provenance"], "captured-here");
+    assert_eq!(
+        capture["branches"],
+        serde_json::json!({
+            "idle": "offered", "busy": "queued-after-turn", "reply": "routed",
+            "duplicate": "same-message-id", "fallback": "queued",
+        })
+    );
+    assert!(captured_file.is_file());
+    verify(&world, &dir).ok_json();
+}

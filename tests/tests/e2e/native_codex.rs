@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use acc_adapter_api::AdapterImpl;
 use acc_adapter_api::wire::OfferRequest;
-use acc_adapter_codex_app_server::daemon::{Daemon, DaemonError};
+use acc_adapter_support::codex_daemon::{Daemon, DaemonError};
 use acc_tests::{World, clients};
 use serde_json::{Value, json};
 
@@ -341,6 +341,9 @@ fn a_message_becomes_one_queued_submission_in_exactly_the_recipients_codex_threa
     bind(&carol, &other, elsewhere.to_str().expect("utf8")).ok_json();
     drop(client);
     daemon.stop();
+    acc_tests::wait_until(Duration::from_secs(15), "the daemon gone", || {
+        Daemon::connect(&daemon.socket(), Duration::from_secs(1)).is_err()
+    });
     let stopped = message("bob", &[]);
     assert_eq!(stopped["delivery"][0]["outcome"], "queued", "{stopped}");
     assert_eq!(

@@ -60,6 +60,11 @@ fn io_error(e: tungstenite::Error) -> DaemonError {
         {
             DaemonError::Timeout
         }
+        // A daemon going away mid-conversation is unavailable, not speaking another protocol.
+        tungstenite::Error::Io(io) => DaemonError::Unavailable(io.to_string()),
+        tungstenite::Error::ConnectionClosed | tungstenite::Error::AlreadyClosed => {
+            DaemonError::Unavailable("the daemon closed the connection".into())
+        }
         other => DaemonError::Protocol(other.to_string()),
     }
 }
@@ -77,8 +82,16 @@ impl Daemon {
             .set_read_timeout(Some(budget))
             .and_then(|_| stream.set_write_timeout(Some(budget)))
             .map_err(|e| DaemonError::Unavailable(e.to_string()))?;
-        let (socket, _response) = tungstenite::client::client("ws://localhost/", stream)
-            .map_err(|e| DaemonError::Protocol(format!("websocket upgrade: {e}")))?;
+        let (socket, _response) =
+            tungstenite::client::client("ws://localhost/", stream).map_err(|e| match e {
+                tungstenite::HandshakeError::Failure(error) => match io_error(error) {
+                    DaemonError::Protocol(why) => {
+                        DaemonError::Protocol(format!("websocket upgrade: {why}"))
+                    }
+                    other => other,
+                },
+                tungstenite::HandshakeError::Interrupted(_) => DaemonError::Timeout,
+            })?;
         let mut daemon = Self {
             socket,
             deadline,

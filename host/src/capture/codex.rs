@@ -1,0 +1,427 @@
+//! Capture the installed Codex: its protocol surface from its own generated schema, and the
+//! `codex-app-server` delivery branches through a LocalDaemon the capture starts in a throwaway
+//! `CODEX_HOME` (and stops again). No account is needed: a queued submission is accepted even
+//! though the turn it starts cannot reach a model.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use acc_adapter_api::wire::{OfferRequest, ProbeAnswer, ProbeRequest};
+use acc_adapter_support::codex_daemon::{Daemon, DaemonError};
+use serde_json::{Value, json};
+
+use super::{attach, failed, question};
+use crate::clock::SystemClock;
+use crate::contracts::{Branches, CAPTURE_SCHEMA, Capture, Provenance, check_capture};
+use crate::core::Core;
+use crate::core::messages::ReplyRequest;
+use crate::error::AccResult;
+use crate::plugins::{DEFAULT_DEADLINE, Operation, Plugins, search_path};
+use crate::workspace;
+
+/// The methods the adapter calls, each of which the client's own schema must list.
+pub const METHODS: &[&str] = &[
+    "initialize",
+    "thread/loaded/list",
+    "thread/read",
+    "thread/turns/list",
+    "thread/queue/add",
+    "thread/queue/list",
+];
+/// The `thread/queue/add` parameters the adapter sends.
+pub const QUEUE_ADD_FIELDS: &[&str] = &["threadId", "input", "clientUserMessageId"];
+
+/// Run a command with a deadline; killed past it. `None` when it could not run or finish.
+fn bounded(mut command: Command, deadline: Duration) -> Option<std::process::Output> {
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .ok()?;
+    let start = Instant::now();
+    loop {
+        match child.try_wait() {
+            Ok(Some(_)) => return child.wait_with_output().ok(),
+            Ok(None) if start.elapsed() < deadline => std::thread::sleep(Duration::from_millis(50)),
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return None;
+            }
+        }
+    }
+}
+
+/// Check the client's generated schema (experimental API included) for every method the
+/// adapter uses and the shape of `thread/queue/add`; returns what is missing.
+pub fn check_surface(codex: &Path, codex_home: &Path, out: &Path) -> Vec<String> {
+    let mut command = Command::new(codex);
+    command
+        .args([
+            "app-server",
+            "generate-json-schema",
+            "--experimental",
+            "--out",
+        ])
+        .arg(out)
+        .env("CODEX_HOME", codex_home);
+    if !bounded(command, Duration::from_secs(120)).is_some_and(|o| o.status.success()) {
+        return vec![
+            "surface: `codex app-server generate-json-schema --experimental` failed".into(),
+        ];
+    }
+    let requests = std::fs::read_to_string(out.join("ClientRequest.json")).unwrap_or_default();
+    let Ok(schema) = serde_json::from_str::<Value>(&requests) else {
+        return vec!["surface: the generated ClientRequest.json is not json".into()];
+    };
+    let text = schema.to_string();
+    let mut missing: Vec<String> = METHODS
+        .iter()
+        .filter(|m| !text.contains(&format!("\"{m}\"")))
+        .map(|m| format!("surface: the client's schema lists no `{m}` request"))
+        .collect();
+    let params = schema
+        .pointer("/definitions/ThreadQueueAddParams/properties")
+        .and_then(Value::as_object);
+    for field in QUEUE_ADD_FIELDS {
+        if !params.is_some_and(|p| p.contains_key(*field)) {
+            missing.push(format!(
+                "surface: thread/queue/add takes no `{field}` in the client's schema"
+            ));
+        }
+    }
+    missing
+}
+
+/// The daemon the capture started; stopped and killed by pid when dropped.
+struct StartedDaemon {
+    codex: PathBuf,
+    home: PathBuf,
+}
+
+impl StartedDaemon {
+    fn start(codex: &Path, home: &Path) -> AccResult<Self> {
+        let mut command = Command::new(codex);
+        command
+            .args(["app-server", "daemon", "start"])
+            .env("CODEX_HOME", home);
+        let started = bounded(command, Duration::from_secs(90))
+            .is_some_and(|o| String::from_utf8_lossy(&o.stdout).contains("\"socketPath\""));
+        let daemon = Self {
+            codex: codex.to_path_buf(),
+            home: home.to_path_buf(),
+        };
+        if !started {
+            return Err(failed(
+                "codex daemon",
+                "`codex app-server daemon start` failed",
+            ));
+        }
+        Ok(daemon)
+    }
+
+    fn socket(&self) -> PathBuf {
+        self.home
+            .join("app-server-control")
+            .join("app-server-control.sock")
+    }
+
+    fn stop(&self) {
+        let pids: Vec<i64> = ["daemon.pid", "daemon-updater.pid"]
+            .iter()
+            .filter_map(|f| std::fs::read(self.home.join("app-server-daemon").join(f)).ok())
+            .filter_map(|b| serde_json::from_slice::<Value>(&b).ok())
+            .filter_map(|v| v.get("pid").and_then(Value::as_i64))
+            .collect();
+        let mut command = Command::new(&self.codex);
+        command
+            .args(["app-server", "daemon", "stop"])
+            .env("CODEX_HOME", &self.home);
+        let _ = bounded(command, Duration::from_secs(15));
+        for pid in pids {
+            if let Some(pid) = i32::try_from(pid)
+                .ok()
+                .filter(|p| *p > 0)
+                .and_then(rustix::process::Pid::from_raw)
+            {
+                let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+            }
+        }
+    }
+}
+
+impl Drop for StartedDaemon {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// Submissions carrying this client id in a thread, queued (`true`) or taken into a turn.
+fn submissions(client: &mut Daemon, thread: &str, client_id: &str) -> Option<Vec<bool>> {
+    let start = Instant::now();
+    loop {
+        let queue = client
+            .call("thread/queue/list", json!({ "threadId": thread }))
+            .ok()?;
+        let mut found: Vec<bool> = queue["data"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|i| i["clientUserMessageId"] == client_id)
+            .map(|_| true)
+            .collect();
+        match client.call(
+            "thread/turns/list",
+            json!({ "threadId": thread, "itemsView": "full" }),
+        ) {
+            Ok(turns) => {
+                for turn in turns["data"].as_array().into_iter().flatten() {
+                    for item in turn["items"].as_array().into_iter().flatten() {
+                        if item["clientId"] == client_id {
+                            found.push(false);
+                        }
+                    }
+                }
+                return Some(found);
+            }
+            Err(DaemonError::Rejected(why)) if why.contains("not materialized") => {
+                return Some(found);
+            }
+            Err(_) if start.elapsed() < Duration::from_secs(10) => {
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            Err(_) => return None,
+        }
+    }
+}
+
+/// Wait (bounded) until the thread shows exactly one submission with this id.
+fn wait_one(client: &mut Daemon, thread: &str, client_id: &str) -> Option<bool> {
+    let start = Instant::now();
+    loop {
+        if let Some(found) = submissions(client, thread, client_id)
+            && found.len() == 1
+        {
+            return Some(found[0]);
+        }
+        if start.elapsed() > Duration::from_secs(10) {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Capture the installed `codex`. Returns the capture (also checked by the validator).
+pub fn capture_codex() -> AccResult<Capture> {
+    let codex = acc_adapter_support::find_on_path("codex")
+        .ok_or_else(|| failed("codex", "no `codex` on PATH"))?;
+    let temp = std::env::temp_dir().join(format!(
+        "acc-capture-codex-{}-{}",
+        std::process::id(),
+        crate::clock::Clock::now_ms(&SystemClock::default())
+    ));
+    let result = drive(&codex, &temp);
+    let _ = std::fs::remove_dir_all(&temp);
+    result
+}
+
+fn drive(codex: &Path, temp: &Path) -> AccResult<Capture> {
+    let project = temp.join("project");
+    let home = temp.join("codex-home");
+    for dir in [&project, &home] {
+        std::fs::create_dir_all(dir).map_err(|e| failed("temporary folders", e))?;
+    }
+    let plugins = Arc::new(Plugins::load_from(search_path(), &Default::default()));
+    let Some(adapter) = plugins.get("codex-app-server").cloned() else {
+        return Err(failed(
+            "the codex-app-server adapter is not installed",
+            "see acc adapters",
+        ));
+    };
+    let probe = adapter
+        .call(
+            Operation::Probe,
+            serde_json::to_string(&ProbeRequest { timeout_ms: 10_000 }).unwrap_or_default(),
+            Duration::from_secs(15),
+        )
+        .map_err(|f| failed("probe", f.message))?;
+    let probe: ProbeAnswer =
+        serde_json::from_str(probe.payload.as_str()).map_err(|e| failed("probe answer", e))?;
+    let version = probe
+        .client_version
+        .clone()
+        .ok_or_else(|| failed("probe", "codex reported no version"))?;
+    let mut limitations = check_surface(codex, &home, &temp.join("schema"));
+
+    let daemon = StartedDaemon::start(codex, &home)?;
+    let mut client = Daemon::connect(&daemon.socket(), Duration::from_secs(20))
+        .map_err(|e| failed("codex daemon", e))?;
+    let mut thread_in = |cwd: &Path| -> AccResult<String> {
+        client
+            .call("thread/start", json!({ "cwd": cwd }))
+            .ok()
+            .and_then(|t| {
+                t.pointer("/thread/id")
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+            })
+            .ok_or_else(|| failed("codex daemon", "thread/start failed"))
+    };
+    let bob_thread = thread_in(&project)?;
+    let alice_thread = thread_in(&project)?;
+
+    let ws = workspace::discover(&project)?;
+    let mut core = Core::new(
+        ws,
+        temp.join("data").join("acc"),
+        Arc::new(SystemClock::default()),
+    )?;
+    core.set_plugins(plugins);
+    core.consent_override = Some("all".into());
+    let alice = attach(&mut core, "alice")?;
+    let bob = attach(&mut core, "bob")?;
+    let endpoint = |thread: &str| json!({ "codexHome": home, "threadId": thread, "cwd": project });
+    core.bind(&bob, "codex-app-server", "all", &endpoint(&bob_thread))?;
+    core.bind(&alice, "codex-app-server", "all", &endpoint(&alice_thread))?;
+
+    // idle: the idle thread takes the submission.
+    let sent = core.send_message(&alice, &question("bob"))?;
+    let id = sent.message.message.message_id.clone();
+    let offered = sent
+        .delivery
+        .first()
+        .is_some_and(|d| d.outcome == "offered");
+    let idle = if offered && wait_one(&mut client, &bob_thread, &format!("acc-{id}")).is_some() {
+        "offered"
+    } else {
+        limitations.push(format!(
+            "idle: the offer ended as {:?} and the thread did not show it once",
+            sent.delivery.first().map(|d| &d.outcome)
+        ));
+        "unobserved"
+    };
+    // busy: the thread is still in the turn the first submission started (no model answers
+    // here), so the next one waits in its queue for the turn to end.
+    let busy_sent = core.send_message(&alice, &question("bob"))?;
+    let busy_id = format!("acc-{}", busy_sent.message.message.message_id);
+    let busy = match wait_one(&mut client, &bob_thread, &busy_id) {
+        Some(true)
+            if busy_sent
+                .delivery
+                .first()
+                .is_some_and(|d| d.outcome == "offered") =>
+        {
+            "queued-after-turn"
+        }
+        other => {
+            limitations.push(format!(
+                "busy: the second submission was not seen waiting in the queue ({other:?})"
+            ));
+            "unobserved"
+        }
+    };
+    // duplicate: offering the first message again adds nothing.
+    let request = OfferRequest {
+        message: crate::views::message(&sent.message, &core.workspace.id),
+        recipient_participant_id: "bob".into(),
+        target_session_id: bob.session_id.clone(),
+        target_generation: 1,
+        endpoint_ref: endpoint(&bob_thread).to_string(),
+        client_version: version.clone(),
+    };
+    let again = adapter.call(
+        Operation::Offer,
+        serde_json::to_string(&request).unwrap_or_default(),
+        DEFAULT_DEADLINE,
+    );
+    let count = submissions(&mut client, &bob_thread, &format!("acc-{id}")).map(|f| f.len());
+    let duplicate = if again.is_ok() && count == Some(1) {
+        "same-message-id"
+    } else {
+        limitations.push(format!(
+            "duplicate: after a second offer the thread shows {count:?} submissions"
+        ));
+        "unobserved"
+    };
+    // reply: the answer reaches the author's own thread.
+    let reply = core.reply(
+        &bob,
+        &ReplyRequest {
+            message_id: id.clone(),
+            body: "answer".into(),
+            ..ReplyRequest::default()
+        },
+    )?;
+    let reply_id = format!("acc-{}", reply.message.message.message_id);
+    let routed = if reply
+        .delivery
+        .first()
+        .is_some_and(|d| d.outcome == "offered")
+        && wait_one(&mut client, &alice_thread, &reply_id).is_some()
+    {
+        "routed"
+    } else {
+        limitations.push("reply: the answer did not reach the author's thread".into());
+        "unobserved"
+    };
+    // fallback: with the daemon stopped the message waits durably.
+    drop(client);
+    daemon.stop();
+    let gone = Instant::now();
+    while Daemon::connect(&daemon.socket(), Duration::from_secs(1)).is_ok()
+        && gone.elapsed() < Duration::from_secs(10)
+    {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let fallback_sent = core.send_message(&alice, &question("bob"))?;
+    let fallback = if fallback_sent.delivery.first().is_some_and(|d| {
+        d.outcome == "queued" && d.error_code.as_deref() == Some("recipient_unavailable")
+    }) {
+        "queued"
+    } else {
+        limitations.push(format!(
+            "fallback: with the daemon stopped the send ended as {:?}",
+            fallback_sent.delivery.first()
+        ));
+        "unobserved"
+    };
+    drop(daemon);
+
+    let branches = [idle, busy, routed, duplicate, fallback];
+    let all_observed = branches.iter().all(|b| *b != "unobserved");
+    let capture = Capture {
+        schema: CAPTURE_SCHEMA.into(),
+        client: "codex".into(),
+        version,
+        platform: crate::delivery::platform(),
+        observed_at: chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string(),
+        launch_mode: "app-server daemon in a throwaway CODEX_HOME, no model".into(),
+        protocol_contract: probe.protocol_contract.unwrap_or_default(),
+        executable_sha256: probe
+            .executable_sha256
+            .unwrap_or_else(|| "unavailable".into()),
+        capability: "livePush".into(),
+        result: if all_observed && limitations.is_empty() {
+            "pass".into()
+        } else {
+            "fail".into()
+        },
+        provenance: Provenance::CapturedHere,
+        branches: Branches {
+            idle: idle.into(),
+            busy: busy.into(),
+            reply: routed.into(),
+            duplicate: duplicate.into(),
+            fallback: fallback.into(),
+        },
+        limitations,
+    };
+    let problems = check_capture(&capture);
+    if !problems.is_empty() {
+        return Err(failed("the capture is not valid", problems.join("; ")));
+    }
+    Ok(capture)
+}
