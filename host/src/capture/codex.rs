@@ -96,14 +96,17 @@ pub fn check_surface(codex: &Path, codex_home: &Path, out: &Path) -> Vec<String>
     missing
 }
 
-/// The daemon the capture started; stopped and killed by pid when dropped.
-struct StartedDaemon {
+/// A Codex daemon started in a `CODEX_HOME` of one's own (the capture's, a test's, a
+/// benchmark's); stopped (bounded) and killed by pid when dropped.
+#[derive(Debug)]
+pub struct StartedDaemon {
     codex: PathBuf,
     home: PathBuf,
 }
 
 impl StartedDaemon {
-    fn start(codex: &Path, home: &Path) -> AccResult<Self> {
+    /// `codex app-server daemon start` with `CODEX_HOME=home`, within 90 s.
+    pub fn start(codex: &Path, home: &Path) -> AccResult<Self> {
         let mut command = Command::new(codex);
         command
             .args(["app-server", "daemon", "start"])
@@ -123,13 +126,16 @@ impl StartedDaemon {
         Ok(daemon)
     }
 
-    fn socket(&self) -> PathBuf {
+    /// The control socket.
+    pub fn socket(&self) -> PathBuf {
         self.home
             .join("app-server-control")
             .join("app-server-control.sock")
     }
 
-    fn stop(&self) {
+    /// `codex app-server daemon stop` (bounded: a daemon with a running turn may not stop
+    /// promptly), then SIGKILL to the daemon's and its updater's recorded pids.
+    pub fn stop(&self) {
         let pids: Vec<i64> = ["daemon.pid", "daemon-updater.pid"]
             .iter()
             .filter_map(|f| std::fs::read(self.home.join("app-server-daemon").join(f)).ok())

@@ -15,6 +15,10 @@
 //!   sends durable-only, beside a bare SQLite commit, in one run.
 //! - `hook`: the UserPromptSubmit hook's whole-process time with 0, 10 and 1,000 pending
 //!   messages in a store of 100,000 messages, beside empty-process floors.
+//! - `native`: send committed to transport accepted for the `claude-inbox` wake (to a listening
+//!   socket laid out like Claude Code's: ACC's verify, connect and write, no Claude process)
+//!   and the `codex-app-server` queue add (a real Codex daemon in a throwaway `CODEX_HOME`),
+//!   beside the durable send alone, in one run.
 
 // A benchmark reports on stdout; that is its whole purpose.
 #![allow(clippy::print_stdout)]
@@ -54,19 +58,24 @@ fn main() {
             hook();
             0
         }
+        Some("native") => {
+            native();
+            0
+        }
         Some("all") | None => {
             foundation();
             messaging();
             mcp();
             router();
             hook();
+            native();
             0
         }
         Some("claim-worker") => claim_worker(&args[1..]),
         Some("send-worker") => send_worker(&args[1..]),
         Some(other) => {
             eprintln!(
-                "acc-bench: unknown suite `{other}` (suites: foundation, messaging, mcp, router, hook, all)"
+                "acc-bench: unknown suite `{other}` (suites: foundation, messaging, mcp, router, hook, native, all)"
             );
             2
         }
@@ -770,4 +779,144 @@ fn bulk_acknowledged(core: &mut Core, sender: &Caller, recipient: &str, count: u
             Ok(())
         })
         .expect("resolve");
+}
+
+/// Median and 90th percentile of per-send times.
+fn spread(mut samples: Vec<Duration>) -> (Duration, Duration) {
+    let p90 = percentile(&mut samples, 0.90);
+    (median(samples), p90)
+}
+
+fn native() {
+    use std::os::unix::fs::PermissionsExt;
+    println!("== native ==");
+    let (temp, data, dir) = world();
+    let mut core = core_for(&data, &dir);
+    let plugins = Arc::new(acc_host::plugins::Plugins::load_from(
+        vec![bin("acc").parent().expect("dir").to_path_buf()],
+        &std::collections::BTreeMap::new(),
+    ));
+    for id in ["claude-inbox", "codex-app-server"] {
+        assert!(
+            plugins.get(id).is_some(),
+            "the {id} adapter must be built beside acc"
+        );
+    }
+    core.set_plugins(plugins);
+    // The benchmark stands in for the user's consent recorded at install time.
+    core.consent_override = Some("all".into());
+    let sender = attach(&mut core, "sender");
+    let _durable = attach(&mut core, "durable");
+    let send = |core: &mut Core, to: &str| {
+        let request = SendRequest {
+            to: vec![to.into()],
+            kind: Some("question".into()),
+            subject: "bench".into(),
+            body: "native benchmark".into(),
+            ..SendRequest::default()
+        };
+        let start = Instant::now();
+        let sent = core.send_message(&sender, &request).expect("send");
+        (start.elapsed(), sent.delivery[0].outcome.clone())
+    };
+
+    // claude-inbox: a private socket and a registry naming this process.
+    let config = temp.path().join("claude");
+    let socks = temp.path().join("socks");
+    std::fs::create_dir_all(config.join("sessions")).expect("dirs");
+    std::fs::create_dir_all(&socks).expect("dirs");
+    std::fs::set_permissions(&socks, std::fs::Permissions::from_mode(0o700)).expect("chmod");
+    let socket = socks.join("m.sock");
+    let listener = std::os::unix::net::UnixListener::bind(&socket).expect("listen");
+    std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let _ = std::io::copy(&mut &stream, &mut std::io::sink());
+        }
+    });
+    let pid = std::process::id();
+    std::fs::write(
+        config.join("sessions").join(format!("{pid}.json")),
+        serde_json::json!({ "pid": pid, "sessionId": "bench", "messagingSocketPath": socket, "version": "2.1.328" }).to_string(),
+    )
+    .expect("registry");
+    let woken = attach(&mut core, "woken");
+    core.bind(
+        &woken,
+        "claude-inbox",
+        "all",
+        &serde_json::json!({ "socket": socket, "pid": pid, "sessionId": "bench", "configDir": config }),
+    )
+    .expect("bind claude-inbox");
+
+    let runs = 200;
+    let durable: Vec<Duration> = (0..runs).map(|_| send(&mut core, "durable").0).collect();
+    let wake: Vec<Duration> = (0..runs)
+        .map(|_| {
+            let (took, outcome) = send(&mut core, "woken");
+            assert_eq!(outcome, "woken");
+            took
+        })
+        .collect();
+    let (durable_p50, durable_p90) = spread(durable);
+    let (wake_p50, wake_p90) = spread(wake);
+    println!(
+        "durable-only send:                          p50 {:>8.3} ms  p90 {:>8.3} ms",
+        ms(durable_p50),
+        ms(durable_p90)
+    );
+    println!(
+        "send woken through claude-inbox:            p50 {:>8.3} ms  p90 {:>8.3} ms  (+{:.3} ms: registry and socket checks, connect, the wake line)",
+        ms(wake_p50),
+        ms(wake_p90),
+        ms(wake_p50.saturating_sub(durable_p50))
+    );
+
+    // codex-app-server: a real daemon, when codex is installed.
+    let Some(codex) = std::env::var_os("PATH").and_then(|p| {
+        std::env::split_paths(&p)
+            .map(|d| d.join("codex"))
+            .find(|c| c.is_file())
+    }) else {
+        println!("send offered through codex-app-server:      not measured: no `codex` on PATH");
+        return;
+    };
+    let codex_home = temp.path().join("codex-home");
+    std::fs::create_dir_all(&codex_home).expect("codex home");
+    let daemon = acc_host::capture::codex::StartedDaemon::start(&codex, &codex_home)
+        .expect("the codex daemon started");
+    let control = daemon.socket();
+    let mut client =
+        acc_adapter_support::codex_daemon::Daemon::connect(&control, Duration::from_secs(20))
+            .expect("connect");
+    let thread = client
+        .call("thread/start", serde_json::json!({ "cwd": dir }))
+        .expect("thread")["thread"]["id"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    let queued = attach(&mut core, "queued");
+    core.bind(
+        &queued,
+        "codex-app-server",
+        "all",
+        &serde_json::json!({ "codexHome": codex_home, "threadId": thread, "cwd": dir }),
+    )
+    .expect("bind codex-app-server");
+    let queue: Vec<Duration> = (0..40)
+        .map(|_| {
+            let (took, outcome) = send(&mut core, "queued");
+            assert_eq!(outcome, "offered");
+            took
+        })
+        .collect();
+    let (queue_p50, queue_p90) = spread(queue);
+    println!(
+        "send offered through codex-app-server:      p50 {:>8.3} ms  p90 {:>8.3} ms  (+{:.3} ms: connect, upgrade, initialize, thread checks, duplicate scan, queue add)",
+        ms(queue_p50),
+        ms(queue_p90),
+        ms(queue_p50.saturating_sub(durable_p50))
+    );
+    drop(client);
+    drop(daemon);
 }

@@ -1,87 +1,13 @@
 //! Native live delivery into a real Codex LocalDaemon: the `codex-app-server` adapter.
 
-use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use acc_adapter_api::AdapterImpl;
 use acc_adapter_api::wire::OfferRequest;
 use acc_adapter_support::codex_daemon::{Daemon, DaemonError};
+use acc_host::capture::codex::StartedDaemon;
 use acc_tests::{World, clients};
-use serde_json::{Value, json};
-
-/// A Codex daemon the test started in its own `CODEX_HOME`; stopped and killed by pid on drop.
-struct CodexDaemon {
-    codex_home: PathBuf,
-    path: String,
-}
-
-impl CodexDaemon {
-    fn start(world: &World, codex_home: &Path, path: &str) -> Self {
-        let mut command = world.command_path(&clients().codex);
-        command
-            .args(["app-server", "daemon", "start"])
-            .env("CODEX_HOME", codex_home)
-            .env("PATH", path);
-        let run = world.run(command, "codex app-server daemon start");
-        assert!(
-            run.stdout.contains("\"socketPath\""),
-            "the daemon started: {} {}",
-            run.stdout,
-            run.stderr
-        );
-        Self {
-            codex_home: codex_home.to_path_buf(),
-            path: path.to_string(),
-        }
-    }
-
-    fn socket(&self) -> PathBuf {
-        self.codex_home
-            .join("app-server-control")
-            .join("app-server-control.sock")
-    }
-
-    fn pids(&self) -> Vec<u32> {
-        ["daemon.pid", "daemon-updater.pid"]
-            .iter()
-            .filter_map(|f| std::fs::read(self.codex_home.join("app-server-daemon").join(f)).ok())
-            .filter_map(|b| serde_json::from_slice::<Value>(&b).ok())
-            .filter_map(|v| v["pid"].as_u64().and_then(|p| u32::try_from(p).ok()))
-            .collect()
-    }
-
-    fn stop(&self) {
-        let pids = self.pids();
-        let child = std::process::Command::new(&clients().codex)
-            .args(["app-server", "daemon", "stop"])
-            .env("CODEX_HOME", &self.codex_home)
-            .env("PATH", &self.path)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn();
-        // A destructor must not panic: wait a bounded time, then kill by pid.
-        if let Ok(mut child) = child {
-            let start = std::time::Instant::now();
-            while child.try_wait().ok().flatten().is_none() {
-                if start.elapsed() > Duration::from_secs(15) {
-                    acc_tests::kill_pid(child.id());
-                    let _ = child.wait();
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(50));
-            }
-        }
-        for pid in pids {
-            acc_tests::kill_pid(pid);
-        }
-    }
-}
-
-impl Drop for CodexDaemon {
-    fn drop(&mut self) {
-        self.stop();
-    }
-}
+use serde_json::json;
 
 /// Every submission in a thread with this client id: queued ones and ones already in a turn.
 /// Retried (bounded) while the thread's history is briefly unlistable after a turn starts.
@@ -188,7 +114,7 @@ fn a_message_becomes_one_queued_submission_in_exactly_the_recipients_codex_threa
             .ok_json()
     };
 
-    let daemon = CodexDaemon::start(&world, &codex_home, &path);
+    let daemon = StartedDaemon::start(&clients.codex, &codex_home).expect("codex daemon");
     // The Codex client side: a thread in the project, its connection kept open.
     let mut client = Daemon::connect(&daemon.socket(), Duration::from_secs(10)).expect("connect");
     let thread = client
