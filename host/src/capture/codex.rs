@@ -105,12 +105,14 @@ pub struct StartedDaemon {
 }
 
 impl StartedDaemon {
-    /// `codex app-server daemon start` with `CODEX_HOME=home`, within 90 s.
-    pub fn start(codex: &Path, home: &Path) -> AccResult<Self> {
+    /// `codex app-server daemon start` with `CODEX_HOME=home` and `env` added to the daemon's
+    /// environment (which its threads' hooks inherit), within 90 s.
+    pub fn start(codex: &Path, home: &Path, env: &[(&str, &str)]) -> AccResult<Self> {
         let mut command = Command::new(codex);
         command
             .args(["app-server", "daemon", "start"])
-            .env("CODEX_HOME", home);
+            .env("CODEX_HOME", home)
+            .envs(env.iter().copied());
         let started = bounded(command, Duration::from_secs(90))
             .is_some_and(|o| String::from_utf8_lossy(&o.stdout).contains("\"socketPath\""));
         let daemon = Self {
@@ -262,7 +264,7 @@ fn drive(codex: &Path, temp: &Path) -> AccResult<Capture> {
         .ok_or_else(|| failed("probe", "codex reported no version"))?;
     let mut limitations = check_surface(codex, &home, &temp.join("schema"));
 
-    let daemon = StartedDaemon::start(codex, &home)?;
+    let daemon = StartedDaemon::start(codex, &home, &[])?;
     let mut client = Daemon::connect(&daemon.socket(), Duration::from_secs(20))
         .map_err(|e| failed("codex daemon", e))?;
     let mut thread_in = |cwd: &Path| -> AccResult<String> {

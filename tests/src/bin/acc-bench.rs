@@ -883,7 +883,7 @@ fn native() {
     };
     let codex_home = temp.path().join("codex-home");
     std::fs::create_dir_all(&codex_home).expect("codex home");
-    let daemon = acc_host::capture::codex::StartedDaemon::start(&codex, &codex_home)
+    let daemon = acc_host::capture::codex::StartedDaemon::start(&codex, &codex_home, &[])
         .expect("the codex daemon started");
     let control = daemon.socket();
     let mut client =

@@ -6,6 +6,7 @@ use acc_adapter_api::AdapterImpl;
 use acc_adapter_api::wire::OfferRequest;
 use acc_adapter_support::codex_daemon::{Daemon, DaemonError};
 use acc_host::capture::codex::StartedDaemon;
+use acc_tests::model::ModelServer;
 use acc_tests::{World, clients};
 use serde_json::json;
 
@@ -114,7 +115,7 @@ fn a_message_becomes_one_queued_submission_in_exactly_the_recipients_codex_threa
             .ok_json()
     };
 
-    let daemon = StartedDaemon::start(&clients.codex, &codex_home).expect("codex daemon");
+    let daemon = StartedDaemon::start(&clients.codex, &codex_home, &[]).expect("codex daemon");
     // The Codex client side: a thread in the project, its connection kept open.
     let mut client = Daemon::connect(&daemon.socket(), Duration::from_secs(10)).expect("connect");
     let thread = client
@@ -278,4 +279,121 @@ fn a_message_becomes_one_queued_submission_in_exactly_the_recipients_codex_threa
     );
     let stopped_id = stopped["message"]["messageId"].as_str().expect("id");
     assert_eq!(world.receipt(stopped_id)["state"], "queued");
+}
+
+#[test]
+fn a_daemon_thread_running_accs_hooks_binds_itself_and_takes_messages_into_its_queue() {
+    let world = World::new();
+    let home = world.temp.path().join("home");
+    let codex_home = home.join(".codex");
+    std::fs::create_dir_all(&codex_home).expect("codex home");
+    let model = ModelServer::start();
+    std::fs::write(
+        codex_home.join("config.toml"),
+        format!(
+            "model = \"acc-test\"\nmodel_provider = \"mock\"\n\n[model_providers.mock]\nname = \"mock\"\nbase_url = \"{}/v1\"\nwire_api = \"responses\"\nenv_key = \"ACC_TEST_MODEL_KEY\"\n",
+            model.base_url
+        ),
+    )
+    .expect("config");
+    let clients = clients();
+    let path = format!(
+        "{}:{}",
+        clients.codex.parent().expect("bin dir").display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    world
+        .acc_with(
+            &[
+                "install",
+                "--client",
+                "codex",
+                "--home",
+                home.to_str().expect("utf8"),
+                "--delivery",
+                "actionable",
+            ],
+            &[("PATH", &path)],
+        )
+        .ok_json();
+    // The daemon's environment is what its threads' hooks see.
+    let data_home = world.data_home.to_str().expect("utf8");
+    let daemon = StartedDaemon::start(
+        &clients.codex,
+        &codex_home,
+        &[
+            ("ACC_DATA_HOME", data_home),
+            ("ACC_PARTICIPANT", "dave"),
+            ("ACC_TEST_MODEL_KEY", "acc-test-key"),
+            ("PATH", &path),
+        ],
+    )
+    .expect("codex daemon");
+    let mut client = Daemon::connect(&daemon.socket(), Duration::from_secs(10)).expect("connect");
+    let thread = client
+        .call("thread/start", json!({ "cwd": world.dir }))
+        .expect("thread")["thread"]["id"]
+        .as_str()
+        .expect("thread id")
+        .to_string();
+    client
+        .call(
+            "thread/queue/add",
+            json!({ "threadId": thread, "input": [{ "type": "text", "text": "hello" }], "clientUserMessageId": "first" }),
+        )
+        .expect("first turn");
+    let bound = || {
+        world.status()["sessions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|s| {
+                s["participantId"] == "dave"
+                    && s["bindings"]
+                        .as_array()
+                        .is_some_and(|b| b.iter().any(|b| b["adapterId"] == "codex-app-server"))
+            })
+    };
+    acc_tests::wait_until(
+        Duration::from_secs(60),
+        "the SessionStart hook bound the thread",
+        bound,
+    );
+
+    let alice = world.attach("alice");
+    let sent = world
+        .acc_as(
+            &alice,
+            &[
+                "message",
+                "--to",
+                "dave",
+                "--kind",
+                "question",
+                "--subject",
+                "s",
+                "--body",
+                "which branch is release?",
+            ],
+        )
+        .ok_json();
+    assert_eq!(sent["delivery"][0]["outcome"], "offered", "{sent}");
+    assert_eq!(sent["delivery"][0]["transport"], "codex-app-server");
+    let id = sent["message"]["messageId"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    acc_tests::wait_until(
+        Duration::from_secs(60),
+        "the submission reached the model",
+        || {
+            model.model_requests().iter().any(|r| {
+                r.body
+                    .contains(&format!("ACC: a message from another participant ({id})"))
+                    && r.body.contains("which branch is release?")
+            })
+        },
+    );
+    assert_eq!(world.receipt(&id)["state"], "offered");
+    drop(client);
 }
