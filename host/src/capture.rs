@@ -13,6 +13,7 @@ pub mod codex;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 use acc_adapter_api::wire::{OfferRequest, ProbeAnswer, ProbeRequest};
 use sha2::{Digest, Sha256};
@@ -23,7 +24,7 @@ use crate::core::messages::{ReplyRequest, SendRequest};
 use crate::core::{Caller, Core, SessionSpec};
 use crate::delivery::platform;
 use crate::error::{AccError, AccResult, ErrorCode};
-use crate::plugins::{DEFAULT_DEADLINE, Operation, Plugins, search_path};
+use crate::plugins::{DEFAULT_DEADLINE, LoadedAdapter, Operation, Plugins, search_path};
 use crate::workspace;
 
 pub(crate) fn failed(what: &str, detail: impl std::fmt::Display) -> AccError {
@@ -67,6 +68,39 @@ pub(crate) fn question(to: &str) -> SendRequest {
     }
 }
 
+/// The loaded adapter `adapter_id`, its read-only probe of the installed client (within
+/// `timeout`, the call itself within `deadline`) and the version the client reported.
+pub(crate) fn probed(
+    plugins: &Plugins,
+    adapter_id: &str,
+    timeout: Duration,
+    deadline: Duration,
+) -> AccResult<(LoadedAdapter, ProbeAnswer, String)> {
+    let Some(adapter) = plugins.get(adapter_id).cloned() else {
+        return Err(failed(
+            &format!("the {adapter_id} adapter is not installed"),
+            "see acc adapters",
+        ));
+    };
+    let request = ProbeRequest {
+        timeout_ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
+    };
+    let answer = adapter
+        .call(
+            Operation::Probe,
+            serde_json::to_string(&request).unwrap_or_default(),
+            deadline,
+        )
+        .map_err(|f| failed("probe", f.message))?;
+    let probe: ProbeAnswer =
+        serde_json::from_str(answer.payload.as_str()).map_err(|e| failed("probe answer", e))?;
+    let version = probe
+        .client_version
+        .clone()
+        .ok_or_else(|| failed("probe", "the client reported no version"))?;
+    Ok((adapter, probe, version))
+}
+
 /// Capture the `example` client. Returns the capture (also checked by the validator).
 pub fn capture_example() -> AccResult<Capture> {
     let temp = std::env::temp_dir().join(format!(
@@ -89,25 +123,12 @@ fn drive_example(temp: &Path, project: &Path) -> AccResult<Capture> {
         Arc::new(SystemClock::default()),
     )?;
     core.set_plugins(plugins("{}"));
-    let Some(adapter) = core.plugins()?.get("example").cloned() else {
-        return Err(failed(
-            "the example adapter is not installed",
-            "see acc adapters",
-        ));
-    };
-    let probe = adapter
-        .call(
-            Operation::Probe,
-            serde_json::to_string(&ProbeRequest { timeout_ms: 3000 }).unwrap_or_default(),
-            DEFAULT_DEADLINE,
-        )
-        .map_err(|f| failed("probe", f.message))?;
-    let probe: ProbeAnswer =
-        serde_json::from_str(probe.payload.as_str()).map_err(|e| failed("probe answer", e))?;
-    let version = probe
-        .client_version
-        .clone()
-        .ok_or_else(|| failed("probe", "the client reported no version"))?;
+    let (adapter, probe, version) = probed(
+        core.plugins()?,
+        "example",
+        Duration::from_secs(3),
+        DEFAULT_DEADLINE,
+    )?;
     let alice = attach(&mut core, "alice")?;
     let bob = attach(&mut core, "bob")?;
     let endpoint = |who: &str| serde_json::json!({ "file": temp.join(format!("{who}.jsonl")) });

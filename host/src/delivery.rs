@@ -103,19 +103,10 @@ pub fn policy_allows(policy: &str, message: &MessageRow) -> bool {
     }
 }
 
-/// The platform string of this machine (`linux-x64`, `darwin-arm64`).
+/// The platform string of this machine (`linux-x64`, `darwin-arm64`), as the adapters and
+/// captures name it.
 pub fn platform() -> String {
-    let os = if std::env::consts::OS == "macos" {
-        "darwin"
-    } else {
-        std::env::consts::OS
-    };
-    let arch = match std::env::consts::ARCH {
-        "x86_64" => "x64",
-        "aarch64" => "arm64",
-        other => other,
-    };
-    format!("{os}-{arch}")
+    acc_adapter_support::platform()
 }
 
 /// Whether an adapter's declared contract admits a client version here; the reason code

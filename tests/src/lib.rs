@@ -355,6 +355,17 @@ pub struct Clients {
     /// The `claude` executable.
     pub claude: PathBuf,
 }
+impl Clients {
+    /// `PATH` with the pinned clients' bin directory first (for `acc install --client codex`,
+    /// the capture tool, and anything else that looks the clients up by name).
+    pub fn path(&self) -> String {
+        format!(
+            "{}:{}",
+            self.codex.parent().expect("bin dir").display(),
+            std::env::var("PATH").unwrap_or_default()
+        )
+    }
+}
 
 /// Locate the installed clients; fails loudly when they are missing, never skips.
 pub fn clients() -> Clients {

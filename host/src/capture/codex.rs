@@ -8,11 +8,11 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use acc_adapter_api::wire::{OfferRequest, ProbeAnswer, ProbeRequest};
+use acc_adapter_api::wire::OfferRequest;
 use acc_adapter_support::codex_daemon::{Daemon, DaemonError};
 use serde_json::{Value, json};
 
-use super::{attach, failed, question};
+use super::{attach, failed, probed, question};
 use crate::clock::SystemClock;
 use crate::contracts::{Branches, CAPTURE_SCHEMA, Capture, Provenance, check_capture};
 use crate::core::Core;
@@ -243,25 +243,12 @@ fn drive(codex: &Path, temp: &Path) -> AccResult<Capture> {
         std::fs::create_dir_all(dir).map_err(|e| failed("temporary folders", e))?;
     }
     let plugins = Arc::new(Plugins::load_from(search_path(), &Default::default()));
-    let Some(adapter) = plugins.get("codex-app-server").cloned() else {
-        return Err(failed(
-            "the codex-app-server adapter is not installed",
-            "see acc adapters",
-        ));
-    };
-    let probe = adapter
-        .call(
-            Operation::Probe,
-            serde_json::to_string(&ProbeRequest { timeout_ms: 10_000 }).unwrap_or_default(),
-            Duration::from_secs(15),
-        )
-        .map_err(|f| failed("probe", f.message))?;
-    let probe: ProbeAnswer =
-        serde_json::from_str(probe.payload.as_str()).map_err(|e| failed("probe answer", e))?;
-    let version = probe
-        .client_version
-        .clone()
-        .ok_or_else(|| failed("probe", "codex reported no version"))?;
+    let (adapter, probe, version) = probed(
+        &plugins,
+        "codex-app-server",
+        Duration::from_secs(10),
+        Duration::from_secs(15),
+    )?;
     let mut limitations = check_surface(codex, &home, &temp.join("schema"));
 
     let daemon = StartedDaemon::start(codex, &home, &[])?;

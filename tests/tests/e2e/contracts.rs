@@ -142,15 +142,7 @@ fn the_installed_codex_is_captured_through_its_daemon_and_verify_accepts_the_cap
     let dir = copy_contracts(&world);
     let captured_file = dir.join("codex").join("0.169.0-linux-x64.toml");
     let _ = std::fs::remove_file(&captured_file);
-    let path = format!(
-        "{}:{}",
-        acc_tests::clients()
-            .codex
-            .parent()
-            .expect("bin dir")
-            .display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
+    let path = acc_tests::clients().path();
     let captured = world
         .acc_with(
             &[

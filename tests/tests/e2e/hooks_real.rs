@@ -238,11 +238,7 @@ fn codex_receives_a_peer_message_in_the_next_model_request() {
     );
     std::fs::write(&config, &original).expect("config");
     let clients = clients();
-    let path = format!(
-        "{}:{}",
-        clients.codex.parent().expect("bin dir").display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
+    let path = clients.path();
     let home_arg = home.to_str().expect("utf8");
     world
         .acc_with(

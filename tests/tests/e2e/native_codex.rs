@@ -67,11 +67,7 @@ fn a_message_becomes_one_queued_submission_in_exactly_the_recipients_codex_threa
     let codex_home = home.join(".codex");
     std::fs::create_dir_all(&codex_home).expect("codex home");
     let clients = clients();
-    let path = format!(
-        "{}:{}",
-        clients.codex.parent().expect("bin dir").display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
+    let path = clients.path();
     let home_arg = home.to_str().expect("utf8");
     let codex_home_arg = codex_home.to_str().expect("utf8");
     let bob = world.attach("bob");
@@ -297,11 +293,7 @@ fn a_daemon_thread_running_accs_hooks_binds_itself_and_takes_messages_into_its_q
     )
     .expect("config");
     let clients = clients();
-    let path = format!(
-        "{}:{}",
-        clients.codex.parent().expect("bin dir").display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
+    let path = clients.path();
     world
         .acc_with(
             &[
