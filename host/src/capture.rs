@@ -5,10 +5,12 @@
 //! claim a pass with an unobserved branch.
 //!
 //! It captures the `example` client (the example adapter's file transport) through the real
-//! router in a throwaway workspace, and Codex (`codex`) through a daemon it starts itself. A
-//! Claude Code capture is not built yet.
+//! router in a throwaway workspace, Codex (`codex`) through a daemon it starts itself, and
+//! Claude Code (`claude`) in a throwaway `HOME` against a model API it serves on loopback.
 
+pub mod claude;
 pub mod codex;
+pub mod model;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -3,7 +3,8 @@
 //!
 //! Every process a helper starts is waited for with a deadline and killed by pid on timeout.
 
-pub mod model;
+/// The loopback model API (it lives in the host, whose capture tool drives Claude Code with it).
+pub use acc_host::capture::model;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Output, Stdio};

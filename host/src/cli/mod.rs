@@ -117,7 +117,7 @@ pub enum Command {
 pub enum ContractCommand {
     /// Record what the installed client really does, as a capture file.
     Capture {
-        /// The client to capture: example or codex.
+        /// The client to capture: example, codex or claude-code.
         #[arg(long)]
         client: String,
         /// Where to write the capture (default: print it).
@@ -749,9 +749,10 @@ fn run(cli: Cli) -> AccResult<Output> {
             let capture = match client.as_str() {
                 "example" => crate::capture::capture_example()?,
                 "codex" => crate::capture::codex::capture_codex()?,
+                "claude-code" => crate::capture::claude::capture_claude()?,
                 other => {
                     return Err(AccError::usage(format!(
-                        "acc contract capture knows example and codex; `{other}` is not captured by this build (a Claude Code capture is not built yet)"
+                        "acc contract capture knows example, codex and claude-code, not `{other}`"
                     )));
                 }
             };

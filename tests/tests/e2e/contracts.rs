@@ -132,7 +132,7 @@ fn capture_produces_evidence_that_verify_accepts() {
     );
     verify(&world, &dir).ok_json();
     world
-        .acc(&["contract", "capture", "--client", "claude-code"])
+        .acc(&["contract", "capture", "--client", "vscode"])
         .err(2, "invalid_arguments");
 }
 
@@ -163,6 +163,44 @@ fn the_installed_codex_is_captured_through_its_daemon_and_verify_accepts_the_cap
         "every branch observed: {captured}"
     );
     assert_eq!(capture["provenance"], "captured-here");
+    assert_eq!(
+        capture["branches"],
+        serde_json::json!({
+            "idle": "offered", "busy": "queued-after-turn", "reply": "routed",
+            "duplicate": "same-message-id", "fallback": "queued",
+        })
+    );
+    assert!(captured_file.is_file());
+    verify(&world, &dir).ok_json();
+}
+
+#[test]
+fn the_installed_claude_code_is_captured_with_a_loopback_model_and_verify_accepts_it() {
+    let world = World::new();
+    let dir = copy_contracts(&world);
+    let captured_file = dir.join("claude-code").join("2.1.328-linux-x64.toml");
+    let _ = std::fs::remove_file(&captured_file);
+    let path = acc_tests::clients().path();
+    let captured = world
+        .acc_with(
+            &[
+                "contract",
+                "capture",
+                "--client",
+                "claude-code",
+                "--out",
+                dir.join("claude-code").to_str().expect("utf8"),
+            ],
+            &[("PATH", &path)],
+        )
+        .ok_json();
+    let capture = &captured["capture"];
+    assert_eq!(capture["version"], "2.1.328", "{captured}");
+    assert_eq!(
+        capture["result"], "pass",
+        "every branch observed: {captured}"
+    );
+    assert_eq!(capture["limitations"], serde_json::json!([]));
     assert_eq!(
         capture["branches"],
         serde_json::json!({
