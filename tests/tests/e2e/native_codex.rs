@@ -260,8 +260,21 @@ fn a_message_becomes_one_queued_submission_in_exactly_the_recipients_codex_threa
         "{held}"
     );
 
-    // A stopped daemon: the message waits, queued, with the reason.
+    // The bound thread goes away (archived, so no longer loaded): the message waits, queued.
     bind(&carol, &other, elsewhere.to_str().expect("utf8")).ok_json();
+    client
+        .call("thread/archive", json!({ "threadId": other }))
+        .expect("archive");
+    let gone = message("carol", &[]);
+    assert_eq!(gone["delivery"][0]["outcome"], "queued", "{gone}");
+    assert_eq!(
+        gone["delivery"][0]["errorCode"], "recipient_unavailable",
+        "{gone}"
+    );
+    let gone_id = gone["message"]["messageId"].as_str().expect("id");
+    assert_eq!(world.receipt(gone_id)["state"], "queued");
+
+    // A stopped daemon: the message waits, queued, with the reason.
     drop(client);
     daemon.stop();
     acc_tests::wait_until(Duration::from_secs(15), "the daemon gone", || {
