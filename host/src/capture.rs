@@ -103,6 +103,63 @@ pub(crate) fn probed(
     Ok((adapter, probe, version))
 }
 
+/// A client's observed branches, in the capture's order.
+pub(crate) struct Observed<'a> {
+    pub idle: &'a str,
+    pub busy: &'a str,
+    pub reply: &'a str,
+    pub duplicate: &'a str,
+    pub fallback: &'a str,
+}
+
+/// The capture of a client observed here by driving it: `pass` only when every branch was
+/// observed and nothing was found missing; checked by the validator before it is returned.
+pub(crate) fn captured_here(
+    client: &str,
+    version: String,
+    launch_mode: &str,
+    probe: ProbeAnswer,
+    observed: Observed<'_>,
+    limitations: Vec<String>,
+) -> AccResult<Capture> {
+    let branches = [
+        observed.idle,
+        observed.busy,
+        observed.reply,
+        observed.duplicate,
+        observed.fallback,
+    ];
+    let pass = branches.iter().all(|b| *b != "unobserved") && limitations.is_empty();
+    let capture = Capture {
+        schema: CAPTURE_SCHEMA.into(),
+        client: client.into(),
+        version,
+        platform: platform(),
+        observed_at: chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string(),
+        launch_mode: launch_mode.into(),
+        protocol_contract: probe.protocol_contract.unwrap_or_default(),
+        executable_sha256: probe
+            .executable_sha256
+            .unwrap_or_else(|| "unavailable".into()),
+        capability: "livePush".into(),
+        result: if pass { "pass".into() } else { "fail".into() },
+        provenance: Provenance::CapturedHere,
+        branches: Branches {
+            idle: observed.idle.into(),
+            busy: observed.busy.into(),
+            reply: observed.reply.into(),
+            duplicate: observed.duplicate.into(),
+            fallback: observed.fallback.into(),
+        },
+        limitations,
+    };
+    let problems = check_capture(&capture);
+    if !problems.is_empty() {
+        return Err(failed("the capture is not valid", problems.join("; ")));
+    }
+    Ok(capture)
+}
+
 /// Capture the `example` client. Returns the capture (also checked by the validator).
 pub fn capture_example() -> AccResult<Capture> {
     let temp = std::env::temp_dir().join(format!(
@@ -238,41 +295,24 @@ fn drive_example(temp: &Path, project: &Path) -> AccResult<Capture> {
     if fallback == "unobserved" {
         limitations.push("fallback: the unbound recipient was not queued durably".into());
     }
-    let branches = Branches {
-        idle: idle.into(),
-        busy: busy.into(),
-        reply: routed.into(),
-        duplicate: duplicate.into(),
-        fallback: fallback.into(),
-    };
-    let all_observed = [idle, busy, routed, duplicate, fallback]
-        .iter()
-        .all(|b| *b != "unobserved");
+    // The example client is the adapter's library itself: its fingerprint is that file's.
     let bytes = std::fs::read(&adapter.file).map_err(|e| failed("fingerprint", e))?;
-    let capture = Capture {
-        schema: CAPTURE_SCHEMA.into(),
-        client: "example".into(),
+    let mut probe = probe;
+    probe.executable_sha256 = Some(crate::ids::hex(&Sha256::digest(&bytes)));
+    captured_here(
+        "example",
         version,
-        platform: platform(),
-        observed_at: chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string(),
-        launch_mode: "library".into(),
-        protocol_contract: probe.protocol_contract.unwrap_or_default(),
-        executable_sha256: crate::ids::hex(&Sha256::digest(&bytes)),
-        capability: "livePush".into(),
-        result: if all_observed {
-            "pass".into()
-        } else {
-            "fail".into()
+        "library",
+        probe,
+        Observed {
+            idle,
+            busy,
+            reply: routed,
+            duplicate,
+            fallback,
         },
-        provenance: Provenance::CapturedHere,
-        branches,
         limitations,
-    };
-    let problems = check_capture(&capture);
-    if !problems.is_empty() {
-        return Err(failed("the capture is not valid", problems.join("; ")));
-    }
-    Ok(capture)
+    )
 }
 
 /// Write a capture into `dir` as `<version>-<platform>.toml`; returns the file.

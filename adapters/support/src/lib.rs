@@ -34,14 +34,19 @@ pub fn find_on_path(name: &str) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-/// The sha256 of a file's bytes, lowercase hex.
+/// The sha256 of a file's bytes, lowercase hex; streamed (a client executable can be hundreds
+/// of megabytes).
 pub fn file_sha256(path: &std::path::Path) -> Option<String> {
-    std::fs::read(path).ok().map(|b| {
-        Sha256::digest(&b)
+    let mut file = std::fs::File::open(path).ok()?;
+    let mut hasher = Sha256::new();
+    std::io::copy(&mut file, &mut hasher).ok()?;
+    Some(
+        hasher
+            .finalize()
             .iter()
             .map(|x| format!("{x:02x}"))
-            .collect()
-    })
+            .collect(),
+    )
 }
 
 /// Whether a process with this pid exists (signal 0; a process of another user counts).

@@ -13,9 +13,9 @@ use acc_adapter_api::wire::OfferRequest;
 use serde_json::{Value, json};
 
 use super::model::ModelServer;
-use super::{attach, failed, probed, question};
+use super::{Observed, attach, captured_here, failed, probed, question};
 use crate::clock::SystemClock;
-use crate::contracts::{Branches, CAPTURE_SCHEMA, Capture, Provenance, check_capture};
+use crate::contracts::Capture;
 use crate::core::messages::{ReplyRequest, SendRequest};
 use crate::core::{Caller, Core};
 use crate::error::AccResult;
@@ -331,37 +331,18 @@ fn drive(claude: &Path, temp: &Path) -> AccResult<Capture> {
         "unobserved"
     };
 
-    let branches = [idle, busy, routed, duplicate, fallback];
-    let capture = Capture {
-        schema: CAPTURE_SCHEMA.into(),
-        client: "claude-code".into(),
+    captured_here(
+        "claude-code",
         version,
-        platform: crate::delivery::platform(),
-        observed_at: chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string(),
-        launch_mode: "print mode with stream-json input held open, model API on loopback".into(),
-        protocol_contract: probe.protocol_contract.unwrap_or_default(),
-        executable_sha256: probe
-            .executable_sha256
-            .unwrap_or_else(|| "unavailable".into()),
-        capability: "livePush".into(),
-        result: if branches.iter().all(|b| *b != "unobserved") && limitations.is_empty() {
-            "pass".into()
-        } else {
-            "fail".into()
-        },
-        provenance: Provenance::CapturedHere,
-        branches: Branches {
-            idle: idle.into(),
-            busy: busy.into(),
-            reply: routed.into(),
-            duplicate: duplicate.into(),
-            fallback: fallback.into(),
+        "print mode with stream-json input held open, model API on loopback",
+        probe,
+        Observed {
+            idle,
+            busy,
+            reply: routed,
+            duplicate,
+            fallback,
         },
         limitations,
-    };
-    let problems = check_capture(&capture);
-    if !problems.is_empty() {
-        return Err(failed("the capture is not valid", problems.join("; ")));
-    }
-    Ok(capture)
+    )
 }

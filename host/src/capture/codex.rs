@@ -12,9 +12,9 @@ use acc_adapter_api::wire::OfferRequest;
 use acc_adapter_support::codex_daemon::{Daemon, DaemonError};
 use serde_json::{Value, json};
 
-use super::{attach, failed, probed, question};
+use super::{Observed, attach, captured_here, failed, probed, question};
 use crate::clock::SystemClock;
-use crate::contracts::{Branches, CAPTURE_SCHEMA, Capture, Provenance, check_capture};
+use crate::contracts::Capture;
 use crate::core::Core;
 use crate::core::messages::ReplyRequest;
 use crate::error::AccResult;
@@ -385,38 +385,18 @@ fn drive(codex: &Path, temp: &Path) -> AccResult<Capture> {
     };
     drop(daemon);
 
-    let branches = [idle, busy, routed, duplicate, fallback];
-    let all_observed = branches.iter().all(|b| *b != "unobserved");
-    let capture = Capture {
-        schema: CAPTURE_SCHEMA.into(),
-        client: "codex".into(),
+    captured_here(
+        "codex",
         version,
-        platform: crate::delivery::platform(),
-        observed_at: chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string(),
-        launch_mode: "app-server daemon in a throwaway CODEX_HOME, no model".into(),
-        protocol_contract: probe.protocol_contract.unwrap_or_default(),
-        executable_sha256: probe
-            .executable_sha256
-            .unwrap_or_else(|| "unavailable".into()),
-        capability: "livePush".into(),
-        result: if all_observed && limitations.is_empty() {
-            "pass".into()
-        } else {
-            "fail".into()
-        },
-        provenance: Provenance::CapturedHere,
-        branches: Branches {
-            idle: idle.into(),
-            busy: busy.into(),
-            reply: routed.into(),
-            duplicate: duplicate.into(),
-            fallback: fallback.into(),
+        "app-server daemon in a throwaway CODEX_HOME, no model",
+        probe,
+        Observed {
+            idle,
+            busy,
+            reply: routed,
+            duplicate,
+            fallback,
         },
         limitations,
-    };
-    let problems = check_capture(&capture);
-    if !problems.is_empty() {
-        return Err(failed("the capture is not valid", problems.join("; ")));
-    }
-    Ok(capture)
+    )
 }

@@ -136,11 +136,12 @@ fn capture_produces_evidence_that_verify_accepts() {
         .err(2, "invalid_arguments");
 }
 
-#[test]
-fn the_installed_codex_is_captured_through_its_daemon_and_verify_accepts_the_capture() {
+/// Capture an installed client into a copy of the contracts folder, check that every branch
+/// was observed, and that `acc contract verify` accepts the folder with the new capture.
+fn capture_installed(client: &str, version: &str) {
     let world = World::new();
     let dir = copy_contracts(&world);
-    let captured_file = dir.join("codex").join("0.169.0-linux-x64.toml");
+    let captured_file = dir.join(client).join(format!("{version}-linux-x64.toml"));
     let _ = std::fs::remove_file(&captured_file);
     let path = acc_tests::clients().path();
     let captured = world
@@ -149,20 +150,21 @@ fn the_installed_codex_is_captured_through_its_daemon_and_verify_accepts_the_cap
                 "contract",
                 "capture",
                 "--client",
-                "codex",
+                client,
                 "--out",
-                dir.join("codex").to_str().expect("utf8"),
+                dir.join(client).to_str().expect("utf8"),
             ],
             &[("PATH", &path)],
         )
         .ok_json();
     let capture = &captured["capture"];
-    assert_eq!(capture["version"], "0.169.0", "{captured}");
+    assert_eq!(capture["version"], version, "{captured}");
     assert_eq!(
         capture["result"], "pass",
         "every branch observed: {captured}"
     );
     assert_eq!(capture["provenance"], "captured-here");
+    assert_eq!(capture["limitations"], serde_json::json!([]));
     assert_eq!(
         capture["branches"],
         serde_json::json!({
@@ -175,39 +177,11 @@ fn the_installed_codex_is_captured_through_its_daemon_and_verify_accepts_the_cap
 }
 
 #[test]
+fn the_installed_codex_is_captured_through_its_daemon_and_verify_accepts_the_capture() {
+    capture_installed("codex", "0.169.0");
+}
+
+#[test]
 fn the_installed_claude_code_is_captured_with_a_loopback_model_and_verify_accepts_it() {
-    let world = World::new();
-    let dir = copy_contracts(&world);
-    let captured_file = dir.join("claude-code").join("2.1.328-linux-x64.toml");
-    let _ = std::fs::remove_file(&captured_file);
-    let path = acc_tests::clients().path();
-    let captured = world
-        .acc_with(
-            &[
-                "contract",
-                "capture",
-                "--client",
-                "claude-code",
-                "--out",
-                dir.join("claude-code").to_str().expect("utf8"),
-            ],
-            &[("PATH", &path)],
-        )
-        .ok_json();
-    let capture = &captured["capture"];
-    assert_eq!(capture["version"], "2.1.328", "{captured}");
-    assert_eq!(
-        capture["result"], "pass",
-        "every branch observed: {captured}"
-    );
-    assert_eq!(capture["limitations"], serde_json::json!([]));
-    assert_eq!(
-        capture["branches"],
-        serde_json::json!({
-            "idle": "offered", "busy": "queued-after-turn", "reply": "routed",
-            "duplicate": "same-message-id", "fallback": "queued",
-        })
-    );
-    assert!(captured_file.is_file());
-    verify(&world, &dir).ok_json();
+    capture_installed("claude-code", "2.1.328");
 }
