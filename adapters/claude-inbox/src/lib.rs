@@ -232,6 +232,10 @@ impl AdapterImpl for ClaudeInbox {
                 return Ok(refused(code));
             }
         };
+        if client_version != request.client_version {
+            // The client changed under the binding: its version was never admitted.
+            return Ok(refused("unsupported_client_version"));
+        }
         let message_id = request
             .message
             .get("messageId")

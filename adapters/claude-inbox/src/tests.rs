@@ -6,7 +6,7 @@ use super::*;
 struct Fixture {
     _temp: tempfile::TempDir,
     endpoint: Endpoint,
-    _listener: UnixListener,
+    listener: UnixListener,
 }
 
 fn fixture() -> Fixture {
@@ -29,7 +29,7 @@ fn fixture() -> Fixture {
     Fixture {
         _temp: temp,
         endpoint,
-        _listener: listener,
+        listener,
     }
 }
 
@@ -103,4 +103,32 @@ fn the_wake_carries_only_the_message_id() {
             .expect("text")
             .contains("message_abcrm-rf")
     );
+}
+
+#[test]
+fn a_client_that_changed_version_under_the_binding_is_not_woken() {
+    let f = fixture();
+    f.listener.set_nonblocking(true).expect("nonblocking");
+    let offer = |client_version: &str| {
+        ClaudeInbox
+            .offer(OfferRequest {
+                message: serde_json::json!({ "messageId": "message_1" }),
+                recipient_participant_id: "bob".into(),
+                target_session_id: "session_1".into(),
+                target_generation: 1,
+                endpoint_ref: serde_json::to_string(&f.endpoint).expect("ref"),
+                client_version: client_version.into(),
+            })
+            .expect("answer")
+    };
+    let refused = offer("2.1.300");
+    assert!(!refused.accepted);
+    assert_eq!(refused.code.as_deref(), Some("unsupported_client_version"));
+    assert!(
+        f.listener.accept().is_err(),
+        "nothing connected to the socket"
+    );
+    let accepted = offer("2.1.328");
+    assert!(accepted.accepted, "{accepted:?}");
+    assert!(f.listener.accept().is_ok(), "the wake connected");
 }

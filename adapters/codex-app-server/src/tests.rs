@@ -27,6 +27,11 @@ fn versions_order_numerically() {
     assert!(version_key("0.152.10") > version_key("0.152.9"));
     assert_eq!(version_key("0.169.0-alpha.1"), Some(vec![0, 169, 0]));
     assert_eq!(version_key("x.1"), None);
+    assert_eq!(
+        version_key("0.170"),
+        None,
+        "the router admits only full versions"
+    );
 }
 
 #[test]
@@ -40,6 +45,10 @@ fn the_submission_fences_peer_text_and_the_client_id_follows_the_message_id() {
     assert_eq!(text.matches("~~~~").count(), 2, "{text}");
     assert!(!text.contains('\u{1b}'));
     assert_eq!(client_message_id("msg_abc"), "acc-msg_abc");
+    assert!(
+        text.contains("acc reply --message msg_abc --body"),
+        "{text}"
+    );
 }
 
 #[test]

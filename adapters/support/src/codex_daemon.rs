@@ -2,7 +2,7 @@
 //! daemon's Unix control socket, every read and write bounded by a deadline.
 
 use std::os::unix::net::UnixStream;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -33,6 +33,39 @@ impl std::fmt::Display for DaemonError {
             Self::Timeout => write!(f, "the Codex daemon did not answer in time"),
         }
     }
+}
+
+/// The daemon's control socket under a `CODEX_HOME`.
+pub fn control_socket(codex_home: &Path) -> PathBuf {
+    codex_home
+        .join("app-server-control")
+        .join("app-server-control.sock")
+}
+
+/// The pids the daemon recorded under a `CODEX_HOME`: the daemon's own first, then its
+/// updater's (whichever files exist and parse).
+pub fn recorded_pids(codex_home: &Path) -> Vec<i64> {
+    ["daemon.pid", "daemon-updater.pid"]
+        .iter()
+        .filter_map(|f| std::fs::read(codex_home.join("app-server-daemon").join(f)).ok())
+        .filter_map(|b| serde_json::from_slice::<Value>(&b).ok())
+        .filter_map(|v| v.get("pid").and_then(Value::as_i64))
+        .collect()
+}
+
+/// The `clientUserMessageId` ACC gives a message's submission: derived from the message id, so
+/// a retry is recognised.
+pub fn client_message_id(message_id: &str) -> String {
+    format!("acc-{message_id}")
+}
+
+/// One submission found in a thread.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Submission {
+    /// Still waiting in the thread's queue (else already taken into a turn).
+    pub queued: bool,
+    /// Its first text input.
+    pub text: String,
 }
 
 /// One open, initialized connection.
@@ -159,6 +192,101 @@ impl Daemon {
                 return Err(DaemonError::Rejected(format!("{method}: {message}")));
             }
             return Ok(reply.get("result").cloned().unwrap_or(Value::Null));
+        }
+    }
+}
+
+impl Daemon {
+    /// Every submission carrying `client_id` in a thread: those in its queue and those in its
+    /// `turns` newest turns. Codex 0.169.0 answers a thread that never had a user message with
+    /// "not materialized yet" (no history), and for a moment after a submission starts a turn
+    /// with "not supported yet": asked again every 50 ms for up to `wait`.
+    pub fn submissions(
+        &mut self,
+        thread_id: &str,
+        client_id: &str,
+        turns: u64,
+        wait: Duration,
+    ) -> Result<Vec<Submission>, DaemonError> {
+        let text = |content: &Value| {
+            content
+                .pointer("/0/text")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string()
+        };
+        let queue = self.call("thread/queue/list", json!({ "threadId": thread_id }))?;
+        let mut found: Vec<Submission> = queue
+            .get("data")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter(|i| i.get("clientUserMessageId").and_then(Value::as_str) == Some(client_id))
+            .map(|i| Submission {
+                queued: true,
+                text: text(&i["input"]),
+            })
+            .collect();
+        let started = Instant::now();
+        let listed = loop {
+            match self.call(
+                "thread/turns/list",
+                json!({ "threadId": thread_id, "itemsView": "full", "limit": turns }),
+            ) {
+                Ok(listed) => break listed,
+                Err(DaemonError::Rejected(why)) if why.contains("not materialized") => {
+                    return Ok(found);
+                }
+                Err(DaemonError::Rejected(why))
+                    if why.contains("not supported yet") && started.elapsed() < wait =>
+                {
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                Err(other) => return Err(other),
+            }
+        };
+        for turn in listed
+            .get("data")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            for item in turn
+                .get("items")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                if item.get("clientId").and_then(Value::as_str) == Some(client_id) {
+                    found.push(Submission {
+                        queued: false,
+                        text: text(&item["content"]),
+                    });
+                }
+            }
+        }
+        Ok(found)
+    }
+
+    /// Ask until exactly one submission carrying `client_id` shows in the thread, for up to
+    /// `deadline`; `None` when it never did (none, several, or the daemon kept refusing).
+    pub fn one_submission(
+        &mut self,
+        thread_id: &str,
+        client_id: &str,
+        deadline: Duration,
+    ) -> Option<Submission> {
+        let started = Instant::now();
+        loop {
+            if let Ok(mut found) = self.submissions(thread_id, client_id, 50, deadline)
+                && found.len() == 1
+            {
+                return found.pop();
+            }
+            if started.elapsed() > deadline {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(100));
         }
     }
 }

@@ -73,6 +73,41 @@ pub fn version_word(output: &str) -> Option<&str> {
         .find(|w| w.chars().next().is_some_and(|c| c.is_ascii_digit()))
 }
 
+/// Why [`run_bounded`] has no output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Bounded {
+    /// The program could not be started.
+    NotStarted,
+    /// It ran past its deadline and was killed.
+    TimedOut,
+}
+
+/// Run a command with stdin closed and its output captured, killing it past `deadline`.
+pub fn run_bounded(
+    mut command: std::process::Command,
+    deadline: Duration,
+) -> Result<std::process::Output, Bounded> {
+    use std::process::Stdio;
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|_| Bounded::NotStarted)?;
+    let start = Instant::now();
+    loop {
+        match child.try_wait() {
+            Ok(Some(_)) => return child.wait_with_output().map_err(|_| Bounded::NotStarted),
+            Ok(None) if start.elapsed() < deadline => std::thread::sleep(Duration::from_millis(10)),
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(Bounded::TimedOut);
+            }
+        }
+    }
+}
+
 /// Read-only probe of the client `executable` on `PATH`: `<executable> --version` under
 /// `timeout` (killed past it) and the real executable's fingerprint. `contract` is stated as
 /// the protocol contract when a version was found.
@@ -87,30 +122,19 @@ pub fn probe_cli(executable: &str, contract: &str, timeout: Duration) -> ProbeAn
     };
     let real = std::fs::canonicalize(&exe).unwrap_or(exe.clone());
     answer.executable_sha256 = file_sha256(&real);
-    let child = std::process::Command::new(&exe)
-        .arg("--version")
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn();
-    let Ok(mut child) = child else {
-        answer.reason = "version_unavailable".into();
-        return answer;
-    };
-    let start = Instant::now();
-    while child.try_wait().ok().flatten().is_none() {
-        if start.elapsed() > timeout {
-            let _ = child.kill();
-            let _ = child.wait();
+    let mut command = std::process::Command::new(&exe);
+    command.arg("--version");
+    let output = match run_bounded(command, timeout) {
+        Ok(output) => String::from_utf8_lossy(&output.stdout).into_owned(),
+        Err(Bounded::TimedOut) => {
             answer.reason = "probe_timeout".into();
             return answer;
         }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    let output = child
-        .wait_with_output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
-        .unwrap_or_default();
+        Err(Bounded::NotStarted) => {
+            answer.reason = "version_unavailable".into();
+            return answer;
+        }
+    };
     match version_word(&output) {
         Some(version) => {
             answer.client_version = Some(version.to_string());

@@ -4,12 +4,13 @@
 //! though the turn it starts cannot reach a model.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use acc_adapter_api::wire::OfferRequest;
-use acc_adapter_support::codex_daemon::{Daemon, DaemonError};
+use acc_adapter_support::codex_daemon::{self, Daemon, client_message_id};
+use acc_adapter_support::run_bounded;
 use serde_json::{Value, json};
 
 use super::{Observed, attach, captured_here, failed, probed, question};
@@ -30,30 +31,10 @@ pub const METHODS: &[&str] = &[
     "thread/queue/add",
     "thread/queue/list",
 ];
+/// How long the capture waits to see a submission in a thread.
+const WAIT: Duration = Duration::from_secs(10);
 /// The `thread/queue/add` parameters the adapter sends.
 pub const QUEUE_ADD_FIELDS: &[&str] = &["threadId", "input", "clientUserMessageId"];
-
-/// Run a command with a deadline; killed past it. `None` when it could not run or finish.
-fn bounded(mut command: Command, deadline: Duration) -> Option<std::process::Output> {
-    let mut child = command
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .ok()?;
-    let start = Instant::now();
-    loop {
-        match child.try_wait() {
-            Ok(Some(_)) => return child.wait_with_output().ok(),
-            Ok(None) if start.elapsed() < deadline => std::thread::sleep(Duration::from_millis(50)),
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return None;
-            }
-        }
-    }
-}
 
 /// Check the client's generated schema (experimental API included) for every method the
 /// adapter uses and the shape of `thread/queue/add`; returns what is missing.
@@ -68,7 +49,10 @@ pub fn check_surface(codex: &Path, codex_home: &Path, out: &Path) -> Vec<String>
         ])
         .arg(out)
         .env("CODEX_HOME", codex_home);
-    if !bounded(command, Duration::from_secs(120)).is_some_and(|o| o.status.success()) {
+    if !run_bounded(command, Duration::from_secs(120))
+        .ok()
+        .is_some_and(|o| o.status.success())
+    {
         return vec![
             "surface: `codex app-server generate-json-schema --experimental` failed".into(),
         ];
@@ -113,7 +97,8 @@ impl StartedDaemon {
             .args(["app-server", "daemon", "start"])
             .env("CODEX_HOME", home)
             .envs(env.iter().copied());
-        let started = bounded(command, Duration::from_secs(90))
+        let started = run_bounded(command, Duration::from_secs(90))
+            .ok()
             .is_some_and(|o| String::from_utf8_lossy(&o.stdout).contains("\"socketPath\""));
         let daemon = Self {
             codex: codex.to_path_buf(),
@@ -130,25 +115,18 @@ impl StartedDaemon {
 
     /// The control socket.
     pub fn socket(&self) -> PathBuf {
-        self.home
-            .join("app-server-control")
-            .join("app-server-control.sock")
+        codex_daemon::control_socket(&self.home)
     }
 
     /// `codex app-server daemon stop` (bounded: a daemon with a running turn may not stop
     /// promptly), then SIGKILL to the daemon's and its updater's recorded pids.
     pub fn stop(&self) {
-        let pids: Vec<i64> = ["daemon.pid", "daemon-updater.pid"]
-            .iter()
-            .filter_map(|f| std::fs::read(self.home.join("app-server-daemon").join(f)).ok())
-            .filter_map(|b| serde_json::from_slice::<Value>(&b).ok())
-            .filter_map(|v| v.get("pid").and_then(Value::as_i64))
-            .collect();
+        let pids = codex_daemon::recorded_pids(&self.home);
         let mut command = Command::new(&self.codex);
         command
             .args(["app-server", "daemon", "stop"])
             .env("CODEX_HOME", &self.home);
-        let _ = bounded(command, Duration::from_secs(15));
+        let _ = run_bounded(command, Duration::from_secs(15));
         for pid in pids {
             if let Some(pid) = i32::try_from(pid)
                 .ok()
@@ -164,61 +142,6 @@ impl StartedDaemon {
 impl Drop for StartedDaemon {
     fn drop(&mut self) {
         self.stop();
-    }
-}
-
-/// Submissions carrying this client id in a thread, queued (`true`) or taken into a turn.
-fn submissions(client: &mut Daemon, thread: &str, client_id: &str) -> Option<Vec<bool>> {
-    let start = Instant::now();
-    loop {
-        let queue = client
-            .call("thread/queue/list", json!({ "threadId": thread }))
-            .ok()?;
-        let mut found: Vec<bool> = queue["data"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter(|i| i["clientUserMessageId"] == client_id)
-            .map(|_| true)
-            .collect();
-        match client.call(
-            "thread/turns/list",
-            json!({ "threadId": thread, "itemsView": "full" }),
-        ) {
-            Ok(turns) => {
-                for turn in turns["data"].as_array().into_iter().flatten() {
-                    for item in turn["items"].as_array().into_iter().flatten() {
-                        if item["clientId"] == client_id {
-                            found.push(false);
-                        }
-                    }
-                }
-                return Some(found);
-            }
-            Err(DaemonError::Rejected(why)) if why.contains("not materialized") => {
-                return Some(found);
-            }
-            Err(_) if start.elapsed() < Duration::from_secs(10) => {
-                std::thread::sleep(Duration::from_millis(100));
-            }
-            Err(_) => return None,
-        }
-    }
-}
-
-/// Wait (bounded) until the thread shows exactly one submission with this id.
-fn wait_one(client: &mut Daemon, thread: &str, client_id: &str) -> Option<bool> {
-    let start = Instant::now();
-    loop {
-        if let Some(found) = submissions(client, thread, client_id)
-            && found.len() == 1
-        {
-            return Some(found[0]);
-        }
-        if start.elapsed() > Duration::from_secs(10) {
-            return None;
-        }
-        std::thread::sleep(Duration::from_millis(100));
     }
 }
 
@@ -289,7 +212,11 @@ fn drive(codex: &Path, temp: &Path) -> AccResult<Capture> {
         .delivery
         .first()
         .is_some_and(|d| d.outcome == "offered");
-    let idle = if offered && wait_one(&mut client, &bob_thread, &format!("acc-{id}")).is_some() {
+    let idle = if offered
+        && client
+            .one_submission(&bob_thread, &client_message_id(&id), WAIT)
+            .is_some()
+    {
         "offered"
     } else {
         limitations.push(format!(
@@ -302,12 +229,13 @@ fn drive(codex: &Path, temp: &Path) -> AccResult<Capture> {
     // here), so the next one waits in its queue for the turn to end.
     let busy_sent = core.send_message(&alice, &question("bob"))?;
     let busy_id = format!("acc-{}", busy_sent.message.message.message_id);
-    let busy = match wait_one(&mut client, &bob_thread, &busy_id) {
-        Some(true)
-            if busy_sent
-                .delivery
-                .first()
-                .is_some_and(|d| d.outcome == "offered") =>
+    let busy = match client.one_submission(&bob_thread, &busy_id, WAIT) {
+        Some(found)
+            if found.queued
+                && busy_sent
+                    .delivery
+                    .first()
+                    .is_some_and(|d| d.outcome == "offered") =>
         {
             "queued-after-turn"
         }
@@ -332,7 +260,10 @@ fn drive(codex: &Path, temp: &Path) -> AccResult<Capture> {
         serde_json::to_string(&request).unwrap_or_default(),
         DEFAULT_DEADLINE,
     );
-    let count = submissions(&mut client, &bob_thread, &format!("acc-{id}")).map(|f| f.len());
+    let count = client
+        .submissions(&bob_thread, &client_message_id(&id), 50, WAIT)
+        .map(|f| f.len())
+        .ok();
     let duplicate = if again.is_ok() && count == Some(1) {
         "same-message-id"
     } else {
@@ -350,12 +281,14 @@ fn drive(codex: &Path, temp: &Path) -> AccResult<Capture> {
             ..ReplyRequest::default()
         },
     )?;
-    let reply_id = format!("acc-{}", reply.message.message.message_id);
+    let reply_id = client_message_id(&reply.message.message.message_id);
     let routed = if reply
         .delivery
         .first()
         .is_some_and(|d| d.outcome == "offered")
-        && wait_one(&mut client, &alice_thread, &reply_id).is_some()
+        && client
+            .one_submission(&alice_thread, &reply_id, WAIT)
+            .is_some()
     {
         "routed"
     } else {

@@ -63,6 +63,26 @@ fn bob_bound(world: &World) -> bool {
         })
 }
 
+/// Alice asks bob a question; the send's JSON.
+fn ask_bob(world: &World, alice: &acc_tests::Creds) -> serde_json::Value {
+    world
+        .acc_as(
+            alice,
+            &[
+                "message",
+                "--to",
+                "bob",
+                "--kind",
+                "question",
+                "--subject",
+                "s",
+                "--body",
+                "b",
+            ],
+        )
+        .ok_json()
+}
+
 #[test]
 fn a_question_wakes_a_busy_claude_code_session_and_the_body_follows_through_next_turn() {
     let world = World::new();
@@ -180,22 +200,7 @@ fn with_delivery_off_nothing_is_pushed() {
     });
     assert!(!bob_bound(&world), "no consent, no binding");
     let alice = world.attach("alice");
-    let sent = world
-        .acc_as(
-            &alice,
-            &[
-                "message",
-                "--to",
-                "bob",
-                "--kind",
-                "question",
-                "--subject",
-                "s",
-                "--body",
-                "b",
-            ],
-        )
-        .ok_json();
+    let sent = ask_bob(&world, &alice);
     assert_eq!(sent["delivery"][0]["outcome"], "queued");
     assert_eq!(sent["delivery"][0]["transport"], "durable");
     finish(turn);
@@ -329,22 +334,7 @@ fn mismatched_registries_unsafe_sockets_and_dead_sessions_are_refused() {
 
     // A good binding, then the session dies: the wake is refused, recorded, and the receipt waits.
     bind(&fake.endpoint(&fake.socket)).ok_json();
-    let sent = world
-        .acc_as(
-            &alice,
-            &[
-                "message",
-                "--to",
-                "bob",
-                "--kind",
-                "question",
-                "--subject",
-                "s",
-                "--body",
-                "b",
-            ],
-        )
-        .ok_json();
+    let sent = ask_bob(&world, &alice);
     assert_eq!(
         sent["delivery"][0]["outcome"], "woken",
         "the live fake session accepts the wake"
@@ -352,22 +342,7 @@ fn mismatched_registries_unsafe_sockets_and_dead_sessions_are_refused() {
     let mut process = fake.process;
     acc_tests::kill_pid(process.0.id());
     let _ = process.0.wait();
-    let sent = world
-        .acc_as(
-            &alice,
-            &[
-                "message",
-                "--to",
-                "bob",
-                "--kind",
-                "question",
-                "--subject",
-                "s",
-                "--body",
-                "b",
-            ],
-        )
-        .ok_json();
+    let sent = ask_bob(&world, &alice);
     assert_eq!(sent["delivery"][0]["outcome"], "queued");
     assert_eq!(sent["delivery"][0]["errorCode"], "recipient_unavailable");
     let id = sent["message"]["messageId"].as_str().expect("id");

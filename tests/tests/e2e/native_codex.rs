@@ -4,60 +4,20 @@ use std::time::Duration;
 
 use acc_adapter_api::AdapterImpl;
 use acc_adapter_api::wire::OfferRequest;
-use acc_adapter_support::codex_daemon::{Daemon, DaemonError};
+use acc_adapter_support::codex_daemon::Daemon;
 use acc_host::capture::codex::StartedDaemon;
 use acc_tests::model::ModelServer;
 use acc_tests::{World, clients};
 use serde_json::json;
 
-/// Every submission in a thread with this client id: queued ones and ones already in a turn.
-/// Retried (bounded) while the thread's history is briefly unlistable after a turn starts.
+/// The texts of every submission in a thread with this client id, queued or already in a turn.
 fn submissions(client: &mut Daemon, thread: &str, client_id: &str) -> Vec<String> {
-    let start = std::time::Instant::now();
-    loop {
-        match try_submissions(client, thread, client_id) {
-            Some(found) => return found,
-            None if start.elapsed() < Duration::from_secs(15) => {
-                std::thread::sleep(Duration::from_millis(100));
-            }
-            None => panic!("the thread's history stayed unlistable for 15 s"),
-        }
-    }
-}
-
-fn try_submissions(client: &mut Daemon, thread: &str, client_id: &str) -> Option<Vec<String>> {
-    let mut texts = Vec::new();
-    let queue = client
-        .call("thread/queue/list", json!({ "threadId": thread }))
-        .expect("queue list");
-    for item in queue["data"].as_array().cloned().unwrap_or_default() {
-        if item["clientUserMessageId"] == client_id {
-            texts.push(item["input"][0]["text"].as_str().unwrap_or("").to_string());
-        }
-    }
-    // Before its first user message a thread has no history to list.
-    let turns = match client.call(
-        "thread/turns/list",
-        json!({ "threadId": thread, "itemsView": "full" }),
-    ) {
-        Ok(listed) => listed["data"].as_array().cloned().unwrap_or_default(),
-        Err(DaemonError::Rejected(why)) if why.contains("not materialized") => Vec::new(),
-        Err(DaemonError::Rejected(why)) if why.contains("not supported yet") => return None,
-        Err(other) => panic!("turns list: {other:?}"),
-    };
-    for turn in turns {
-        for item in turn["items"].as_array().cloned().unwrap_or_default() {
-            if item["clientId"] == client_id {
-                texts.push(
-                    item["content"][0]["text"]
-                        .as_str()
-                        .unwrap_or("")
-                        .to_string(),
-                );
-            }
-        }
-    }
-    Some(texts)
+    client
+        .submissions(thread, client_id, 50, Duration::from_secs(15))
+        .expect("the thread's queue and history")
+        .into_iter()
+        .map(|s| s.text)
+        .collect()
 }
 
 #[test]
@@ -191,17 +151,9 @@ fn a_message_becomes_one_queued_submission_in_exactly_the_recipients_codex_threa
         .expect("id")
         .to_string();
     let client_id = format!("acc-{id}");
+    // The derived id is ACC's promise ("acc-" and the message id), stated here independently.
     let found = submissions(&mut client, &thread, &client_id);
-    let queue = client.call("thread/queue/list", json!({ "threadId": thread }));
-    let turns = client.call(
-        "thread/turns/list",
-        json!({ "threadId": thread, "itemsView": "full" }),
-    );
-    assert_eq!(
-        found.len(),
-        1,
-        "one submission: {found:?} {queue:?} {turns:?}"
-    );
+    assert_eq!(found.len(), 1, "one submission: {found:?}");
     assert!(found[0].starts_with(&format!("ACC: a message from another participant ({id})")));
     assert!(
         found[0].contains("acc-peer-message sender=alice"),
