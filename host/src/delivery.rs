@@ -6,6 +6,7 @@
 //! transactions), copy a body into an event, or advance a receipt backward.
 
 use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
 
 use acc_adapter_api::wire::{
     HandshakeAnswer, HandshakeRequest, OfferRequest, RenderAnswer, RenderMessage, RenderRequest,
@@ -247,35 +248,64 @@ impl Attempt<'_> {
     }
 }
 
+/// The client and configuration directory whose installation record holds the consent for a
+/// live-push adapter into Claude Code or Codex: named by the endpoint (`configDir`,
+/// `codexHome`). `None` for any other adapter (its binding's policy is the consent).
+pub fn consent_source(
+    adapter: &LoadedAdapter,
+    endpoint: &Value,
+) -> Option<(crate::hooks::Client, PathBuf)> {
+    if !adapter.contract.live_push {
+        return None;
+    }
+    let (client, key) = match adapter.contract.client.as_str() {
+        "claude-code" => (crate::hooks::Client::ClaudeCode, "configDir"),
+        "codex" => (crate::hooks::Client::Codex, "codexHome"),
+        _ => return None,
+    };
+    // An endpoint without the directory finds no record: no consent.
+    let dir = endpoint.get(key).and_then(Value::as_str).unwrap_or("");
+    Some((client, PathBuf::from(dir)))
+}
+
+/// The consent recorded by `acc install --delivery` for that installation (`off` when none).
+pub fn recorded_consent(client: crate::hooks::Client, dir: &Path) -> String {
+    if dir.as_os_str().is_empty() {
+        return "off".into();
+    }
+    crate::install::recorded_delivery(&crate::install::Target::in_config_dir(client, dir))
+}
+
 /// The live policy a binding may have: for an adapter that pushes into Claude Code or Codex,
 /// the recipient's consent is the one recorded when ACC was installed into that client
 /// (`acc install --delivery`), and a binding can narrow it, never widen it.
-fn consented_policy(adapter: &crate::plugins::LoadedAdapter, requested: &str) -> AccResult<String> {
-    let client = match adapter.contract.client.as_str() {
-        _ if !adapter.contract.live_push => return Ok(requested.to_string()),
-        "claude-code" => crate::hooks::Client::ClaudeCode,
-        "codex" => crate::hooks::Client::Codex,
-        _ => return Ok(requested.to_string()),
+fn consented_policy(
+    adapter: &LoadedAdapter,
+    requested: &str,
+    endpoint: &Value,
+) -> AccResult<String> {
+    let Some((client, dir)) = consent_source(adapter, endpoint) else {
+        return Ok(requested.to_string());
     };
-    let consent = crate::install::Target::new(client, None)
-        .map(|t| crate::install::recorded_delivery(&t))
-        .unwrap_or_else(|_| "off".into());
-    let rank = |p: &str| POLICIES.iter().position(|x| *x == p).unwrap_or(0);
+    let consent = recorded_consent(client, &dir);
     if consent == "off" && requested != "off" {
         return Err(AccError::new(
             ErrorCode::InvalidData,
             format!(
-                "live delivery into {} is off in its installation record; consent with acc install --client {} --delivery actionable (or all)",
+                "live delivery into {} is off in its installation record ({}); consent with acc install --client {} --delivery actionable (or all)",
                 client.as_str(),
+                dir.display(),
                 client.as_str()
             ),
         ));
     }
-    Ok(if rank(requested) <= rank(&consent) {
-        requested.to_string()
-    } else {
-        consent
-    })
+    Ok(narrower(requested, &consent).to_string())
+}
+
+/// The narrower of two live policies (`off` < `actionable` < `all`).
+fn narrower<'a>(a: &'a str, b: &'a str) -> &'a str {
+    let rank = |p: &str| POLICIES.iter().position(|x| *x == p).unwrap_or(0);
+    if rank(a) <= rank(b) { a } else { b }
 }
 
 fn safe_code(code: &str) -> &str {
@@ -409,6 +439,20 @@ impl Core {
         let transport = adapter.transport.clone();
         if let Err(code) = admits(&adapter, &binding.client_version) {
             return Ok(outcome(recipient, "queued", DURABLE, Some(code)));
+        }
+        // The recipient's recorded consent may have been narrowed since the binding was made.
+        if let Some((client, dir)) =
+            consent_source(&adapter, &binding.endpoint).filter(|_| self.consent_override.is_none())
+        {
+            let consent = recorded_consent(client, &dir);
+            if !policy_allows(narrower(&binding.live_policy, &consent), message) {
+                return Ok(outcome(
+                    recipient,
+                    "queued",
+                    DURABLE,
+                    Some("delivery_disabled"),
+                ));
+            }
         }
         let mut binding = binding;
         if binding.lease_until <= self.now() {
@@ -609,7 +653,7 @@ impl Core {
         };
         let live_policy = match &self.consent_override {
             Some(_) => live_policy.to_string(),
-            None => consented_policy(&adapter, live_policy)?,
+            None => consented_policy(&adapter, live_policy, endpoint)?,
         };
         let live_policy = live_policy.as_str();
         let answer = self.handshake(

@@ -106,6 +106,26 @@ impl Target {
         }
     }
 
+    /// The installation whose configuration directory is `dir` (Claude Code's config
+    /// directory, Codex's `CODEX_HOME`), as a live endpoint names it.
+    pub fn in_config_dir(client: Client, dir: &Path) -> Self {
+        let home = dir.parent().map(Path::to_path_buf).unwrap_or_default();
+        match client {
+            Client::ClaudeCode => Self {
+                client,
+                hooks_file: dir.join("settings.json"),
+                trust_file: None,
+                home,
+            },
+            Client::Codex => Self {
+                client,
+                hooks_file: dir.join("hooks.json"),
+                trust_file: Some(dir.join("config.toml")),
+                home,
+            },
+        }
+    }
+
     /// The installation record, in the data home (never in a workspace).
     pub fn record_path(&self) -> AccResult<PathBuf> {
         let key = sha256(self.hooks_file.to_string_lossy().as_bytes());

@@ -142,6 +142,8 @@ fn drive(claude: &Path, temp: &Path) -> AccResult<Capture> {
         let ws = workspace::discover(&project)?;
         let mut core = Core::new(ws, data.join("acc"), Arc::new(SystemClock::default()))?;
         core.set_plugins(plugins.clone());
+        // The consent the capture recorded lives in its own data home, not this process's.
+        core.consent_override = Some("all".into());
         Ok(core)
     };
     let is_bound = |core: &mut Core| {

@@ -229,7 +229,12 @@ impl FakeSession {
                 .spawn()
                 .expect("sleep"),
         );
-        let config = world.temp.path().join(format!("{name}-claude"));
+        // The configuration directory of `<name>-home`, where the test installs ACC.
+        let config = world
+            .temp
+            .path()
+            .join(format!("{name}-home"))
+            .join(".claude");
         std::fs::create_dir_all(config.join("sessions")).expect("sessions");
         let socks = world.temp.path().join(format!("{name}-socks"));
         std::fs::create_dir_all(&socks).expect("socks");
@@ -339,6 +344,14 @@ fn mismatched_registries_unsafe_sockets_and_dead_sessions_are_refused() {
         sent["delivery"][0]["outcome"], "woken",
         "the live fake session accepts the wake"
     );
+    // Consent withdrawn at the installation reaches the live binding at the next message (the
+    // sender's own HOME plays no part: the record is the endpoint's installation's).
+    install(&world, &home, "off");
+    let withdrawn = ask_bob(&world, &alice);
+    assert_eq!(withdrawn["delivery"][0]["outcome"], "queued", "{withdrawn}");
+    assert_eq!(withdrawn["delivery"][0]["errorCode"], "delivery_disabled");
+    install(&world, &home, "actionable");
+    assert_eq!(ask_bob(&world, &alice)["delivery"][0]["outcome"], "woken");
     let mut process = fake.process;
     acc_tests::kill_pid(process.0.id());
     let _ = process.0.wait();
