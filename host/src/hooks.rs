@@ -108,13 +108,18 @@ pub fn run(client: &str, event: &str) -> i32 {
     reply.exit
 }
 
+/// The secret of this data directory, when the hooks have created it.
+pub(crate) fn read_secret(data_dir: &Path) -> Option<Vec<u8>> {
+    std::fs::read(data_dir.join(SECRET_FILE))
+        .ok()
+        .filter(|bytes| bytes.len() >= 32)
+}
+
 /// The private secret of this data directory, created on first use (0600).
 fn secret(data_dir: &Path) -> AccResult<Vec<u8>> {
     use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
     let path = data_dir.join(SECRET_FILE);
-    if let Ok(bytes) = std::fs::read(&path)
-        && bytes.len() >= 32
-    {
+    if let Some(bytes) = read_secret(data_dir) {
         return Ok(bytes);
     }
     std::fs::DirBuilder::new()
@@ -199,7 +204,9 @@ impl Context {
             Client::ClaudeCode => std::env::var("CLAUDE_PID")
                 .ok()
                 .and_then(|p| p.parse::<i64>().ok()),
-            Client::Codex => None,
+            // Codex starts hooks and MCP servers as its own children; the hook records that
+            // process, so an `acc-mcp` of the same Codex can adopt this session.
+            Client::Codex => acc_adapter_support::process::client_pid(),
         };
         let spec = SessionSpec {
             participant_id: participant.clone(),

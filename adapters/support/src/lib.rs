@@ -3,6 +3,7 @@
 //! peer-message block, and a JSON-RPC client for the Codex LocalDaemon.
 
 pub mod codex_daemon;
+pub mod process;
 pub mod render;
 
 use std::path::PathBuf;

@@ -1,11 +1,12 @@
 //! `acc-mcp`: the ACC MCP server on stdio. Configured only by `ACC_MCP_PARTICIPANT` and
-//! `ACC_MCP_WORKSPACE`; stdout carries JSON-RPC only.
+//! `ACC_MCP_WORKSPACE`; stdout carries JSON-RPC only. Without `ACC_MCP_PARTICIPANT` it adopts
+//! the hooked session of the client process that started it (`mcp::Identity::Adopt`).
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use acc_host::clock::SystemClock;
-use acc_host::mcp::{Config, serve};
+use acc_host::mcp::{Config, Identity, serve};
 
 fn fail(message: &str) -> ! {
     eprintln!("acc-mcp: {message}");
@@ -15,16 +16,25 @@ fn fail(message: &str) -> ! {
 fn main() {
     if std::env::args_os().len() > 1 {
         fail(
-            "acc-mcp takes no command-line arguments; configure it with the environment variables ACC_MCP_PARTICIPANT (who it speaks for, default `mcp`) and ACC_MCP_WORKSPACE (the project directory, default the launch directory)",
+            "acc-mcp takes no command-line arguments; configure it with the environment variables ACC_MCP_PARTICIPANT (who it speaks for; unset, the hooked session of the client that started it, else `mcp`) and ACC_MCP_WORKSPACE (the project directory, default the launch directory)",
         );
     }
-    let participant = std::env::var("ACC_MCP_PARTICIPANT")
+    let identity = match std::env::var("ACC_MCP_PARTICIPANT")
         .ok()
         .filter(|p| !p.is_empty())
-        .unwrap_or_else(|| "mcp".into());
-    if let Err(error) = acc_host::ids::validate_portable_id("ACC_MCP_PARTICIPANT", &participant) {
-        fail(&error.message);
-    }
+    {
+        Some(participant) => {
+            if let Err(error) =
+                acc_host::ids::validate_portable_id("ACC_MCP_PARTICIPANT", &participant)
+            {
+                fail(&error.message);
+            }
+            Identity::Configured(participant)
+        }
+        None => Identity::Adopt {
+            client_pid: acc_adapter_support::process::client_pid(),
+        },
+    };
     let launch = std::env::current_dir()
         .unwrap_or_else(|e| fail(&format!("cannot read the launch directory: {e}")));
     let workspace_dir = match std::env::var_os("ACC_MCP_WORKSPACE").filter(|w| !w.is_empty()) {
@@ -37,7 +47,7 @@ fn main() {
         .build()
         .unwrap_or_else(|e| fail(&format!("cannot start the runtime: {e}")));
     let config = Config {
-        participant,
+        identity,
         workspace_dir,
         data_dir: None,
         clock: Arc::new(clock),

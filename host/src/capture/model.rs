@@ -3,11 +3,29 @@
 //! /v1/responses`). Every request body is recorded, so a test can assert exactly what reached
 //! the model. Other paths answer `200 {}`. Bound to 127.0.0.1 only; stops when dropped.
 
+use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+use serde_json::{Value, json};
+
+/// One scripted answer of the model.
+#[derive(Debug, Clone)]
+pub enum Scripted {
+    /// Call a tool by the name the client offers it under (`mcp__acc__acc_status`; Codex's
+    /// namespaced MCP tools are split at the last `__` into namespace and name).
+    Tool {
+        /// The tool's offered name.
+        name: String,
+        /// Its arguments.
+        input: Value,
+    },
+    /// Answer with text and end the turn.
+    Text(String),
+}
 
 /// One recorded request.
 #[derive(Debug, Clone)]
@@ -27,6 +45,7 @@ pub struct ModelServer {
     stop: Arc<AtomicBool>,
     /// Delay before each model answer (to keep a turn running).
     pub delay: Arc<Mutex<Duration>>,
+    script: Arc<Mutex<VecDeque<Scripted>>>,
 }
 
 fn sse(events: &[(&str, serde_json::Value)]) -> String {
@@ -37,7 +56,6 @@ fn sse(events: &[(&str, serde_json::Value)]) -> String {
 }
 
 fn messages_stream(text: &str) -> String {
-    use serde_json::json;
     sse(&[
         (
             "message_start",
@@ -63,8 +81,92 @@ fn messages_stream(text: &str) -> String {
     ])
 }
 
+fn messages_tool_stream(call: usize, name: &str, input: &Value) -> String {
+    let id = format!("toolu_acc_{call}");
+    sse(&[
+        (
+            "message_start",
+            json!({ "type": "message_start", "message": { "id": format!("msg_acc_tool_{call}"), "type": "message", "role": "assistant", "model": "claude-acc-test", "content": [], "stop_reason": null, "stop_sequence": null, "usage": { "input_tokens": 1, "output_tokens": 1 } } }),
+        ),
+        (
+            "content_block_start",
+            json!({ "type": "content_block_start", "index": 0, "content_block": { "type": "tool_use", "id": id, "name": name, "input": {} } }),
+        ),
+        (
+            "content_block_delta",
+            json!({ "type": "content_block_delta", "index": 0, "delta": { "type": "input_json_delta", "partial_json": input.to_string() } }),
+        ),
+        (
+            "content_block_stop",
+            json!({ "type": "content_block_stop", "index": 0 }),
+        ),
+        (
+            "message_delta",
+            json!({ "type": "message_delta", "delta": { "stop_reason": "tool_use", "stop_sequence": null }, "usage": { "output_tokens": 1 } }),
+        ),
+        ("message_stop", json!({ "type": "message_stop" })),
+    ])
+}
+
+fn responses_tool_stream(call: usize, name: &str, input: &Value) -> String {
+    let (namespace, function) = match name.rsplit_once("__") {
+        Some((namespace, function)) if namespace.starts_with("mcp__") => {
+            (Some(namespace), function)
+        }
+        _ => (None, name),
+    };
+    let call_id = format!("call_acc_{call}");
+    let item_id = format!("fc_acc_{call}");
+    let arguments = input.to_string();
+    let mut item = json!({ "type": "function_call", "id": item_id, "call_id": call_id, "name": function, "arguments": arguments, "status": "completed" });
+    let mut added = json!({ "type": "function_call", "id": item_id, "call_id": call_id, "name": function, "arguments": "", "status": "in_progress" });
+    if let (Some(namespace), Value::Object(done), Value::Object(started)) =
+        (namespace, &mut item, &mut added)
+    {
+        done.insert("namespace".into(), Value::from(namespace));
+        started.insert("namespace".into(), Value::from(namespace));
+    }
+    sse(&[
+        (
+            "response.created",
+            json!({ "type": "response.created", "response": { "id": format!("resp_acc_{call}"), "status": "in_progress", "output": [] } }),
+        ),
+        (
+            "response.output_item.added",
+            json!({ "type": "response.output_item.added", "output_index": 0, "item": added }),
+        ),
+        (
+            "response.function_call_arguments.delta",
+            json!({ "type": "response.function_call_arguments.delta", "item_id": item_id, "output_index": 0, "delta": arguments }),
+        ),
+        (
+            "response.function_call_arguments.done",
+            json!({ "type": "response.function_call_arguments.done", "item_id": item_id, "output_index": 0, "arguments": arguments }),
+        ),
+        (
+            "response.output_item.done",
+            json!({ "type": "response.output_item.done", "output_index": 0, "item": item }),
+        ),
+        (
+            "response.completed",
+            json!({ "type": "response.completed", "response": { "id": format!("resp_acc_{call}"), "status": "completed", "output": [item], "usage": { "input_tokens": 1, "input_tokens_details": { "cached_tokens": 0 }, "output_tokens": 1, "output_tokens_details": { "reasoning_tokens": 0 }, "total_tokens": 2 } } }),
+        ),
+    ])
+}
+
+/// Whether a model request is the client's main loop (it offers tools), which a script answers.
+fn offers_tools(body: &str) -> bool {
+    serde_json::from_str::<Value>(body)
+        .ok()
+        .and_then(|b| {
+            b.get("tools")
+                .and_then(Value::as_array)
+                .map(|t| !t.is_empty())
+        })
+        .unwrap_or(false)
+}
+
 fn responses_stream(text: &str) -> String {
-    use serde_json::json;
     let item = json!({ "type": "message", "id": "msg_acc_test", "role": "assistant", "status": "completed", "content": [{ "type": "output_text", "text": text, "annotations": [] }] });
     sse(&[
         (
@@ -103,6 +205,7 @@ fn serve(
     requests: Arc<Mutex<Vec<Recorded>>>,
     stop: Arc<AtomicBool>,
     delay: Arc<Mutex<Duration>>,
+    script: Arc<Mutex<VecDeque<Scripted>>>,
 ) {
     let _ = stream.set_read_timeout(Some(Duration::from_secs(120)));
     let Ok(clone) = stream.try_clone() else {
@@ -142,18 +245,34 @@ fn serve(
         let body = String::from_utf8_lossy(&body).into_owned();
         requests.lock().expect("lock").push(Recorded {
             target: target.clone(),
-            body,
+            body: body.clone(),
         });
-        let (content_type, payload) =
-            if target.starts_with("POST /v1/messages") && !target.contains("count_tokens") {
-                std::thread::sleep(*delay.lock().expect("lock"));
-                ("text/event-stream", messages_stream("ok"))
-            } else if target.starts_with("POST /v1/responses") {
-                std::thread::sleep(*delay.lock().expect("lock"));
-                ("text/event-stream", responses_stream("ok"))
-            } else {
-                ("application/json", "{}".to_string())
+        let messages = target.starts_with("POST /v1/messages") && !target.contains("count_tokens");
+        let responses = target.starts_with("POST /v1/responses");
+        let next = if (messages || responses) && offers_tools(&body) {
+            script.lock().expect("lock").pop_front()
+        } else {
+            None
+        };
+        let call = requests.lock().expect("lock").len();
+        let (content_type, payload) = if messages || responses {
+            std::thread::sleep(*delay.lock().expect("lock"));
+            let stream = match (&next, messages) {
+                (Some(Scripted::Tool { name, input }), true) => {
+                    messages_tool_stream(call, name, input)
+                }
+                (Some(Scripted::Tool { name, input }), false) => {
+                    responses_tool_stream(call, name, input)
+                }
+                (Some(Scripted::Text(text)), true) => messages_stream(text),
+                (Some(Scripted::Text(text)), false) => responses_stream(text),
+                (None, true) => messages_stream("ok"),
+                (None, false) => responses_stream("ok"),
             };
+            ("text/event-stream", stream)
+        } else {
+            ("application/json", "{}".to_string())
+        };
         let head = format!(
             "HTTP/1.1 200 OK\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\nconnection: keep-alive\r\n\r\n",
             payload.len()
@@ -178,14 +297,20 @@ impl ModelServer {
         let requests = Arc::new(Mutex::new(Vec::new()));
         let stop = Arc::new(AtomicBool::new(false));
         let delay = Arc::new(Mutex::new(Duration::ZERO));
-        let (r, s, d) = (requests.clone(), stop.clone(), delay.clone());
+        let script = Arc::new(Mutex::new(VecDeque::new()));
+        let (r, s, d, p) = (
+            requests.clone(),
+            stop.clone(),
+            delay.clone(),
+            script.clone(),
+        );
         std::thread::spawn(move || {
             while !s.load(Ordering::SeqCst) {
                 match listener.accept() {
                     Ok((stream, _)) => {
                         let _ = stream.set_nonblocking(false);
-                        let (r, s, d) = (r.clone(), s.clone(), d.clone());
-                        std::thread::spawn(move || serve(stream, r, s, d));
+                        let (r, s, d, p) = (r.clone(), s.clone(), d.clone(), p.clone());
+                        std::thread::spawn(move || serve(stream, r, s, d, p));
                     }
                     Err(_) => std::thread::sleep(Duration::from_millis(5)),
                 }
@@ -196,7 +321,18 @@ impl ModelServer {
             requests,
             stop,
             delay,
+            script,
         }
+    }
+
+    /// Append answers for the next main-loop requests, in order.
+    pub fn script(&self, answers: impl IntoIterator<Item = Scripted>) {
+        self.script.lock().expect("lock").extend(answers);
+    }
+
+    /// How many scripted answers are still to be given.
+    pub fn scripted_left(&self) -> usize {
+        self.script.lock().expect("lock").len()
     }
 
     /// Every request so far.

@@ -3,8 +3,29 @@
 //!
 //! Supported: `type`, `properties`, `required`, `additionalProperties: false`, `enum`, `const`,
 //! `minimum`, `maximum`, `minLength`, `maxLength`, `items`, `minItems`, `maxItems`,
-//! `uniqueItems`, `allOf`, `anyOf`, `oneOf`, `not`. A combinator branch's `description` is used
-//! in the error message, so each branch should say what shape it allows.
+//! `uniqueItems`, and `description` (ignored). No combinator (`oneOf`, `anyOf`, `allOf`, `not`,
+//! conditionals): model APIs refuse them at a tool's root and not every client passes them
+//! through nested, so the rules that relate fields live in `tools::check_rules`.
+//! [`SUPPORTED_KEYWORDS`] is the complete list; a test holds every published schema to it.
+
+/// Every keyword a published schema may use, anywhere.
+pub const SUPPORTED_KEYWORDS: &[&str] = &[
+    "type",
+    "properties",
+    "required",
+    "additionalProperties",
+    "enum",
+    "const",
+    "minimum",
+    "maximum",
+    "minLength",
+    "maxLength",
+    "items",
+    "minItems",
+    "maxItems",
+    "uniqueItems",
+    "description",
+];
 
 use serde_json::Value;
 
@@ -24,14 +45,6 @@ fn type_ok(value: &Value, name: &str) -> bool {
         "null" => value.is_null(),
         _ => false,
     }
-}
-
-fn describe(schema: &Value) -> String {
-    schema
-        .get("description")
-        .and_then(Value::as_str)
-        .unwrap_or("an allowed shape")
-        .to_string()
 }
 
 fn check(value: &Value, schema: &Value, path: &str) -> Result<(), String> {
@@ -144,37 +157,6 @@ fn check(value: &Value, schema: &Value, path: &str) -> Result<(), String> {
             }
         }
     }
-    if let Some(Value::Array(all)) = schema.get("allOf") {
-        for branch in all {
-            if check(value, branch, path).is_err() {
-                return Err(format!("{path}: {}", describe(branch)));
-            }
-        }
-    }
-    if let Some(Value::Array(any)) = schema.get("anyOf")
-        && !any.iter().any(|branch| check(value, branch, path).is_ok())
-    {
-        let shapes: Vec<String> = any.iter().map(describe).collect();
-        return Err(format!("{path} must match one of: {}", shapes.join("; ")));
-    }
-    if let Some(Value::Array(one)) = schema.get("oneOf") {
-        let matching = one
-            .iter()
-            .filter(|branch| check(value, branch, path).is_ok())
-            .count();
-        if matching != 1 {
-            let shapes: Vec<String> = one.iter().map(describe).collect();
-            return Err(format!(
-                "{path} must match exactly one of: {}",
-                shapes.join("; ")
-            ));
-        }
-    }
-    if let Some(forbidden) = schema.get("not")
-        && check(value, forbidden, path).is_ok()
-    {
-        return Err(format!("{path}: {}", describe(forbidden)));
-    }
     Ok(())
 }
 
@@ -195,10 +177,6 @@ mod tests {
                 "e": {"enum": ["x", "y"]},
                 "l": {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 2, "uniqueItems": true},
             },
-            "oneOf": [
-                {"description": "with n", "required": ["n"]},
-                {"description": "without n", "not": {"required": ["n"]}},
-            ],
         });
         assert!(validate(&json!({"a": "ab"}), &schema).is_ok());
         assert!(validate(&json!({"a": "ab", "n": 3, "e": "x", "l": ["p"]}), &schema).is_ok());

@@ -35,7 +35,7 @@ impl World {
 
     fn server(&self, participant: &str) -> Server {
         Server::new(Config {
-            participant: participant.into(),
+            identity: Identity::Configured(participant.into()),
             workspace_dir: self.dir.clone(),
             data_dir: Some(self.data.clone()),
             clock: Arc::new(self.clock.clone()),
@@ -577,7 +577,7 @@ fn snapshot_and_roster_do_not_resolve_a_session() {
 fn serve_frames_lines_and_exits_at_end_of_input() {
     let world = World::new();
     let config = Config {
-        participant: "alice".into(),
+        identity: Identity::Configured("alice".into()),
         workspace_dir: world.dir.clone(),
         data_dir: Some(world.data.clone()),
         clock: Arc::new(world.clock.clone()),
@@ -762,4 +762,282 @@ proptest! {
         }
         let _ = server.handle_line(r#"{"jsonrpc":"2.0","id":"last","method":"ping"}"#).expect("still serving");
     }
+}
+
+/// Walk a schema, checking that every keyword is one the validator knows and no combinator or
+/// conditional appears anywhere (property names under `properties` are names, not keywords).
+fn assert_plain_schema(tool: &str, schema: &Value, path: &str) {
+    let map = schema
+        .as_object()
+        .unwrap_or_else(|| panic!("{tool} {path}: not an object"));
+    for (key, value) in map {
+        assert!(
+            crate::mcp::schema::SUPPORTED_KEYWORDS.contains(&key.as_str()),
+            "{tool} {path}: keyword `{key}` is not in the supported plain subset"
+        );
+        match key.as_str() {
+            "properties" => {
+                for (name, property) in value.as_object().expect("properties") {
+                    assert_plain_schema(tool, property, &format!("{path}.{name}"));
+                }
+            }
+            "items" => assert_plain_schema(tool, value, &format!("{path}[]")),
+            _ => {}
+        }
+    }
+}
+
+#[test]
+fn every_input_schema_is_a_closed_object_without_combinators() {
+    let listed = crate::mcp::tools::list();
+    assert_eq!(listed.len(), 11);
+    for tool in &listed {
+        let name = tool["name"].as_str().expect("name");
+        let schema = &tool["inputSchema"];
+        assert_eq!(schema["type"], "object", "{name}");
+        assert_eq!(schema["additionalProperties"], false, "{name}");
+        // The root keywords Claude Code drops a tool for, and that OpenAI function calling
+        // refuses at the root, named outright so the rule reads here.
+        for forbidden in [
+            "oneOf", "anyOf", "allOf", "not", "enum", "const", "if", "then", "else",
+        ] {
+            assert!(schema.get(forbidden).is_none(), "{name} has `{forbidden}`");
+        }
+        assert_plain_schema(name, schema, name);
+    }
+}
+
+#[test]
+fn the_tool_list_fits_in_eight_kilobytes() {
+    let size = json!({ "tools": crate::mcp::tools::list() })
+        .to_string()
+        .len();
+    assert!(size <= 8 * 1024, "tools/list is {size} bytes");
+}
+
+#[test]
+fn each_rule_between_fields_is_refused_by_name_and_writes_nothing() {
+    let world = World::new();
+    let mut server = world.server("alice");
+    for (tool, args, rule) in [
+        (
+            "acc_sync",
+            json!({ "messageId": "message_x" }),
+            "need scope history",
+        ),
+        (
+            "acc_sync",
+            json!({ "scope": "delta", "current": false }),
+            "need scope history",
+        ),
+        (
+            "acc_sync",
+            json!({ "scope": "history", "messageId": "message_x", "limit": 2 }),
+            "an exact read (messageId) takes no cursor, limit, kind or current",
+        ),
+        (
+            "acc_sync",
+            json!({ "scope": "history", "kind": "note", "current": true }),
+            "current needs kind decision",
+        ),
+        (
+            "acc_work",
+            json!({ "mode": "edit" }),
+            "give summary and mode, or clear: true alone",
+        ),
+        (
+            "acc_work",
+            json!({}),
+            "give summary and mode, or clear: true alone",
+        ),
+        (
+            "acc_work",
+            json!({ "clear": true, "mode": "edit" }),
+            "clear takes no other field",
+        ),
+        ("acc_work", json!({ "clear": false }), "clear must be true"),
+        (
+            "acc_claim",
+            json!({ "action": "acquire" }),
+            "acquire takes exactly one of resource or resources",
+        ),
+        (
+            "acc_claim",
+            json!({ "action": "acquire", "resource": "file:a", "resources": ["file:b"] }),
+            "acquire takes exactly one of resource or resources",
+        ),
+        (
+            "acc_claim",
+            json!({ "action": "acquire", "resource": "file:a", "claimId": "claim_x" }),
+            "and no claimId",
+        ),
+        (
+            "acc_claim",
+            json!({ "action": "renew", "claimId": "claim_x", "reason": "r" }),
+            "renew takes claimId and optionally leaseSeconds only",
+        ),
+        (
+            "acc_claim",
+            json!({ "action": "renew" }),
+            "renew takes claimId and optionally leaseSeconds only",
+        ),
+        (
+            "acc_release",
+            json!({}),
+            "give exactly one of claimId, claimIds, resource, resources or all",
+        ),
+        (
+            "acc_release",
+            json!({ "claimId": "claim_x", "resource": "file:a" }),
+            "give exactly one of claimId, claimIds, resource, resources or all",
+        ),
+        ("acc_release", json!({ "all": false }), "all must be true"),
+        (
+            "acc_message",
+            json!({ "to": ["b"], "subject": "s", "body": "b", "kind": "decision", "supersedes": ["message_a"], "withdraws": ["message_b"] }),
+            "give supersedes or withdraws, not both",
+        ),
+        (
+            "acc_message",
+            json!({ "to": ["b"], "subject": "s", "body": "b", "kind": "note", "withdraws": ["message_a"] }),
+            "supersedes and withdraws need kind decision",
+        ),
+        (
+            "acc_inbox",
+            json!({ "messageId": "message_x", "cursor": "message_y" }),
+            "an exact read (messageId) takes no cursor or limit",
+        ),
+    ] {
+        let result = call(&mut server, tool, args.clone());
+        assert_eq!(result["isError"], true, "{tool} {args}: {result}");
+        let error = &result["structuredContent"]["error"];
+        assert_eq!(error["code"], "invalid_arguments", "{tool} {args}");
+        let message = error["message"].as_str().expect("message");
+        assert!(message.contains(rule), "{tool} {args}: {message}");
+        assert!(message.starts_with(tool), "{message} names the tool");
+    }
+    assert!(!world.has_store(), "no refused call wrote anything");
+}
+
+#[test]
+fn the_instructions_name_every_tool_and_no_other() {
+    let named: std::collections::BTreeSet<&str> = INSTRUCTIONS
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .filter(|w| w.starts_with("acc_"))
+        .collect();
+    let tools: std::collections::BTreeSet<&str> =
+        crate::mcp::tools::NAMES.iter().copied().collect();
+    assert_eq!(named, tools);
+}
+
+impl World {
+    fn adopting_server(&self, client_pid: Option<i64>) -> Server {
+        Server::new(Config {
+            identity: Identity::Adopt { client_pid },
+            workspace_dir: self.dir.clone(),
+            data_dir: Some(self.data.clone()),
+            clock: Arc::new(self.clock.clone()),
+        })
+    }
+
+    /// A session opened the way the hooks open one: keyed, derived from the hook secret.
+    fn hooked_session(&self, participant: &str, harness: &str, pid: i64) -> Caller {
+        std::fs::create_dir_all(&self.data).expect("data");
+        let secret_path = self.data.join("hook-secret");
+        if !secret_path.exists() {
+            std::fs::write(&secret_path, [7u8; 32]).expect("secret");
+        }
+        let secret = std::fs::read(&secret_path).expect("secret");
+        let ws = workspace::discover(&self.dir).expect("workspace");
+        let workspace_id = ws.id.clone();
+        let mut core =
+            Core::new(ws, self.data.clone(), Arc::new(self.clock.clone())).expect("core");
+        let key = format!("{harness}:{participant}");
+        let spec = SessionSpec {
+            participant_id: participant.into(),
+            session_key: Some(key.clone()),
+            harness: harness.into(),
+            client_version: None,
+            checkout: None,
+            branch: None,
+            pid: Some(pid),
+            enforcement: "advisory".into(),
+            lifecycle: "managed".into(),
+        };
+        let derive = |generation: i64| {
+            crate::core::identity::derived_token(&secret, &workspace_id, &key, generation)
+        };
+        let opened = core
+            .open_keyed_session(&spec, true, &derive)
+            .expect("hooked session");
+        Caller {
+            session_id: opened.session.session_id,
+            generation: opened.generation_token,
+        }
+    }
+}
+
+#[test]
+fn without_a_configured_participant_the_hooked_session_of_the_client_is_adopted() {
+    let world = World::new();
+    let client = 4_000_001;
+    let hooked = world.hooked_session("claude-code-abc", "claude-code", client);
+    world.hooked_session("codex-other", "codex", client + 1);
+    let mut server = world.adopting_server(Some(client));
+    let status = ok(&mut server, "acc_status", json!({}));
+    assert_eq!(status["speaksFor"]["participantId"], "claude-code-abc");
+    assert_eq!(status["speaksFor"]["sessionId"], hooked.session_id.as_str());
+    assert_eq!(status["speaksFor"]["source"], "adopted");
+    assert!(
+        status["speaksFor"]["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("4000001")),
+        "{status}"
+    );
+    // A claim through MCP is the hooked session's claim: no `mcp` participant appears.
+    let claim = ok(
+        &mut server,
+        "acc_claim",
+        json!({ "action": "acquire", "resource": "file:src/a.rs" }),
+    );
+    assert_eq!(
+        claim["ownerSessionId"],
+        hooked.session_id.as_str(),
+        "{claim}"
+    );
+    let status = ok(&mut server, "acc_status", json!({}));
+    let participants: Vec<&str> = status["sessions"]
+        .as_array()
+        .expect("sessions")
+        .iter()
+        .filter_map(|s| s["participantId"].as_str())
+        .collect();
+    assert!(!participants.contains(&"mcp"), "{participants:?}");
+}
+
+#[test]
+fn adoption_falls_back_to_the_default_participant_with_the_reason() {
+    let world = World::new();
+    let client = 4_000_002;
+    world.hooked_session("codex-one", "codex", client);
+    world.hooked_session("codex-two", "codex", client);
+    for (pid, reason) in [
+        (
+            Some(client),
+            "2 open hooked sessions (codex-one, codex-two)",
+        ),
+        (Some(client + 9), "no hooked session of client pid 4000011"),
+        (None, "client process that started this server is unknown"),
+    ] {
+        let mut server = world.adopting_server(pid);
+        let status = ok(&mut server, "acc_status", json!({}));
+        assert_eq!(status["speaksFor"]["participantId"], DEFAULT_PARTICIPANT);
+        assert_eq!(status["speaksFor"]["source"], "default");
+        let why = status["speaksFor"]["reason"].as_str().expect("reason");
+        assert!(why.contains(reason), "{why}");
+    }
+    let mut configured = world.server("research");
+    let status = ok(&mut configured, "acc_status", json!({}));
+    assert_eq!(status["speaksFor"]["participantId"], "research");
+    assert_eq!(status["speaksFor"]["source"], "configured");
 }

@@ -540,6 +540,19 @@ fn mcp() {
         ratio(cold, floor_true)
     );
 
+    // What every turn of every agent pays for the surface: the tools/list result as the client
+    // receives it. 15,933 bytes before the schemas were flattened and the descriptions cut
+    // (issue 10); the goal is at most 8 KiB.
+    let mut lister = start_mcp(&data, &dir, "lister");
+    initialize(&mut lister);
+    let listed = lister.request(1, "tools/list", serde_json::json!({}));
+    let tools_bytes = listed["result"].to_string().len();
+    println!(
+        "tools/list result:                        {tools_bytes:>6} bytes  (was 15,933; goal <= 8,192; ~{} tokens at 4 bytes a token)",
+        tools_bytes / 4
+    );
+    lister.finish(Duration::from_secs(10));
+
     let mut id = 0;
     let mut peer = start_mcp(&data, &dir, "peer");
     call(&mut peer, &mut id, "acc_status", serde_json::json!({}));

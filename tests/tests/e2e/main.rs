@@ -9,6 +9,7 @@ mod hooks;
 mod hooks_real;
 mod mcp;
 mod mcp_clients;
+mod mcp_models;
 mod messaging;
 mod native_claude;
 mod native_codex;

@@ -1,0 +1,119 @@
+//! Process ancestry, read from `/proc`: which client process a hook or an MCP server runs
+//! under. Used to make one agent one participant: the hooks record their client's pid, and an
+//! `acc-mcp` started by the same client process finds the hooked session with that pid.
+//!
+//! Linux only (`/proc/<pid>/stat`); elsewhere every function answers "unknown" (`None`, empty),
+//! and the callers fall back to their documented defaults.
+
+/// The shells a client may put between itself and a hook command (`sh -c "<command>"`).
+const SHELLS: &[&str] = &["sh", "bash", "dash", "zsh", "ksh", "fish", "busybox"];
+
+/// The parent pid and command name of a process, from `/proc/<pid>/stat`.
+fn stat(pid: i64) -> Option<(i64, String)> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // `pid (comm) state ppid ...`: comm may hold spaces and parentheses, so the fields after it
+    // are found from the last closing parenthesis.
+    let open = text.find('(')?;
+    let close = text.rfind(')')?;
+    let comm = text.get(open + 1..close)?.to_string();
+    let mut rest = text.get(close + 1..)?.split_whitespace();
+    let _state = rest.next()?;
+    let parent = rest.next()?.parse().ok()?;
+    Some((parent, comm))
+}
+
+/// The pids above `pid`, nearest first, up to `depth` of them (stopping at pid 1).
+pub fn ancestors_of(pid: i64, depth: usize) -> Vec<i64> {
+    let mut found = Vec::new();
+    let mut current = pid;
+    while found.len() < depth {
+        match stat(current) {
+            Some((parent, _)) if parent > 1 => {
+                found.push(parent);
+                current = parent;
+            }
+            _ => break,
+        }
+    }
+    found
+}
+
+/// The client process this one runs under (a hook or an MCP server started by Claude Code or
+/// Codex): the nearest ancestor that is not a shell, since clients may start commands through
+/// `sh -c`. `None` when `/proc` cannot say.
+pub fn client_pid() -> Option<i64> {
+    client_above(i64::from(std::process::id()))
+}
+
+/// The nearest ancestor of `pid` that is not a shell.
+fn client_above(pid: i64) -> Option<i64> {
+    let mut current = pid;
+    for _ in 0..8 {
+        let (parent, _) = stat(current)?;
+        if parent <= 1 {
+            return None;
+        }
+        let (_, name) = stat(parent)?;
+        if !SHELLS.contains(&name.as_str()) {
+            return Some(parent);
+        }
+        current = parent;
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn the_parent_comes_first_and_a_shell_is_skipped() {
+        let me = i64::from(std::process::id());
+        let parent = ancestors_of(me, 1);
+        assert_eq!(parent.len(), 1);
+        assert_eq!(
+            std::fs::read_to_string(format!("/proc/{me}/status"))
+                .expect("status")
+                .lines()
+                .find_map(|l| l.strip_prefix("PPid:"))
+                .map(|p| p.trim().parse::<i64>().expect("ppid")),
+            Some(parent[0])
+        );
+        // A command under `sh -c` (two commands, so the shell stays in between) finds this
+        // test process, not the shell, as its client.
+        let mut shell = std::process::Command::new("sh")
+            .arg("-c")
+            .arg("sleep 30; true")
+            .spawn()
+            .expect("sh");
+        let shell_pid = i64::from(shell.id());
+        let children = format!("/proc/{shell_pid}/task/{shell_pid}/children");
+        let mut sleeper = None;
+        for _ in 0..500 {
+            sleeper = std::fs::read_to_string(&children).ok().and_then(|t| {
+                t.split_whitespace()
+                    .next()
+                    .and_then(|p| p.parse::<i64>().ok())
+            });
+            if sleeper.is_some() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        let sleeper = sleeper.expect("the shell started sleep");
+        assert_eq!(ancestors_of(sleeper, 2), vec![shell_pid, me]);
+        assert_eq!(client_above(sleeper), Some(me));
+        let _ = shell.kill();
+        let _ = shell.wait();
+        let _ = rustix::process::kill_process(
+            rustix::process::Pid::from_raw(i32::try_from(sleeper).expect("pid")).expect("pid"),
+            rustix::process::Signal::KILL,
+        );
+    }
+
+    #[test]
+    fn a_process_that_does_not_exist_has_no_ancestors() {
+        assert!(ancestors_of(i64::from(i32::MAX), 4).is_empty());
+    }
+}

@@ -1,0 +1,506 @@
+//! The MCP surface as the real clients' models get it: Claude Code and Codex run whole turns
+//! against a loopback model that plays a script of tool calls, so these tests see exactly which
+//! ACC tools each client offers its model, call every one of them through the client, and check
+//! the effect with the `acc` CLI.
+
+use std::path::Path;
+
+use acc_tests::model::{ModelServer, Scripted};
+use acc_tests::{Creds, World, clients};
+use serde_json::{Value, json};
+
+/// The eleven tools, as MCP.md names them.
+const TOOLS: &[&str] = &[
+    "acc_status",
+    "acc_sync",
+    "acc_work",
+    "acc_claim",
+    "acc_release",
+    "acc_message",
+    "acc_request",
+    "acc_inbox",
+    "acc_reply",
+    "acc_ack",
+    "acc_finish",
+];
+
+/// What the room holds before the agent's turn: the agent is a known participant (so it can be
+/// addressed), and carol has asked it a question and left it a note.
+struct Room {
+    carol: Creds,
+    question: String,
+    note: String,
+}
+
+fn room(world: &World, agent: &str) -> Room {
+    world.attach(agent);
+    let carol = world.attach("carol");
+    let send = |kind: &str, subject: &str| {
+        world
+            .acc_as(
+                &carol,
+                &[
+                    "message",
+                    "--to",
+                    agent,
+                    "--kind",
+                    kind,
+                    "--subject",
+                    subject,
+                    "--body",
+                    "from carol",
+                ],
+            )
+            .ok_json()["message"]["messageId"]
+            .as_str()
+            .expect("id")
+            .to_string()
+    };
+    let question = send("question", "which parser?");
+    let note = send("note", "fyi");
+    Room {
+        carol,
+        question,
+        note,
+    }
+}
+
+/// Ten of the eleven tools, each with valid arguments and an effect the CLI can see; the
+/// eleventh, `acc_finish`, ends the session and runs in a second turn.
+fn first_turn(prefix: &str, room: &Room) -> Vec<Scripted> {
+    let call = |tool: &str, input: Value| Scripted::Tool {
+        name: format!("{prefix}{tool}"),
+        input,
+    };
+    vec![
+        call("acc_status", json!({})),
+        call(
+            "acc_work",
+            json!({ "summary": "rewriting the parser", "mode": "edit", "resourceHints": ["file:src/parser.rs"] }),
+        ),
+        call(
+            "acc_claim",
+            json!({ "action": "acquire", "resources": ["file:src/parser.rs", "file:src/lexer.rs"] }),
+        ),
+        call("acc_release", json!({ "resource": "file:src/lexer.rs" })),
+        call("acc_sync", json!({})),
+        call(
+            "acc_message",
+            json!({ "to": ["carol"], "subject": "parser", "body": "I am on the parser" }),
+        ),
+        call(
+            "acc_request",
+            json!({ "toParticipantId": "carol", "title": "review the lexer" }),
+        ),
+        call("acc_inbox", json!({ "messageId": room.question })),
+        call(
+            "acc_reply",
+            json!({ "messageId": room.question, "body": "the new one" }),
+        ),
+        call("acc_ack", json!({ "messageId": room.note })),
+        Scripted::Text("done".into()),
+    ]
+}
+
+fn second_turn(prefix: &str) -> Vec<Scripted> {
+    vec![
+        Scripted::Tool {
+            name: format!("{prefix}acc_finish"),
+            input: json!({ "goal": "the parser", "remaining": ["tests"], "toParticipantId": "carol" }),
+        },
+        Scripted::Text("done".into()),
+    ]
+}
+
+/// What the CLI sees after the first turn: the agent's intent and claim, carol's inbox, the
+/// agent's receipts.
+fn check_first_turn(world: &World, agent: &str, room: &Room) {
+    let status = world.status();
+    let claims: Vec<(&str, &str)> = status["claims"]
+        .as_array()
+        .expect("claims")
+        .iter()
+        .map(|c| {
+            (
+                c["resource"].as_str().unwrap_or_default(),
+                c["ownerParticipantId"].as_str().unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert_eq!(claims, vec![("file:src/parser.rs", agent)], "{status}");
+    let intent = status["sessions"]
+        .as_array()
+        .expect("sessions")
+        .iter()
+        .find(|s| s["participantId"] == agent && !s["intent"].is_null())
+        .unwrap_or_else(|| panic!("an intent of {agent}: {status}"));
+    assert_eq!(intent["intent"]["summary"], "rewriting the parser");
+    let inbox = world.acc_as(&room.carol, &["inbox"]).ok_json();
+    let subjects: Vec<&str> = inbox["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .filter(|i| i["fromParticipantId"] == agent)
+        .filter_map(|i| i["subject"].as_str())
+        .collect();
+    for subject in ["parser", "review the lexer", "Re: which parser?"] {
+        assert!(subjects.contains(&subject), "{subject}: {inbox}");
+    }
+    assert_eq!(world.receipt(&room.question)["state"], "acknowledged");
+    assert_eq!(world.receipt(&room.note)["state"], "acknowledged");
+}
+
+fn check_second_turn(world: &World, agent: &str, room: &Room) {
+    let status = world.status();
+    assert_eq!(status["claims"], json!([]), "finish released the claim");
+    let inbox = world.acc_as(&room.carol, &["inbox"]).ok_json();
+    assert!(
+        inbox["items"]
+            .as_array()
+            .expect("items")
+            .iter()
+            .any(|i| { i["fromParticipantId"] == agent && i["kind"] == "handoff" }),
+        "{inbox}"
+    );
+}
+
+/// One `claude -p` turn against the model, with the given extra arguments.
+fn claude_turn(world: &World, home: &Path, model: &ModelServer, extra: &[&str]) -> Vec<Value> {
+    let mut command = world.command_path(&clients().claude);
+    command
+        .args([
+            "-p",
+            "coordinate",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--allowedTools",
+            "mcp__acc__*",
+        ])
+        .args(extra)
+        .env("HOME", home)
+        .env("ANTHROPIC_API_KEY", "acc-test-key")
+        .env("ANTHROPIC_BASE_URL", &model.base_url)
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .env_remove("ANTHROPIC_AUTH_TOKEN");
+    let run = world.run(command, "claude -p");
+    assert_eq!(
+        run.code, 0,
+        "claude failed\nstdout: {}\nstderr: {}",
+        run.stdout, run.stderr
+    );
+    run.stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
+
+/// The ACC tools Claude Code offered its model, from the `system/init` event.
+fn offered_by_claude(events: &[Value]) -> Vec<String> {
+    let init = events
+        .iter()
+        .find(|e| e["type"] == "system" && e["subtype"] == "init")
+        .expect("a system/init event");
+    let acc = init["mcp_servers"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|s| s["name"] == "acc")
+        .unwrap_or_else(|| panic!("acc among the servers: {init}"));
+    assert_eq!(acc["status"], "connected", "{init}");
+    let mut offered: Vec<String> = init["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .filter_map(|t| t.as_str()?.strip_prefix("mcp__acc__").map(str::to_string))
+        .collect();
+    offered.sort();
+    offered
+}
+
+/// Every tool result Claude Code sent back to the model, as (is_error, text).
+fn claude_tool_results(events: &[Value]) -> Vec<(bool, String)> {
+    events
+        .iter()
+        .filter(|e| e["type"] == "user")
+        .flat_map(|e| {
+            e["message"]["content"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        })
+        .filter(|c| c["type"] == "tool_result")
+        .map(|c| (c["is_error"] == true, c["content"].to_string()))
+        .collect()
+}
+
+fn sorted_tools() -> Vec<String> {
+    let mut all: Vec<String> = TOOLS.iter().map(|t| t.to_string()).collect();
+    all.sort();
+    all
+}
+
+fn assert_all_succeeded(results: &[(bool, String)], expected: usize) {
+    assert_eq!(results.len(), expected, "{results:#?}");
+    for (failed, text) in results {
+        assert!(!failed, "a tool call failed: {text}");
+        assert!(
+            !text.contains("\\\"error\\\":{") && !text.contains("No such tool"),
+            "a tool call failed: {text}"
+        );
+    }
+}
+
+/// Drive both turns through Claude Code with `acc-mcp` registered as `register` sets up.
+fn drive_claude(register: impl Fn(&World, &Path) -> Vec<String>) {
+    let world = World::new();
+    let home = world.temp.path().join("home");
+    std::fs::create_dir_all(&home).expect("home");
+    let extra = register(&world, &home);
+    let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
+    let agent = "claude-agent";
+    let room = room(&world, agent);
+    let model = ModelServer::start();
+
+    // Claude Code 2.1.328 offers MCP tools as deferred tools: the model request names them and
+    // the model loads their schemas with ToolSearch before calling them, as a real model does.
+    model.script([load_schemas()]);
+    model.script(first_turn("mcp__acc__", &room));
+    let events = claude_turn(&world, &home, &model, &extra);
+    assert_eq!(offered_by_claude(&events), sorted_tools());
+    assert_eq!(
+        model.scripted_left(),
+        0,
+        "the model played its whole script"
+    );
+    assert_all_succeeded(&claude_tool_results(&events), 11);
+    assert_schemas_reached_the_model(&model);
+    check_first_turn(&world, agent, &room);
+
+    model.script([load_schemas()]);
+    model.script(second_turn("mcp__acc__"));
+    let events = claude_turn(&world, &home, &model, &extra);
+    assert_all_succeeded(&claude_tool_results(&events), 2);
+    check_second_turn(&world, agent, &room);
+}
+
+/// The model's ToolSearch call that loads the schemas of all eleven ACC tools.
+fn load_schemas() -> Scripted {
+    let names: Vec<String> = TOOLS.iter().map(|t| format!("mcp__acc__{t}")).collect();
+    Scripted::Tool {
+        name: "ToolSearch".into(),
+        input: json!({ "query": format!("select:{}", names.join(",")), "max_results": 11 }),
+    }
+}
+
+/// The first main-loop request names all eleven tools as available, and after ToolSearch a
+/// request carries every ACC tool with its input schema, none with a root the Anthropic API
+/// refuses.
+fn assert_schemas_reached_the_model(model: &ModelServer) {
+    let bodies: Vec<Value> = model
+        .model_requests()
+        .into_iter()
+        .filter_map(|r| serde_json::from_str::<Value>(&r.body).ok())
+        .filter(|b| b["tools"].as_array().is_some_and(|t| !t.is_empty()))
+        .collect();
+    let first = bodies.first().expect("a main-loop request").to_string();
+    for tool in TOOLS {
+        assert!(
+            first.contains(&format!("mcp__acc__{tool}")),
+            "{tool} is named to the model"
+        );
+    }
+    let loaded = bodies
+        .iter()
+        .map(|b| {
+            b["tools"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|t| {
+                    t["name"]
+                        .as_str()
+                        .is_some_and(|n| n.starts_with("mcp__acc__"))
+                })
+                .cloned()
+                .collect::<Vec<Value>>()
+        })
+        .max_by_key(Vec::len)
+        .unwrap_or_default();
+    let mut names: Vec<String> = loaded
+        .iter()
+        .filter_map(|t| {
+            t["name"]
+                .as_str()?
+                .strip_prefix("mcp__acc__")
+                .map(str::to_string)
+        })
+        .collect();
+    names.sort();
+    assert_eq!(names, sorted_tools(), "every schema reached the model");
+    for tool in &loaded {
+        let schema = &tool["input_schema"];
+        assert_eq!(schema["type"], "object", "{tool}");
+        for forbidden in ["oneOf", "anyOf", "allOf", "not", "enum", "if"] {
+            assert!(schema.get(forbidden).is_none(), "{tool}");
+        }
+    }
+}
+
+fn server_env(world: &World, participant: &str) -> Vec<(String, String)> {
+    vec![
+        ("ACC_MCP_PARTICIPANT".into(), participant.into()),
+        ("ACC_MCP_WORKSPACE".into(), world.dir.display().to_string()),
+        (
+            "ACC_DATA_HOME".into(),
+            world.data_home.display().to_string(),
+        ),
+    ]
+}
+
+#[test]
+fn claude_code_offers_and_calls_all_eleven_tools_registered_with_claude_mcp_add() {
+    drive_claude(|world, home| {
+        let mut command = world.command_path(&clients().claude);
+        command.args(["mcp", "add", "acc"]);
+        for (key, value) in server_env(world, "claude-agent") {
+            command.arg("-e").arg(format!("{key}={value}"));
+        }
+        command
+            .arg("--")
+            .arg(acc_tests::bin("acc-mcp"))
+            .env("HOME", home)
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .env_remove("ANTHROPIC_API_KEY");
+        let added = world.run(command, "claude mcp add");
+        assert_eq!(added.code, 0, "{added:?}");
+        Vec::new()
+    });
+}
+
+#[test]
+fn claude_code_offers_and_calls_all_eleven_tools_registered_with_mcp_config() {
+    drive_claude(|world, _home| {
+        let env: serde_json::Map<String, Value> = server_env(world, "claude-agent")
+            .into_iter()
+            .map(|(k, v)| (k, Value::from(v)))
+            .collect();
+        let config = json!({ "mcpServers": { "acc": { "command": acc_tests::bin("acc-mcp"), "env": env } } });
+        let path = world.temp.path().join("mcp.json");
+        std::fs::write(&path, config.to_string()).expect("mcp config");
+        vec!["--mcp-config".into(), path.display().to_string()]
+    });
+}
+
+/// One `codex exec` turn against the model.
+fn codex_turn(world: &World, codex_home: &Path) {
+    let mut command = world.command_path(&clients().codex);
+    command
+        .args([
+            "exec",
+            "--skip-git-repo-check",
+            "--dangerously-bypass-approvals-and-sandbox",
+            "coordinate",
+        ])
+        .env("CODEX_HOME", codex_home)
+        .env("HOME", world.temp.path())
+        .env("ACC_TEST_MODEL_KEY", "acc-test-key")
+        .env_remove("OPENAI_API_KEY");
+    let run = world.run(command, "codex exec");
+    assert_eq!(
+        run.code, 0,
+        "codex failed\nstdout: {}\nstderr: {}",
+        run.stdout, run.stderr
+    );
+}
+
+/// The ACC tools in Codex's first model request: one namespace tool `mcp__acc`.
+fn offered_by_codex(model: &ModelServer) -> Vec<String> {
+    let first = model
+        .model_requests()
+        .into_iter()
+        .next()
+        .expect("a request");
+    let body: Value = serde_json::from_str(&first.body).expect("json body");
+    let namespace = body["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .find(|t| t["type"] == "namespace" && t["name"] == "mcp__acc")
+        .unwrap_or_else(|| panic!("an mcp__acc namespace: {}", body["tools"]));
+    let mut offered: Vec<String> = namespace["tools"]
+        .as_array()
+        .expect("namespace tools")
+        .iter()
+        .filter_map(|t| t["name"].as_str().map(str::to_string))
+        .collect();
+    offered.sort();
+    offered
+}
+
+/// Every `function_call_output` Codex sent back, by call id (the last request carries them all).
+fn codex_tool_results(model: &ModelServer) -> Vec<(bool, String)> {
+    let last = model
+        .model_requests()
+        .into_iter()
+        .last()
+        .expect("a request");
+    let body: Value = serde_json::from_str(&last.body).expect("json body");
+    body["input"]
+        .as_array()
+        .expect("input")
+        .iter()
+        .filter(|i| i["type"] == "function_call_output")
+        .map(|i| {
+            let text = i["output"].to_string();
+            (text.contains("isError") && text.contains("true"), text)
+        })
+        .collect()
+}
+
+#[test]
+fn codex_offers_and_calls_all_eleven_tools() {
+    let world = World::new();
+    let codex_home = world.temp.path().join("codex-home");
+    std::fs::create_dir_all(&codex_home).expect("codex home");
+    let model = ModelServer::start();
+    std::fs::write(
+        codex_home.join("config.toml"),
+        format!(
+            "model = \"acc-test\"\nmodel_provider = \"mock\"\n\n[model_providers.mock]\nname = \"mock\"\nbase_url = \"{}/v1\"\nwire_api = \"responses\"\nenv_key = \"ACC_TEST_MODEL_KEY\"\n",
+            model.base_url
+        ),
+    )
+    .expect("config");
+    // Registered the way a user does it, by Codex's own command.
+    let mut add = world.command_path(&clients().codex);
+    add.args(["mcp", "add", "acc"]);
+    for (key, value) in server_env(&world, "codex-agent") {
+        add.arg("--env").arg(format!("{key}={value}"));
+    }
+    add.arg("--")
+        .arg(acc_tests::bin("acc-mcp"))
+        .env("CODEX_HOME", &codex_home)
+        .env("HOME", world.temp.path());
+    let added = world.run(add, "codex mcp add");
+    assert_eq!(added.code, 0, "{added:?}");
+
+    let agent = "codex-agent";
+    let room = room(&world, agent);
+    model.script(first_turn("mcp__acc__", &room));
+    codex_turn(&world, &codex_home);
+    assert_eq!(offered_by_codex(&model), sorted_tools());
+    assert_eq!(
+        model.scripted_left(),
+        0,
+        "the model played its whole script"
+    );
+    assert_all_succeeded(&codex_tool_results(&model), 10);
+    check_first_turn(&world, agent, &room);
+
+    model.clear();
+    model.script(second_turn("mcp__acc__"));
+    codex_turn(&world, &codex_home);
+    assert_all_succeeded(&codex_tool_results(&model), 1);
+    check_second_turn(&world, agent, &room);
+}
