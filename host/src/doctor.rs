@@ -1,7 +1,8 @@
 //! `acc doctor`: what is installed and whether it works, each problem with its fix.
 //!
-//! Owns: read-only checks of the clients on PATH, ACC's installations in them, the adapter
-//! plugins and their contracts, and the store. Must not: stop at the first problem (a store of
+//! Owns: read-only checks of the clients on PATH, ACC's installations in them, the `acc-mcp`
+//! registrations in them (`doctor::mcp`), the adapter plugins and their contracts, and the
+//! store. Must not: stop at the first problem (a store of
 //! another version or a damaged one is reported like anything else), or change anything
 //! unless asked with `--repair` (which reinstalls hooks that went missing).
 
@@ -12,6 +13,8 @@ use std::time::{Duration, Instant};
 use crate::hooks::Client;
 use crate::install::{self, Target};
 use crate::workspace;
+
+mod mcp;
 
 /// How a check came out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -276,6 +279,10 @@ pub fn run(start: &Path, home: Option<&Path>, repair: bool) -> Vec<Check> {
             Some("set ACC_CONTRACTS_DIR".into()),
         )),
     }
+    let root = workspace::discover(start)
+        .map(|ws| ws.root)
+        .unwrap_or_else(|_| start.to_path_buf());
+    checks.extend(mcp::checks(home, &root, start));
     match workspace::discover(start) {
         Err(e) => checks.push(check(
             "workspace",

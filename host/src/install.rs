@@ -391,12 +391,38 @@ fn snake(event: &str) -> String {
     out
 }
 
+/// Whom a registered `acc-mcp` speaks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum McpIdentity<'a> {
+    /// No `ACC_MCP_PARTICIPANT`: the hooked session of the client process that starts it.
+    Adopt,
+    /// `ACC_MCP_PARTICIPANT` set to this participant.
+    Participant(&'a str),
+}
+
+impl McpIdentity<'_> {
+    /// The registration's environment.
+    fn env(self) -> Vec<(&'static str, String)> {
+        match self {
+            Self::Adopt => Vec::new(),
+            Self::Participant(p) => vec![("ACC_MCP_PARTICIPANT", p.to_string())],
+        }
+    }
+
+    fn describe(self) -> String {
+        match self {
+            Self::Adopt => "speaking for the hooked session of the client that starts it".into(),
+            Self::Participant(p) => format!("for participant {p}"),
+        }
+    }
+}
+
 /// Install ACC's hooks for `target`, recording `delivery` consent. With `dry_run`, only plan.
 pub fn install(
     target: &Target,
     acc: &Path,
     delivery: &str,
-    mcp: Option<&str>,
+    mcp: Option<McpIdentity<'_>>,
     dry_run: bool,
 ) -> AccResult<Plan> {
     if !DELIVERY.contains(&delivery) {
@@ -405,8 +431,10 @@ pub fn install(
         )));
     }
     let acc_mcp = acc.with_file_name("acc-mcp");
-    if let Some(participant) = mcp {
-        crate::ids::validate_portable_id("--mcp participant", participant)?;
+    if let Some(identity) = mcp {
+        if let McpIdentity::Participant(participant) = identity {
+            crate::ids::validate_portable_id("--mcp participant", participant)?;
+        }
         if !acc_mcp.is_file() {
             return Err(data_error(format!(
                 "{} is missing; it must sit beside acc to be registered",
@@ -447,10 +475,11 @@ pub fn install(
             trust.display()
         ));
     }
-    if let Some(participant) = mcp {
+    if let Some(identity) = mcp {
         steps.push(format!(
-            "register acc-mcp ({}) as MCP server `acc` for participant {participant} in {}",
+            "register acc-mcp ({}) as MCP server `acc` {} in {}",
             acc_mcp.display(),
+            identity.describe(),
             target.mcp_file().display()
         ));
     }
@@ -527,11 +556,17 @@ pub fn install(
             let text = String::from_utf8_lossy(&trust_bytes).replacen(prior, "", 1);
             trust_bytes = text.into_bytes();
         }
-        if let Some(participant) = mcp {
+        if let Some(identity) = mcp {
             block.push_str(&format!(
-                "{MCP_MARKER}\n[mcp_servers.acc]\ncommand = {}\nenv = {{ ACC_MCP_PARTICIPANT = \"{participant}\" }}\n",
+                "{MCP_MARKER}\n[mcp_servers.acc]\ncommand = {}\n",
                 toml_string(&acc_mcp.to_string_lossy())
             ));
+            if let McpIdentity::Participant(participant) = identity {
+                block.push_str(&format!(
+                    "env = {{ ACC_MCP_PARTICIPANT = {} }}\n",
+                    toml_string(participant)
+                ));
+            }
         }
         trust_bytes.extend_from_slice(block.as_bytes());
         write_file(trust, &trust_bytes)?;
@@ -542,7 +577,7 @@ pub fn install(
             Some(&block),
         ));
     }
-    if let (Some(participant), Client::ClaudeCode) = (mcp, target.client) {
+    if let (Some(identity), Client::ClaudeCode) = (mcp, target.client) {
         let path = target.mcp_file();
         let previous_original = previous
             .as_ref()
@@ -559,7 +594,12 @@ pub fn install(
             None => current.clone(),
         };
         let mut config = parse_settings(&path, current.as_deref())?;
-        let entry = json!({ "type": "stdio", "command": acc_mcp.to_string_lossy(), "args": [], "env": { "ACC_MCP_PARTICIPANT": participant } });
+        let env: Map<String, Value> = identity
+            .env()
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), Value::from(v)))
+            .collect();
+        let entry = json!({ "type": "stdio", "command": acc_mcp.to_string_lossy(), "args": [], "env": env });
         let servers = config
             .entry("mcpServers")
             .or_insert_with(|| Value::Object(Map::new()));

@@ -7,7 +7,7 @@ pub mod process;
 pub mod render;
 
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use acc_adapter_api::wire::ProbeAnswer;
 use sha2::{Digest, Sha256};
@@ -85,26 +85,54 @@ pub enum Bounded {
 
 /// Run a command with stdin closed and its output captured, killing it past `deadline`.
 pub fn run_bounded(
-    mut command: std::process::Command,
+    command: std::process::Command,
     deadline: Duration,
 ) -> Result<std::process::Output, Bounded> {
+    run_bounded_with_input(command, &[], deadline)
+}
+
+/// Run a command with `input` on its stdin (then closed) and its output captured, killing it
+/// by its pid past `deadline`. Output is read while the command runs, so a command that
+/// prints more than a pipe holds cannot stall until the deadline.
+pub fn run_bounded_with_input(
+    mut command: std::process::Command,
+    input: &[u8],
+    deadline: Duration,
+) -> Result<std::process::Output, Bounded> {
+    use std::io::Write;
     use std::process::Stdio;
     let mut child = command
-        .stdin(Stdio::null())
+        .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .map_err(|_| Bounded::NotStarted)?;
-    let start = Instant::now();
-    loop {
-        match child.try_wait() {
-            Ok(Some(_)) => return child.wait_with_output().map_err(|_| Bounded::NotStarted),
-            Ok(None) if start.elapsed() < deadline => std::thread::sleep(Duration::from_millis(10)),
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(Bounded::TimedOut);
+    let pid = child.id();
+    if let Some(mut stdin) = child.stdin.take() {
+        let input = input.to_vec();
+        // A command that never reads its stdin must not block the caller: the write runs on
+        // its own thread and ends when the pipe closes.
+        std::thread::spawn(move || {
+            let _ = stdin.write_all(&input);
+        });
+    }
+    let (sender, receiver) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = sender.send(child.wait_with_output());
+    });
+    match receiver.recv_timeout(deadline) {
+        Ok(Ok(output)) => Ok(output),
+        Ok(Err(_)) => Err(Bounded::NotStarted),
+        Err(_) => {
+            // The waiting thread still owns the unreaped child, so the pid is still its own.
+            if let Some(pid) = i32::try_from(pid)
+                .ok()
+                .and_then(rustix::process::Pid::from_raw)
+            {
+                let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
             }
+            let _ = receiver.recv_timeout(Duration::from_secs(5));
+            Err(Bounded::TimedOut)
         }
     }
 }

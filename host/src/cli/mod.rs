@@ -161,8 +161,10 @@ pub struct InstallArgs {
     /// The home directory whose client configuration to edit (default $HOME).
     #[arg(long, value_name = "DIR")]
     pub home: Option<PathBuf>,
-    /// Also register acc-mcp as MCP server `acc`, speaking for this participant (install only).
-    #[arg(long, value_name = "PARTICIPANT")]
+    /// Also register acc-mcp as MCP server `acc` (install only). Without a participant it
+    /// speaks for the hooked session of the client that starts it; with one, always for that
+    /// participant.
+    #[arg(long, value_name = "PARTICIPANT", num_args = 0..=1, default_missing_value = "")]
     pub mcp: Option<String>,
 }
 
@@ -851,7 +853,10 @@ fn run(cli: Cli) -> AccResult<Output> {
                     &target,
                     &acc,
                     &args.delivery,
-                    args.mcp.as_deref(),
+                    args.mcp.as_deref().map(|p| match p {
+                        "" => crate::install::McpIdentity::Adopt,
+                        named => crate::install::McpIdentity::Participant(named),
+                    }),
                     args.dry_run,
                 )?
             } else {

@@ -29,6 +29,50 @@ pub const SUPPORTED_KEYWORDS: &[&str] = &[
 
 use serde_json::Value;
 
+/// Keywords that model APIs refuse at the root of a tool's input schema (Claude Code drops the
+/// tool; OpenAI function calling refuses it).
+pub const FORBIDDEN_AT_ROOT: &[&str] = &[
+    "oneOf", "anyOf", "allOf", "not", "enum", "const", "if", "then", "else",
+];
+
+/// Whether a tool's input schema is one every client passes to its model: a closed object at
+/// the root with none of [`FORBIDDEN_AT_ROOT`], and only [`SUPPORTED_KEYWORDS`] anywhere
+/// (property names under `properties` are names, not keywords). The error names the first
+/// problem and where it is.
+pub fn check_publishable(schema: &Value) -> Result<(), String> {
+    if schema.get("type") != Some(&Value::from("object")) {
+        return Err("the root is not `type: object`".into());
+    }
+    if schema.get("additionalProperties") != Some(&Value::Bool(false)) {
+        return Err("the root is not closed (`additionalProperties: false`)".into());
+    }
+    if let Some(keyword) = FORBIDDEN_AT_ROOT.iter().find(|k| schema.get(**k).is_some()) {
+        return Err(format!("`{keyword}` at the root"));
+    }
+    plain(schema, "the root")
+}
+
+fn plain(schema: &Value, path: &str) -> Result<(), String> {
+    let Some(map) = schema.as_object() else {
+        return Err(format!("{path} is not an object"));
+    };
+    for (key, value) in map {
+        if !SUPPORTED_KEYWORDS.contains(&key.as_str()) {
+            return Err(format!("keyword `{key}` in {path}"));
+        }
+        match key.as_str() {
+            "properties" => {
+                for (name, property) in value.as_object().into_iter().flatten() {
+                    plain(property, &format!("property `{name}`"))?;
+                }
+            }
+            "items" => plain(value, &format!("the items of {path}"))?,
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 /// Validate `value` against `schema`; the error names the path and what was wrong.
 pub fn validate(value: &Value, schema: &Value) -> Result<(), String> {
     check(value, schema, "arguments")
@@ -164,6 +208,31 @@ fn check(value: &Value, schema: &Value, path: &str) -> Result<(), String> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn publishable_schemas_are_closed_plain_objects() {
+        let closed = json!({ "type": "object", "additionalProperties": false, "properties": { "a": { "type": "string" } } });
+        assert!(check_publishable(&closed).is_ok());
+        for (bad, needle) in [
+            (
+                json!({ "type": "object", "additionalProperties": false, "oneOf": [] }),
+                "`oneOf` at the root",
+            ),
+            (json!({ "type": "object" }), "not closed"),
+            (json!({ "type": "array" }), "not `type: object`"),
+            (
+                json!({ "type": "object", "additionalProperties": false, "properties": { "a": { "anyOf": [] } } }),
+                "keyword `anyOf` in property `a`",
+            ),
+            (
+                json!({ "type": "object", "additionalProperties": false, "properties": { "l": { "type": "array", "items": { "$ref": "#" } } } }),
+                "keyword `$ref` in the items of property `l`",
+            ),
+        ] {
+            let error = check_publishable(&bad).expect_err("refused");
+            assert!(error.contains(needle), "{bad}: {error}");
+        }
+    }
 
     #[test]
     fn keywords() {

@@ -253,3 +253,97 @@ fn acc_install_registers_acc_mcp_where_the_user_asks() {
     );
     assert_eq!(state["numStartups"], 1, "the client's own state stays");
 }
+
+/// The doctor check named `name`, from a report.
+fn doctor_check<'a>(report: &'a Value, name: &str) -> &'a Value {
+    report["checks"]
+        .as_array()
+        .expect("checks")
+        .iter()
+        .find(|c| c["name"] == name)
+        .unwrap_or_else(|| panic!("no check {name}: {report}"))
+}
+
+#[test]
+fn doctor_checks_every_acc_mcp_registration_the_clients_will_load() {
+    let world = World::new();
+    let home = world.temp.path().join("home");
+    std::fs::create_dir_all(home.join(".codex")).expect("home");
+    let home_arg = home.to_str().expect("utf8");
+    let doctor = || {
+        let mut command = world.command("acc");
+        command
+            .args(["--json", "doctor", "--home", home_arg])
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .env_remove("CODEX_HOME");
+        world.run(command, "acc doctor").ok_json()
+    };
+    // Nothing registered: said, with the command that registers it.
+    let report = doctor();
+    let none = doctor_check(&report, "mcp claude-code");
+    assert_eq!(none["status"], "warn");
+    assert_eq!(none["fix"], "acc install --client claude-code --mcp");
+
+    // This build's acc-mcp in the user scope, a missing command in the project's .mcp.json,
+    // and, in Codex, a server whose schemas Claude Code would drop.
+    let impostor = world.temp.path().join("old-acc-mcp.py");
+    std::fs::write(
+        &impostor,
+        r#"import json, sys
+for line in sys.stdin:
+    msg = json.loads(line)
+    if msg.get("id") == 1:
+        print(json.dumps({"jsonrpc": "2.0", "id": 1, "result": {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}}, "serverInfo": {"name": "acc-mcp", "version": "0.1.0"}}}), flush=True)
+    elif msg.get("id") == 2:
+        schema = {"type": "object", "additionalProperties": False, "properties": {}, "oneOf": [{"required": ["a"]}]}
+        print(json.dumps({"jsonrpc": "2.0", "id": 2, "result": {"tools": [{"name": "acc_claim", "inputSchema": schema}]}}), flush=True)
+"#,
+    )
+    .expect("impostor");
+    let acc_mcp = acc_tests::bin("acc-mcp");
+    std::fs::write(
+        home.join(".claude.json"),
+        json!({ "numStartups": 3, "mcpServers": { "acc": { "type": "stdio", "command": acc_mcp, "args": [], "env": {} } } }).to_string(),
+    )
+    .expect("claude state");
+    std::fs::write(
+        world.dir.join(".mcp.json"),
+        json!({ "mcpServers": { "coordination": { "command": "/nowhere/acc-mcp" } } }).to_string(),
+    )
+    .expect("project mcp");
+    std::fs::write(
+        home.join(".codex/config.toml"),
+        format!(
+            "[mcp_servers.acc]\ncommand = \"python3\"\nargs = [{}]\n",
+            toml_string(&impostor.to_string_lossy())
+        ),
+    )
+    .expect("codex config");
+    let report = doctor();
+    let ours = doctor_check(&report, "mcp claude-code `acc`");
+    assert_eq!(ours["status"], "ok", "{ours}");
+    assert!(
+        ours["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains("offers 11 tools")),
+        "{ours}"
+    );
+    let missing = doctor_check(&report, "mcp claude-code `coordination`");
+    assert_eq!(missing["status"], "error", "{missing}");
+    assert!(
+        missing["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains("does not exist") && d.contains(".mcp.json (project)")),
+        "{missing}"
+    );
+    let codex = doctor_check(&report, "mcp codex `acc`");
+    assert_eq!(codex["status"], "error", "{codex}");
+    let detail = codex["detail"].as_str().unwrap_or_default();
+    assert!(
+        detail.contains("the input schema of acc_claim has `oneOf` at the root")
+            && detail.contains("not this build's acc-mcp"),
+        "{codex}"
+    );
+    assert_eq!(codex["fix"], "acc install --client codex --mcp");
+    assert_eq!(report["ok"], false, "an error makes the report fail");
+}

@@ -504,3 +504,166 @@ fn codex_offers_and_calls_all_eleven_tools() {
     assert_all_succeeded(&codex_tool_results(&model), 1);
     check_second_turn(&world, agent, &room);
 }
+
+/// The text of each tool result Claude Code sent back, parsed as ACC's JSON where it is.
+fn claude_tool_values(events: &[Value]) -> Vec<Value> {
+    events
+        .iter()
+        .filter(|e| e["type"] == "user")
+        .flat_map(|e| {
+            e["message"]["content"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        })
+        .filter(|c| c["type"] == "tool_result")
+        .filter_map(|c| {
+            let text = match &c["content"] {
+                Value::String(text) => text.clone(),
+                Value::Array(parts) => parts
+                    .iter()
+                    .filter_map(|p| p["text"].as_str())
+                    .collect::<Vec<_>>()
+                    .join(""),
+                _ => return None,
+            };
+            serde_json::from_str(text.split("\n\n").next().unwrap_or_default()).ok()
+        })
+        .collect()
+}
+
+#[test]
+fn hooks_and_acc_mcp_in_one_claude_code_session_are_one_participant() {
+    let world = World::new();
+    let home = world.temp.path().join("home");
+    std::fs::create_dir_all(&home).expect("home");
+    let home_arg = home.to_str().expect("utf8");
+    // The hooks and acc-mcp, registered in the adopting form (no participant named).
+    let installed = world
+        .acc(&[
+            "install",
+            "--client",
+            "claude-code",
+            "--home",
+            home_arg,
+            "--mcp",
+        ])
+        .ok_json();
+    assert!(
+        installed.to_string().contains("hooked session"),
+        "{installed}"
+    );
+    let state: Value =
+        serde_json::from_slice(&std::fs::read(home.join(".claude.json")).expect("state"))
+            .expect("json");
+    assert!(
+        state
+            .pointer("/mcpServers/acc/env/ACC_MCP_PARTICIPANT")
+            .is_none(),
+        "the adopting form names no participant: {state}"
+    );
+
+    // bob is the hooked participant (pinned through the hooks' ACC_PARTICIPANT, which acc-mcp
+    // never reads); carol writes to bob before his turn.
+    world.attach("bob");
+    let carol = world.attach("carol");
+    let sent = world
+        .acc_as(
+            &carol,
+            &[
+                "message",
+                "--to",
+                "bob",
+                "--subject",
+                "hello",
+                "--body",
+                "from carol",
+            ],
+        )
+        .ok_json();
+    let message_id = sent["message"]["messageId"]
+        .as_str()
+        .expect("id")
+        .to_string();
+
+    let model = ModelServer::start();
+    model.script([
+        load_schemas(),
+        Scripted::Tool {
+            name: "mcp__acc__acc_status".into(),
+            input: json!({}),
+        },
+        Scripted::Tool {
+            name: "mcp__acc__acc_inbox".into(),
+            input: json!({}),
+        },
+        Scripted::Tool {
+            name: "mcp__acc__acc_claim".into(),
+            input: json!({ "action": "acquire", "resource": "file:src/parser.rs" }),
+        },
+        Scripted::Text("done".into()),
+    ]);
+    let mut command = world.command_path(&clients().claude);
+    command
+        .args([
+            "-p",
+            "coordinate",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--allowedTools",
+            "mcp__acc__*",
+        ])
+        .env("HOME", &home)
+        .env("ACC_PARTICIPANT", "bob")
+        .env("ANTHROPIC_API_KEY", "acc-test-key")
+        .env("ANTHROPIC_BASE_URL", &model.base_url)
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .env_remove("ANTHROPIC_AUTH_TOKEN");
+    let run = world.run(command, "claude -p");
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let events: Vec<Value> = run
+        .stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    assert_eq!(offered_by_claude(&events), sorted_tools());
+    assert_eq!(model.scripted_left(), 0);
+    assert_all_succeeded(&claude_tool_results(&events), 4);
+    let values = claude_tool_values(&events);
+
+    // The print-mode run has ended, and with it (SessionEnd) the hook's session: look at every
+    // session.
+    let status = world.acc(&["status", "--all"]).ok_json();
+    let hooked = status["sessions"]
+        .as_array()
+        .expect("sessions")
+        .iter()
+        .find(|s| s["harness"] == "claude-code")
+        .unwrap_or_else(|| panic!("the hook's session: {status}"));
+    assert_eq!(hooked["participantId"], "bob");
+    // acc_status says whom the server speaks for, and why.
+    let speaks = values
+        .iter()
+        .find(|v| v.get("speaksFor").is_some())
+        .unwrap_or_else(|| panic!("an acc_status result: {values:?}"));
+    assert_eq!(speaks["speaksFor"]["participantId"], "bob");
+    assert_eq!(speaks["speaksFor"]["source"], "adopted");
+    assert_eq!(speaks["speaksFor"]["sessionId"], hooked["sessionId"]);
+    // The message to the hooked participant is in the MCP inbox of the same session.
+    assert!(
+        values.iter().any(|v| v["items"]
+            .as_array()
+            .is_some_and(|items| items.iter().any(|i| i["messageId"] == message_id.as_str()))),
+        "acc_inbox shows carol's message: {values:?}"
+    );
+    // The claim taken through MCP is held by the hook's session.
+    let claim = &status["claims"][0];
+    assert_eq!(claim["resource"], "file:src/parser.rs", "{status}");
+    assert_eq!(claim["ownerParticipantId"], "bob");
+    assert_eq!(claim["ownerSessionId"], hooked["sessionId"]);
+    assert!(
+        !status.to_string().contains("\"participantId\":\"mcp\""),
+        "no separate mcp participant: {status}"
+    );
+}
