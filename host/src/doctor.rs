@@ -116,6 +116,203 @@ pub fn client_version(exe: &Path) -> Result<String, String> {
         .ok_or_else(|| "it printed no version".into())
 }
 
+/// Whether the client will load its configuration files: each parsed the way the client parses
+/// it (strict JSON; for Codex, `codex mcp list` itself reads `config.toml`).
+fn loadable(target: &Target, codex: Option<&Path>) -> Vec<Check> {
+    let mut checks = Vec::new();
+    let mut json_files = vec![target.hooks_file.clone()];
+    if target.client == Client::ClaudeCode {
+        json_files.push(target.mcp_file());
+    }
+    for path in json_files {
+        let Ok(bytes) = std::fs::read(&path) else {
+            continue;
+        };
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        if let Err(e) = serde_json::from_slice::<serde_json::Value>(&bytes) {
+            checks.push(check(
+                format!("config {}", path.display()),
+                Level::Error,
+                format!(
+                    "{} will not load it: not valid JSON ({e}); every hook and server in it is ignored",
+                    target.client.as_str()
+                ),
+                Some(format!("fix {} by hand (acc edits only files it can parse)", path.display())),
+            ));
+        }
+    }
+    if let (Some(codex), Some(config)) = (codex, &target.trust_file)
+        && config.exists()
+    {
+        let mut command = Command::new(codex);
+        command
+            .args(["mcp", "list"])
+            .env("CODEX_HOME", config.parent().unwrap_or(Path::new(".")));
+        // Codex reads its whole configuration before listing; a refused file fails here the
+        // way it fails `codex exec`.
+        let budget = probe_timeout().max(Duration::from_secs(10));
+        match acc_adapter_support::run_bounded(command, budget) {
+            Ok(output) if output.status.success() => {}
+            Ok(output) => {
+                let stderr = String::from_utf8_lossy(&output.stderr);
+                let why = stderr
+                    .lines()
+                    .find(|l| !l.trim().is_empty())
+                    .unwrap_or("no message");
+                checks.push(check(
+                    format!("config {}", config.display()),
+                    Level::Error,
+                    format!("Codex refuses it: {why}"),
+                    Some(format!("fix {} by hand (acc edits only files it can parse)", config.display())),
+                ));
+            }
+            Err(_) => checks.push(check(
+                format!("config {}", config.display()),
+                Level::Warn,
+                format!("`codex mcp list` did not finish within {budget:?}, so whether Codex loads it is unknown"),
+                None,
+            )),
+        }
+    }
+    checks
+}
+
+/// The installation of ACC in one client: recorded, complete, interrupted, or hooks that run
+/// acc without a record. With `repair`, roll back an interrupted installation and reinstall
+/// what went missing, with the recorded consent and MCP registration.
+fn installation(target: &Target, codex_or_claude: Option<&Path>, repair: bool) -> Vec<Check> {
+    let client = target.client;
+    let codex = codex_or_claude.filter(|_| client == Client::Codex);
+    let mut checks = loadable(target, codex);
+    let name = format!("hooks {}", client.as_str());
+    let install_fix = Some(format!("acc install --client {}", client.as_str()));
+    if install::interrupted(target) {
+        if !repair {
+            checks.push(check(
+                name,
+                Level::Error,
+                "an installation was interrupted part way; its files may be half written",
+                Some("acc doctor --repair".into()),
+            ));
+            return checks;
+        }
+        match install::roll_back(target) {
+            Ok(note) => checks.push(check(
+                name.clone(),
+                Level::Ok,
+                note.unwrap_or_else(|| "nothing to roll back".into()),
+                None,
+            )),
+            Err(e) => {
+                checks.push(check(
+                    name,
+                    Level::Error,
+                    format!("roll back failed: {e}"),
+                    install_fix,
+                ));
+                return checks;
+            }
+        }
+    }
+    let Some((delivery, mcp)) = install::recorded_options(target) else {
+        let strays = install::stray_hooks(target);
+        if strays.is_empty() {
+            checks.push(check(
+                name,
+                Level::Warn,
+                format!("not installed in {}", target.hooks_file.display()),
+                install_fix,
+            ));
+        } else {
+            checks.push(check(
+                name,
+                Level::Warn,
+                format!(
+                    "{} has hooks that run acc ({}) but no installation record names them: acc will neither update nor remove them",
+                    target.hooks_file.display(),
+                    strays.join(", ")
+                ),
+                Some(format!(
+                    "remove them from {} by hand, then acc install --client {}",
+                    target.hooks_file.display(),
+                    client.as_str()
+                )),
+            ));
+        }
+        return checks;
+    };
+    let acc = std::env::current_exe().unwrap_or_default();
+    let groups = install::groups(client, &acc);
+    let settings: serde_json::Value = std::fs::read(&target.hooks_file)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or(serde_json::Value::Null);
+    let missing: Vec<&str> = groups
+        .iter()
+        .filter(|(event, group)| {
+            !settings
+                .pointer(&format!("/hooks/{event}"))
+                .and_then(|v| v.as_array())
+                .is_some_and(|list| list.contains(group))
+        })
+        .map(|(event, _)| *event)
+        .collect();
+    if missing.is_empty() {
+        checks.push(check(
+            name,
+            Level::Ok,
+            format!(
+                "installed in {}; live delivery consent: {delivery}",
+                target.hooks_file.display()
+            ),
+            None,
+        ));
+    } else if repair {
+        let options = install::Options {
+            delivery: &delivery,
+            mcp: mcp.as_ref().map(|(_, participant)| match participant {
+                Some(p) => install::McpIdentity::Participant(p),
+                None => install::McpIdentity::Adopt,
+            }),
+            mcp_name: mcp
+                .as_ref()
+                .map_or(install::DEFAULT_MCP_NAME, |(name, _)| name.as_str()),
+        };
+        match install::install(target, &acc, options, false) {
+            Ok(_) => checks.push(check(
+                name,
+                Level::Ok,
+                format!(
+                    "repaired: reinstalled {} in {}",
+                    missing.join(", "),
+                    target.hooks_file.display()
+                ),
+                None,
+            )),
+            Err(e) => checks.push(check(
+                name,
+                Level::Error,
+                format!("repair failed: {e}"),
+                install_fix,
+            )),
+        }
+    } else {
+        checks.push(check(
+            name,
+            Level::Error,
+            format!(
+                "{} lost {} (or this acc moved)",
+                target.hooks_file.display(),
+                missing.join(", ")
+            ),
+            Some("acc doctor --repair".into()),
+        ));
+    }
+    checks
+}
+
 /// Run every check from `start` (the workspace directory). With `repair`, reinstall hooks
 /// whose entries went missing, keeping the recorded consent.
 pub fn run(start: &Path, home: Option<&Path>, repair: bool) -> Vec<Check> {
@@ -147,78 +344,7 @@ pub fn run(start: &Path, home: Option<&Path>, repair: bool) -> Vec<Check> {
         let Ok(target) = Target::new(client, home) else {
             continue;
         };
-        let record = target.record_path().ok().filter(|p| p.exists());
-        let name = format!("hooks {}", client.as_str());
-        let install_fix = Some(format!("acc install --client {}", client.as_str()));
-        match record {
-            None => checks.push(check(
-                name,
-                Level::Warn,
-                format!("not installed in {}", target.hooks_file.display()),
-                install_fix,
-            )),
-            Some(_) => {
-                let acc = std::env::current_exe().unwrap_or_default();
-                let groups = install::groups(client, &acc);
-                let settings: serde_json::Value = std::fs::read(&target.hooks_file)
-                    .ok()
-                    .and_then(|b| serde_json::from_slice(&b).ok())
-                    .unwrap_or(serde_json::Value::Null);
-                let missing: Vec<&str> = groups
-                    .iter()
-                    .filter(|(event, group)| {
-                        !settings
-                            .pointer(&format!("/hooks/{event}"))
-                            .and_then(|v| v.as_array())
-                            .is_some_and(|list| list.contains(group))
-                    })
-                    .map(|(event, _)| *event)
-                    .collect();
-                if missing.is_empty() {
-                    let delivery = install::recorded_delivery(&target);
-                    checks.push(check(
-                        name,
-                        Level::Ok,
-                        format!(
-                            "installed in {}; live delivery consent: {delivery}",
-                            target.hooks_file.display()
-                        ),
-                        None,
-                    ));
-                } else if repair {
-                    let delivery = install::recorded_delivery(&target);
-                    match install::install(&target, &acc, &delivery, None, false) {
-                        Ok(_) => checks.push(check(
-                            name,
-                            Level::Ok,
-                            format!(
-                                "repaired: reinstalled {} in {}",
-                                missing.join(", "),
-                                target.hooks_file.display()
-                            ),
-                            None,
-                        )),
-                        Err(e) => checks.push(check(
-                            name,
-                            Level::Error,
-                            format!("repair failed: {e}"),
-                            install_fix,
-                        )),
-                    }
-                } else {
-                    checks.push(check(
-                        name,
-                        Level::Error,
-                        format!(
-                            "{} lost {} (or this acc moved)",
-                            target.hooks_file.display(),
-                            missing.join(", ")
-                        ),
-                        Some("acc doctor --repair".into()),
-                    ));
-                }
-            }
-        }
+        checks.extend(installation(&target, found.as_deref(), repair));
     }
     let configs = crate::plugins::configs_from_env().unwrap_or_default();
     let plugins = crate::plugins::Plugins::load(&configs);

@@ -166,6 +166,9 @@ pub struct InstallArgs {
     /// participant.
     #[arg(long, value_name = "PARTICIPANT", num_args = 0..=1, default_missing_value = "")]
     pub mcp: Option<String>,
+    /// The name of the MCP server `--mcp` registers (default acc; install only).
+    #[arg(long, value_name = "NAME", default_value = "acc")]
+    pub mcp_name: String,
 }
 
 /// `acc unbind`.
@@ -849,16 +852,15 @@ fn run(cli: Cli) -> AccResult<Output> {
             let target = crate::install::Target::new(client, args.home.as_deref())?;
             let plan = if matches!(cli.command, Command::Install(_)) {
                 let acc = std::env::current_exe()?;
-                crate::install::install(
-                    &target,
-                    &acc,
-                    &args.delivery,
-                    args.mcp.as_deref().map(|p| match p {
+                let options = crate::install::Options {
+                    delivery: &args.delivery,
+                    mcp: args.mcp.as_deref().map(|p| match p {
                         "" => crate::install::McpIdentity::Adopt,
                         named => crate::install::McpIdentity::Participant(named),
                     }),
-                    args.dry_run,
-                )?
+                    mcp_name: &args.mcp_name,
+                };
+                crate::install::install(&target, &acc, options, args.dry_run)?
             } else {
                 crate::install::uninstall(&target, args.dry_run)?
             };

@@ -7,6 +7,7 @@ mod contracts;
 mod decisions;
 mod hooks;
 mod hooks_real;
+mod install_safety;
 mod mcp;
 mod mcp_clients;
 mod mcp_models;

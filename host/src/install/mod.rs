@@ -1,0 +1,1238 @@
+//! `acc install` / `acc uninstall`: ACC's entries in a client's own configuration.
+//!
+//! Owns: ACC's hook groups in Claude Code's `~/.claude/settings.json` or Codex's
+//! `$CODEX_HOME/hooks.json`, Codex's trust records for exactly those hooks, the `acc-mcp`
+//! registration (`.claude.json` `mcpServers`, `config.toml` `[mcp_servers]`), the installation
+//! record (the entries ACC wrote, by content, and what each file was without them; the user's
+//! live-delivery consent), and undoing it.
+//!
+//! The rules (README, under the install commands): edits are lossless (`json_doc`,
+//! `toml_doc`); an entry of the same name that ACC did not write is never replaced or removed
+//! (install refuses, naming it); install checks everything, then records what it is about to
+//! write (`pending`), writes each file atomically, and completes the record, so a failure or a
+//! crash part way is rolled back by the next install, uninstall or `doctor --repair`; uninstall
+//! removes exactly ACC's entries, found by their content, and keeps every later edit. Must not:
+//! edit a file it cannot parse the way the client does, or store consent in the workspace
+//! config.
+
+mod codex_trust;
+mod json_doc;
+mod toml_doc;
+
+use std::path::{Path, PathBuf};
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+use sha2::{Digest, Sha256};
+
+use crate::error::{AccError, AccResult, ErrorCode};
+use crate::hooks::Client;
+
+use json_doc::JsonDoc;
+use toml_doc::TomlDoc;
+
+/// Live-delivery consents.
+pub const DELIVERY: &[&str] = &["off", "actionable", "all"];
+/// The MCP server name `acc install --mcp` registers unless `--mcp-name` says otherwise.
+pub const DEFAULT_MCP_NAME: &str = "acc";
+/// The installation record's format.
+const RECORD_VERSION: u32 = 2;
+
+fn sha256(bytes: &[u8]) -> String {
+    crate::ids::hex(&Sha256::digest(bytes))
+}
+
+fn data_error(message: impl Into<String>) -> AccError {
+    AccError::new(ErrorCode::InvalidData, message)
+}
+
+/// Where one client's configuration lives for a home.
+#[derive(Debug, Clone)]
+pub struct Target {
+    /// The client.
+    pub client: Client,
+    /// The home directory.
+    pub home: PathBuf,
+    /// The hooks file (Claude Code settings, or Codex hooks.json).
+    pub hooks_file: PathBuf,
+    /// Codex's config.toml (trust records), for Codex.
+    pub trust_file: Option<PathBuf>,
+}
+
+impl Target {
+    /// The target for `client`: `--home DIR`, else `$HOME` (Claude Code honours
+    /// `CLAUDE_CONFIG_DIR`, Codex `CODEX_HOME`, when no `--home` is given).
+    pub fn new(client: Client, home: Option<&Path>) -> AccResult<Self> {
+        let explicit = home.is_some();
+        let home = match home {
+            Some(home) => home.to_path_buf(),
+            None => std::env::var_os("HOME")
+                .map(PathBuf::from)
+                .ok_or_else(|| AccError::usage("no --home and no HOME"))?,
+        };
+        if !home.is_absolute() {
+            return Err(AccError::usage(format!(
+                "--home must be absolute, got `{}`",
+                home.display()
+            )));
+        }
+        Ok(match client {
+            Client::ClaudeCode => {
+                let dir = match std::env::var_os("CLAUDE_CONFIG_DIR").filter(|_| !explicit) {
+                    Some(dir) => PathBuf::from(dir),
+                    None => home.join(".claude"),
+                };
+                Self {
+                    client,
+                    hooks_file: dir.join("settings.json"),
+                    trust_file: None,
+                    home,
+                }
+            }
+            Client::Codex => {
+                let dir = match std::env::var_os("CODEX_HOME").filter(|_| !explicit) {
+                    Some(dir) => PathBuf::from(dir),
+                    None => home.join(".codex"),
+                };
+                Self {
+                    client,
+                    hooks_file: dir.join("hooks.json"),
+                    trust_file: Some(dir.join("config.toml")),
+                    home,
+                }
+            }
+        })
+    }
+
+    /// Where the client keeps its MCP server registrations: Claude Code's `.claude.json`
+    /// (in `CLAUDE_CONFIG_DIR` when set and no `--home`), Codex's `config.toml`.
+    pub fn mcp_file(&self) -> PathBuf {
+        match (&self.trust_file, self.client) {
+            (Some(config), _) => config.clone(),
+            (None, _) => match std::env::var_os("CLAUDE_CONFIG_DIR") {
+                Some(dir) if self.hooks_file.starts_with(&dir) => {
+                    PathBuf::from(dir).join(".claude.json")
+                }
+                _ => self.home.join(".claude.json"),
+            },
+        }
+    }
+
+    /// The installation whose configuration directory is `dir` (Claude Code's config
+    /// directory, Codex's `CODEX_HOME`), as a live endpoint names it.
+    pub fn in_config_dir(client: Client, dir: &Path) -> Self {
+        let home = dir.parent().map(Path::to_path_buf).unwrap_or_default();
+        match client {
+            Client::ClaudeCode => Self {
+                client,
+                hooks_file: dir.join("settings.json"),
+                trust_file: None,
+                home,
+            },
+            Client::Codex => Self {
+                client,
+                hooks_file: dir.join("hooks.json"),
+                trust_file: Some(dir.join("config.toml")),
+                home,
+            },
+        }
+    }
+
+    /// The installation record, in the data home (never in a workspace).
+    pub fn record_path(&self) -> AccResult<PathBuf> {
+        let key = sha256(self.hooks_file.to_string_lossy().as_bytes());
+        Ok(crate::workspace::data_base()?
+            .join("acc")
+            .join("installations")
+            .join(format!("{}-{}.json", self.client.as_str(), &key[..12])))
+    }
+}
+
+/// The hook events installed per client, with their tool matchers.
+pub fn events(client: Client) -> &'static [(&'static str, Option<&'static str>)] {
+    match client {
+        Client::ClaudeCode => &[
+            ("SessionStart", None),
+            ("UserPromptSubmit", None),
+            ("PreToolUse", Some("Write|Edit|MultiEdit|Bash")),
+            ("Stop", None),
+            ("SessionEnd", None),
+        ],
+        Client::Codex => &[
+            ("SessionStart", None),
+            ("UserPromptSubmit", None),
+            ("PreToolUse", Some("apply_patch|shell")),
+            ("Stop", None),
+        ],
+    }
+}
+
+fn quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "'\\''"))
+}
+
+/// The hook groups ACC adds, by event.
+pub fn groups(client: Client, acc: &Path) -> Vec<(&'static str, Value)> {
+    events(client)
+        .iter()
+        .map(|(event, matcher)| {
+            let mut group = Map::new();
+            if let Some(matcher) = matcher {
+                group.insert("matcher".into(), Value::from(*matcher));
+            }
+            group.insert(
+                "hooks".into(),
+                json!([{ "type": "command", "command": format!("{} hook {} {event}", quote(&acc.to_string_lossy()), client.as_str()), "timeout": 5 }]),
+            );
+            (*event, Value::Object(group))
+        })
+        .collect()
+}
+
+/// One entry ACC writes into a client's file, identified by its whole content.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum Entry {
+    /// A hook group in `hooks.<event>` (JSON).
+    Hook {
+        /// The event.
+        event: String,
+        /// The whole group object.
+        group: Value,
+    },
+    /// An MCP server registration (`mcpServers.<name>` in JSON, `[mcp_servers.<name>]` in
+    /// TOML).
+    McpServer {
+        /// The server's name.
+        name: String,
+        /// The entry's content.
+        server: Value,
+    },
+    /// A Codex trust record `[hooks.state."<key>"] trusted_hash = "<hash>"` (TOML).
+    Trust {
+        /// The trust key.
+        key: String,
+        /// The hash Codex computed.
+        hash: String,
+    },
+}
+
+impl Entry {
+    /// What the entry does, for a plan.
+    fn plan_line(&self) -> String {
+        match self {
+            Self::Hook { event, group } => format!(
+                "hooks.{event}{} runs {}",
+                group
+                    .get("matcher")
+                    .and_then(Value::as_str)
+                    .map(|m| format!(" ({m})"))
+                    .unwrap_or_default(),
+                group
+                    .pointer("/hooks/0/command")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+            ),
+            Self::McpServer { name, server } => format!(
+                "register acc-mcp as MCP server `{name}` ({})",
+                server.get("command").and_then(Value::as_str).unwrap_or("")
+            ),
+            Self::Trust { key, hash } => format!("trust {key} ({hash})"),
+        }
+    }
+
+    /// How the entry is named to a person.
+    fn describe(&self) -> String {
+        match self {
+            Self::Hook { event, .. } => format!("hooks.{event}: acc's hook"),
+            Self::McpServer { name, .. } => format!("MCP server `{name}`"),
+            Self::Trust { key, .. } => format!("trust for {key}"),
+        }
+    }
+}
+
+/// What one file held, for ACC's record.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct FileRecord {
+    path: PathBuf,
+    /// `json` or `toml`.
+    format: String,
+    /// Whether the file existed before ACC first wrote it (uninstall removes a file ACC
+    /// created only when it is still exactly as ACC wrote it).
+    existed: bool,
+    /// The file without ACC's entries, as it was when ACC last wrote it (base64): what
+    /// uninstall leaves when the file is still byte for byte what ACC wrote.
+    before: String,
+    /// The sha256 of the bytes ACC wrote.
+    written_sha256: String,
+    /// ACC's entries in it.
+    entries: Vec<Entry>,
+    /// While the record is `pending`: the file's exact bytes before this installation began
+    /// (base64), or absent when there was no file, for rolling an interrupted install back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    previous: Option<String>,
+    /// While `pending`: whether the file existed before this installation began.
+    #[serde(default)]
+    previous_existed: bool,
+}
+
+/// The MCP registration an installation made.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct McpRecord {
+    name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    participant: Option<String>,
+}
+
+/// The installation record (in the data home, never in a workspace).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Record {
+    version: u32,
+    client: String,
+    home: String,
+    acc: String,
+    delivery: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    mcp: Option<McpRecord>,
+    /// `pending` while files are being written, `complete` after.
+    state: String,
+    files: Vec<FileRecord>,
+    installed_at: String,
+    /// While `pending`: the record this installation replaces.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    replaces: Option<Box<Record>>,
+}
+
+impl Record {
+    fn file(&self, path: &Path) -> Option<&FileRecord> {
+        self.files.iter().find(|f| f.path == path)
+    }
+}
+
+fn decode(text: &str) -> Vec<u8> {
+    STANDARD.decode(text).unwrap_or_default()
+}
+
+/// Read a record; records of the first format (version 1) are read into this one.
+fn read_record(target: &Target) -> AccResult<Option<Record>> {
+    let path = target.record_path()?;
+    let Ok(bytes) = std::fs::read(&path) else {
+        return Ok(None);
+    };
+    let value: Value = serde_json::from_slice(&bytes).map_err(|e| {
+        data_error(format!(
+            "the installation record {} is damaged ({e}); move it aside and remove acc's entries by hand",
+            path.display()
+        ))
+    })?;
+    if value.get("version").is_none() {
+        return Ok(Some(from_first_format(target, &value)));
+    }
+    serde_json::from_value(value).map(Some).map_err(|e| {
+        data_error(format!(
+            "the installation record {} is not one this acc reads ({e})",
+            path.display()
+        ))
+    })
+}
+
+/// A version 1 record: files by position (the hooks file, then Codex's config.toml with an
+/// appended block, or Claude Code's state file with `mcpEntry`), entries derived from the acc
+/// path it recorded.
+fn from_first_format(target: &Target, value: &Value) -> Record {
+    let text = |v: &Value, key: &str| v.get(key).and_then(Value::as_str).unwrap_or("").to_string();
+    let acc = PathBuf::from(text(value, "acc"));
+    let mut files = Vec::new();
+    for (index, file) in value
+        .get("files")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        let path = PathBuf::from(text(file, "path"));
+        let original = file.get("original").and_then(Value::as_str);
+        let mut entries = Vec::new();
+        let mut format = "json";
+        if index == 0 {
+            entries = groups(target.client, &acc)
+                .into_iter()
+                .map(|(event, group)| Entry::Hook {
+                    event: event.to_string(),
+                    group,
+                })
+                .collect();
+        } else if let Some(entry) = file.get("mcpEntry") {
+            entries.push(Entry::McpServer {
+                name: DEFAULT_MCP_NAME.into(),
+                server: entry.clone(),
+            });
+        } else if let Some(block) = file.get("added").and_then(Value::as_str) {
+            format = "toml";
+            if let Ok(doc) = block.parse::<toml::Table>() {
+                let states = doc
+                    .get("hooks")
+                    .and_then(|h| h.get("state"))
+                    .and_then(toml::Value::as_table);
+                for (key, state) in states.into_iter().flatten() {
+                    if let Some(hash) = state.get("trusted_hash").and_then(toml::Value::as_str) {
+                        entries.push(Entry::Trust {
+                            key: key.clone(),
+                            hash: hash.to_string(),
+                        });
+                    }
+                }
+                if let Some(server) = doc.get("mcp_servers").and_then(|s| s.get("acc")) {
+                    entries.push(Entry::McpServer {
+                        name: DEFAULT_MCP_NAME.into(),
+                        server: serde_json::to_value(server).unwrap_or(Value::Null),
+                    });
+                }
+            }
+        }
+        files.push(FileRecord {
+            path,
+            format: format.into(),
+            existed: original.is_some(),
+            before: original.unwrap_or("").to_string(),
+            written_sha256: text(file, "writtenSha256"),
+            entries,
+            previous: None,
+            previous_existed: false,
+        });
+    }
+    Record {
+        version: 1,
+        client: text(value, "client"),
+        home: text(value, "home"),
+        acc: acc.to_string_lossy().into_owned(),
+        delivery: text(value, "delivery"),
+        mcp: None,
+        state: "complete".into(),
+        files,
+        installed_at: text(value, "installedAt"),
+        replaces: None,
+    }
+}
+
+/// A configuration file parsed the way its client parses it.
+enum Doc {
+    Json(JsonDoc),
+    Toml(TomlDoc),
+}
+
+impl Doc {
+    fn parse(path: &Path, format: &str, text: &str) -> AccResult<Self> {
+        if format == "toml" {
+            TomlDoc::parse(path, text).map(Self::Toml)
+        } else {
+            JsonDoc::parse(path, text).map(Self::Json)
+        }
+    }
+
+    fn text(&self) -> String {
+        match self {
+            Self::Json(doc) => doc.text(),
+            Self::Toml(doc) => doc.text(),
+        }
+    }
+
+    /// Remove `entry` by its content; `before` is the file without ACC's entries when ACC
+    /// first wrote (containers absent from it are removed when left empty).
+    fn remove(&mut self, path: &Path, format: &str, entry: &Entry, before: &str) -> bool {
+        match self {
+            Self::Json(doc) => {
+                let before = JsonDoc::parse(path, before)
+                    .map(|d| d.value)
+                    .unwrap_or(Value::Null);
+                doc.remove(entry, &before)
+            }
+            Self::Toml(doc) => {
+                let Ok(Self::Toml(before)) = Self::parse(path, format, before) else {
+                    return false;
+                };
+                doc.remove(entry, &before)
+            }
+        }
+    }
+
+    fn check_addable(&self, path: &Path, entry: &Entry) -> AccResult<()> {
+        match self {
+            Self::Json(doc) => doc.check_addable(path, entry),
+            Self::Toml(doc) => doc.check_addable(path, entry),
+        }
+    }
+
+    fn add(&mut self, entry: &Entry) {
+        match self {
+            Self::Json(doc) => doc.add(entry),
+            Self::Toml(doc) => doc.add(entry),
+        }
+    }
+
+    /// What stands where `entry` would go, when something does (the user's entry of the same
+    /// name, or something that looks like ACC's hook that no record names).
+    fn occupant(&self, entry: &Entry, client: Client) -> Option<String> {
+        match (self, entry) {
+            (Self::Json(doc), Entry::Hook { event, .. }) => doc
+                .value
+                .pointer(&format!("/hooks/{event}"))
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .find(|group| looks_like_accs_hook(group, client))
+                .map(|group| format!("hooks.{event} already runs acc's hook ({group})")),
+            (Self::Json(doc), Entry::McpServer { name, .. }) => doc
+                .value
+                .pointer(&format!("/mcpServers/{name}"))
+                .map(|server| format!("mcpServers.{name} exists ({server})")),
+            (Self::Toml(doc), Entry::McpServer { name, .. }) => doc
+                .existing(entry)
+                .map(|server| format!("[mcp_servers.{name}] exists ({server})")),
+            (Self::Toml(doc), Entry::Trust { key, .. }) => doc
+                .existing(entry)
+                .map(|_| format!("[hooks.state.\"{key}\"] exists")),
+            _ => None,
+        }
+    }
+}
+
+/// Whether a hook group runs `acc hook <client> …` from any acc.
+fn looks_like_accs_hook(group: &Value, client: Client) -> bool {
+    let marker = format!(" hook {} ", client.as_str());
+    group
+        .get("hooks")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|hook| hook.get("command").and_then(Value::as_str))
+        .any(|command| {
+            command.contains(&marker)
+                && command
+                    .split(&marker)
+                    .next()
+                    .is_some_and(|program| program.trim_matches('\'').ends_with("acc"))
+        })
+}
+
+/// Whom a registered `acc-mcp` speaks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum McpIdentity<'a> {
+    /// No `ACC_MCP_PARTICIPANT`: the hooked session of the client process that starts it.
+    Adopt,
+    /// `ACC_MCP_PARTICIPANT` set to this participant.
+    Participant(&'a str),
+}
+
+impl McpIdentity<'_> {
+    fn describe(self) -> String {
+        match self {
+            Self::Adopt => "speaking for the hooked session of the client that starts it".into(),
+            Self::Participant(p) => format!("for participant {p}"),
+        }
+    }
+}
+
+/// What to install.
+#[derive(Debug, Clone, Copy)]
+pub struct Options<'a> {
+    /// Live-delivery consent: off, actionable or all.
+    pub delivery: &'a str,
+    /// Register `acc-mcp`, speaking for whom.
+    pub mcp: Option<McpIdentity<'a>>,
+    /// The MCP server's name (default `acc`).
+    pub mcp_name: &'a str,
+}
+
+/// The plan (and, unless `dry_run`, the result) of an installation.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// One line per step.
+    pub steps: Vec<String>,
+    /// Whether anything was or would be changed.
+    pub changes: bool,
+}
+
+/// One file's part of an installation: what it is now and what it will be.
+struct Planned {
+    path: PathBuf,
+    format: &'static str,
+    current: Option<Vec<u8>>,
+    existed: bool,
+    before: String,
+    desired: String,
+    entries: Vec<Entry>,
+}
+
+impl Planned {
+    fn changes(&self) -> bool {
+        self.current.as_deref() != Some(self.desired.as_bytes())
+    }
+}
+
+fn read_text(path: &Path) -> AccResult<Option<Vec<u8>>> {
+    match std::fs::read(path) {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(data_error(format!(
+            "cannot read {} ({e}); nothing was changed",
+            path.display()
+        ))),
+    }
+}
+
+fn utf8(path: &Path, bytes: &[u8]) -> AccResult<String> {
+    String::from_utf8(bytes.to_vec()).map_err(|_| {
+        data_error(format!(
+            "{} is not UTF-8 text; acc will not edit it. Nothing was changed",
+            path.display()
+        ))
+    })
+}
+
+/// Plan one file: remove the entries an earlier installation recorded in it, refuse to take
+/// anything that is the user's, and add `entries`.
+fn plan_file(
+    client: Client,
+    path: &Path,
+    format: &'static str,
+    old: Option<&FileRecord>,
+    entries: Vec<Entry>,
+) -> AccResult<Planned> {
+    let current = read_text(path)?;
+    let text = match &current {
+        Some(bytes) => utf8(path, bytes)?,
+        None => String::new(),
+    };
+    let mut doc = Doc::parse(path, format, &text)?;
+    if let Some(old) = old {
+        let recorded_before = String::from_utf8_lossy(&decode(&old.before)).into_owned();
+        for entry in &old.entries {
+            doc.remove(path, format, entry, &recorded_before);
+        }
+    }
+    let before = match old {
+        // The file is still exactly what acc wrote: nothing else changed it, so what it was
+        // without acc's entries is what the record says, byte for byte.
+        Some(old) if current.as_deref().map(sha256).as_deref() == Some(&old.written_sha256) => {
+            String::from_utf8_lossy(&decode(&old.before)).into_owned()
+        }
+        Some(old) if !old.entries.is_empty() => doc.text(),
+        _ => text.clone(),
+    };
+    for entry in &entries {
+        if let Some(occupant) = doc.occupant(entry, client) {
+            let way_out = match entry {
+                Entry::McpServer { .. } => {
+                    "use another name with --mcp-name NAME, or remove it yourself"
+                }
+                _ => "remove it yourself, then install again",
+            };
+            return Err(data_error(format!(
+                "{} in {}: {occupant}, and acc did not write it (no installation record names it). acc never replaces what is yours: {way_out}. Nothing was changed",
+                entry.describe(),
+                path.display()
+            )));
+        }
+        doc.check_addable(path, entry)?;
+    }
+    // The file without ACC's entries is parsed again so additions start from exactly it.
+    let mut desired = Doc::parse(path, format, &before)?;
+    for entry in &entries {
+        desired.add(entry);
+    }
+    let mut desired = desired.text();
+    if entries.is_empty() && old.is_none_or(|o| o.entries.is_empty()) {
+        desired = text.clone();
+    }
+    Ok(Planned {
+        path: path.to_path_buf(),
+        format,
+        existed: old.map_or(current.is_some(), |o| o.existed),
+        current,
+        before,
+        desired,
+        entries,
+    })
+}
+
+/// The hook entries for a client, in event order.
+fn hook_entries(client: Client, acc: &Path) -> Vec<Entry> {
+    groups(client, acc)
+        .into_iter()
+        .map(|(event, group)| Entry::Hook {
+            event: event.to_string(),
+            group,
+        })
+        .collect()
+}
+
+fn mcp_server(client: Client, acc_mcp: &Path, identity: McpIdentity<'_>) -> Value {
+    let mut env = Map::new();
+    if let McpIdentity::Participant(participant) = identity {
+        env.insert("ACC_MCP_PARTICIPANT".into(), Value::from(participant));
+    }
+    match client {
+        // The shape `claude mcp add` writes.
+        Client::ClaudeCode => {
+            json!({ "type": "stdio", "command": acc_mcp.to_string_lossy(), "args": [], "env": env })
+        }
+        Client::Codex if env.is_empty() => json!({ "command": acc_mcp.to_string_lossy() }),
+        Client::Codex => json!({ "command": acc_mcp.to_string_lossy(), "env": env }),
+    }
+}
+
+/// The position of each of ACC's groups in its event's list of the planned hooks file, as the
+/// trust key's tail (`user_prompt_submit:1:0`).
+fn trust_suffixes(hooks_text: &str, entries: &[Entry]) -> Vec<String> {
+    let value: Value = serde_json::from_str(hooks_text).unwrap_or(Value::Null);
+    entries
+        .iter()
+        .filter_map(|entry| {
+            let Entry::Hook { event, group } = entry else {
+                return None;
+            };
+            let index = value
+                .pointer(&format!("/hooks/{event}"))
+                .and_then(Value::as_array)?
+                .iter()
+                .position(|g| g == group)?;
+            Some(format!("{}:{index}:0", snake(event)))
+        })
+        .collect()
+}
+
+fn record_file(planned: &Planned, pending: bool) -> FileRecord {
+    FileRecord {
+        path: planned.path.clone(),
+        format: planned.format.into(),
+        existed: planned.existed,
+        before: STANDARD.encode(planned.before.as_bytes()),
+        written_sha256: sha256(planned.desired.as_bytes()),
+        entries: planned.entries.clone(),
+        previous: pending
+            .then(|| planned.current.as_deref().map(|b| STANDARD.encode(b)))
+            .flatten(),
+        previous_existed: pending && planned.current.is_some(),
+    }
+}
+
+/// Sleep between the steps of an installation when `ACC_TEST_INSTALL_PAUSE_MS` says so, so a
+/// test can interrupt it (kill -9) between two writes. Test-only; unset, it does nothing.
+fn test_pause() {
+    if let Some(ms) = std::env::var("ACC_TEST_INSTALL_PAUSE_MS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+    {
+        std::thread::sleep(std::time::Duration::from_millis(ms.min(60_000)));
+    }
+}
+
+/// Whether a file's directory can be written (its nearest existing ancestor, when it does not
+/// exist yet).
+fn check_writable(path: &Path) -> AccResult<()> {
+    let mut dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    while !dir.exists() {
+        match dir.parent() {
+            Some(parent) => dir = parent.to_path_buf(),
+            None => break,
+        }
+    }
+    let writable = |p: &Path| rustix::fs::access(p, rustix::fs::Access::WRITE_OK).is_ok();
+    if !writable(&dir) || (path.exists() && !writable(path)) {
+        return Err(data_error(format!(
+            "{} cannot be written (permissions); nothing was changed",
+            path.display()
+        )));
+    }
+    Ok(())
+}
+
+/// Install ACC's hooks (and, with `options.mcp`, `acc-mcp`) for `target`, recording the
+/// delivery consent. With `dry_run`, check and plan only.
+pub fn install(
+    target: &Target,
+    acc: &Path,
+    options: Options<'_>,
+    dry_run: bool,
+) -> AccResult<Plan> {
+    if !DELIVERY.contains(&options.delivery) {
+        return Err(AccError::usage(format!(
+            "--delivery must be off, actionable or all, got `{}`",
+            options.delivery
+        )));
+    }
+    let acc_mcp = acc.with_file_name("acc-mcp");
+    if let Some(identity) = options.mcp {
+        crate::ids::validate_portable_id("--mcp-name", options.mcp_name)?;
+        if let McpIdentity::Participant(participant) = identity {
+            crate::ids::validate_portable_id("--mcp participant", participant)?;
+        }
+        if !acc_mcp.is_file() {
+            return Err(data_error(format!(
+                "{} is missing; it must sit beside acc to be registered. Nothing was changed",
+                acc_mcp.display()
+            )));
+        }
+    }
+    let codex = match target.client {
+        Client::Codex => Some(codex_trust::codex_executable()?),
+        Client::ClaudeCode => None,
+    };
+    let mut steps = Vec::new();
+    if !dry_run && let Some(note) = recover(target)? {
+        steps.push(note);
+    }
+    let old = read_record(target)?;
+    if dry_run && old.as_ref().is_some_and(|r| r.state == "pending") {
+        steps.push("roll back an interrupted installation first".into());
+    }
+    let old = match old {
+        Some(record) if record.state == "pending" => record.replaces.map(|b| *b),
+        other => other,
+    };
+    let old_file = |path: &Path| old.as_ref().and_then(|r| r.file(path));
+
+    let hooks = hook_entries(target.client, acc);
+    let hooks_plan = plan_file(
+        target.client,
+        &target.hooks_file,
+        "json",
+        old_file(&target.hooks_file),
+        hooks.clone(),
+    )?;
+    let mut planned = vec![hooks_plan];
+    let mcp_entry = options.mcp.map(|identity| Entry::McpServer {
+        name: options.mcp_name.to_string(),
+        server: mcp_server(target.client, &acc_mcp, identity),
+    });
+    match (target.client, &target.trust_file) {
+        (Client::Codex, Some(config)) => {
+            let suffixes = trust_suffixes(&planned[0].desired, &hooks);
+            let mut entries = Vec::new();
+            if let (Some(codex), false) = (&codex, dry_run) {
+                let listed = codex_trust::hashes(codex, &planned[0].desired)?;
+                for suffix in &suffixes {
+                    let Some((_, hash)) = listed.hashes.iter().find(|(s, _)| s == suffix) else {
+                        return Err(data_error(format!(
+                            "codex does not list acc's hook {suffix} in {}{}; nothing was changed",
+                            target.hooks_file.display(),
+                            if listed.problems.is_empty() {
+                                String::new()
+                            } else {
+                                format!(" (codex says: {})", listed.problems.join("; "))
+                            }
+                        )));
+                    };
+                    entries.push(Entry::Trust {
+                        key: format!("{}:{suffix}", target.hooks_file.display()),
+                        hash: hash.clone(),
+                    });
+                }
+            } else {
+                // The dry run does not start codex: the keys are known, the hashes are not.
+                entries.extend(suffixes.iter().map(|suffix| Entry::Trust {
+                    key: format!("{}:{suffix}", target.hooks_file.display()),
+                    hash: "(asked of codex when installing)".into(),
+                }));
+            }
+            entries.extend(mcp_entry.clone());
+            planned.push(plan_file(
+                target.client,
+                config,
+                "toml",
+                old_file(config),
+                entries,
+            )?);
+        }
+        _ => {
+            let state_file = target.mcp_file();
+            if mcp_entry.is_some() || old_file(&state_file).is_some() {
+                planned.push(plan_file(
+                    target.client,
+                    &state_file,
+                    "json",
+                    old_file(&state_file),
+                    mcp_entry.clone().into_iter().collect(),
+                )?);
+            }
+        }
+    }
+    // Files an earlier installation wrote that this one no longer touches lose ACC's entries.
+    for file in old.iter().flat_map(|r| r.files.iter()) {
+        if !planned.iter().any(|p| p.path == file.path) {
+            let format = if file.format == "toml" {
+                "toml"
+            } else {
+                "json"
+            };
+            planned.push(plan_file(
+                target.client,
+                &file.path,
+                format,
+                Some(file),
+                Vec::new(),
+            )?);
+        }
+    }
+    for plan in planned.iter().filter(|p| p.changes()) {
+        check_writable(&plan.path)?;
+    }
+
+    for plan in &planned {
+        let verb = if plan.changes() {
+            "add to"
+        } else {
+            "already in"
+        };
+        if plan.entries.is_empty() {
+            steps.push(format!("remove acc's entries from {}", plan.path.display()));
+        }
+        for entry in &plan.entries {
+            steps.push(format!(
+                "{verb} {}: {}",
+                plan.path.display(),
+                entry.plan_line()
+            ));
+        }
+    }
+    if let Some(identity) = options.mcp {
+        steps.push(format!(
+            "acc-mcp ({}) is MCP server `{}`, {}",
+            acc_mcp.display(),
+            options.mcp_name,
+            identity.describe()
+        ));
+    }
+    let record_path = target.record_path()?;
+    steps.push(format!(
+        "record live-delivery consent `{}` and acc's entries in {}",
+        options.delivery,
+        record_path.display()
+    ));
+    let changes = planned.iter().any(Planned::changes)
+        || old.as_ref().is_none_or(|r| r.delivery != options.delivery);
+    if dry_run {
+        return Ok(Plan { steps, changes });
+    }
+
+    let mut record = Record {
+        version: RECORD_VERSION,
+        client: target.client.as_str().into(),
+        home: target.home.to_string_lossy().into_owned(),
+        acc: acc.to_string_lossy().into_owned(),
+        delivery: options.delivery.into(),
+        mcp: options.mcp.map(|identity| McpRecord {
+            name: options.mcp_name.into(),
+            participant: match identity {
+                McpIdentity::Adopt => None,
+                McpIdentity::Participant(p) => Some(p.into()),
+            },
+        }),
+        state: "pending".into(),
+        files: planned.iter().map(|p| record_file(p, true)).collect(),
+        installed_at: crate::clock::format_timestamp(crate::clock::Clock::now_ms(
+            &crate::clock::SystemClock::default(),
+        )),
+        replaces: old.map(Box::new),
+    };
+    write_record(&record_path, &record)?;
+    test_pause();
+    for plan in planned.iter().filter(|p| p.changes()) {
+        if let Err(error) = write_file(&plan.path, plan.desired.as_bytes()) {
+            // Undo what was written, from the pending record, before answering.
+            let _ = recover(target);
+            return Err(error);
+        }
+        test_pause();
+    }
+    record.state = "complete".into();
+    record.replaces = None;
+    record.files = planned.iter().map(|p| record_file(p, false)).collect();
+    write_record(&record_path, &record)?;
+    Ok(Plan {
+        steps,
+        changes: true,
+    })
+}
+
+fn write_record(path: &Path, record: &Record) -> AccResult<()> {
+    let mut text = serde_json::to_string_pretty(record)
+        .map_err(|e| AccError::internal(format!("the installation record: {e}")))?;
+    text.push('\n');
+    write_private(path, text.as_bytes())
+}
+
+/// Roll back an installation that was interrupted (its record still `pending`): every file it
+/// wrote goes back to its bytes from before it began, and the record it replaced comes back.
+/// A note saying so when there was one.
+fn recover(target: &Target) -> AccResult<Option<String>> {
+    let Some(record) = read_record(target)? else {
+        return Ok(None);
+    };
+    if record.state != "pending" {
+        return Ok(None);
+    }
+    for file in &record.files {
+        let current = read_text(&file.path)?;
+        if current.as_deref().map(sha256).as_deref() != Some(file.written_sha256.as_str()) {
+            // Not written yet, or changed since: it keeps what it has.
+            continue;
+        }
+        match &file.previous {
+            Some(previous) => write_file(&file.path, &decode(previous))?,
+            None if !file.previous_existed => std::fs::remove_file(&file.path)?,
+            None => {}
+        }
+    }
+    let record_path = target.record_path()?;
+    match record.replaces {
+        Some(old) => write_record(&record_path, &old)?,
+        None => std::fs::remove_file(&record_path)?,
+    }
+    Ok(Some(format!(
+        "rolled back an interrupted installation of {}",
+        record.installed_at
+    )))
+}
+
+/// Write a file atomically: a temporary file in the same directory, fsynced, renamed over the
+/// target, and the directory fsynced. The target's permissions are kept.
+fn write_file(path: &Path, bytes: &[u8]) -> AccResult<()> {
+    use std::io::Write;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let mut temp = tempfile::Builder::new()
+        .prefix(".acc-install-")
+        .tempfile_in(dir)
+        .map_err(|e| data_error(format!("cannot write beside {} ({e})", path.display())))?;
+    temp.write_all(bytes)?;
+    if let Ok(meta) = std::fs::metadata(path) {
+        let _ = std::fs::set_permissions(temp.path(), meta.permissions());
+    }
+    temp.as_file().sync_all()?;
+    temp.persist(path)
+        .map_err(|e| data_error(format!("cannot replace {} ({})", path.display(), e.error)))?;
+    if let Ok(dir) = std::fs::File::open(dir) {
+        let _ = dir.sync_all();
+    }
+    Ok(())
+}
+
+fn write_private(path: &Path, bytes: &[u8]) -> AccResult<()> {
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    if let Some(dir) = path.parent() {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)?;
+    }
+    write_file(path, bytes)?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
+    Ok(())
+}
+
+/// Undo an installation: remove exactly ACC's entries, found by their content, keeping every
+/// later edit. A file still byte for byte what ACC wrote gets back what it was without them
+/// (or goes, if ACC created it).
+pub fn uninstall(target: &Target, dry_run: bool) -> AccResult<Plan> {
+    let mut steps = Vec::new();
+    if !dry_run && let Some(note) = recover(target)? {
+        steps.push(note);
+    }
+    let record = match read_record(target)? {
+        Some(record) if record.state == "pending" => record.replaces.map(|b| *b),
+        other => other,
+    };
+    let Some(record) = record else {
+        steps.push(format!(
+            "nothing to undo: no installation recorded for {}",
+            target.hooks_file.display()
+        ));
+        let strays = stray_hooks(target);
+        if !strays.is_empty() {
+            steps.push(format!(
+                "{} has hooks that run acc ({}) that no installation record names; remove them by hand",
+                target.hooks_file.display(),
+                strays.join(", ")
+            ));
+        }
+        return Ok(Plan {
+            steps,
+            changes: false,
+        });
+    };
+    let mut actions: Vec<(PathBuf, Option<Vec<u8>>)> = Vec::new();
+    for file in &record.files {
+        let Some(current) = read_text(&file.path)? else {
+            steps.push(format!("{} is gone already", file.path.display()));
+            continue;
+        };
+        if sha256(&current) == file.written_sha256 {
+            let before = decode(&file.before);
+            if file.existed || !holds_nothing(&file.format, &before) {
+                steps.push(format!(
+                    "restore {} to what it was without acc's entries",
+                    file.path.display()
+                ));
+                actions.push((file.path.clone(), Some(before)));
+            } else {
+                steps.push(format!("remove {} (acc created it)", file.path.display()));
+                actions.push((file.path.clone(), None));
+            }
+            continue;
+        }
+        let format = if file.format == "toml" {
+            "toml"
+        } else {
+            "json"
+        };
+        let mut doc = Doc::parse(&file.path, format, &utf8(&file.path, &current)?)?;
+        let before = String::from_utf8_lossy(&decode(&file.before)).into_owned();
+        let mut kept = Vec::new();
+        let mut removed = 0;
+        for entry in &file.entries {
+            if doc.remove(&file.path, format, entry, &before) {
+                removed += 1;
+            } else if !matches!(entry, Entry::Hook { .. })
+                || doc.occupant(entry, target.client).is_some()
+            {
+                kept.push(entry.describe());
+            }
+        }
+        if removed > 0 {
+            steps.push(format!(
+                "remove acc's {removed} entries from {} (it changed since; your changes stay)",
+                file.path.display()
+            ));
+            actions.push((file.path.clone(), Some(doc.text().into_bytes())));
+        } else {
+            steps.push(format!("{}: no acc entries left", file.path.display()));
+        }
+        for entry in kept {
+            steps.push(format!(
+                "keep {entry} in {}: it is not as acc wrote it, so it is yours now",
+                file.path.display()
+            ));
+        }
+    }
+    let record_path = target.record_path()?;
+    steps.push(format!(
+        "forget the installation record {}",
+        record_path.display()
+    ));
+    if !dry_run {
+        for (path, bytes) in actions {
+            match bytes {
+                Some(bytes) => write_file(&path, &bytes)?,
+                None => std::fs::remove_file(&path)?,
+            }
+        }
+        std::fs::remove_file(&record_path)?;
+    }
+    Ok(Plan {
+        steps,
+        changes: true,
+    })
+}
+
+/// Whether a file's text without ACC's entries holds nothing of anyone's (blank, or an empty
+/// JSON object): a file ACC created and that still holds nothing else is removed, not kept.
+fn holds_nothing(format: &str, bytes: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(bytes);
+    if text.trim().is_empty() {
+        return true;
+    }
+    format == "json"
+        && serde_json::from_str::<Value>(&text)
+            .is_ok_and(|v| v.as_object().is_some_and(Map::is_empty))
+}
+
+/// Hook groups in the target's hooks file that run acc but that no installation record names.
+pub fn stray_hooks(target: &Target) -> Vec<String> {
+    let recorded: Vec<Entry> = read_record(target)
+        .ok()
+        .flatten()
+        .and_then(|r| r.file(&target.hooks_file).map(|f| f.entries.clone()))
+        .unwrap_or_default();
+    let value: Value = std::fs::read(&target.hooks_file)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or(Value::Null);
+    let mut strays = Vec::new();
+    for (event, list) in value
+        .get("hooks")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+    {
+        for group in list.as_array().into_iter().flatten() {
+            let ours = recorded.iter().any(
+                |e| matches!(e, Entry::Hook { event: ev, group: g } if ev == event && g == group),
+            );
+            if !ours && looks_like_accs_hook(group, target.client) {
+                strays.push(format!("hooks.{event}"));
+            }
+        }
+    }
+    strays
+}
+
+/// The live-delivery consent recorded for a client's installation, if any (for hooks and
+/// doctor); `off` when nothing is recorded.
+pub fn recorded_delivery(target: &Target) -> String {
+    read_record(target)
+        .ok()
+        .flatten()
+        .map(|r| r.delivery)
+        .filter(|d| !d.is_empty())
+        .unwrap_or_else(|| "off".into())
+}
+
+/// The MCP registration an installation made: its name and pinned participant, if any.
+pub type RecordedMcp = (String, Option<String>);
+
+/// What `doctor --repair` reinstalls: the recorded consent and MCP registration. `None` when
+/// nothing is recorded.
+pub fn recorded_options(target: &Target) -> Option<(String, Option<RecordedMcp>)> {
+    let record = read_record(target).ok().flatten()?;
+    let record = if record.state == "pending" {
+        *record.replaces?
+    } else {
+        record
+    };
+    Some((record.delivery, record.mcp.map(|m| (m.name, m.participant))))
+}
+
+/// Whether an interrupted installation is recorded (doctor reports it; its repair rolls back).
+pub fn interrupted(target: &Target) -> bool {
+    read_record(target)
+        .ok()
+        .flatten()
+        .is_some_and(|r| r.state == "pending")
+}
+
+/// Roll back an interrupted installation (`doctor --repair`).
+pub fn roll_back(target: &Target) -> AccResult<Option<String>> {
+    recover(target)
+}
+
+fn snake(event: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in event.chars().enumerate() {
+        if c.is_ascii_uppercase() {
+            if i > 0 {
+                out.push('_');
+            }
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}

@@ -1,0 +1,969 @@
+//! `acc install` never harms a user's files: every combination of a starting file (missing,
+//! empty, commented, with the user's own hooks or `acc` MCP entry, one written by
+//! `codex mcp add`, unusual formatting) and a sequence (install; install twice; install, user
+//! edit, uninstall; install, user edit, doctor --repair, uninstall; a failed install; an install
+//! killed between two files) for both clients. After every step: the user's bytes are there,
+//! ACC's entries are exactly present or absent, and the real client still loads the files
+//! (`codex mcp list` exits 0; Claude Code 2.1.328 runs a turn).
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use acc_tests::model::ModelServer;
+use acc_tests::{Run, World, clients};
+use serde_json::Value;
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Client {
+    Claude,
+    Codex,
+}
+
+impl Client {
+    fn name(self) -> &'static str {
+        match self {
+            Self::Claude => "claude-code",
+            Self::Codex => "codex",
+        }
+    }
+
+    /// The hooks file and the other file ACC edits, relative to the home.
+    fn files(self) -> [&'static str; 2] {
+        match self {
+            Self::Claude => [".claude/settings.json", ".claude.json"],
+            Self::Codex => [".codex/hooks.json", ".codex/config.toml"],
+        }
+    }
+
+    fn events(self) -> &'static [&'static str] {
+        match self {
+            Self::Claude => &[
+                "SessionStart",
+                "UserPromptSubmit",
+                "PreToolUse",
+                "Stop",
+                "SessionEnd",
+            ],
+            Self::Codex => &["SessionStart", "UserPromptSubmit", "PreToolUse", "Stop"],
+        }
+    }
+}
+
+/// A starting state of the user's files.
+struct Start {
+    name: &'static str,
+    /// (file index, content); files not named are missing.
+    files: Vec<(usize, String)>,
+    /// Text the user wrote that must be in the file after every step: (file index, snippet).
+    snippets: Vec<(usize, &'static str)>,
+    /// A plain `acc install --mcp` is refused with this in its message (the user's own entry);
+    /// the sequences then use `--mcp-name acc-coordination`.
+    mcp_refused: Option<&'static str>,
+    /// Install is refused altogether with this in its message (a file the client refuses).
+    refused: Option<&'static str>,
+}
+
+struct Home {
+    world: World,
+    home: PathBuf,
+    client: Client,
+    path_env: String,
+}
+
+impl Home {
+    fn new(client: Client) -> Self {
+        let world = World::new();
+        let home = world.temp.path().join("home");
+        std::fs::create_dir_all(home.join(".claude")).expect("home");
+        std::fs::create_dir_all(home.join(".codex")).expect("home");
+        Self {
+            path_env: clients().path(),
+            world,
+            home,
+            client,
+        }
+    }
+
+    fn file(&self, index: usize) -> PathBuf {
+        self.home.join(self.client.files()[index])
+    }
+
+    fn read(&self, index: usize) -> Option<Vec<u8>> {
+        std::fs::read(self.file(index)).ok()
+    }
+
+    fn snapshot(&self) -> [Option<Vec<u8>>; 2] {
+        [self.read(0), self.read(1)]
+    }
+
+    fn acc(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
+        let mut command = self.world.command("acc");
+        command
+            .arg("--json")
+            .args(args)
+            .args(["--home", self.home.to_str().expect("utf8")])
+            .env("PATH", &self.path_env)
+            .env_remove("CODEX_HOME")
+            .env_remove("CLAUDE_CONFIG_DIR");
+        for (key, value) in env {
+            command.env(key, value);
+        }
+        self.world.run(command, "acc")
+    }
+
+    fn install(&self, mcp_name: &str) -> Run {
+        self.acc(
+            &[
+                "install",
+                "--client",
+                self.client.name(),
+                "--mcp",
+                "--mcp-name",
+                mcp_name,
+            ],
+            &[],
+        )
+    }
+
+    fn uninstall(&self) -> Run {
+        self.acc(&["uninstall", "--client", self.client.name()], &[])
+    }
+
+    fn record_exists(&self) -> bool {
+        std::fs::read_dir(self.world.data_home.join("acc").join("installations"))
+            .map(|d| d.count() > 0)
+            .unwrap_or(false)
+    }
+
+    /// How many of ACC's hook groups each event holds, and whether ACC's MCP server is there.
+    fn acc_entries(&self, mcp_name: &str) -> (Vec<usize>, bool) {
+        let hooks: Value = self
+            .read(0)
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or(Value::Null);
+        let counts = self
+            .client
+            .events()
+            .iter()
+            .map(|event| {
+                hooks
+                    .pointer(&format!("/hooks/{event}"))
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter(|g| {
+                        g.to_string()
+                            .contains(&format!(" hook {} {event}", self.client.name()))
+                    })
+                    .count()
+            })
+            .collect();
+        let other = String::from_utf8_lossy(&self.read(1).unwrap_or_default()).into_owned();
+        let acc_mcp = acc_tests::bin("acc-mcp").display().to_string();
+        let mcp = match self.client {
+            Client::Claude => serde_json::from_str::<Value>(&other)
+                .ok()
+                .and_then(|v| v.pointer(&format!("/mcpServers/{mcp_name}")).cloned())
+                .is_some_and(|s| s["command"] == acc_mcp.as_str()),
+            Client::Codex => other
+                .parse::<toml::Table>()
+                .ok()
+                .and_then(|t| t.get("mcp_servers")?.get(mcp_name).cloned())
+                .is_some_and(|s| s.get("command").and_then(toml::Value::as_str) == Some(&acc_mcp)),
+        };
+        (counts, mcp)
+    }
+
+    fn assert_installed(&self, mcp_name: &str, step: &str) {
+        let (counts, mcp) = self.acc_entries(mcp_name);
+        assert!(counts.iter().all(|c| *c == 1), "{step}: hooks {counts:?}");
+        assert!(mcp, "{step}: acc's MCP server `{mcp_name}`");
+        assert!(self.record_exists(), "{step}: a record");
+    }
+
+    fn assert_absent(&self, mcp_name: &str, step: &str) {
+        let (counts, mcp) = self.acc_entries(mcp_name);
+        assert!(counts.iter().all(|c| *c == 0), "{step}: hooks {counts:?}");
+        assert!(!mcp, "{step}: no MCP server of acc's");
+        assert!(!self.record_exists(), "{step}: no record");
+    }
+
+    /// After the user's own edit rewrote the hooks file with a serializer, its layout is the
+    /// serializer's: what must remain is every value the user wrote.
+    fn assert_user_values(&self, start: &Start, step: &str) {
+        let Some((_, original)) = start.files.iter().find(|(i, _)| *i == 0) else {
+            return;
+        };
+        let Ok(Value::Object(original)) = serde_json::from_str::<Value>(original) else {
+            return;
+        };
+        let current: Value =
+            serde_json::from_slice(&self.read(0).unwrap_or_default()).unwrap_or(Value::Null);
+        for (key, value) in &original {
+            if key == "hooks" {
+                for (event, groups) in value.as_object().into_iter().flatten() {
+                    for group in groups.as_array().into_iter().flatten() {
+                        let kept = current
+                            .pointer(&format!("/hooks/{event}"))
+                            .and_then(Value::as_array)
+                            .is_some_and(|list| list.contains(group));
+                        assert!(kept, "{step}: the user's hooks.{event} group {group}");
+                    }
+                }
+            } else {
+                assert_eq!(&current[key], value, "{step}: the user's `{key}`");
+            }
+        }
+        self.assert_snippets_of(start, step, 1);
+    }
+
+    fn assert_snippets(&self, start: &Start, step: &str) {
+        self.assert_snippets_of(start, step, 0);
+        self.assert_snippets_of(start, step, 1);
+    }
+
+    fn assert_snippets_of(&self, start: &Start, step: &str, only: usize) {
+        for (index, snippet) in start.snippets.iter().filter(|(i, _)| *i == only) {
+            let text = String::from_utf8_lossy(&self.read(*index).unwrap_or_default()).into_owned();
+            assert!(
+                text.contains(snippet),
+                "{} / {step}: `{snippet}` lost from {}:\n{text}",
+                start.name,
+                self.client.files()[*index]
+            );
+        }
+    }
+
+    /// The real client loads the files: `codex mcp list` for Codex; a whole Claude Code turn
+    /// for Claude Code. The client runs on a copy of the home, because clients rewrite their own
+    /// state files as they run (Claude Code its `.claude.json`), which would blur what these
+    /// tests check: what acc does to the user's bytes.
+    fn assert_client_loads(&self, step: &str) {
+        let copy = self.world.temp.path().join("client-home");
+        let _ = std::fs::remove_dir_all(&copy);
+        let copied = std::process::Command::new("cp")
+            .arg("-a")
+            .arg(&self.home)
+            .arg(&copy)
+            .status()
+            .expect("cp");
+        assert!(copied.success(), "copy the home");
+        let home = &copy;
+        match self.client {
+            Client::Codex => {
+                let mut command = self.world.command_path(&clients().codex);
+                command
+                    .args(["mcp", "list"])
+                    .env("CODEX_HOME", home.join(".codex"))
+                    .env("HOME", home);
+                let run = self.world.run(command, "codex mcp list");
+                assert_eq!(run.code, 0, "{step}: codex refuses its config: {run:?}");
+            }
+            Client::Claude => {
+                let model = ModelServer::start();
+                let mut command = self.world.command_path(&clients().claude);
+                command
+                    .args(["-p", "hello", "--output-format", "stream-json", "--verbose"])
+                    .env("HOME", home)
+                    .env("ANTHROPIC_API_KEY", "acc-test-key")
+                    .env("ANTHROPIC_BASE_URL", &model.base_url)
+                    .env_remove("CLAUDE_CONFIG_DIR")
+                    .env_remove("ANTHROPIC_AUTH_TOKEN");
+                let run = self.world.run(command, "claude -p");
+                assert_eq!(run.code, 0, "{step}: claude did not run a turn: {run:?}");
+                assert!(
+                    run.stdout.contains("\"subtype\":\"success\""),
+                    "{step}: {}",
+                    run.stdout
+                );
+            }
+        }
+    }
+
+    /// A later edit by the user (or the client rewriting its own file): the hooks file is
+    /// rewritten by a serializer with a hook of the user's own appended, and Codex's
+    /// config.toml gets a line at the top. With `drop_stop`, ACC's Stop hook goes too (what
+    /// `doctor --repair` puts back).
+    fn user_edit(&self, drop_stop: bool) {
+        let path = self.file(0);
+        let mut value: Value =
+            serde_json::from_slice(&std::fs::read(&path).expect("hooks file")).expect("json");
+        if let Some(list) = value
+            .pointer_mut("/hooks/UserPromptSubmit")
+            .and_then(Value::as_array_mut)
+        {
+            list.push(serde_json::json!({ "hooks": [{ "type": "command", "command": "/usr/local/bin/my-later-hook" }] }));
+        }
+        if drop_stop && let Some(hooks) = value["hooks"].as_object_mut() {
+            hooks.remove("Stop");
+        }
+        let mut text = serde_json::to_string_pretty(&value).expect("json");
+        text.push('\n');
+        std::fs::write(&path, text).expect("edit");
+        if self.client == Client::Codex {
+            let config = self.file(1);
+            let old = std::fs::read_to_string(&config).unwrap_or_default();
+            std::fs::write(
+                &config,
+                format!("# the user's later note\nmodel_reasoning_effort = \"high\"\n{old}"),
+            )
+            .expect("edit");
+        }
+    }
+
+    fn assert_user_edit_kept(&self, step: &str) {
+        let hooks = String::from_utf8_lossy(&self.read(0).unwrap_or_default()).into_owned();
+        assert!(
+            hooks.contains("/usr/local/bin/my-later-hook"),
+            "{step}: {hooks}"
+        );
+        if self.client == Client::Codex {
+            let config = String::from_utf8_lossy(&self.read(1).unwrap_or_default()).into_owned();
+            assert!(
+                config.starts_with("# the user's later note\nmodel_reasoning_effort = \"high\"\n"),
+                "{step}: {config}"
+            );
+        }
+    }
+
+    fn lay_out(&self, start: &Start) {
+        for index in 0..2 {
+            let _ = std::fs::remove_file(self.file(index));
+        }
+        for (index, content) in &start.files {
+            std::fs::write(self.file(*index), content).expect("start file");
+        }
+    }
+}
+
+fn starts(client: Client) -> Vec<Start> {
+    let own_hook = r#""PreToolUse": [
+      {
+        "matcher": "Bash",
+        "hooks": [{ "type": "command", "command": "/usr/local/bin/my-guard" }]
+      }
+    ]"#;
+    match client {
+        Client::Claude => vec![
+            Start {
+                name: "missing",
+                files: vec![],
+                snippets: vec![],
+                mcp_refused: None,
+                refused: None,
+            },
+            Start {
+                name: "empty",
+                files: vec![(0, String::new()), (1, "  \n".into())],
+                snippets: vec![],
+                mcp_refused: None,
+                refused: None,
+            },
+            Start {
+                name: "comments",
+                files: vec![(0, "{\n  // my theme\n  \"theme\": \"dark\"\n}\n".into())],
+                snippets: vec![(0, "// my theme")],
+                mcp_refused: None,
+                refused: Some("is not valid JSON"),
+            },
+            Start {
+                name: "own hooks",
+                files: vec![(
+                    0,
+                    format!("{{\n  \"model\": \"opus\",\n  \"hooks\": {{\n    {own_hook}\n  }}\n}}\n"),
+                )],
+                snippets: vec![(0, "/usr/local/bin/my-guard"), (0, "\"model\": \"opus\"")],
+                mcp_refused: None,
+                refused: None,
+            },
+            Start {
+                name: "own acc mcp entry",
+                files: vec![(
+                    1,
+                    "{\n  \"numStartups\": 4,\n  \"mcpServers\": {\n    \"acc\": {\n      \"type\": \"stdio\",\n      \"command\": \"/opt/mine/acc-mcp\",\n      \"args\": [],\n      \"env\": { \"ACC_MCP_PARTICIPANT\": \"me\" }\n    }\n  }\n}\n".into(),
+                )],
+                snippets: vec![(1, "/opt/mine/acc-mcp"), (1, "\"numStartups\": 4")],
+                mcp_refused: Some("--mcp-name NAME"),
+                refused: None,
+            },
+            Start {
+                name: "unusual formatting",
+                files: vec![
+                    (0, "{\"zeta\":1,\t\"alpha\":   [1,2,\n3],\"includeCoAuthoredBy\":false}".into()),
+                    (1, "{\n\t\"userID\": \"abc\",\n\t\"projects\": {}\n}".into()),
+                ],
+                snippets: vec![
+                    (0, "\"zeta\":1"),
+                    (0, "\"alpha\":   [1,2,\n3]"),
+                    (1, "\t\"userID\": \"abc\",\n\t\"projects\": {}"),
+                ],
+                mcp_refused: None,
+                refused: None,
+            },
+        ],
+        Client::Codex => vec![
+            Start {
+                name: "missing",
+                files: vec![],
+                snippets: vec![],
+                mcp_refused: None,
+                refused: None,
+            },
+            Start {
+                name: "empty",
+                files: vec![(0, String::new()), (1, String::new())],
+                snippets: vec![],
+                mcp_refused: None,
+                refused: None,
+            },
+            Start {
+                name: "comments",
+                files: vec![(
+                    1,
+                    "# my Codex settings\nmodel = \"gpt-5\"  # the default model\n\n[profiles.fast] # quick work\nmodel = \"gpt-5-mini\"\n".into(),
+                )],
+                snippets: vec![
+                    (1, "# my Codex settings\nmodel = \"gpt-5\"  # the default model\n\n[profiles.fast] # quick work\nmodel = \"gpt-5-mini\"\n"),
+                ],
+                mcp_refused: None,
+                refused: None,
+            },
+            Start {
+                name: "own hooks",
+                files: vec![
+                    (0, format!("{{\n  \"hooks\": {{\n    {own_hook}\n  }}\n}}\n")),
+                    (1, "[hooks.state.\"HOOKS:pre_tool_use:0:0\"]\ntrusted_hash = \"sha256:0000\"\n".into()),
+                ],
+                snippets: vec![
+                    (0, "/usr/local/bin/my-guard"),
+                    (1, "trusted_hash = \"sha256:0000\""),
+                ],
+                mcp_refused: None,
+                refused: None,
+            },
+            Start {
+                name: "own acc mcp entry",
+                files: vec![(
+                    1,
+                    "[mcp_servers.acc]\ncommand = \"/opt/mine/acc-mcp\"\nenv = { ACC_MCP_PARTICIPANT = \"me\" }\n".into(),
+                )],
+                snippets: vec![(1, "command = \"/opt/mine/acc-mcp\"")],
+                mcp_refused: Some("--mcp-name NAME"),
+                refused: None,
+            },
+            Start {
+                name: "codex mcp add",
+                // Written by Codex's own command, below.
+                files: vec![],
+                snippets: vec![(1, "[mcp_servers.acc]")],
+                mcp_refused: Some("--mcp-name NAME"),
+                refused: None,
+            },
+            Start {
+                name: "unusual formatting",
+                files: vec![
+                    (0, "{\"hooks\":{}}".into()),
+                    (
+                        1,
+                        "approval_policy='on-request'\n[ mcp_servers . other ]\ncommand   =   \"x\"\nargs=[ \"a\" ,\"b\" ]\n[tui]\nnotifications=true".into(),
+                    ),
+                ],
+                snippets: vec![
+                    (0, "{\"hooks\":{"),
+                    (1, "approval_policy='on-request'\n[ mcp_servers . other ]\ncommand   =   \"x\"\nargs=[ \"a\" ,\"b\" ]\n[tui]\nnotifications=true"),
+                ],
+                mcp_refused: None,
+                refused: None,
+            },
+        ],
+    }
+}
+
+/// Check the state after a step that leaves ACC installed.
+fn check_installed(home: &Home, start: &Start, mcp_name: &str, step: &str) {
+    home.assert_installed(mcp_name, step);
+    home.assert_snippets(start, step);
+    if home.client == Client::Codex {
+        home.assert_client_loads(step);
+    }
+}
+
+/// Check the state after a step that leaves ACC uninstalled: originals back byte for byte
+/// when the user changed nothing.
+fn check_restored(home: &Home, start: &Start, original: &[Option<Vec<u8>>; 2], step: &str) {
+    home.assert_absent("acc", step);
+    home.assert_snippets(start, step);
+    assert_eq!(
+        &home.snapshot(),
+        original,
+        "{} / {step}: the files as they were",
+        start.name
+    );
+    home.assert_client_loads(step);
+}
+
+fn run_sequences(client: Client, start_name: &str) {
+    let starts = starts(client);
+    let start = starts
+        .iter()
+        .find(|s| s.name == start_name)
+        .expect("a start");
+    for sequence in [
+        "install",
+        "install twice",
+        "install, edit, uninstall",
+        "install, edit, repair, uninstall",
+        "failed install",
+        "interrupted install",
+    ] {
+        let home = Home::new(client);
+        home.lay_out(start);
+        if start.name == "codex mcp add" {
+            let mut add = home.world.command_path(&clients().codex);
+            add.args(["mcp", "add", "acc", "--", "/opt/mine/acc-mcp"])
+                .env("CODEX_HOME", home.home.join(".codex"))
+                .env("HOME", &home.home);
+            let added = home.world.run(add, "codex mcp add");
+            assert_eq!(added.code, 0, "{added:?}");
+        }
+        let original = home.snapshot();
+        let step = |what: &str| format!("{} / {sequence} / {what}", start.name);
+
+        if let Some(needle) = start.refused {
+            for dry in [true, false] {
+                let mut args = vec!["install", "--client", client.name()];
+                if dry {
+                    args.push("--dry-run");
+                }
+                let run = home.acc(&args, &[]);
+                let error = run.err(4, "invalid_data");
+                assert!(
+                    error["message"]
+                        .as_str()
+                        .is_some_and(|m| m.contains(needle)),
+                    "{error}"
+                );
+                assert_eq!(home.snapshot(), original, "{}", step("refused"));
+            }
+            return;
+        }
+        let mut mcp_name = "acc";
+        if let Some(needle) = start.mcp_refused {
+            for dry in [true, false] {
+                let mut args = vec!["install", "--client", client.name(), "--mcp"];
+                if dry {
+                    args.push("--dry-run");
+                }
+                let error = home.acc(&args, &[]).err(4, "invalid_data");
+                let message = error["message"].as_str().unwrap_or_default();
+                assert!(
+                    message.contains(needle) && message.contains("remove it yourself"),
+                    "{error}"
+                );
+                assert_eq!(home.snapshot(), original, "{}", step("refused"));
+                assert!(!home.record_exists());
+            }
+            mcp_name = "acc-coordination";
+        }
+
+        match sequence {
+            "install" => {
+                home.install(mcp_name).ok_json();
+                check_installed(&home, start, mcp_name, &step("install"));
+                home.assert_client_loads(&step("install"));
+                home.uninstall().ok_json();
+                check_restored(&home, start, &original, &step("uninstall"));
+            }
+            "install twice" => {
+                home.install(mcp_name).ok_json();
+                let once = home.snapshot();
+                home.install(mcp_name).ok_json();
+                assert_eq!(
+                    home.snapshot(),
+                    once,
+                    "{}",
+                    step("the second install adds nothing")
+                );
+                check_installed(&home, start, mcp_name, &step("install twice"));
+                home.uninstall().ok_json();
+                check_restored(&home, start, &original, &step("uninstall"));
+            }
+            "install, edit, uninstall" | "install, edit, repair, uninstall" => {
+                let repair = sequence.contains("repair");
+                home.install(mcp_name).ok_json();
+                home.user_edit(repair);
+                home.assert_user_values(start, &step("edit"));
+                if repair {
+                    let report = home.acc(&["doctor", "--repair"], &[]).ok_json();
+                    assert!(
+                        report.to_string().contains("repaired: reinstalled Stop"),
+                        "{report}"
+                    );
+                    home.assert_installed(mcp_name, &step("repair"));
+                    home.assert_user_values(start, &step("repair"));
+                    if client == Client::Codex {
+                        home.assert_client_loads(&step("repair"));
+                    }
+                    home.assert_user_edit_kept(&step("repair"));
+                }
+                home.uninstall().ok_json();
+                home.assert_absent(mcp_name, &step("uninstall"));
+                home.assert_user_values(start, &step("uninstall"));
+                home.assert_user_edit_kept(&step("uninstall"));
+                home.assert_client_loads(&step("uninstall"));
+            }
+            "failed install" => {
+                // A file acc plans to write second is one the client would refuse: nothing is
+                // written, not even the first file.
+                let second = home.file(1);
+                let saved = home.read(1);
+                let broken = match client {
+                    Client::Claude => "{ \"numStartups\": ",
+                    Client::Codex => "[mcp_servers.acc\ncommand = ",
+                };
+                std::fs::write(&second, broken).expect("break");
+                let error = home
+                    .acc(
+                        &[
+                            "install",
+                            "--client",
+                            client.name(),
+                            "--mcp",
+                            "--mcp-name",
+                            mcp_name,
+                        ],
+                        &[],
+                    )
+                    .err(4, "invalid_data");
+                assert!(
+                    error["message"]
+                        .as_str()
+                        .is_some_and(|m| m.contains("nothing was changed")),
+                    "{error}"
+                );
+                assert_eq!(
+                    home.read(0),
+                    original[0],
+                    "{}",
+                    step("the first file untouched")
+                );
+                assert!(!home.record_exists());
+                match saved {
+                    Some(bytes) => std::fs::write(&second, bytes).expect("restore"),
+                    None => std::fs::remove_file(&second).expect("restore"),
+                }
+                if client == Client::Codex {
+                    // And without codex on PATH (its trust hashes cannot be had).
+                    let error = home
+                        .acc(
+                            &["install", "--client", "codex"],
+                            &[("PATH", "/usr/bin:/bin")],
+                        )
+                        .err(4, "invalid_data");
+                    assert!(
+                        error["message"]
+                            .as_str()
+                            .is_some_and(|m| m.contains("codex is not on PATH")),
+                        "{error}"
+                    );
+                }
+                check_restored(&home, start, &original, &step("after the failures"));
+            }
+            "interrupted install" => {
+                interrupt_after_first_file(&home, mcp_name, &original);
+                for index in 0..2 {
+                    assert_parseable(&home, index, &step("interrupted"));
+                }
+                if client == Client::Codex {
+                    home.assert_client_loads(&step("interrupted"));
+                }
+                // The next install rolls the interrupted one back and completes; uninstall then
+                // gives the originals back.
+                let report = home.install(mcp_name).ok_json();
+                assert!(
+                    report
+                        .to_string()
+                        .contains("rolled back an interrupted installation"),
+                    "{report}"
+                );
+                check_installed(
+                    &home,
+                    start,
+                    mcp_name,
+                    &step("install after the interruption"),
+                );
+                home.uninstall().ok_json();
+                check_restored(&home, start, &original, &step("uninstall"));
+            }
+            _ => unreachable!(),
+        }
+    }
+}
+
+/// Every file the client reads parses the way the client parses it.
+fn assert_parseable(home: &Home, index: usize, step: &str) {
+    let Some(bytes) = home.read(index) else {
+        return;
+    };
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    if text.trim().is_empty() {
+        return;
+    }
+    let ok = if home.client.files()[index].ends_with(".toml") {
+        text.parse::<toml::Table>().is_ok()
+    } else {
+        serde_json::from_str::<Value>(&text).is_ok()
+    };
+    assert!(
+        ok,
+        "{step}: {} does not parse:\n{text}",
+        home.client.files()[index]
+    );
+}
+
+/// Start an install that pauses between its writes, wait until its first file is written, and
+/// kill -9 it there.
+fn interrupt_after_first_file(home: &Home, mcp_name: &str, original: &[Option<Vec<u8>>; 2]) {
+    let mut command = home.world.command("acc");
+    command
+        .args([
+            "--json",
+            "install",
+            "--client",
+            home.client.name(),
+            "--mcp",
+            "--mcp-name",
+            mcp_name,
+        ])
+        .args(["--home", home.home.to_str().expect("utf8")])
+        .env("PATH", &home.path_env)
+        .env("ACC_TEST_INSTALL_PAUSE_MS", "3000")
+        .env_remove("CODEX_HOME")
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let mut child = command.spawn().expect("spawn acc install");
+    let started = Instant::now();
+    while home.read(0) == original[0] {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the install never wrote its first file"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    acc_tests::kill_pid(child.id());
+    let _ = child.wait();
+    assert_eq!(home.read(1), original[1], "killed before the second file");
+}
+
+macro_rules! matrix {
+    ($($test:ident: $client:expr, $start:expr;)*) => {
+        $(
+            #[test]
+            fn $test() {
+                run_sequences($client, $start);
+            }
+        )*
+    };
+}
+
+matrix! {
+    claude_code_from_missing_files: Client::Claude, "missing";
+    claude_code_from_empty_files: Client::Claude, "empty";
+    claude_code_refuses_settings_with_comments: Client::Claude, "comments";
+    claude_code_with_the_users_own_hooks: Client::Claude, "own hooks";
+    claude_code_with_the_users_own_acc_server: Client::Claude, "own acc mcp entry";
+    claude_code_with_unusual_formatting: Client::Claude, "unusual formatting";
+    codex_from_missing_files: Client::Codex, "missing";
+    codex_from_empty_files: Client::Codex, "empty";
+    codex_with_comments: Client::Codex, "comments";
+    codex_with_the_users_own_hooks: Client::Codex, "own hooks";
+    codex_with_the_users_own_acc_server: Client::Codex, "own acc mcp entry";
+    codex_with_an_acc_server_from_codex_mcp_add: Client::Codex, "codex mcp add";
+    codex_with_unusual_formatting: Client::Codex, "unusual formatting";
+}
+
+/// Kill -9 at random moments of an install that pauses between its steps: every file stays one
+/// the client loads, and uninstall (after the next install or directly) gives the originals
+/// back.
+#[test]
+fn a_kill_at_any_point_of_an_install_leaves_files_the_clients_load_and_undoable() {
+    let mut seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(7);
+    eprintln!("seed {seed}");
+    let mut next = move |bound: u64| {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (seed >> 33) % bound
+    };
+    for round in 0..6 {
+        let client = if round % 2 == 0 {
+            Client::Claude
+        } else {
+            Client::Codex
+        };
+        let start = &starts(client)[3];
+        let home = Home::new(client);
+        home.lay_out(start);
+        let original = home.snapshot();
+        let mut command = home.world.command("acc");
+        command
+            .args(["--json", "install", "--client", client.name(), "--mcp"])
+            .args(["--home", home.home.to_str().expect("utf8")])
+            .env("PATH", &home.path_env)
+            .env("ACC_TEST_INSTALL_PAUSE_MS", "150")
+            .env_remove("CODEX_HOME")
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        let mut child = command.spawn().expect("spawn");
+        // Codex's install first asks codex for hashes (about a second); then three pauses.
+        let window = if client == Client::Codex { 2500 } else { 600 };
+        std::thread::sleep(Duration::from_millis(next(window)));
+        acc_tests::kill_pid(child.id());
+        let _ = child.wait();
+        let step = format!("round {round} ({})", client.name());
+        for index in 0..2 {
+            assert_parseable(&home, index, &step);
+        }
+        if client == Client::Codex {
+            home.assert_client_loads(&step);
+        }
+        if next(2) == 0 {
+            home.install("acc").ok_json();
+            home.assert_installed("acc", &step);
+        }
+        home.uninstall().ok_json();
+        home.assert_absent("acc", &step);
+        assert_eq!(home.snapshot(), original, "{step}: the originals");
+    }
+    // One real Claude Code turn over files that went through all of it.
+    let home = Home::new(Client::Claude);
+    home.lay_out(&starts(Client::Claude)[3]);
+    home.assert_client_loads("after the rounds");
+}
+
+/// `acc doctor` parses each client's files the way the client does and says which one the
+/// client will refuse, and names hooks that run acc without an installation record.
+#[test]
+fn doctor_reports_files_the_clients_refuse_and_hooks_without_a_record() {
+    let home = Home::new(Client::Codex);
+    // What the first installer did to a config with a user's `[mcp_servers.acc]`: a duplicate.
+    std::fs::write(
+        home.file(1),
+        "[mcp_servers.acc]\ncommand = \"/opt/mine/acc-mcp\"\n\n[mcp_servers.acc]\ncommand = \"/other/acc-mcp\"\n",
+    )
+    .expect("config");
+    std::fs::write(
+        home.home.join(".claude/settings.json"),
+        "{\n  // commented\n  \"theme\": \"dark\"\n}\n",
+    )
+    .expect("settings");
+    let acc = acc_tests::bin("acc").display().to_string();
+    std::fs::write(
+        home.file(0),
+        format!("{{\"hooks\":{{\"Stop\":[{{\"hooks\":[{{\"type\":\"command\",\"command\":\"'{acc}' hook codex Stop\"}}]}}]}}}}\n"),
+    )
+    .expect("hooks");
+    let report = home.acc(&["doctor"], &[]).ok_json();
+    let checks = report["checks"].as_array().expect("checks");
+    let find = |needle: &str| {
+        checks
+            .iter()
+            .find(|c| c["name"].as_str().is_some_and(|n| n.contains(needle)))
+            .unwrap_or_else(|| panic!("no check {needle}: {report}"))
+    };
+    let config = find("config.toml");
+    assert_eq!(config["status"], "error", "{config}");
+    assert!(
+        config["detail"]
+            .as_str()
+            .is_some_and(|d| d.starts_with("Codex refuses it")),
+        "{config}"
+    );
+    let settings = find("settings.json");
+    assert_eq!(settings["status"], "error", "{settings}");
+    assert!(
+        settings["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains("will not load it")),
+        "{settings}"
+    );
+    let stray = find("hooks codex");
+    assert_eq!(stray["status"], "warn", "{stray}");
+    assert!(
+        stray["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains("hooks.Stop") && d.contains("no installation record")),
+        "{stray}"
+    );
+    assert!(
+        stray["fix"].as_str().is_some_and(|f| f.contains("by hand")),
+        "{stray}"
+    );
+    assert_eq!(report["ok"], false);
+    // The installer takes neither the unrecorded hooks nor the refused config.
+    let error = home.install("acc").err(4, "invalid_data");
+    assert!(
+        error["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("acc did not write it")),
+        "{error}"
+    );
+    std::fs::remove_file(home.file(0)).expect("hooks");
+    let error = home.install("acc").err(4, "invalid_data");
+    assert!(
+        error["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("not valid TOML")),
+        "{error}"
+    );
+    assert!(!home.file(0).exists(), "nothing was written");
+}
+
+/// Claude Code rewrites its own `.claude.json` as it runs. Uninstall afterwards removes acc's
+/// server and nothing else: the user's own server and keys stay, and so does what Claude Code
+/// wrote.
+#[test]
+fn uninstall_after_claude_code_rewrote_its_state_file_removes_only_accs_server() {
+    let home = Home::new(Client::Claude);
+    std::fs::write(
+        home.file(1),
+        "{\n  \"numStartups\": 4,\n  \"mcpServers\": {\n    \"notes\": { \"type\": \"stdio\", \"command\": \"/opt/notes-mcp\", \"args\": [] }\n  }\n}\n",
+    )
+    .expect("state");
+    home.install("acc").ok_json();
+    home.assert_installed("acc", "install");
+    // A real turn on the real home: Claude Code rewrites .claude.json in its own format.
+    let model = ModelServer::start();
+    let mut command = home.world.command_path(&clients().claude);
+    command
+        .args(["-p", "hello", "--output-format", "stream-json", "--verbose"])
+        .env("HOME", &home.home)
+        .env("ANTHROPIC_API_KEY", "acc-test-key")
+        .env("ANTHROPIC_BASE_URL", &model.base_url)
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .env_remove("ANTHROPIC_AUTH_TOKEN");
+    let run = home.world.run(command, "claude -p");
+    assert_eq!(run.code, 0, "{run:?}");
+    let rewritten: Value = serde_json::from_slice(&home.read(1).expect("state")).expect("json");
+    assert!(
+        rewritten.get("firstStartTime").is_some(),
+        "Claude Code wrote its own keys: {rewritten}"
+    );
+    let report = home.uninstall().ok_json();
+    assert!(report.to_string().contains("your changes stay"), "{report}");
+    let after: Value = serde_json::from_slice(&home.read(1).expect("state")).expect("json");
+    assert!(after.pointer("/mcpServers/acc").is_none(), "{after}");
+    assert_eq!(
+        after.pointer("/mcpServers/notes/command"),
+        Some(&Value::from("/opt/notes-mcp"))
+    );
+    assert_eq!(after["numStartups"], rewritten["numStartups"]);
+    assert_eq!(after["firstStartTime"], rewritten["firstStartTime"]);
+    home.assert_absent("acc", "uninstall");
+}
