@@ -368,6 +368,26 @@ impl Clients {
     }
 }
 
+/// One whole Claude Code turn in print mode (`claude -p PROMPT --output-format stream-json
+/// --verbose`) in the world's project, with `home` as its HOME and the loopback `model` as its
+/// model API.
+pub fn claude_print(
+    world: &World,
+    home: &Path,
+    model: &model::ModelServer,
+    prompt: &str,
+) -> Command {
+    let mut command = world.command_path(&clients().claude);
+    command
+        .args(["-p", prompt, "--output-format", "stream-json", "--verbose"])
+        .env("HOME", home)
+        .env("ANTHROPIC_API_KEY", "acc-test-key")
+        .env("ANTHROPIC_BASE_URL", &model.base_url)
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .env_remove("ANTHROPIC_AUTH_TOKEN");
+    command
+}
+
 /// Locate the installed clients; fails loudly when they are missing, never skips.
 pub fn clients() -> Clients {
     let cache = match std::env::var_os("ACC_TEST_CACHE") {

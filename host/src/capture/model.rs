@@ -325,6 +325,16 @@ impl ModelServer {
         }
     }
 
+    /// The lines of a Codex `config.toml` that make Codex's model this server (Responses API),
+    /// its key read from `ACC_TEST_MODEL_KEY`. Top-level keys first: put them at the start of
+    /// the file.
+    pub fn codex_config(&self) -> String {
+        format!(
+            "model = \"acc-test\"\nmodel_provider = \"mock\"\n\n[model_providers.mock]\nname = \"mock\"\nbase_url = \"{}/v1\"\nwire_api = \"responses\"\nenv_key = \"ACC_TEST_MODEL_KEY\"\n",
+            self.base_url
+        )
+    }
+
     /// Append answers for the next main-loop requests, in order.
     pub fn script(&self, answers: impl IntoIterator<Item = Scripted>) {
         self.script.lock().expect("lock").extend(answers);

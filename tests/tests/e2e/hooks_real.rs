@@ -7,26 +7,8 @@ use acc_tests::model::ModelServer;
 use acc_tests::{World, clients};
 use serde_json::Value;
 
-/// One whole Claude Code turn in print mode against the model server, with `home`'s settings.
-fn claude_command(
-    world: &World,
-    home: &Path,
-    model: &ModelServer,
-    prompt: &str,
-) -> std::process::Command {
-    let mut command = world.command_path(&clients().claude);
-    command
-        .args(["-p", prompt, "--output-format", "stream-json", "--verbose"])
-        .env("HOME", home)
-        .env("ANTHROPIC_API_KEY", "acc-test-key")
-        .env("ANTHROPIC_BASE_URL", &model.base_url)
-        .env_remove("CLAUDE_CONFIG_DIR")
-        .env_remove("ANTHROPIC_AUTH_TOKEN");
-    command
-}
-
 fn claude_turn(world: &World, home: &Path, model: &ModelServer, prompt: &str) -> acc_tests::Run {
-    let mut command = claude_command(world, home, model, prompt);
+    let mut command = acc_tests::claude_print(world, home, model, prompt);
     command.env("ACC_PARTICIPANT", "bob");
     let run = world.run(command, "claude -p");
     assert_eq!(
@@ -232,10 +214,7 @@ fn codex_receives_a_peer_message_in_the_next_model_request() {
     std::fs::create_dir_all(&codex_home).expect("codex home");
     let model = ModelServer::start();
     let config = codex_home.join("config.toml");
-    let original = format!(
-        "model = \"acc-test\"\nmodel_provider = \"mock\"\n\n[model_providers.mock]\nname = \"mock\"\nbase_url = \"{}/v1\"\nwire_api = \"responses\"\nenv_key = \"ACC_TEST_MODEL_KEY\"\n",
-        model.base_url
-    );
+    let original = model.codex_config();
     std::fs::write(&config, &original).expect("config");
     let clients = clients();
     let path = clients.path();
@@ -340,7 +319,7 @@ fn claude_code_proceeds_when_acc_cannot_work() {
     let broken = world.temp.path().join("not-a-directory");
     std::fs::write(&broken, "x").expect("file");
     let model = ModelServer::start();
-    let mut command = claude_command(&world, &home, &model, "still works?");
+    let mut command = acc_tests::claude_print(&world, &home, &model, "still works?");
     command.env("ACC_DATA_HOME", &broken);
     let started = std::time::Instant::now();
     let run = world.run(command, "claude -p");

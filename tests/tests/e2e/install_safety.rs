@@ -262,14 +262,7 @@ impl Home {
             }
             Client::Claude => {
                 let model = ModelServer::start();
-                let mut command = self.world.command_path(&clients().claude);
-                command
-                    .args(["-p", "hello", "--output-format", "stream-json", "--verbose"])
-                    .env("HOME", home)
-                    .env("ANTHROPIC_API_KEY", "acc-test-key")
-                    .env("ANTHROPIC_BASE_URL", &model.base_url)
-                    .env_remove("CLAUDE_CONFIG_DIR")
-                    .env_remove("ANTHROPIC_AUTH_TOKEN");
+                let command = acc_tests::claude_print(&self.world, home, &model, "hello");
                 let run = self.world.run(command, "claude -p");
                 assert_eq!(run.code, 0, "{step}: claude did not run a turn: {run:?}");
                 assert!(
@@ -940,14 +933,7 @@ fn uninstall_after_claude_code_rewrote_its_state_file_removes_only_accs_server()
     home.assert_installed("acc", "install");
     // A real turn on the real home: Claude Code rewrites .claude.json in its own format.
     let model = ModelServer::start();
-    let mut command = home.world.command_path(&clients().claude);
-    command
-        .args(["-p", "hello", "--output-format", "stream-json", "--verbose"])
-        .env("HOME", &home.home)
-        .env("ANTHROPIC_API_KEY", "acc-test-key")
-        .env("ANTHROPIC_BASE_URL", &model.base_url)
-        .env_remove("CLAUDE_CONFIG_DIR")
-        .env_remove("ANTHROPIC_AUTH_TOKEN");
+    let command = acc_tests::claude_print(&home.world, &home.home, &model, "hello");
     let run = home.world.run(command, "claude -p");
     assert_eq!(run.code, 0, "{run:?}");
     let rewritten: Value = serde_json::from_slice(&home.read(1).expect("state")).expect("json");

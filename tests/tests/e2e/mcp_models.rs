@@ -9,20 +9,9 @@ use acc_tests::model::{ModelServer, Scripted};
 use acc_tests::{Creds, World, clients};
 use serde_json::{Value, json};
 
-/// The eleven tools, as MCP.md names them.
-const TOOLS: &[&str] = &[
-    "acc_status",
-    "acc_sync",
-    "acc_work",
-    "acc_claim",
-    "acc_release",
-    "acc_message",
-    "acc_request",
-    "acc_inbox",
-    "acc_reply",
-    "acc_ack",
-    "acc_finish",
-];
+/// The eleven tools MCP.md names (the server's own list; its length is checked where it is
+/// used, so a lost tool fails here too).
+const TOOLS: &[&str] = acc_host::mcp::tools::NAMES;
 
 /// What the room holds before the agent's turn: the agent is a known participant (so it can be
 /// addressed), and carol has asked it a question and left it a note.
@@ -166,23 +155,8 @@ fn check_second_turn(world: &World, agent: &str, room: &Room) {
 
 /// One `claude -p` turn against the model, with the given extra arguments.
 fn claude_turn(world: &World, home: &Path, model: &ModelServer, extra: &[&str]) -> Vec<Value> {
-    let mut command = world.command_path(&clients().claude);
-    command
-        .args([
-            "-p",
-            "coordinate",
-            "--output-format",
-            "stream-json",
-            "--verbose",
-            "--allowedTools",
-            "mcp__acc__*",
-        ])
-        .args(extra)
-        .env("HOME", home)
-        .env("ANTHROPIC_API_KEY", "acc-test-key")
-        .env("ANTHROPIC_BASE_URL", &model.base_url)
-        .env_remove("CLAUDE_CONFIG_DIR")
-        .env_remove("ANTHROPIC_AUTH_TOKEN");
+    let mut command = acc_tests::claude_print(world, home, model, "coordinate");
+    command.args(["--allowedTools", "mcp__acc__*"]).args(extra);
     let run = world.run(command, "claude -p");
     assert_eq!(
         run.code, 0,
@@ -235,6 +209,7 @@ fn claude_tool_results(events: &[Value]) -> Vec<(bool, String)> {
 }
 
 fn sorted_tools() -> Vec<String> {
+    assert_eq!(TOOLS.len(), 11, "MCP.md's eleven tools");
     let mut all: Vec<String> = TOOLS.iter().map(|t| t.to_string()).collect();
     all.sort();
     all
@@ -464,14 +439,7 @@ fn codex_offers_and_calls_all_eleven_tools() {
     let codex_home = world.temp.path().join("codex-home");
     std::fs::create_dir_all(&codex_home).expect("codex home");
     let model = ModelServer::start();
-    std::fs::write(
-        codex_home.join("config.toml"),
-        format!(
-            "model = \"acc-test\"\nmodel_provider = \"mock\"\n\n[model_providers.mock]\nname = \"mock\"\nbase_url = \"{}/v1\"\nwire_api = \"responses\"\nenv_key = \"ACC_TEST_MODEL_KEY\"\n",
-            model.base_url
-        ),
-    )
-    .expect("config");
+    std::fs::write(codex_home.join("config.toml"), model.codex_config()).expect("config");
     // Registered the way a user does it, by Codex's own command.
     let mut add = world.command_path(&clients().codex);
     add.args(["mcp", "add", "acc"]);
@@ -603,23 +571,10 @@ fn hooks_and_acc_mcp_in_one_claude_code_session_are_one_participant() {
         },
         Scripted::Text("done".into()),
     ]);
-    let mut command = world.command_path(&clients().claude);
+    let mut command = acc_tests::claude_print(&world, &home, &model, "coordinate");
     command
-        .args([
-            "-p",
-            "coordinate",
-            "--output-format",
-            "stream-json",
-            "--verbose",
-            "--allowedTools",
-            "mcp__acc__*",
-        ])
-        .env("HOME", &home)
-        .env("ACC_PARTICIPANT", "bob")
-        .env("ANTHROPIC_API_KEY", "acc-test-key")
-        .env("ANTHROPIC_BASE_URL", &model.base_url)
-        .env_remove("CLAUDE_CONFIG_DIR")
-        .env_remove("ANTHROPIC_AUTH_TOKEN");
+        .args(["--allowedTools", "mcp__acc__*"])
+        .env("ACC_PARTICIPANT", "bob");
     let run = world.run(command, "claude -p");
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     let events: Vec<Value> = run

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use acc_tests::model::ModelServer;
-use acc_tests::{Guarded, World, clients, wait_until};
+use acc_tests::{Guarded, World, wait_until};
 use serde_json::json;
 
 fn install(world: &World, home: &std::path::Path, delivery: &str) {
@@ -22,14 +22,9 @@ fn install(world: &World, home: &std::path::Path, delivery: &str) {
 }
 
 fn start_turn(world: &World, home: &std::path::Path, model: &ModelServer, prompt: &str) -> Guarded {
-    let mut command = world.command_path(&clients().claude);
+    let mut command = acc_tests::claude_print(world, home, model, prompt);
     command
-        .args(["-p", prompt, "--output-format", "stream-json", "--verbose"])
-        .env("HOME", home)
-        .env("ANTHROPIC_API_KEY", "acc-test-key")
-        .env("ANTHROPIC_BASE_URL", &model.base_url)
         .env("ACC_PARTICIPANT", "bob")
-        .env_remove("CLAUDE_CONFIG_DIR")
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());
     Guarded(command.spawn().expect("spawn claude"))

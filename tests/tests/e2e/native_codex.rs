@@ -270,14 +270,7 @@ fn a_daemon_thread_running_accs_hooks_binds_itself_and_takes_messages_into_its_q
     let codex_home = home.join(".codex");
     std::fs::create_dir_all(&codex_home).expect("codex home");
     let model = ModelServer::start();
-    std::fs::write(
-        codex_home.join("config.toml"),
-        format!(
-            "model = \"acc-test\"\nmodel_provider = \"mock\"\n\n[model_providers.mock]\nname = \"mock\"\nbase_url = \"{}/v1\"\nwire_api = \"responses\"\nenv_key = \"ACC_TEST_MODEL_KEY\"\n",
-            model.base_url
-        ),
-    )
-    .expect("config");
+    std::fs::write(codex_home.join("config.toml"), model.codex_config()).expect("config");
     let clients = clients();
     let path = clients.path();
     world
