@@ -870,29 +870,19 @@ fn doctor_reports_files_the_clients_refuse_and_hooks_without_a_record() {
             .find(|c| c["name"].as_str().is_some_and(|n| n.contains(needle)))
             .unwrap_or_else(|| panic!("no check {needle}: {report}"))
     };
-    let config = find("config.toml");
-    assert_eq!(config["status"], "error", "{config}");
-    assert!(
-        config["detail"]
-            .as_str()
-            .is_some_and(|d| d.starts_with("Codex refuses it")),
-        "{config}"
-    );
-    let settings = find("settings.json");
-    assert_eq!(settings["status"], "error", "{settings}");
-    assert!(
-        settings["detail"]
-            .as_str()
-            .is_some_and(|d| d.contains("will not load it")),
-        "{settings}"
-    );
-    let stray = find("hooks codex");
-    assert_eq!(stray["status"], "warn", "{stray}");
-    assert!(
-        stray["detail"]
-            .as_str()
-            .is_some_and(|d| d.contains("hooks.Stop") && d.contains("no installation record")),
-        "{stray}"
+    let expect = |needle: &str, status: &str, says: &[&str]| {
+        let check = find(needle);
+        assert_eq!(check["status"], status, "{check}");
+        let detail = check["detail"].as_str().unwrap_or_default();
+        assert!(says.iter().all(|s| detail.contains(s)), "{check}");
+        check
+    };
+    expect("config.toml", "error", &["Codex refuses it"]);
+    expect("settings.json", "error", &["will not load it"]);
+    let stray = expect(
+        "hooks codex",
+        "warn",
+        &["hooks.Stop", "no installation record"],
     );
     assert!(
         stray["fix"].as_str().is_some_and(|f| f.contains("by hand")),

@@ -192,8 +192,8 @@ fn offered_by_claude(events: &[Value]) -> Vec<String> {
     offered
 }
 
-/// Every tool result Claude Code sent back to the model, as (is_error, text).
-fn claude_tool_results(events: &[Value]) -> Vec<(bool, String)> {
+/// Every `tool_result` block Claude Code sent back to the model, in order.
+fn claude_tool_result_blocks(events: &[Value]) -> Vec<Value> {
     events
         .iter()
         .filter(|e| e["type"] == "user")
@@ -204,6 +204,13 @@ fn claude_tool_results(events: &[Value]) -> Vec<(bool, String)> {
                 .unwrap_or_default()
         })
         .filter(|c| c["type"] == "tool_result")
+        .collect()
+}
+
+/// Every tool result Claude Code sent back to the model, as (is_error, text).
+fn claude_tool_results(events: &[Value]) -> Vec<(bool, String)> {
+    claude_tool_result_blocks(events)
+        .into_iter()
         .map(|c| (c["is_error"] == true, c["content"].to_string()))
         .collect()
 }
@@ -475,16 +482,8 @@ fn codex_offers_and_calls_all_eleven_tools() {
 
 /// The text of each tool result Claude Code sent back, parsed as ACC's JSON where it is.
 fn claude_tool_values(events: &[Value]) -> Vec<Value> {
-    events
-        .iter()
-        .filter(|e| e["type"] == "user")
-        .flat_map(|e| {
-            e["message"]["content"]
-                .as_array()
-                .cloned()
-                .unwrap_or_default()
-        })
-        .filter(|c| c["type"] == "tool_result")
+    claude_tool_result_blocks(events)
+        .into_iter()
         .filter_map(|c| {
             let text = match &c["content"] {
                 Value::String(text) => text.clone(),
