@@ -688,6 +688,27 @@ fn run_sequences(client: Client, start_name: &str) {
                 );
                 home.uninstall().ok_json();
                 check_restored(&home, start, &original, &step("uninstall"));
+                // Interrupted again: doctor says so, and its repair rolls it back.
+                interrupt_after_first_file(&home, mcp_name, &original);
+                let name = format!("hooks {}", client.name());
+                let report = home.acc(&["doctor"], &[]).ok_json();
+                let check = report["checks"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .find(|c| c["name"] == name.as_str())
+                    .cloned()
+                    .unwrap_or_default();
+                assert_eq!(check["status"], "error", "{report}");
+                assert_eq!(check["fix"], "acc doctor --repair", "{check}");
+                let repaired = home.acc(&["doctor", "--repair"], &[]).ok_json();
+                assert!(
+                    repaired
+                        .to_string()
+                        .contains("rolled back an interrupted installation"),
+                    "{repaired}"
+                );
+                check_restored(&home, start, &original, &step("doctor --repair"));
             }
             _ => unreachable!(),
         }
