@@ -24,6 +24,7 @@ use crate::clock::{Clock, SystemClock};
 use crate::contracts::{Branches, CAPTURE_SCHEMA, Capture, Provenance, check_capture};
 use crate::core::messages::{ReplyRequest, SendRequest};
 use crate::core::{Caller, Core, SessionSpec};
+use crate::delivery::App;
 use crate::delivery::platform;
 use crate::error::{AccError, AccResult, ErrorCode};
 use crate::plugins::{DEFAULT_DEADLINE, LoadedAdapter, Operation, Plugins, search_path};
@@ -176,27 +177,27 @@ pub fn capture_example() -> AccResult<Capture> {
 
 fn drive_example(temp: &Path, project: &Path) -> AccResult<Capture> {
     let ws = workspace::discover(project)?;
-    let mut core = Core::new(
+    let mut app = App::new(Core::new(
         ws,
         temp.join("data").join("acc"),
         Arc::new(SystemClock::default()),
-    )?;
-    core.set_plugins(plugins("{}"));
+    )?);
+    app.delivery.set_plugins(plugins("{}"));
     let (adapter, probe, version) = probed(
-        core.plugins()?,
+        app.delivery.plugins()?,
         "example",
         Duration::from_secs(3),
         DEFAULT_DEADLINE,
     )?;
-    let alice = attach(&mut core, "alice")?;
-    let bob = attach(&mut core, "bob")?;
+    let alice = attach(&mut app.core, "alice")?;
+    let bob = attach(&mut app.core, "bob")?;
     let endpoint = |who: &str| serde_json::json!({ "file": temp.join(format!("{who}.jsonl")) });
-    core.bind(&bob, "example", "all", &endpoint("bob"))?;
-    core.bind(&alice, "example", "all", &endpoint("alice"))?;
+    app.bind(&bob, "example", "all", &endpoint("bob"))?;
+    app.bind(&alice, "example", "all", &endpoint("alice"))?;
     let mut limitations = Vec::new();
 
     // idle: a question to a bound, idle recipient is offered.
-    let sent = core.send_message(&alice, &question("bob"))?;
+    let sent = app.send_message(&alice, &question("bob"))?;
     let idle = if sent
         .delivery
         .first()
@@ -215,7 +216,7 @@ fn drive_example(temp: &Path, project: &Path) -> AccResult<Capture> {
     // duplicate: offering the same message again does not deliver it twice.
     let bob_file = temp.join("bob.jsonl");
     let request = OfferRequest {
-        message: crate::views::message(&sent.message, &core.workspace.id),
+        message: crate::views::message(&sent.message, &app.core.workspace.id),
         recipient_participant_id: "bob".into(),
         target_session_id: bob.session_id.clone(),
         target_generation: 1,
@@ -243,7 +244,7 @@ fn drive_example(temp: &Path, project: &Path) -> AccResult<Capture> {
         ));
     }
     // reply: the answer is routed back to the bound author.
-    let reply = core.reply(
+    let reply = app.reply(
         &bob,
         &ReplyRequest {
             message_id: sent.message.message.message_id.clone(),
@@ -264,10 +265,10 @@ fn drive_example(temp: &Path, project: &Path) -> AccResult<Capture> {
         limitations.push("reply: the answer was not offered to its author".into());
     }
     // busy: a busy client refuses; the receipt stays queued.
-    core.set_plugins(plugins(
+    app.delivery.set_plugins(plugins(
         r#"{"offers":"refuse","refuseCode":"recipient_busy"}"#,
     ));
-    let busy_sent = core.send_message(&alice, &question("bob"))?;
+    let busy_sent = app.send_message(&alice, &question("bob"))?;
     let busy =
         if busy_sent.delivery.first().is_some_and(|d| {
             d.error_code.as_deref() == Some("recipient_busy") && d.outcome == "queued"
@@ -280,9 +281,9 @@ fn drive_example(temp: &Path, project: &Path) -> AccResult<Capture> {
         limitations.push("busy: the busy refusal was not observed".into());
     }
     // fallback: without a binding the message waits durably.
-    core.set_plugins(plugins("{}"));
-    core.unbind(&bob, None)?;
-    let fallback_sent = core.send_message(&alice, &question("bob"))?;
+    app.delivery.set_plugins(plugins("{}"));
+    app.unbind(&bob, None)?;
+    let fallback_sent = app.send_message(&alice, &question("bob"))?;
     let fallback = if fallback_sent
         .delivery
         .first()

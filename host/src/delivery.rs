@@ -7,6 +7,7 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use acc_adapter_api::wire::{
     HandshakeAnswer, HandshakeRequest, OfferRequest, RenderAnswer, RenderMessage, RenderRequest,
@@ -18,9 +19,11 @@ use serde_json::{Value, json};
 use crate::clock::{Millis, format_timestamp};
 use crate::core::Core;
 use crate::core::identity::{Caller, Presence, check_caller, presence, verify_caller};
-use crate::core::messages::{MessageView, advance};
+use crate::core::messages::{
+    Draft, FinishRequest, MessageView, ReplyRequest, SendRequest, advance,
+};
 use crate::error::{AccError, AccResult, ErrorCode};
-use crate::plugins::{DEFAULT_DEADLINE, LoadedAdapter, OFFER_DEADLINE, Operation};
+use crate::plugins::{DEFAULT_DEADLINE, LoadedAdapter, OFFER_DEADLINE, Operation, Plugins};
 use crate::store::{BindingRow, MessageRow, ReceiptRow, Writer};
 
 /// The transport of a durable-only route.
@@ -326,7 +329,73 @@ enum Route {
     },
 }
 
-impl Core {
+/// What routing needs beyond the protocol core: the adapter plugins, loaded on first need
+/// (only routing, binding and rendering need them) with their configurations from
+/// `ACC_ADAPTER_CONFIG`, and an embedder's consent override.
+#[derive(Debug, Default)]
+pub struct Delivery {
+    plugins: Option<Arc<Plugins>>,
+    /// The live-delivery consent to use instead of the installation record's (the capture
+    /// tool, which drives a client it started itself).
+    pub consent_override: Option<String>,
+}
+
+impl Delivery {
+    /// The plugins, discovered and loaded on first need.
+    pub fn plugins(&mut self) -> AccResult<&Plugins> {
+        if self.plugins.is_none() {
+            let configs = crate::plugins::configs_from_env().map_err(AccError::usage)?;
+            self.plugins = Some(Arc::new(Plugins::load(&configs)));
+        }
+        self.plugins
+            .as_deref()
+            .ok_or_else(|| AccError::internal("the plugins did not load"))
+    }
+
+    /// One adapter by id: from the loaded plugins when they are loaded, else by loading just
+    /// that adapter's file.
+    pub fn adapter(&mut self, adapter_id: &str) -> AccResult<Option<LoadedAdapter>> {
+        if let Some(plugins) = &self.plugins {
+            return Ok(plugins.get(adapter_id).cloned());
+        }
+        let configs = crate::plugins::configs_from_env().map_err(AccError::usage)?;
+        // The file named after the id is the fast path; an adapter may live in a file of any
+        // name, so a miss falls back to loading the whole search path.
+        let one = Plugins::load_named(crate::plugins::search_path(), &configs, adapter_id);
+        if let Some(found) = one.get(adapter_id) {
+            return Ok(Some(found.clone()));
+        }
+        Ok(self.plugins()?.get(adapter_id).cloned())
+    }
+
+    /// Use these plugins instead of discovering them (tests, embedding).
+    pub fn set_plugins(&mut self, plugins: Arc<Plugins>) {
+        self.plugins = Some(plugins);
+    }
+}
+
+/// The application services: the protocol core (which records) and delivery (which routes),
+/// so that sending is "record in one transaction, then route after the commit". The CLI, the
+/// MCP server, the hooks and the capture tool all act through it.
+#[derive(Debug)]
+pub struct App {
+    /// The protocol core.
+    pub core: Core,
+    /// Plugins and routing state.
+    pub delivery: Delivery,
+}
+
+impl App {
+    /// The application over a core, with plugins loaded on first need.
+    pub fn new(core: Core) -> Self {
+        Self {
+            core,
+            delivery: Delivery::default(),
+        }
+    }
+}
+
+impl App {
     /// Route a committed message to each addressed recipient (room records are never routed).
     pub fn route(
         &mut self,
@@ -357,8 +426,8 @@ impl Core {
 
     /// Steps 1 to 3 of the router: receipt still queued, sole live session, binding, policy.
     fn check_route(&mut self, message: &MessageRow, recipient: &str) -> AccResult<Route> {
-        let now = self.now();
-        let Some(store) = self.store_for_read() else {
+        let now = self.core.now();
+        let Some(store) = self.core.store_for_read() else {
             return Ok(Route::Done(outcome(recipient, "queued", DURABLE, None)));
         };
         store.read(|r| {
@@ -425,7 +494,7 @@ impl Core {
         generation: i64,
         binding: BindingRow,
     ) -> AccResult<DeliveryOutcome> {
-        let adapter = match self.plugins()?.get(&binding.adapter_id) {
+        let adapter = match self.delivery.plugins()?.get(&binding.adapter_id) {
             Some(adapter) => adapter.clone(),
             None => {
                 return Ok(outcome(
@@ -441,8 +510,8 @@ impl Core {
             return Ok(outcome(recipient, "queued", DURABLE, Some(code)));
         }
         // The recipient's recorded consent may have been narrowed since the binding was made.
-        if let Some((client, dir)) =
-            consent_source(&adapter, &binding.endpoint).filter(|_| self.consent_override.is_none())
+        if let Some((client, dir)) = consent_source(&adapter, &binding.endpoint)
+            .filter(|_| self.delivery.consent_override.is_none())
         {
             let consent = recorded_consent(client, &dir);
             if !policy_allows(narrower(&binding.live_policy, &consent), message) {
@@ -455,7 +524,7 @@ impl Core {
             }
         }
         let mut binding = binding;
-        if binding.lease_until <= self.now() {
+        if binding.lease_until <= self.core.now() {
             match self.handshake(
                 &adapter,
                 session_id,
@@ -466,16 +535,16 @@ impl Core {
                 Ok(answer) => {
                     binding.endpoint_ref = answer.endpoint_ref;
                     binding.client_version = answer.client_version;
-                    binding.lease_until = self.now() + (answer.lease_seconds as i64) * 1000;
+                    binding.lease_until = self.core.now() + (answer.lease_seconds as i64) * 1000;
                     let refreshed = binding.clone();
-                    self.store_for_write()?.write(|w| {
+                    self.core.store_for_write()?.write(|w| {
                         if w.reader()
                             .binding(session_id, &refreshed.adapter_id)?
                             .is_some_and(|b| b.generation == generation)
                         {
                             w.put_binding(&refreshed)?;
                         }
-                        Ok(())
+                        Ok::<_, AccError>(())
                     })?;
                     if let Err(code) = admits(&adapter, &binding.client_version) {
                         return Ok(outcome(recipient, "queued", DURABLE, Some(code)));
@@ -516,7 +585,7 @@ impl Core {
                     message: message.clone(),
                     decision: None,
                 },
-                &self.workspace.id,
+                &self.core.workspace.id,
             ),
             recipient_participant_id: recipient.to_string(),
             target_session_id: session_id.to_string(),
@@ -527,7 +596,7 @@ impl Core {
         let request =
             serde_json::to_string(&request).map_err(|e| AccError::internal(e.to_string()))?;
         let answer = adapter.call(Operation::Offer, request, OFFER_DEADLINE);
-        let now = self.now();
+        let now = self.core.now();
         let attempt = Attempt {
             message,
             recipient,
@@ -537,7 +606,7 @@ impl Core {
             transport: &transport,
             client_version: &binding.client_version,
         };
-        let store = self.store_for_write()?;
+        let store = self.core.store_for_write()?;
         match answer {
             Ok(answer) if answer.status != OfferStatus::Refused => {
                 let pending = answer.status == OfferStatus::AcceptedPendingApproval;
@@ -627,13 +696,14 @@ impl Core {
                 "live policy must be off, actionable or all, got `{live_policy}`"
             )));
         }
-        let workspace_id = self.workspace.id.clone();
+        let workspace_id = self.core.workspace.id.clone();
         let session = {
-            let store = self.store_for_write()?;
+            let store = self.core.store_for_write()?;
             store.read(|r| check_caller(r, &workspace_id, caller))?
         };
-        let Some(adapter) = self.adapter(adapter_id)? else {
+        let Some(adapter) = self.delivery.adapter(adapter_id)? else {
             let known: Vec<String> = self
+                .delivery
                 .plugins()?
                 .adapters
                 .iter()
@@ -651,7 +721,7 @@ impl Core {
                 ),
             ));
         };
-        let live_policy = match &self.consent_override {
+        let live_policy = match &self.delivery.consent_override {
             Some(_) => live_policy.to_string(),
             None => consented_policy(&adapter, live_policy, endpoint)?,
         };
@@ -663,7 +733,7 @@ impl Core {
             &session.participant_id,
             endpoint,
         )?;
-        let now = self.now();
+        let now = self.core.now();
         let binding = BindingRow {
             session_id: session.session_id.clone(),
             generation: session.generation,
@@ -677,7 +747,7 @@ impl Core {
             created_at: now,
         };
         let stored = binding.clone();
-        self.store_for_write()?.write(|w| {
+        self.core.store_for_write()?.write(|w| {
             let again = verify_caller(w, &workspace_id, caller, now)?;
             if again.generation != stored.generation {
                 return Err(AccError::new(
@@ -685,18 +755,18 @@ impl Core {
                     "the session's generation changed during the handshake",
                 ));
             }
-            w.put_binding(&stored)
+            Ok(w.put_binding(&stored)?)
         })?;
         Ok(binding)
     }
 
     /// Remove the caller session's binding to an adapter (or all of them).
     pub fn unbind(&mut self, caller: &Caller, adapter_id: Option<&str>) -> AccResult<usize> {
-        let now = self.now();
-        let workspace_id = self.workspace.id.clone();
-        self.store_for_write()?.write(|w| {
+        let now = self.core.now();
+        let workspace_id = self.core.workspace.id.clone();
+        self.core.store_for_write()?.write(|w| {
             let session = verify_caller(w, &workspace_id, caller, now)?;
-            w.drop_bindings(&session.session_id, adapter_id)
+            Ok(w.drop_bindings(&session.session_id, adapter_id)?)
         })
     }
 
@@ -704,11 +774,11 @@ impl Core {
     /// first, then at most one repeat of each live offer older than 15 minutes. Records exactly
     /// the messages the renderer says it carried.
     pub fn next_turn(&mut self, caller: &Caller, adapter_id: &str) -> AccResult<RenderAnswer> {
-        let now = self.now();
-        let workspace_id = self.workspace.id.clone();
-        let budget = self.workspace.config.context_budget_bytes as usize;
+        let now = self.core.now();
+        let workspace_id = self.core.workspace.id.clone();
+        let budget = self.core.workspace.config.context_budget_bytes as usize;
         // A read: the caller's presence was refreshed when its session was resolved.
-        let Some(store) = self.store_for_read() else {
+        let Some(store) = self.core.store_for_read() else {
             return Ok(RenderAnswer::default());
         };
         let (session, fresh, repeats) = store.read(|w| {
@@ -749,13 +819,13 @@ impl Core {
                     }
                 }
             }
-            Ok((session, fresh, repeats))
+            Ok::<_, AccError>((session, fresh, repeats))
         })?;
         if fresh.is_empty() && repeats.is_empty() {
             // Nothing to show: no adapter is loaded, nothing is written.
             return Ok(RenderAnswer::default());
         }
-        let Some(adapter) = self.adapter(adapter_id)? else {
+        let Some(adapter) = self.delivery.adapter(adapter_id)? else {
             return Err(AccError::new(
                 ErrorCode::InvalidData,
                 format!("no adapter `{adapter_id}` is loaded; see acc adapters"),
@@ -817,7 +887,7 @@ impl Core {
             client_version: "",
         };
         if !carried.is_empty() {
-            self.store_for_write()?.write(|w| {
+            self.core.store_for_write()?.write(|w| {
                 for message in fresh
                     .iter()
                     .filter(|m| carried.contains(m.message_id.as_str()))
@@ -830,9 +900,68 @@ impl Core {
                 {
                     attempt(message).record_repeat(w, now)?;
                 }
-                Ok(())
+                Ok::<_, AccError>(())
             })?;
         }
         Ok(rendered)
+    }
+}
+
+/// A recorded (or replayed) message and what became of each recipient.
+#[derive(Debug, Clone)]
+pub struct Sent {
+    /// The message.
+    pub message: MessageView,
+    /// Receipts as committed (before any offer).
+    pub receipts: Vec<ReceiptRow>,
+    /// Delivery outcomes, one per recipient.
+    pub delivery: Vec<DeliveryOutcome>,
+    /// Whether this was an idempotent retry returning the original.
+    pub replayed: bool,
+    /// For a reply: the caller's receipt of the original message.
+    pub original_receipt: Option<ReceiptRow>,
+    /// For a finish: the claims released.
+    pub released_claims: Vec<String>,
+}
+
+/// The application services that send: record in one transaction, then route after the
+/// commit. A replayed (idempotent) send reports the current outcomes and offers nothing again.
+impl App {
+    /// Record a prepared message, then route it.
+    pub fn send(&mut self, caller: &Caller, draft: Draft) -> AccResult<Sent> {
+        let recorded = self.core.record(caller, draft)?;
+        let delivery = if recorded.replayed {
+            current_outcomes(&recorded.receipts)
+        } else {
+            self.route(&recorded.message, &recorded.receipts)?
+        };
+        Ok(Sent {
+            message: recorded.message,
+            receipts: recorded.receipts,
+            delivery,
+            replayed: recorded.replayed,
+            original_receipt: recorded.original_receipt,
+            released_claims: recorded.released_claims,
+        })
+    }
+
+    /// Send a generic message (`note`, `question`, `request`, `decision`).
+    pub fn send_message(&mut self, caller: &Caller, request: &SendRequest) -> AccResult<Sent> {
+        let draft = Core::prepare_message(request)?;
+        self.send(caller, draft)
+    }
+
+    /// Answer a message: record an `answer` in its thread and acknowledge it, atomically; then
+    /// route the answer.
+    pub fn reply(&mut self, caller: &Caller, request: &ReplyRequest) -> AccResult<Sent> {
+        let draft = Core::prepare_reply(request)?;
+        self.send(caller, draft)
+    }
+
+    /// Finish: record a handoff, release the session's claims and close its presence; then
+    /// route the handoff.
+    pub fn finish(&mut self, caller: &Caller, request: &FinishRequest) -> AccResult<Sent> {
+        let draft = Core::prepare_finish(request)?;
+        self.send(caller, draft)
     }
 }

@@ -476,7 +476,7 @@ pub fn run(start: &Path, home: Option<&Path>, repair: bool) -> Vec<Check> {
                         Err(e) => checks.push(check(
                             "store",
                             Level::Error,
-                            format!("{}: {}", e.code, e.message),
+                            crate::AccError::from(e).to_string(),
                             Some(format!(
                                 "move {} aside (acc never converts or deletes a store)",
                                 path.parent().unwrap_or(&path).display()

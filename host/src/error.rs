@@ -177,26 +177,15 @@ impl fmt::Display for AccError {
 
 impl std::error::Error for AccError {}
 
-impl From<rusqlite::Error> for AccError {
-    fn from(error: rusqlite::Error) -> Self {
-        if let rusqlite::Error::SqliteFailure(failure, _) = &error {
-            match failure.code {
-                rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked => {
-                    return Self::new(
-                        ErrorCode::Timeout,
-                        format!("the store stayed locked by another process: {error}"),
-                    );
-                }
-                rusqlite::ErrorCode::NotADatabase | rusqlite::ErrorCode::DatabaseCorrupt => {
-                    return Self::new(
-                        ErrorCode::StoreCorrupt,
-                        format!("the store is damaged: {error}"),
-                    );
-                }
-                _ => {}
-            }
-        }
-        Self::internal(format!("store error: {error}"))
+impl From<acc_store::StoreError> for AccError {
+    fn from(error: acc_store::StoreError) -> Self {
+        let code = match error.kind {
+            acc_store::StoreErrorKind::Busy => ErrorCode::Timeout,
+            acc_store::StoreErrorKind::Corrupt => ErrorCode::StoreCorrupt,
+            acc_store::StoreErrorKind::VersionUnsupported => ErrorCode::StoreVersionUnsupported,
+            acc_store::StoreErrorKind::Internal => ErrorCode::Internal,
+        };
+        Self::new(code, error.message)
     }
 }
 

@@ -16,13 +16,9 @@ pub mod ids;
 pub mod install;
 pub mod mcp;
 pub mod plugins;
-pub mod store;
 pub mod views;
 pub mod workspace;
 
+pub use acc_store as store;
+pub use acc_store::{PROTOCOL_VERSION, SCHEMA_VERSION};
 pub use error::{AccError, ErrorCode};
-
-/// Protocol version spoken by this build.
-pub const PROTOCOL_VERSION: &str = "0.2";
-/// Store schema version written and accepted by this build.
-pub const SCHEMA_VERSION: i64 = 3;

@@ -9,12 +9,11 @@ use crate::clock::format_timestamp;
 use crate::core::OpenedSession;
 use crate::core::messages::{
     DecisionStatus, MessageView, PAGE_BYTE_CAP, Page, PruneReport, Received, SUMMARY_SUBJECT_BYTES,
-    Sent,
 };
 use crate::core::status::{
     Attention, ClaimState, EventPage, SessionState, StatusReport, format_cursor,
 };
-use crate::delivery::DeliveryOutcome;
+use crate::delivery::{DeliveryOutcome, Sent};
 use crate::error::AccError;
 use crate::store::ReceiptRow;
 use crate::store::{ClaimRow, EventRow, IntentRow};

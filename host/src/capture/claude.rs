@@ -18,6 +18,7 @@ use crate::clock::SystemClock;
 use crate::contracts::Capture;
 use crate::core::messages::{ReplyRequest, SendRequest};
 use crate::core::{Caller, Core};
+use crate::delivery::App;
 use crate::error::AccResult;
 use crate::plugins::{DEFAULT_DEADLINE, Operation, Plugins, search_path};
 use crate::workspace;
@@ -138,13 +139,17 @@ fn drive(claude: &Path, temp: &Path) -> AccResult<Capture> {
     }
 
     // The store appears with the hook's first write, so each look opens it afresh.
-    let open = |plugins: &Arc<Plugins>| -> AccResult<Core> {
+    let open = |plugins: &Arc<Plugins>| -> AccResult<App> {
         let ws = workspace::discover(&project)?;
-        let mut core = Core::new(ws, data.join("acc"), Arc::new(SystemClock::default()))?;
-        core.set_plugins(plugins.clone());
+        let mut app = App::new(Core::new(
+            ws,
+            data.join("acc"),
+            Arc::new(SystemClock::default()),
+        )?);
+        app.delivery.set_plugins(plugins.clone());
         // The consent the capture recorded lives in its own data home, not this process's.
-        core.consent_override = Some("all".into());
-        Ok(core)
+        app.delivery.consent_override = Some("all".into());
+        Ok(app)
     };
     let is_bound = |core: &mut Core| {
         core.status(false).is_ok_and(|report| {
@@ -155,7 +160,7 @@ fn drive(claude: &Path, temp: &Path) -> AccResult<Capture> {
         })
     };
     let bound = wait_for(Duration::from_secs(60), || {
-        open(&plugins).is_ok_and(|mut core| is_bound(&mut core))
+        open(&plugins).is_ok_and(|mut app| is_bound(&mut app.core))
     });
     if !bound {
         return Err(failed(
@@ -163,7 +168,7 @@ fn drive(claude: &Path, temp: &Path) -> AccResult<Capture> {
             "the SessionStart hook did not bind the session to claude-inbox within 60 s",
         ));
     }
-    let mut core = open(&plugins)?;
+    let mut app = open(&plugins)?;
     // The surface the adapter relies on, as this client wrote it.
     let pid = running.0.id();
     let registry = std::fs::read(
@@ -194,10 +199,10 @@ fn drive(claude: &Path, temp: &Path) -> AccResult<Capture> {
         }
         None => limitations.push("surface: no session registry file for the claude pid".into()),
     }
-    let alice = attach(&mut core, "alice")?;
+    let alice = attach(&mut app.core, "alice")?;
 
     // busy: a wake while the first turn still waits for the model runs after it.
-    let sent = core.send_message(&alice, &question("bob"))?;
+    let sent = app.send_message(&alice, &question("bob"))?;
     let busy_id = sent.message.message.message_id.clone();
     let woken = sent.delivery.first().is_some_and(|d| d.outcome == "woken");
     let busy = if woken && wait_for(Duration::from_secs(60), || wake_seen(&model, &busy_id) > 0) {
@@ -214,7 +219,7 @@ fn drive(claude: &Path, temp: &Path) -> AccResult<Capture> {
     std::thread::sleep(Duration::from_secs(6));
 
     // idle: a wake to the idle session starts a turn at once.
-    let sent = core.send_message(&alice, &question("bob"))?;
+    let sent = app.send_message(&alice, &question("bob"))?;
     let idle_id = sent.message.message.message_id.clone();
     let woken = sent.delivery.first().is_some_and(|d| d.outcome == "woken");
     let idle = if woken && wait_for(Duration::from_secs(30), || wake_seen(&model, &idle_id) > 0) {
@@ -226,7 +231,8 @@ fn drive(claude: &Path, temp: &Path) -> AccResult<Capture> {
     std::thread::sleep(Duration::from_secs(3));
 
     // duplicate: the same wake line again (same message id) runs no second turn.
-    let bob_binding = core
+    let bob_binding = app
+        .core
         .status(false)?
         .sessions
         .into_iter()
@@ -237,7 +243,7 @@ fn drive(claude: &Path, temp: &Path) -> AccResult<Capture> {
         .map(|b| b.endpoint_ref.clone())
         .unwrap_or_default();
     let request = OfferRequest {
-        message: crate::views::message(&sent.message, &core.workspace.id),
+        message: crate::views::message(&sent.message, &app.core.workspace.id),
         recipient_participant_id: "bob".into(),
         target_session_id: bob_binding
             .as_ref()
@@ -276,7 +282,7 @@ fn drive(claude: &Path, temp: &Path) -> AccResult<Capture> {
     });
     let routed = match credentials {
         Some(bob) => {
-            let asked = core.send_message(
+            let asked = app.send_message(
                 &bob,
                 &SendRequest {
                     to: vec!["alice".into()],
@@ -286,7 +292,7 @@ fn drive(claude: &Path, temp: &Path) -> AccResult<Capture> {
                     ..SendRequest::default()
                 },
             )?;
-            let answer = core.reply(
+            let answer = app.reply(
                 &alice,
                 &ReplyRequest {
                     message_id: asked.message.message.message_id.clone(),
@@ -318,7 +324,7 @@ fn drive(claude: &Path, temp: &Path) -> AccResult<Capture> {
     // fallback: with the session gone the message waits durably.
     drop(stdin);
     drop(running);
-    let fallback_sent = core.send_message(&alice, &question("bob"))?;
+    let fallback_sent = app.send_message(&alice, &question("bob"))?;
     let fallback = if fallback_sent
         .delivery
         .first()

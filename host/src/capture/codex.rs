@@ -18,6 +18,7 @@ use crate::clock::SystemClock;
 use crate::contracts::Capture;
 use crate::core::Core;
 use crate::core::messages::ReplyRequest;
+use crate::delivery::App;
 use crate::error::AccResult;
 use crate::plugins::{DEFAULT_DEADLINE, Operation, Plugins, search_path};
 use crate::workspace;
@@ -192,21 +193,21 @@ fn drive(codex: &Path, temp: &Path) -> AccResult<Capture> {
     let alice_thread = thread_in(&project)?;
 
     let ws = workspace::discover(&project)?;
-    let mut core = Core::new(
+    let mut app = App::new(Core::new(
         ws,
         temp.join("data").join("acc"),
         Arc::new(SystemClock::default()),
-    )?;
-    core.set_plugins(plugins);
-    core.consent_override = Some("all".into());
-    let alice = attach(&mut core, "alice")?;
-    let bob = attach(&mut core, "bob")?;
+    )?);
+    app.delivery.set_plugins(plugins);
+    app.delivery.consent_override = Some("all".into());
+    let alice = attach(&mut app.core, "alice")?;
+    let bob = attach(&mut app.core, "bob")?;
     let endpoint = |thread: &str| json!({ "codexHome": home, "threadId": thread, "cwd": project });
-    core.bind(&bob, "codex-app-server", "all", &endpoint(&bob_thread))?;
-    core.bind(&alice, "codex-app-server", "all", &endpoint(&alice_thread))?;
+    app.bind(&bob, "codex-app-server", "all", &endpoint(&bob_thread))?;
+    app.bind(&alice, "codex-app-server", "all", &endpoint(&alice_thread))?;
 
     // idle: the idle thread takes the submission.
-    let sent = core.send_message(&alice, &question("bob"))?;
+    let sent = app.send_message(&alice, &question("bob"))?;
     let id = sent.message.message.message_id.clone();
     let offered = sent
         .delivery
@@ -227,7 +228,7 @@ fn drive(codex: &Path, temp: &Path) -> AccResult<Capture> {
     };
     // busy: the thread is still in the turn the first submission started (no model answers
     // here), so the next one waits in its queue for the turn to end.
-    let busy_sent = core.send_message(&alice, &question("bob"))?;
+    let busy_sent = app.send_message(&alice, &question("bob"))?;
     let busy_id = format!("acc-{}", busy_sent.message.message.message_id);
     let busy = match client.one_submission(&bob_thread, &busy_id, WAIT) {
         Some(found)
@@ -248,7 +249,7 @@ fn drive(codex: &Path, temp: &Path) -> AccResult<Capture> {
     };
     // duplicate: offering the first message again adds nothing.
     let request = OfferRequest {
-        message: crate::views::message(&sent.message, &core.workspace.id),
+        message: crate::views::message(&sent.message, &app.core.workspace.id),
         recipient_participant_id: "bob".into(),
         target_session_id: bob.session_id.clone(),
         target_generation: 1,
@@ -273,7 +274,7 @@ fn drive(codex: &Path, temp: &Path) -> AccResult<Capture> {
         "unobserved"
     };
     // reply: the answer reaches the author's own thread.
-    let reply = core.reply(
+    let reply = app.reply(
         &bob,
         &ReplyRequest {
             message_id: id.clone(),
@@ -304,7 +305,7 @@ fn drive(codex: &Path, temp: &Path) -> AccResult<Capture> {
     {
         std::thread::sleep(Duration::from_millis(100));
     }
-    let fallback_sent = core.send_message(&alice, &question("bob"))?;
+    let fallback_sent = app.send_message(&alice, &question("bob"))?;
     let fallback = if fallback_sent.delivery.first().is_some_and(|d| {
         d.outcome == "queued" && d.error_code.as_deref() == Some("recipient_unavailable")
     }) {

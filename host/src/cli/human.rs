@@ -2,8 +2,9 @@
 
 use crate::clock::format_timestamp;
 use crate::core::OpenedSession;
-use crate::core::messages::{MessageView, PruneReport, Sent};
+use crate::core::messages::{MessageView, PruneReport};
 use crate::core::status::{Attention, EventPage, StatusReport, format_cursor};
+use crate::delivery::Sent;
 use crate::error::AccError;
 use crate::store::{ClaimRow, ReceiptRow};
 

@@ -14,9 +14,10 @@ use serde_json::{Value, json};
 use crate::clock::{Clock, SystemClock};
 use crate::core::claims::{AcquireRequest, Authority, ClaimMode, Enforcement, ReleaseSelector};
 use crate::core::intent::IntentRequest;
-use crate::core::messages::{Artifact, FinishRequest, ReplyRequest, SendRequest, Sent};
+use crate::core::messages::{Artifact, FinishRequest, ReplyRequest, SendRequest};
 use crate::core::status;
 use crate::core::{Caller, Core, SessionSpec};
+use crate::delivery::{App, Sent};
 use crate::error::{AccError, AccResult, ErrorCode};
 use crate::views;
 use crate::workspace;
@@ -647,7 +648,7 @@ fn run(cli: Cli) -> AccResult<Output> {
                 withdraws: args.withdraws.clone(),
                 client_message_id: args.client_message_id.clone(),
             };
-            send(&cli, |core, who| core.send_message(who, &request))
+            send(&cli, |app, who| app.send_message(who, &request))
         }
         Command::Request(args) => {
             let request = SendRequest {
@@ -658,7 +659,7 @@ fn run(cli: Cli) -> AccResult<Output> {
                 client_message_id: args.client_message_id.clone(),
                 ..SendRequest::default()
             };
-            send(&cli, |core, who| core.send_message(who, &request))
+            send(&cli, |app, who| app.send_message(who, &request))
         }
         Command::Reply(args) => {
             let request = ReplyRequest {
@@ -668,7 +669,7 @@ fn run(cli: Cli) -> AccResult<Output> {
                 artifacts: parse_artifacts(&args.artifacts)?,
                 client_message_id: args.client_message_id.clone(),
             };
-            send(&cli, |core, who| core.reply(who, &request))
+            send(&cli, |app, who| app.reply(who, &request))
         }
         Command::Finish(args) => {
             let request = FinishRequest {
@@ -681,7 +682,7 @@ fn run(cli: Cli) -> AccResult<Output> {
                 verification: args.verification.clone(),
                 client_message_id: args.client_message_id.clone(),
             };
-            send(&cli, |core, who| core.finish(who, &request))
+            send(&cli, |app, who| app.finish(who, &request))
         }
         Command::Ack(args) => {
             let who = caller(&cli)?;
@@ -719,8 +720,8 @@ fn run(cli: Cli) -> AccResult<Output> {
             let who = caller(&cli)?;
             let endpoint: Value = serde_json::from_str(&args.endpoint)
                 .map_err(|e| AccError::usage(format!("--endpoint is not json: {e}")))?;
-            let mut core = open_core(&cli)?;
-            let binding = core.bind(&who, &args.adapter, &args.policy, &endpoint)?;
+            let mut app = App::new(open_core(&cli)?);
+            let binding = app.bind(&who, &args.adapter, &args.policy, &endpoint)?;
             Ok(Output {
                 human: format!(
                     "bound to {} (client {}, policy {}, lease until {})",
@@ -734,8 +735,8 @@ fn run(cli: Cli) -> AccResult<Output> {
         }
         Command::Unbind(args) => {
             let who = caller(&cli)?;
-            let mut core = open_core(&cli)?;
-            let removed = core.unbind(&who, args.adapter.as_deref())?;
+            let mut app = App::new(open_core(&cli)?);
+            let removed = app.unbind(&who, args.adapter.as_deref())?;
             Ok(Output {
                 human: format!("removed {removed} binding(s)"),
                 value: json!({ "removed": removed }),
@@ -743,8 +744,8 @@ fn run(cli: Cli) -> AccResult<Output> {
         }
         Command::NextTurn(args) => {
             let who = caller(&cli)?;
-            let mut core = open_core(&cli)?;
-            let rendered = core.next_turn(&who, &args.adapter)?;
+            let mut app = App::new(open_core(&cli)?);
+            let rendered = app.next_turn(&who, &args.adapter)?;
             Ok(Output {
                 human: rendered.text.clone(),
                 value: json!({ "text": rendered.text, "carried": rendered.carried, "withheld": rendered.withheld }),
@@ -908,13 +909,13 @@ fn parse_artifacts(raw: &[String]) -> AccResult<Vec<Artifact>> {
         .collect())
 }
 
-fn send(cli: &Cli, op: impl FnOnce(&mut Core, &Caller) -> AccResult<Sent>) -> AccResult<Output> {
+fn send(cli: &Cli, op: impl FnOnce(&mut App, &Caller) -> AccResult<Sent>) -> AccResult<Output> {
     let who = caller(cli)?;
-    let mut core = open_core(cli)?;
-    let sent = op(&mut core, &who)?;
+    let mut app = App::new(open_core(cli)?);
+    let sent = op(&mut app, &who)?;
     Ok(Output {
         human: human::sent(&sent),
-        value: views::sent(&sent, &core.workspace.id),
+        value: views::sent(&sent, &app.core.workspace.id),
     })
 }
 

@@ -1,7 +1,7 @@
 //! Messages, receipts, threads, inbox, reply and ack, handoffs, decisions, history and prune.
 //!
 //! Every send-like operation records the message, one receipt per resolved recipient and its
-//! events in one transaction; delivery happens after the commit (`crate::delivery`). Receipts
+//! events in one transaction; delivery happens after the commit, outside the core. Receipts
 //! only move forward: `queued -> offered -> retrieved -> acknowledged`.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -12,7 +12,6 @@ use sha2::{Digest, Sha256};
 use crate::clock::Millis;
 use crate::core::identity::{Caller, Presence, check_caller_allow_closed, presence};
 use crate::core::{Core, resource};
-use crate::delivery::{self, DeliveryOutcome};
 use crate::error::{AccError, AccResult, ErrorCode};
 use crate::ids;
 use crate::store::{DecisionLink, HistoryFilter, MessageRow, Reader, ReceiptRow, Writer};
@@ -151,15 +150,14 @@ pub struct MessageView {
     pub decision: Option<DecisionStatus>,
 }
 
-/// A recorded (or replayed) message and what became of its recipients.
+/// A recorded (or replayed) message: what the store now holds. Delivery is not the core's:
+/// the application layer routes a recorded message (`Core::send`).
 #[derive(Debug, Clone)]
-pub struct Sent {
+pub struct Recorded {
     /// The message.
     pub message: MessageView,
     /// Receipts as committed.
     pub receipts: Vec<ReceiptRow>,
-    /// Delivery outcomes.
-    pub delivery: Vec<DeliveryOutcome>,
     /// Whether this was an idempotent retry returning the original.
     pub replayed: bool,
     /// For a reply: the caller's receipt of the original message.
@@ -491,24 +489,6 @@ fn content_hash(draft: &Draft, obligation: &str, to: &[String]) -> String {
 }
 
 impl Core {
-    /// Record a generic message (`note`, `question`, `request`, `decision`).
-    pub fn send_message(&mut self, caller: &Caller, request: &SendRequest) -> AccResult<Sent> {
-        let draft = Self::prepare_message(request)?;
-        self.record(caller, draft)
-    }
-
-    /// Answer a message: record an `answer` in its thread and acknowledge it, atomically.
-    pub fn reply(&mut self, caller: &Caller, request: &ReplyRequest) -> AccResult<Sent> {
-        let draft = Self::prepare_reply(request)?;
-        self.record(caller, draft)
-    }
-
-    /// Finish: record a handoff, release the session's claims and close its presence.
-    pub fn finish(&mut self, caller: &Caller, request: &FinishRequest) -> AccResult<Sent> {
-        let draft = Self::prepare_finish(request)?;
-        self.record(caller, draft)
-    }
-
     /// Validate a generic message without touching the store.
     pub fn prepare_message(request: &SendRequest) -> AccResult<Draft> {
         let kind = request.kind.clone().unwrap_or_else(|| "note".into());
@@ -687,8 +667,10 @@ impl Core {
         Ok(draft)
     }
 
-    /// Record a prepared message, its receipts and events in one transaction, then route it.
-    pub fn record(&mut self, caller: &Caller, draft: Draft) -> AccResult<Sent> {
+    /// Record a prepared message, its receipts and events in one transaction. It never routes:
+    /// delivery happens after the commit, in the application layer (`Core::send`), so a
+    /// transport failure cannot undo the record.
+    pub fn record(&mut self, caller: &Caller, draft: Draft) -> AccResult<Recorded> {
         let message_id = ids::new_id("message")?;
         let generated_key = ids::new_id("cm")?;
         let now = self.now();
@@ -775,10 +757,9 @@ impl Core {
                     None => None,
                 };
                 let decision = decision_status(&reader, &existing)?;
-                return Ok(Sent {
+                return Ok(Recorded {
                     message: MessageView { message: existing, decision },
                     receipts,
-                    delivery: Vec::new(),
                     replayed: true,
                     original_receipt,
                     released_claims: Vec::new(),
@@ -892,22 +873,14 @@ impl Core {
                 )?;
             }
             let decision = decision_status(&w.reader(), &message)?;
-            Ok(Sent {
+            Ok(Recorded {
                 message: MessageView { message, decision },
                 receipts,
-                delivery: Vec::new(),
                 replayed: false,
                 original_receipt,
                 released_claims,
             })
         })?;
-        // Delivery happens after the commit; a transport failure cannot undo the record.
-        let mut sent = sent;
-        sent.delivery = if sent.replayed {
-            delivery::current_outcomes(&sent.receipts)
-        } else {
-            self.route(&sent.message, &sent.receipts)?
-        };
         Ok(sent)
     }
 

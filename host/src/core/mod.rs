@@ -9,7 +9,6 @@ use std::sync::Arc;
 
 use crate::clock::{Clock, Millis};
 use crate::error::{AccError, AccResult};
-use crate::plugins::Plugins;
 use crate::store::{Store, WorkspaceRecord};
 use crate::workspace::Workspace;
 
@@ -29,10 +28,6 @@ pub struct Core {
     data_dir: PathBuf,
     store: Option<Store>,
     clock: Arc<dyn Clock>,
-    plugins: Option<Arc<Plugins>>,
-    /// The live-delivery consent to use instead of the installation record's (the capture
-    /// tool, which drives a client it started itself).
-    pub consent_override: Option<String>,
 }
 
 impl std::fmt::Debug for Core {
@@ -53,8 +48,6 @@ impl Core {
             data_dir,
             store,
             clock,
-            plugins: None,
-            consent_override: None,
         })
     }
 
@@ -82,42 +75,6 @@ impl Core {
         self.store
             .as_mut()
             .ok_or_else(|| AccError::internal("the store did not open"))
-    }
-
-    /// The adapter plugins, loaded on first need (only routing, binding and rendering need
-    /// them) with their configurations from `ACC_ADAPTER_CONFIG`.
-    pub fn plugins(&mut self) -> AccResult<&Plugins> {
-        if self.plugins.is_none() {
-            let configs = crate::plugins::configs_from_env().map_err(AccError::usage)?;
-            self.plugins = Some(Arc::new(Plugins::load(&configs)));
-        }
-        self.plugins
-            .as_deref()
-            .ok_or_else(|| AccError::internal("the plugins did not load"))
-    }
-
-    /// One adapter by id: from the loaded plugins when they are loaded, else by loading just
-    /// that adapter's file.
-    pub fn adapter(
-        &mut self,
-        adapter_id: &str,
-    ) -> AccResult<Option<crate::plugins::LoadedAdapter>> {
-        if let Some(plugins) = &self.plugins {
-            return Ok(plugins.get(adapter_id).cloned());
-        }
-        let configs = crate::plugins::configs_from_env().map_err(AccError::usage)?;
-        // The file named after the id is the fast path; an adapter may live in a file of any
-        // name, so a miss falls back to loading the whole search path.
-        let one = Plugins::load_named(crate::plugins::search_path(), &configs, adapter_id);
-        if let Some(found) = one.get(adapter_id) {
-            return Ok(Some(found.clone()));
-        }
-        Ok(self.plugins()?.get(adapter_id).cloned())
-    }
-
-    /// Use these plugins instead of discovering them (tests, embedding).
-    pub fn set_plugins(&mut self, plugins: Arc<Plugins>) {
-        self.plugins = Some(plugins);
     }
 
     /// The store when it exists; reads of a workspace without one see an empty room.

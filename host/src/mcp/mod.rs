@@ -14,6 +14,7 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader
 
 use crate::clock::Clock;
 use crate::core::{Caller, Core, SessionSpec};
+use crate::delivery::App;
 use crate::error::{AccError, AccResult, ErrorCode};
 use crate::views;
 use crate::workspace;
@@ -144,7 +145,7 @@ enum Era {
 /// The server state: the configuration, the opened core, and the session once resolved.
 pub struct Server {
     config: Config,
-    core: Option<Core>,
+    app: Option<App>,
     caller: Option<Caller>,
     speaks_for: Option<SpeaksFor>,
 }
@@ -181,7 +182,7 @@ impl Server {
     pub fn new(config: Config) -> Self {
         Self {
             config,
-            core: None,
+            app: None,
             caller: None,
             speaks_for: None,
         }
@@ -384,11 +385,11 @@ impl Server {
     }
 
     fn run_tool(&mut self, prepared: &tools::Prepared) -> AccResult<tools::ToolValue> {
-        let mut value = self.with_session(|core, caller| {
+        let mut value = self.with_session(|app, caller| {
             if tools::is_read_only(prepared) {
-                core.heartbeat(caller)?;
+                app.core.heartbeat(caller)?;
             }
-            tools::run(core, caller, prepared)
+            tools::run(app, caller, prepared)
         })?;
         if let (tools::Prepared::Status, tools::ToolValue::Object(Value::Object(map))) =
             (prepared, &mut value)
@@ -403,12 +404,12 @@ impl Server {
     /// then the session is reopened once and `op` retried (a refused operation wrote nothing).
     fn with_session<T>(
         &mut self,
-        mut op: impl FnMut(&mut Core, &Caller) -> AccResult<T>,
+        mut op: impl FnMut(&mut App, &Caller) -> AccResult<T>,
     ) -> AccResult<T> {
         for attempt in 0..2 {
             let caller = self.session()?;
-            let core = self.core()?;
-            match op(core, &caller) {
+            let app = self.app()?;
+            match op(app, &caller) {
                 Err(error) if error.code == ErrorCode::GenerationStale && attempt == 0 => {
                     self.caller = None
                 }
@@ -418,18 +419,27 @@ impl Server {
         Err(AccError::internal("the session could not be resumed"))
     }
 
-    fn core(&mut self) -> AccResult<&mut Core> {
-        if self.core.is_none() {
+    /// The application (core and delivery), opened on first need.
+    fn app(&mut self) -> AccResult<&mut App> {
+        if self.app.is_none() {
             let ws = workspace::discover(&self.config.workspace_dir)?;
             let data_dir = match &self.config.data_dir {
                 Some(dir) => dir.clone(),
                 None => workspace::data_dir_for(&ws)?,
             };
-            self.core = Some(Core::new(ws, data_dir, self.config.clock.clone())?);
+            self.app = Some(App::new(Core::new(
+                ws,
+                data_dir,
+                self.config.clock.clone(),
+            )?));
         }
-        self.core
+        self.app
             .as_mut()
             .ok_or_else(|| AccError::internal("the workspace did not open"))
+    }
+
+    fn core(&mut self) -> AccResult<&mut Core> {
+        Ok(&mut self.app()?.core)
     }
 
     fn session(&mut self) -> AccResult<Caller> {
@@ -521,7 +531,7 @@ impl Server {
                 let status = views::status(&report, 0);
                 json!({ "workspace": status["workspace"], "participants": status["participants"], "sessions": status["sessions"] })
             }),
-            "acc://inbox" => self.with_session(|core, caller| Ok(views::inbox_page(&core.inbox(caller, None, None)?))),
+            "acc://inbox" => self.with_session(|app, caller| Ok(views::inbox_page(&app.core.inbox(caller, None, None)?))),
             _ => {
                 let code = if era == Era::Modern { Code::INVALID_PARAMS } else { Code::RESOURCE_NOT_FOUND };
                 return Err((code, format!("resource not found: {uri}"), Some(json!({ "uri": uri }))));

@@ -11,6 +11,7 @@ use crate::core::intent::{self, IntentRequest};
 use crate::core::messages::{self, FinishRequest, ReplyRequest, SendRequest};
 use crate::core::status;
 use crate::core::{Core, messages::Draft};
+use crate::delivery::App;
 use crate::error::{AccError, AccResult};
 use crate::views;
 
@@ -647,7 +648,8 @@ pub fn is_read_only(prepared: &Prepared) -> bool {
 }
 
 /// Run a prepared call as `caller`.
-pub fn run(core: &mut Core, caller: &Caller, prepared: &Prepared) -> AccResult<ToolValue> {
+pub fn run(app: &mut App, caller: &Caller, prepared: &Prepared) -> AccResult<ToolValue> {
+    let core = &mut app.core;
     let workspace_id = core.workspace.id.clone();
     let object = match prepared {
         Prepared::Status => {
@@ -709,9 +711,7 @@ pub fn run(core: &mut Core, caller: &Caller, prepared: &Prepared) -> AccResult<T
                 _ => json!({ "released": released }),
             }
         }
-        Prepared::Send(draft) => {
-            views::sent(&core.record(caller, (**draft).clone())?, &workspace_id)
-        }
+        Prepared::Send(draft) => views::sent(&app.send(caller, (**draft).clone())?, &workspace_id),
         Prepared::Inbox { cursor, limit } => {
             views::inbox_page(&core.inbox(caller, cursor.as_deref(), *limit)?)
         }

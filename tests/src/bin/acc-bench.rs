@@ -32,6 +32,7 @@ use acc_host::clock::SystemClock;
 use acc_host::core::claims::{AcquireRequest, ClaimMode, Enforcement, ReleaseSelector};
 use acc_host::core::messages::SendRequest;
 use acc_host::core::{Caller, Core, SessionSpec};
+use acc_host::delivery::App;
 use acc_host::store::{MessageRow, ReceiptRow};
 use acc_tests::JsonRpcChild;
 
@@ -317,14 +318,18 @@ fn ratio(a: Duration, b: Duration) -> f64 {
 }
 
 /// One process sending `count` durable messages to the participant `sink`.
+fn app_for(data: &Path, dir: &Path) -> App {
+    App::new(core_for(data, dir))
+}
+
 fn send_worker(args: &[String]) -> i32 {
     let [data, dir, label, count] = args else {
         eprintln!("usage: acc-bench send-worker DATA DIR LABEL COUNT");
         return 2;
     };
     let count: usize = count.parse().expect("count");
-    let mut core = core_for(Path::new(data), Path::new(dir));
-    let me = attach(&mut core, label);
+    let mut app = app_for(Path::new(data), Path::new(dir));
+    let me = attach(&mut app.core, label);
     for i in 0..count {
         let request = SendRequest {
             to: vec!["sink".into()],
@@ -332,7 +337,7 @@ fn send_worker(args: &[String]) -> i32 {
             body: "benchmark body".into(),
             ..SendRequest::default()
         };
-        core.send_message(&me, &request).expect("send");
+        app.send_message(&me, &request).expect("send");
     }
     0
 }
@@ -389,7 +394,7 @@ fn bulk_messages(core: &mut Core, sender: &Caller, recipient: &str, from: usize,
                         addressed: true,
                     })?;
                 }
-                Ok(())
+                Ok::<_, acc_host::AccError>(())
             })
             .expect("bulk write");
         next = end;
@@ -602,7 +607,7 @@ fn router() {
     println!("== router ==");
     let (temp, data, dir) = world();
     let bare = bare_sqlite_commits(temp.path(), 1000);
-    let mut core = core_for(&data, &dir);
+    let mut app = app_for(&data, &dir);
     let configs = std::collections::BTreeMap::new();
     let plugins = std::sync::Arc::new(acc_host::plugins::Plugins::load_from(
         vec![bin("acc").parent().expect("dir").to_path_buf()],
@@ -612,31 +617,31 @@ fn router() {
         plugins.get("example").is_some(),
         "the example adapter must be built beside acc"
     );
-    core.set_plugins(plugins);
-    let sender = attach(&mut core, "sender");
+    app.delivery.set_plugins(plugins);
+    let sender = attach(&mut app.core, "sender");
     // The durable recipient only needs to be a known participant with a live session.
-    let _durable_recipient = attach(&mut core, "durable");
-    let live = attach(&mut core, "live");
+    let _durable_recipient = attach(&mut app.core, "durable");
+    let live = attach(&mut app.core, "live");
     let endpoint = serde_json::json!({ "file": temp.path().join("offers.jsonl") });
-    core.bind(&live, "example", "all", &endpoint).expect("bind");
-    let send = |core: &mut Core, to: &str| {
+    app.bind(&live, "example", "all", &endpoint).expect("bind");
+    let send = |app: &mut App, to: &str| {
         let request = SendRequest {
             to: vec![to.into()],
             subject: "bench".into(),
             body: "router benchmark".into(),
             ..SendRequest::default()
         };
-        core.send_message(&sender, &request).expect("send")
+        app.send_message(&sender, &request).expect("send")
     };
     let count = 500;
     let start = Instant::now();
     for _ in 0..count {
-        send(&mut core, "durable");
+        send(&mut app, "durable");
     }
     let durable_each = start.elapsed() / count;
     let start = Instant::now();
     for _ in 0..count {
-        let sent = send(&mut core, "live");
+        let sent = send(&mut app, "live");
         assert_eq!(sent.delivery[0].outcome, "offered");
     }
     let live_each = start.elapsed() / count;
@@ -703,11 +708,11 @@ fn hook() {
     let (_temp, data, dir) = world();
     let floor_true = time_process(&mut Command::new("true"), 30);
     let floor_acc = time_process(Command::new(bin("acc")).arg("--version"), 30);
-    let mut core = core_for(&data, &dir);
-    let sender = attach(&mut core, "sender");
+    let mut app = app_for(&data, &dir);
+    let sender = attach(&mut app.core, "sender");
     // The reader's session comes from its first hook; then 100,000 resolved messages to it.
     time_hook(&data, &dir, "bench-session", 1, &mut || {});
-    bulk_acknowledged(&mut core, &sender, "reader", 100_000);
+    bulk_acknowledged(&mut app.core, &sender, "reader", 100_000);
     println!(
         "empty process `true`:                     {:>9.2} ms",
         ms(floor_true)
@@ -720,7 +725,7 @@ fn hook() {
         let mut queued = 0usize;
         let mut refill = || {
             // Keep `pending` messages waiting: each run carries what fits its budget.
-            let missing = pending.saturating_sub(count_queued(&mut core, &sender));
+            let missing = pending.saturating_sub(count_queued(&mut app.core, &sender));
             for i in 0..missing {
                 let request = SendRequest {
                     to: vec!["reader".into()],
@@ -728,7 +733,7 @@ fn hook() {
                     body: "a pending body".into(),
                     ..SendRequest::default()
                 };
-                core.send_message(&sender, &request).expect("send");
+                app.send_message(&sender, &request).expect("send");
             }
             queued += missing;
         };
@@ -763,7 +768,7 @@ fn count_queued(core: &mut Core, _sender: &Caller) -> usize {
                     break;
                 }
             }
-            Ok(count)
+            Ok::<_, acc_host::AccError>(count)
         })
         .expect("count")
 }
@@ -789,7 +794,7 @@ fn bulk_acknowledged(core: &mut Core, sender: &Caller, recipient: &str, count: u
                 receipt.state = "acknowledged".into();
                 w.update_receipt(&receipt)?;
             }
-            Ok(())
+            Ok::<_, acc_host::AccError>(())
         })
         .expect("resolve");
 }
@@ -804,7 +809,7 @@ fn native() {
     use std::os::unix::fs::PermissionsExt;
     println!("== native ==");
     let (temp, data, dir) = world();
-    let mut core = core_for(&data, &dir);
+    let mut app = app_for(&data, &dir);
     let plugins = Arc::new(acc_host::plugins::Plugins::load_from(
         vec![bin("acc").parent().expect("dir").to_path_buf()],
         &std::collections::BTreeMap::new(),
@@ -815,12 +820,12 @@ fn native() {
             "the {id} adapter must be built beside acc"
         );
     }
-    core.set_plugins(plugins);
+    app.delivery.set_plugins(plugins);
     // The benchmark stands in for the user's consent recorded at install time.
-    core.consent_override = Some("all".into());
-    let sender = attach(&mut core, "sender");
-    let _durable = attach(&mut core, "durable");
-    let send = |core: &mut Core, to: &str| {
+    app.delivery.consent_override = Some("all".into());
+    let sender = attach(&mut app.core, "sender");
+    let _durable = attach(&mut app.core, "durable");
+    let send = |app: &mut App, to: &str| {
         let request = SendRequest {
             to: vec![to.into()],
             kind: Some("question".into()),
@@ -829,7 +834,7 @@ fn native() {
             ..SendRequest::default()
         };
         let start = Instant::now();
-        let sent = core.send_message(&sender, &request).expect("send");
+        let sent = app.send_message(&sender, &request).expect("send");
         (start.elapsed(), sent.delivery[0].outcome.clone())
     };
 
@@ -853,8 +858,8 @@ fn native() {
         serde_json::json!({ "pid": pid, "sessionId": "bench", "messagingSocketPath": socket, "version": "2.1.328" }).to_string(),
     )
     .expect("registry");
-    let woken = attach(&mut core, "woken");
-    core.bind(
+    let woken = attach(&mut app.core, "woken");
+    app.bind(
         &woken,
         "claude-inbox",
         "all",
@@ -863,10 +868,10 @@ fn native() {
     .expect("bind claude-inbox");
 
     let runs = 200;
-    let durable: Vec<Duration> = (0..runs).map(|_| send(&mut core, "durable").0).collect();
+    let durable: Vec<Duration> = (0..runs).map(|_| send(&mut app, "durable").0).collect();
     let wake: Vec<Duration> = (0..runs)
         .map(|_| {
-            let (took, outcome) = send(&mut core, "woken");
+            let (took, outcome) = send(&mut app, "woken");
             assert_eq!(outcome, "woken");
             took
         })
@@ -908,8 +913,8 @@ fn native() {
         .as_str()
         .expect("id")
         .to_string();
-    let queued = attach(&mut core, "queued");
-    core.bind(
+    let queued = attach(&mut app.core, "queued");
+    app.bind(
         &queued,
         "codex-app-server",
         "all",
@@ -918,7 +923,7 @@ fn native() {
     .expect("bind codex-app-server");
     let queue: Vec<Duration> = (0..40)
         .map(|_| {
-            let (took, outcome) = send(&mut core, "queued");
+            let (took, outcome) = send(&mut app, "queued");
             assert_eq!(outcome, "offered");
             took
         })

@@ -8,6 +8,7 @@ mod decisions;
 mod hooks;
 mod hooks_real;
 mod install_safety;
+mod layers;
 mod mcp;
 mod mcp_clients;
 mod mcp_models;

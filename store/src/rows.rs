@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use crate::clock::Millis;
+use crate::Millis;
 
 /// A session row.
 #[derive(Debug, Clone)]

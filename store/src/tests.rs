@@ -92,5 +92,5 @@ fn a_new_store_records_its_versions_and_refuses_another_workspace() {
     )
     .expect("copy");
     let error = Store::open_existing(temp.path(), "v").expect_err("refused");
-    assert_eq!(error.code, ErrorCode::StoreCorrupt);
+    assert_eq!(error.kind, StoreErrorKind::Corrupt);
 }

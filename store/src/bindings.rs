@@ -4,7 +4,7 @@ use rusqlite::{OptionalExtension, Row, params};
 use serde_json::Value;
 
 use super::{BindingRow, Reader, Writer, json_text, parse_json};
-use crate::error::AccResult;
+use crate::StoreResult;
 
 const COLUMNS: &str = "session_id, generation, adapter_id, client_version, modes, live_policy, endpoint_ref, endpoint, lease_until, created_at";
 
@@ -27,7 +27,7 @@ fn binding_from(row: &Row<'_>) -> rusqlite::Result<BindingRow> {
 
 impl Reader<'_> {
     /// The bindings of a session's current generation.
-    pub fn bindings_of(&self, session_id: &str, generation: i64) -> AccResult<Vec<BindingRow>> {
+    pub fn bindings_of(&self, session_id: &str, generation: i64) -> StoreResult<Vec<BindingRow>> {
         let sql = format!(
             "SELECT {COLUMNS} FROM delivery_bindings WHERE session_id = ?1 AND generation = ?2 ORDER BY adapter_id"
         );
@@ -37,7 +37,7 @@ impl Reader<'_> {
     }
 
     /// One binding.
-    pub fn binding(&self, session_id: &str, adapter_id: &str) -> AccResult<Option<BindingRow>> {
+    pub fn binding(&self, session_id: &str, adapter_id: &str) -> StoreResult<Option<BindingRow>> {
         let sql = format!(
             "SELECT {COLUMNS} FROM delivery_bindings WHERE session_id = ?1 AND adapter_id = ?2"
         );
@@ -51,7 +51,7 @@ impl Reader<'_> {
 
 impl Writer<'_> {
     /// Insert or replace a session's binding for one adapter.
-    pub fn put_binding(&mut self, b: &BindingRow) -> AccResult<()> {
+    pub fn put_binding(&mut self, b: &BindingRow) -> StoreResult<()> {
         let sql = format!(
             "INSERT OR REPLACE INTO delivery_bindings({COLUMNS}) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)"
         );
@@ -75,7 +75,7 @@ impl Writer<'_> {
         &mut self,
         session_id: &str,
         adapter_id: Option<&str>,
-    ) -> AccResult<usize> {
+    ) -> StoreResult<usize> {
         Ok(match adapter_id {
             Some(adapter) => self.tx.execute(
                 "DELETE FROM delivery_bindings WHERE session_id = ?1 AND adapter_id = ?2",

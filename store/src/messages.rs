@@ -4,7 +4,7 @@ use rusqlite::{OptionalExtension, Row, params};
 use serde_json::Value;
 
 use super::{DecisionLink, MessageRow, Reader, ReceiptRow, Writer, json_text, parse_json};
-use crate::error::AccResult;
+use crate::StoreResult;
 
 const MESSAGE_COLUMNS: &str = "m.seq, m.message_id, m.thread_id, m.client_message_id, m.from_participant_id, m.from_session_id, m.to_participant_ids, m.kind, m.obligation, m.subject, m.body, m.in_reply_to, m.artifacts, m.handoff, m.decision_change, m.content_hash, m.sent_at, m.event_seq";
 const RECEIPT_COLUMNS: &str = "r.message_seq, r.participant_id, r.state, r.updated_at, r.extensions, r.obligation, r.addressed";
@@ -118,7 +118,7 @@ pub struct HistoryFilter {
 
 impl Reader<'_> {
     /// A message by id.
-    pub fn message(&self, message_id: &str) -> AccResult<Option<MessageRow>> {
+    pub fn message(&self, message_id: &str) -> StoreResult<Option<MessageRow>> {
         let sql = format!("SELECT {MESSAGE_COLUMNS} FROM messages m WHERE m.message_id = ?1");
         Ok(self
             .conn
@@ -128,7 +128,7 @@ impl Reader<'_> {
     }
 
     /// A message by store sequence.
-    pub fn message_by_seq(&self, seq: i64) -> AccResult<Option<MessageRow>> {
+    pub fn message_by_seq(&self, seq: i64) -> StoreResult<Option<MessageRow>> {
         let sql = format!("SELECT {MESSAGE_COLUMNS} FROM messages m WHERE m.seq = ?1");
         Ok(self
             .conn
@@ -142,7 +142,7 @@ impl Reader<'_> {
         &self,
         from_participant: &str,
         client_message_id: &str,
-    ) -> AccResult<Option<MessageRow>> {
+    ) -> StoreResult<Option<MessageRow>> {
         let sql = format!(
             "SELECT {MESSAGE_COLUMNS} FROM messages m WHERE m.from_participant_id = ?1 AND m.client_message_id = ?2"
         );
@@ -154,7 +154,11 @@ impl Reader<'_> {
     }
 
     /// One recipient's receipt.
-    pub fn receipt(&self, message_seq: i64, participant_id: &str) -> AccResult<Option<ReceiptRow>> {
+    pub fn receipt(
+        &self,
+        message_seq: i64,
+        participant_id: &str,
+    ) -> StoreResult<Option<ReceiptRow>> {
         let sql = format!(
             "SELECT {RECEIPT_COLUMNS} FROM receipts r WHERE r.message_seq = ?1 AND r.participant_id = ?2"
         );
@@ -168,7 +172,7 @@ impl Reader<'_> {
     }
 
     /// Every receipt of a message, by participant.
-    pub fn receipts_of(&self, message_seq: i64) -> AccResult<Vec<ReceiptRow>> {
+    pub fn receipts_of(&self, message_seq: i64) -> StoreResult<Vec<ReceiptRow>> {
         let sql = format!(
             "SELECT {RECEIPT_COLUMNS} FROM receipts r WHERE r.message_seq = ?1 ORDER BY r.participant_id"
         );
@@ -184,7 +188,7 @@ impl Reader<'_> {
         participant_id: &str,
         before_seq: Option<i64>,
         limit: i64,
-    ) -> AccResult<Vec<(MessageRow, ReceiptRow)>> {
+    ) -> StoreResult<Vec<(MessageRow, ReceiptRow)>> {
         let mut stmt = self.conn.prepare_cached(&sql::inbox())?;
         let rows = stmt.query_map(
             params![participant_id, before_seq.unwrap_or(i64::MAX), limit],
@@ -199,7 +203,7 @@ impl Reader<'_> {
         filter: &HistoryFilter,
         before_seq: Option<i64>,
         limit: i64,
-    ) -> AccResult<Vec<MessageRow>> {
+    ) -> StoreResult<Vec<MessageRow>> {
         let before = before_seq.unwrap_or(i64::MAX);
         let rows = match &filter.kind {
             Some(kind) => {
@@ -225,7 +229,7 @@ impl Reader<'_> {
         &self,
         obligation: &str,
         limit: i64,
-    ) -> AccResult<Vec<(MessageRow, ReceiptRow)>> {
+    ) -> StoreResult<Vec<(MessageRow, ReceiptRow)>> {
         let mut stmt = self.conn.prepare_cached(&sql::owed())?;
         let rows = stmt.query_map(params![obligation, limit], message_and_receipt)?;
         Ok(rows.collect::<Result<_, _>>()?)
@@ -237,14 +241,14 @@ impl Reader<'_> {
         &self,
         participant_id: &str,
         limit: i64,
-    ) -> AccResult<Vec<(MessageRow, ReceiptRow)>> {
+    ) -> StoreResult<Vec<(MessageRow, ReceiptRow)>> {
         let mut stmt = self.conn.prepare_cached(&sql::waiting())?;
         let rows = stmt.query_map(params![participant_id, limit], message_and_receipt)?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
     /// Links touching a decision, in either direction.
-    pub fn links_of(&self, seq: i64) -> AccResult<Vec<DecisionLink>> {
+    pub fn links_of(&self, seq: i64) -> StoreResult<Vec<DecisionLink>> {
         let mut stmt = self.conn.prepare_cached(
             "SELECT from_seq, to_seq, action FROM decision_links WHERE from_seq = ?1 OR to_seq = ?1 ORDER BY from_seq, to_seq",
         )?;
@@ -264,7 +268,7 @@ impl Reader<'_> {
         &self,
         before_event_seq: i64,
         limit: i64,
-    ) -> AccResult<Vec<MessageRow>> {
+    ) -> StoreResult<Vec<MessageRow>> {
         let sql = format!(
             "SELECT {MESSAGE_COLUMNS} FROM messages m WHERE m.event_seq < ?1
                AND NOT EXISTS (SELECT 1 FROM receipts r WHERE r.message_seq = m.seq AND r.state != 'acknowledged')
@@ -277,14 +281,14 @@ impl Reader<'_> {
     }
 
     /// Number of messages.
-    pub fn message_count(&self) -> AccResult<i64> {
+    pub fn message_count(&self) -> StoreResult<i64> {
         Ok(self
             .conn
             .query_row("SELECT count(*) FROM messages", [], |r| r.get(0))?)
     }
 
     /// Every message, oldest first (the forensic snapshot).
-    pub fn all_messages(&self) -> AccResult<Vec<MessageRow>> {
+    pub fn all_messages(&self) -> StoreResult<Vec<MessageRow>> {
         let sql = format!("SELECT {MESSAGE_COLUMNS} FROM messages m ORDER BY m.seq");
         let mut stmt = self.conn.prepare_cached(&sql)?;
         let rows = stmt.query_map([], message_from)?;
@@ -292,7 +296,7 @@ impl Reader<'_> {
     }
 
     /// Every receipt (the forensic snapshot).
-    pub fn all_receipts(&self) -> AccResult<Vec<ReceiptRow>> {
+    pub fn all_receipts(&self) -> StoreResult<Vec<ReceiptRow>> {
         let sql = format!(
             "SELECT {RECEIPT_COLUMNS} FROM receipts r ORDER BY r.message_seq, r.participant_id"
         );
@@ -304,7 +308,7 @@ impl Reader<'_> {
 
 impl Writer<'_> {
     /// Insert a message; returns its store sequence.
-    pub fn insert_message(&mut self, m: &MessageRow) -> AccResult<i64> {
+    pub fn insert_message(&mut self, m: &MessageRow) -> StoreResult<i64> {
         self.tx
             .prepare_cached(
                 "INSERT INTO messages(message_id, thread_id, client_message_id, from_participant_id, from_session_id,
@@ -334,7 +338,7 @@ impl Writer<'_> {
     }
 
     /// Insert a receipt.
-    pub fn insert_receipt(&mut self, r: &ReceiptRow) -> AccResult<()> {
+    pub fn insert_receipt(&mut self, r: &ReceiptRow) -> StoreResult<()> {
         self.tx
             .prepare_cached(
                 "INSERT INTO receipts(message_seq, participant_id, state, updated_at, extensions, obligation, addressed)
@@ -353,7 +357,7 @@ impl Writer<'_> {
     }
 
     /// Replace a receipt's state, time and extensions.
-    pub fn update_receipt(&mut self, r: &ReceiptRow) -> AccResult<()> {
+    pub fn update_receipt(&mut self, r: &ReceiptRow) -> StoreResult<()> {
         self.tx
             .prepare_cached(
                 "UPDATE receipts SET state = ?3, updated_at = ?4, extensions = ?5 WHERE message_seq = ?1 AND participant_id = ?2",
@@ -363,7 +367,7 @@ impl Writer<'_> {
     }
 
     /// Insert a decision link.
-    pub fn insert_link(&mut self, link: &DecisionLink) -> AccResult<()> {
+    pub fn insert_link(&mut self, link: &DecisionLink) -> StoreResult<()> {
         self.tx
             .prepare_cached(
                 "INSERT INTO decision_links(from_seq, to_seq, action) VALUES (?1,?2,?3)",
@@ -373,7 +377,7 @@ impl Writer<'_> {
     }
 
     /// Delete a message with its receipts.
-    pub fn delete_message(&mut self, seq: i64) -> AccResult<()> {
+    pub fn delete_message(&mut self, seq: i64) -> StoreResult<()> {
         self.tx
             .prepare_cached("DELETE FROM receipts WHERE message_seq = ?1")?
             .execute([seq])?;
@@ -384,7 +388,7 @@ impl Writer<'_> {
     }
 
     /// The sequence the next appended event will get (events are appended in this transaction).
-    pub fn next_event_seq(&self) -> AccResult<i64> {
+    pub fn next_event_seq(&self) -> StoreResult<i64> {
         Ok(self.tx.query_row(
             "SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'events'), 0) + 1",
             [],

@@ -7,8 +7,8 @@ use super::{
     ClaimRow, EventRow, IntentRow, ParticipantRow, Reader, SessionRow, Writer, json_text,
     parse_json,
 };
-use crate::clock::Millis;
-use crate::error::AccResult;
+use crate::Millis;
+use crate::StoreResult;
 
 const SESSION_COLUMNS: &str = "session_id, participant_id, session_key, generation, generation_hash, harness, client_version, checkout, branch, pid, enforcement, lifecycle, opened_at, last_seen_at, closed_at";
 const CLAIM_COLUMNS: &str = "claim_id, session_id, generation, participant_id, resource, mode, enforcement, reason, acquired_at, renewed_at, expires_at, lease_seconds";
@@ -76,7 +76,7 @@ fn event_from(row: &Row<'_>) -> rusqlite::Result<EventRow> {
 
 impl Reader<'_> {
     /// The workspace's display name and root, as recorded.
-    pub fn workspace_record(&self) -> AccResult<(String, String, Millis)> {
+    pub fn workspace_record(&self) -> StoreResult<(String, String, Millis)> {
         Ok(self.conn.query_row(
             "SELECT display_name, root, created_at FROM workspace LIMIT 1",
             [],
@@ -85,7 +85,7 @@ impl Reader<'_> {
     }
 
     /// Whether a participant is known.
-    pub fn participant_exists(&self, participant_id: &str) -> AccResult<bool> {
+    pub fn participant_exists(&self, participant_id: &str) -> StoreResult<bool> {
         Ok(self
             .conn
             .query_row(
@@ -98,7 +98,7 @@ impl Reader<'_> {
     }
 
     /// Every participant, by id.
-    pub fn participants(&self) -> AccResult<Vec<ParticipantRow>> {
+    pub fn participants(&self) -> StoreResult<Vec<ParticipantRow>> {
         let mut stmt = self.conn.prepare_cached(
             "SELECT participant_id, created_at FROM participants ORDER BY participant_id",
         )?;
@@ -112,7 +112,7 @@ impl Reader<'_> {
     }
 
     /// One session.
-    pub fn session(&self, session_id: &str) -> AccResult<Option<SessionRow>> {
+    pub fn session(&self, session_id: &str) -> StoreResult<Option<SessionRow>> {
         let sql = format!("SELECT {SESSION_COLUMNS} FROM sessions WHERE session_id = ?1");
         Ok(self
             .conn
@@ -122,7 +122,7 @@ impl Reader<'_> {
     }
 
     /// The session with a resumption key.
-    pub fn session_by_key(&self, key: &str) -> AccResult<Option<SessionRow>> {
+    pub fn session_by_key(&self, key: &str) -> StoreResult<Option<SessionRow>> {
         let sql = format!("SELECT {SESSION_COLUMNS} FROM sessions WHERE session_key = ?1");
         Ok(self
             .conn
@@ -132,7 +132,7 @@ impl Reader<'_> {
     }
 
     /// Sessions; open ones only unless `include_closed`.
-    pub fn sessions(&self, include_closed: bool) -> AccResult<Vec<SessionRow>> {
+    pub fn sessions(&self, include_closed: bool) -> StoreResult<Vec<SessionRow>> {
         let filter = if include_closed {
             ""
         } else {
@@ -147,7 +147,7 @@ impl Reader<'_> {
     }
 
     /// Number of sessions not closed.
-    pub fn open_session_count(&self) -> AccResult<i64> {
+    pub fn open_session_count(&self) -> StoreResult<i64> {
         Ok(self.conn.query_row(
             "SELECT count(*) FROM sessions WHERE closed_at IS NULL",
             [],
@@ -156,7 +156,7 @@ impl Reader<'_> {
     }
 
     /// The intent of a session.
-    pub fn intent(&self, session_id: &str) -> AccResult<Option<IntentRow>> {
+    pub fn intent(&self, session_id: &str) -> StoreResult<Option<IntentRow>> {
         Ok(self
             .conn
             .prepare_cached("SELECT session_id, summary, mode, state, resource_hints, updated_at FROM intents WHERE session_id = ?1")?
@@ -165,7 +165,7 @@ impl Reader<'_> {
     }
 
     /// Every intent.
-    pub fn intents(&self) -> AccResult<Vec<IntentRow>> {
+    pub fn intents(&self) -> StoreResult<Vec<IntentRow>> {
         let mut stmt = self.conn.prepare_cached(
             "SELECT session_id, summary, mode, state, resource_hints, updated_at FROM intents ORDER BY session_id",
         )?;
@@ -174,7 +174,7 @@ impl Reader<'_> {
     }
 
     /// One claim.
-    pub fn claim(&self, claim_id: &str) -> AccResult<Option<ClaimRow>> {
+    pub fn claim(&self, claim_id: &str) -> StoreResult<Option<ClaimRow>> {
         let sql = format!("SELECT {CLAIM_COLUMNS} FROM claims WHERE claim_id = ?1");
         Ok(self
             .conn
@@ -184,7 +184,7 @@ impl Reader<'_> {
     }
 
     /// Claims owned by a session (live and expired).
-    pub fn claims_of_session(&self, session_id: &str) -> AccResult<Vec<ClaimRow>> {
+    pub fn claims_of_session(&self, session_id: &str) -> StoreResult<Vec<ClaimRow>> {
         let sql = format!(
             "SELECT {CLAIM_COLUMNS} FROM claims WHERE session_id = ?1 ORDER BY resource, claim_id"
         );
@@ -199,7 +199,7 @@ impl Reader<'_> {
         &self,
         exact: &[String],
         ranges: &[(String, String)],
-    ) -> AccResult<Vec<ClaimRow>> {
+    ) -> StoreResult<Vec<ClaimRow>> {
         let mut out = Vec::new();
         let by_resource = format!("SELECT {CLAIM_COLUMNS} FROM claims WHERE resource = ?1");
         let mut stmt = self.conn.prepare_cached(&by_resource)?;
@@ -222,7 +222,7 @@ impl Reader<'_> {
     }
 
     /// Claims whose lease lapsed at or before `now`.
-    pub fn expired_claims(&self, now: Millis) -> AccResult<Vec<ClaimRow>> {
+    pub fn expired_claims(&self, now: Millis) -> StoreResult<Vec<ClaimRow>> {
         let sql = format!(
             "SELECT {CLAIM_COLUMNS} FROM claims WHERE expires_at <= ?1 ORDER BY expires_at, claim_id"
         );
@@ -232,7 +232,7 @@ impl Reader<'_> {
     }
 
     /// Every claim row (live and expired).
-    pub fn claims(&self) -> AccResult<Vec<ClaimRow>> {
+    pub fn claims(&self) -> StoreResult<Vec<ClaimRow>> {
         let sql = format!("SELECT {CLAIM_COLUMNS} FROM claims ORDER BY resource, claim_id");
         let mut stmt = self.conn.prepare_cached(&sql)?;
         let rows = stmt.query_map([], claim_from)?;
@@ -240,7 +240,7 @@ impl Reader<'_> {
     }
 
     /// Events after `after_seq`, oldest first, at most `limit`.
-    pub fn events_after(&self, after_seq: i64, limit: i64) -> AccResult<Vec<EventRow>> {
+    pub fn events_after(&self, after_seq: i64, limit: i64) -> StoreResult<Vec<EventRow>> {
         let mut stmt = self.conn.prepare_cached(
             "SELECT seq, type, at, session_id, participant_id, data FROM events WHERE seq > ?1 ORDER BY seq LIMIT ?2",
         )?;
@@ -249,7 +249,7 @@ impl Reader<'_> {
     }
 
     /// The newest event sequence number (0 when there is none).
-    pub fn head_seq(&self) -> AccResult<i64> {
+    pub fn head_seq(&self) -> StoreResult<i64> {
         Ok(self
             .conn
             .query_row("SELECT coalesce(max(seq), 0) FROM events", [], |r| r.get(0))?)
@@ -258,7 +258,7 @@ impl Reader<'_> {
 
 impl Writer<'_> {
     /// Record a participant if new; returns whether it was created.
-    pub fn ensure_participant(&mut self, participant_id: &str, now: Millis) -> AccResult<bool> {
+    pub fn ensure_participant(&mut self, participant_id: &str, now: Millis) -> StoreResult<bool> {
         let changed = self.tx.execute(
             "INSERT INTO participants(participant_id, created_at) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
             params![participant_id, now],
@@ -267,7 +267,7 @@ impl Writer<'_> {
     }
 
     /// Insert a new session.
-    pub fn insert_session(&mut self, s: &SessionRow) -> AccResult<()> {
+    pub fn insert_session(&mut self, s: &SessionRow) -> StoreResult<()> {
         let sql = format!(
             "INSERT INTO sessions({SESSION_COLUMNS}) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15)"
         );
@@ -298,7 +298,7 @@ impl Writer<'_> {
         generation: i64,
         generation_hash: &str,
         now: Millis,
-    ) -> AccResult<()> {
+    ) -> StoreResult<()> {
         self.tx.execute(
             "UPDATE sessions SET generation = ?2, generation_hash = ?3, closed_at = NULL, last_seen_at = ?4 WHERE session_id = ?1",
             params![session_id, generation, generation_hash, now],
@@ -309,7 +309,7 @@ impl Writer<'_> {
     }
 
     /// Record a heartbeat.
-    pub fn touch_session(&mut self, session_id: &str, now: Millis) -> AccResult<()> {
+    pub fn touch_session(&mut self, session_id: &str, now: Millis) -> StoreResult<()> {
         self.tx
             .prepare_cached(
                 "UPDATE sessions SET last_seen_at = max(last_seen_at, ?2) WHERE session_id = ?1",
@@ -319,7 +319,7 @@ impl Writer<'_> {
     }
 
     /// Close a session's presence.
-    pub fn close_session(&mut self, session_id: &str, now: Millis) -> AccResult<()> {
+    pub fn close_session(&mut self, session_id: &str, now: Millis) -> StoreResult<()> {
         self.tx.execute(
             "UPDATE sessions SET closed_at = ?2, last_seen_at = max(last_seen_at, ?2) WHERE session_id = ?1",
             params![session_id, now],
@@ -329,7 +329,7 @@ impl Writer<'_> {
     }
 
     /// Insert or replace a session's intent.
-    pub fn upsert_intent(&mut self, intent: &IntentRow) -> AccResult<()> {
+    pub fn upsert_intent(&mut self, intent: &IntentRow) -> StoreResult<()> {
         self.tx.execute(
             "INSERT INTO intents(session_id, summary, mode, state, resource_hints, updated_at) VALUES (?1,?2,?3,?4,?5,?6)
              ON CONFLICT(session_id) DO UPDATE SET summary=excluded.summary, mode=excluded.mode, state=excluded.state,
@@ -347,7 +347,7 @@ impl Writer<'_> {
     }
 
     /// Remove a session's intent; returns whether there was one.
-    pub fn delete_intent(&mut self, session_id: &str) -> AccResult<bool> {
+    pub fn delete_intent(&mut self, session_id: &str) -> StoreResult<bool> {
         Ok(self
             .tx
             .execute("DELETE FROM intents WHERE session_id = ?1", [session_id])?
@@ -355,7 +355,7 @@ impl Writer<'_> {
     }
 
     /// Insert a claim.
-    pub fn insert_claim(&mut self, c: &ClaimRow) -> AccResult<()> {
+    pub fn insert_claim(&mut self, c: &ClaimRow) -> StoreResult<()> {
         let sql = format!(
             "INSERT INTO claims({CLAIM_COLUMNS}) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)"
         );
@@ -377,7 +377,7 @@ impl Writer<'_> {
     }
 
     /// Replace a claim's renewable fields (mode, enforcement, reason, lease, generation).
-    pub fn update_claim(&mut self, c: &ClaimRow) -> AccResult<()> {
+    pub fn update_claim(&mut self, c: &ClaimRow) -> StoreResult<()> {
         self.tx
             .prepare_cached(
                 "UPDATE claims SET generation=?2, mode=?3, enforcement=?4, reason=?5, renewed_at=?6, expires_at=?7, lease_seconds=?8 WHERE claim_id=?1",
@@ -396,7 +396,7 @@ impl Writer<'_> {
     }
 
     /// Delete a claim.
-    pub fn delete_claim(&mut self, claim_id: &str) -> AccResult<()> {
+    pub fn delete_claim(&mut self, claim_id: &str) -> StoreResult<()> {
         self.tx
             .prepare_cached("DELETE FROM claims WHERE claim_id = ?1")?
             .execute([claim_id])?;
@@ -411,7 +411,7 @@ impl Writer<'_> {
         session_id: Option<&str>,
         participant_id: Option<&str>,
         data: &Value,
-    ) -> AccResult<i64> {
+    ) -> StoreResult<i64> {
         self.tx
             .prepare_cached("INSERT INTO events(type, at, session_id, participant_id, data) VALUES (?1,?2,?3,?4,?5)")?
             .execute(params![event_type, at, session_id, participant_id, json_text(data)])?;

@@ -1,6 +1,8 @@
 //! The durable ACC store: one SQLite file per workspace, outside every repository.
 //!
-//! Owns: the schema, version checks, pragmas, transactions, and every SQL statement of the host.
+//! Owns: the schema, version checks, pragmas, transactions, and every SQL statement of ACC.
+//! Depends on no other ACC crate (a test checks it), so a second backend could implement the
+//! same narrow API.
 //! Callers (the protocol core) get typed rows and typed operations through [`Reader`] and
 //! [`Writer`]; they never see SQL. Must not: decide protocol rules (that is `core`), or hold a
 //! write transaction across anything slow (a transport call, a sleep, a prompt).
@@ -17,13 +19,20 @@ use std::time::Duration;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
 use serde_json::Value;
 
-use crate::clock::Millis;
-use crate::error::{AccError, AccResult, ErrorCode};
-
+mod error;
 mod rows;
+pub use error::{StoreError, StoreErrorKind, StoreResult};
 pub use rows::*;
 
-const SCHEMA_SQL: &str = include_str!("store/schema.sql");
+/// Milliseconds since the Unix epoch, UTC (the same unit as the core's clock).
+pub type Millis = i64;
+
+/// Protocol version of the stores this build writes and accepts.
+pub const PROTOCOL_VERSION: &str = "0.2";
+/// Store schema version written and accepted by this build.
+pub const SCHEMA_VERSION: i64 = 3;
+
+const SCHEMA_SQL: &str = include_str!("schema.sql");
 const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
 /// The store file name inside a workspace's data directory.
 pub const STORE_FILE: &str = "store.sqlite3";
@@ -57,7 +66,7 @@ pub fn workspace_dir(data_dir: &Path, workspace_id: &str) -> PathBuf {
     data_dir.join("workspaces").join(workspace_id)
 }
 
-fn refuse_foreign_files(dir: &Path) -> AccResult<()> {
+fn refuse_foreign_files(dir: &Path) -> StoreResult<()> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Ok(());
     };
@@ -65,8 +74,8 @@ fn refuse_foreign_files(dir: &Path) -> AccResult<()> {
         let name = entry.file_name();
         let name = name.to_string_lossy();
         if name.ends_with(".json") {
-            return Err(AccError::new(
-                ErrorCode::StoreVersionUnsupported,
+            return Err(StoreError::new(
+                StoreErrorKind::VersionUnsupported,
                 format!(
                     "`{}` holds `{name}`, a json store of an earlier acc (protocol 0.1); this build reads only protocol 0.2 stores and never converts or deletes old state",
                     dir.display()
@@ -77,7 +86,7 @@ fn refuse_foreign_files(dir: &Path) -> AccResult<()> {
     Ok(())
 }
 
-fn check_header(path: &Path) -> AccResult<bool> {
+fn check_header(path: &Path) -> StoreResult<bool> {
     let mut file = std::fs::File::open(path)?;
     let mut header = [0u8; 16];
     let mut read = 0;
@@ -92,8 +101,8 @@ fn check_header(path: &Path) -> AccResult<bool> {
         return Ok(false);
     }
     if read < 16 || &header != SQLITE_MAGIC {
-        return Err(AccError::new(
-            ErrorCode::StoreCorrupt,
+        return Err(StoreError::new(
+            StoreErrorKind::Corrupt,
             format!(
                 "`{}` is not an acc store (not a sqlite database); acc will not touch it",
                 path.display()
@@ -109,14 +118,14 @@ impl Store {
         data_dir: &Path,
         workspace: &WorkspaceRecord,
         now: Millis,
-    ) -> AccResult<Self> {
+    ) -> StoreResult<Self> {
         let dir = workspace_dir(data_dir, &workspace.workspace_id);
         std::fs::DirBuilder::new()
             .recursive(true)
             .mode(0o700)
             .create(&dir)
             .map_err(|e| {
-                AccError::internal(format!(
+                StoreError::internal(format!(
                     "cannot create the store directory `{}`: {e}",
                     dir.display()
                 ))
@@ -133,7 +142,7 @@ impl Store {
                 Ok(_) => {}
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
                 Err(e) => {
-                    return Err(AccError::internal(format!(
+                    return Err(StoreError::internal(format!(
                         "cannot create the store `{}`: {e}",
                         path.display()
                     )));
@@ -147,7 +156,7 @@ impl Store {
     }
 
     /// Open an existing store without creating anything; `None` when there is none yet.
-    pub fn open_existing(data_dir: &Path, workspace_id: &str) -> AccResult<Option<Self>> {
+    pub fn open_existing(data_dir: &Path, workspace_id: &str) -> StoreResult<Option<Self>> {
         let dir = workspace_dir(data_dir, workspace_id);
         let path = dir.join(STORE_FILE);
         if !path.exists() {
@@ -166,15 +175,15 @@ impl Store {
         Ok(Some(store))
     }
 
-    fn open_path(path: &Path) -> AccResult<Self> {
+    fn open_path(path: &Path) -> StoreResult<Self> {
         check_header(path)?;
         let conn = Connection::open_with_flags(
             path,
             OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )
         .map_err(|e| {
-            AccError::new(
-                ErrorCode::StoreCorrupt,
+            StoreError::new(
+                StoreErrorKind::Corrupt,
                 format!("cannot open the store `{}`: {e}", path.display()),
             )
         })?;
@@ -185,12 +194,12 @@ impl Store {
         })
     }
 
-    fn configure(&mut self) -> AccResult<()> {
+    fn configure(&mut self) -> StoreResult<()> {
         let mode: String = self
             .conn
             .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))?;
         if !mode.eq_ignore_ascii_case("wal") {
-            return Err(AccError::internal(format!(
+            return Err(StoreError::internal(format!(
                 "the store refused wal journaling (mode {mode})"
             )));
         }
@@ -199,7 +208,7 @@ impl Store {
         Ok(())
     }
 
-    fn has_meta(&self) -> AccResult<bool> {
+    fn has_meta(&self) -> StoreResult<bool> {
         let found: Option<String> = self
             .conn
             .query_row(
@@ -211,15 +220,15 @@ impl Store {
         Ok(found.is_some())
     }
 
-    fn table_count(&self) -> AccResult<i64> {
+    fn table_count(&self) -> StoreResult<i64> {
         Ok(self
             .conn
             .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))?)
     }
 
-    fn not_acc_error(&self) -> AccError {
-        AccError::new(
-            ErrorCode::StoreCorrupt,
+    fn not_acc_error(&self) -> StoreError {
+        StoreError::new(
+            StoreErrorKind::Corrupt,
             format!(
                 "`{}` is a sqlite database but not an acc store; acc will not touch it",
                 self.path.display()
@@ -227,8 +236,8 @@ impl Store {
         )
     }
 
-    fn check_version(&self, workspace_id: &str) -> AccResult<()> {
-        let meta = |key: &str| -> AccResult<Option<String>> {
+    fn check_version(&self, workspace_id: &str) -> StoreResult<()> {
+        let meta = |key: &str| -> StoreResult<Option<String>> {
             Ok(self
                 .conn
                 .query_row("SELECT value FROM acc_meta WHERE key = ?1", [key], |r| {
@@ -238,25 +247,25 @@ impl Store {
         };
         let protocol = meta("protocol_version")?;
         let schema = meta("schema_version")?;
-        if protocol.as_deref() != Some(crate::PROTOCOL_VERSION)
-            || schema.as_deref() != Some(&crate::SCHEMA_VERSION.to_string())
+        if protocol.as_deref() != Some(PROTOCOL_VERSION)
+            || schema.as_deref() != Some(&SCHEMA_VERSION.to_string())
         {
-            return Err(AccError::new(
-                ErrorCode::StoreVersionUnsupported,
+            return Err(StoreError::new(
+                StoreErrorKind::VersionUnsupported,
                 format!(
                     "the store `{}` is protocol {} schema {}, but this build reads only protocol {} schema {}; acc never converts or deletes a store (move it aside to start afresh)",
                     self.path.display(),
                     protocol.as_deref().unwrap_or("unknown"),
                     schema.as_deref().unwrap_or("unknown"),
-                    crate::PROTOCOL_VERSION,
-                    crate::SCHEMA_VERSION
+                    PROTOCOL_VERSION,
+                    SCHEMA_VERSION
                 ),
             ));
         }
         let recorded = meta("workspace_id")?;
         if recorded.as_deref() != Some(workspace_id) {
-            return Err(AccError::new(
-                ErrorCode::StoreCorrupt,
+            return Err(StoreError::new(
+                StoreErrorKind::Corrupt,
                 format!(
                     "the store `{}` belongs to workspace `{}`, not `{workspace_id}`",
                     self.path.display(),
@@ -267,7 +276,7 @@ impl Store {
         Ok(())
     }
 
-    fn ensure_initialized(&mut self, workspace: &WorkspaceRecord, now: Millis) -> AccResult<()> {
+    fn ensure_initialized(&mut self, workspace: &WorkspaceRecord, now: Millis) -> StoreResult<()> {
         if self.has_meta()? {
             return self.check_version(&workspace.workspace_id);
         }
@@ -291,13 +300,13 @@ impl Store {
             tx.execute_batch(SCHEMA_SQL)?;
             tx.execute(
                 "INSERT INTO acc_meta(key, value) VALUES ('protocol_version', ?1), ('schema_version', ?2), ('workspace_id', ?3)",
-                params![crate::PROTOCOL_VERSION, crate::SCHEMA_VERSION.to_string(), workspace.workspace_id],
+                params![PROTOCOL_VERSION, SCHEMA_VERSION.to_string(), workspace.workspace_id],
             )?;
             tx.execute(
                 "INSERT INTO workspace(workspace_id, display_name, root, created_at) VALUES (?1, ?2, ?3, ?4)",
                 params![workspace.workspace_id, workspace.display_name, workspace.root, now],
             )?;
-            tx.pragma_update(None, "user_version", crate::SCHEMA_VERSION)?;
+            tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
             tx.commit()?;
             return Ok(());
         }
@@ -311,29 +320,39 @@ impl Store {
     }
 
     /// Run `f` in a `BEGIN IMMEDIATE` transaction; commit when it returns `Ok`.
-    pub fn write<T>(&mut self, f: impl FnOnce(&mut Writer<'_>) -> AccResult<T>) -> AccResult<T> {
+    /// The closure's error type is the caller's (a protocol rule it checks is not a store
+    /// error); store failures convert into it.
+    pub fn write<T, E: From<StoreError>>(
+        &mut self,
+        f: impl FnOnce(&mut Writer<'_>) -> Result<T, E>,
+    ) -> Result<T, E> {
         let tx = self
             .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(StoreError::from)?;
         let mut writer = Writer { tx };
         let value = f(&mut writer)?;
         test_hold_write();
-        writer.tx.commit()?;
+        writer.tx.commit().map_err(StoreError::from)?;
         Ok(value)
     }
 
     /// Run `f` in a read transaction (one consistent snapshot).
-    pub fn read<T>(&mut self, f: impl FnOnce(&Reader<'_>) -> AccResult<T>) -> AccResult<T> {
+    pub fn read<T, E: From<StoreError>>(
+        &mut self,
+        f: impl FnOnce(&Reader<'_>) -> Result<T, E>,
+    ) -> Result<T, E> {
         let tx = self
             .conn
-            .transaction_with_behavior(TransactionBehavior::Deferred)?;
+            .transaction_with_behavior(TransactionBehavior::Deferred)
+            .map_err(StoreError::from)?;
         let value = f(&Reader { conn: &tx })?;
-        tx.commit()?;
+        tx.commit().map_err(StoreError::from)?;
         Ok(value)
     }
 
     /// `PRAGMA integrity_check`, for doctor and tests.
-    pub fn integrity_check(&self) -> AccResult<String> {
+    pub fn integrity_check(&self) -> StoreResult<String> {
         Ok(self
             .conn
             .query_row("PRAGMA integrity_check", [], |r| r.get(0))?)

@@ -1,0 +1,109 @@
+//! The architecture's layers, enforced: each workspace crate may depend only on the crates
+//! below it (ARCHITECTURE.md names them), so a cycle or a layer reaching upward fails here
+//! rather than in a reviewer's reading. Read from `cargo metadata`, normal dependencies only
+//! (tests may use anything).
+
+use std::collections::BTreeMap;
+use std::process::Command;
+
+use acc_tests::repo_root;
+use serde_json::Value;
+
+/// Each crate and the workspace crates it may depend on; every workspace crate is listed.
+const LAYERS: &[(&str, &[&str])] = &[
+    ("acc-store", &[]),
+    ("acc-adapter-api", &[]),
+    ("acc-adapter-support", &["acc-adapter-api"]),
+    ("acc-adapter-example", &["acc-adapter-api"]),
+    (
+        "acc-adapter-next-turn",
+        &["acc-adapter-api", "acc-adapter-support"],
+    ),
+    (
+        "acc-adapter-claude-inbox",
+        &["acc-adapter-api", "acc-adapter-support"],
+    ),
+    (
+        "acc-adapter-codex-app-server",
+        &["acc-adapter-api", "acc-adapter-support"],
+    ),
+    (
+        "acc-host",
+        &["acc-store", "acc-adapter-api", "acc-adapter-support"],
+    ),
+    ("faulty-adapter", &["acc-adapter-api"]),
+    (
+        "acc-tests",
+        &[
+            "acc-host",
+            "acc-store",
+            "acc-adapter-api",
+            "acc-adapter-support",
+            "acc-adapter-codex-app-server",
+        ],
+    ),
+];
+
+/// Workspace crates' normal dependencies on other workspace crates, by crate.
+fn workspace_dependencies() -> BTreeMap<String, Vec<String>> {
+    let output = Command::new(env!("CARGO"))
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--no-deps",
+            "--offline",
+        ])
+        .current_dir(repo_root())
+        .output()
+        .expect("cargo metadata");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let metadata: Value = serde_json::from_slice(&output.stdout).expect("metadata json");
+    let packages = metadata["packages"].as_array().expect("packages");
+    let members: Vec<&str> = packages.iter().filter_map(|p| p["name"].as_str()).collect();
+    packages
+        .iter()
+        .map(|package| {
+            let mut deps: Vec<String> = package["dependencies"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|d| d["kind"].is_null())
+                .filter_map(|d| d["name"].as_str())
+                .filter(|name| members.contains(name))
+                .map(str::to_string)
+                .collect();
+            deps.sort();
+            (
+                package["name"].as_str().unwrap_or_default().to_string(),
+                deps,
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn each_crate_depends_only_on_the_layers_below_it() {
+    let actual = workspace_dependencies();
+    for (name, deps) in &actual {
+        let Some((_, allowed)) = LAYERS.iter().find(|(crate_name, _)| crate_name == name) else {
+            panic!("{name} is not placed in a layer: add it to LAYERS and to ARCHITECTURE.md");
+        };
+        for dep in deps {
+            assert!(
+                allowed.contains(&dep.as_str()),
+                "{name} depends on {dep}, which its layer does not allow ({allowed:?})"
+            );
+        }
+    }
+    for (name, _) in LAYERS {
+        assert!(
+            actual.contains_key(*name),
+            "{name} is listed but not in the workspace"
+        );
+    }
+}
