@@ -12,7 +12,6 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::clock::SystemClock;
 use crate::core::identity::derived_token;
 use crate::core::{Caller, Core, SessionSpec};
 use crate::delivery::App;
@@ -222,7 +221,7 @@ impl Context {
         };
         let source = text(payload, "source").unwrap_or("startup");
         let rotate = event == "SessionStart" && !matches!(source, "resume" | "compact");
-        let mut core = Core::new(ws, data_dir, Arc::new(SystemClock::from_env()?))?;
+        let mut core = Core::new(ws, data_dir, Arc::new(crate::clock::system_from_env()?))?;
         let derive = |generation: i64| derived_token(&secret, &workspace_id, &key, generation);
         let opened = core.open_keyed_session(&spec, rotate, &derive)?;
         let caller = Caller {

@@ -5,20 +5,19 @@
 
 pub mod capture;
 pub mod cli;
-pub mod clock;
 pub mod contracts;
-pub mod core;
 pub mod delivery;
 pub mod doctor;
-pub mod error;
 pub mod hooks;
-pub mod ids;
 pub mod install;
 pub mod mcp;
 pub mod plugins;
 pub mod views;
 pub mod workspace;
 
+pub mod clock;
+pub use acc_core as core;
+pub use acc_core::{error, ids};
 pub use acc_store as store;
 pub use acc_store::{PROTOCOL_VERSION, SCHEMA_VERSION};
 pub use error::{AccError, ErrorCode};

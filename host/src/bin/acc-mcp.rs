@@ -5,7 +5,6 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use acc_host::clock::SystemClock;
 use acc_host::mcp::{Config, Identity, serve};
 
 fn fail(message: &str) -> ! {
@@ -41,7 +40,7 @@ fn main() {
         Some(dir) => launch.join(PathBuf::from(dir)),
         None => launch,
     };
-    let clock = SystemClock::from_env().unwrap_or_else(|e| fail(&e.message));
+    let clock = acc_host::clock::system_from_env().unwrap_or_else(|e| fail(&e.message));
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use clap::{Args, Parser, Subcommand};
 use serde_json::{Value, json};
 
-use crate::clock::{Clock, SystemClock};
+use crate::clock::Clock;
 use crate::core::claims::{AcquireRequest, Authority, ClaimMode, Enforcement, ReleaseSelector};
 use crate::core::intent::IntentRequest;
 use crate::core::messages::{Artifact, FinishRequest, ReplyRequest, SendRequest};
@@ -526,7 +526,7 @@ pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> i32 {
 }
 
 fn clock() -> AccResult<Arc<dyn Clock>> {
-    Ok(Arc::new(SystemClock::from_env()?))
+    Ok(Arc::new(crate::clock::system_from_env()?))
 }
 
 fn start_dir(cli: &Cli) -> AccResult<PathBuf> {

@@ -6,7 +6,7 @@
 //! record (the entries ACC wrote, by content, and what each file was without them; the user's
 //! live-delivery consent), and undoing it.
 //!
-//! The rules (README, under the install commands): edits are lossless (`json_doc`,
+//! The rules (README's "Connect your clients"; docs/hooks-and-install.md): edits are lossless (`json_doc`,
 //! `toml_doc`); an entry of the same name that ACC did not write is never replaced or removed
 //! (install refuses, naming it); install checks everything, then records what it is about to
 //! write (`pending`), writes each file atomically, and completes the record, so a failure or a

@@ -12,6 +12,7 @@ use serde_json::Value;
 /// Each crate and the workspace crates it may depend on; every workspace crate is listed.
 const LAYERS: &[(&str, &[&str])] = &[
     ("acc-store", &[]),
+    ("acc-core", &["acc-store"]),
     ("acc-adapter-api", &[]),
     ("acc-adapter-support", &["acc-adapter-api"]),
     ("acc-adapter-example", &["acc-adapter-api"]),
@@ -29,7 +30,12 @@ const LAYERS: &[(&str, &[&str])] = &[
     ),
     (
         "acc-host",
-        &["acc-store", "acc-adapter-api", "acc-adapter-support"],
+        &[
+            "acc-store",
+            "acc-core",
+            "acc-adapter-api",
+            "acc-adapter-support",
+        ],
     ),
     ("faulty-adapter", &["acc-adapter-api"]),
     (
@@ -105,5 +111,50 @@ fn each_crate_depends_only_on_the_layers_below_it() {
             actual.contains_key(*name),
             "{name} is listed but not in the workspace"
         );
+    }
+}
+
+/// Packages the protocol layers must not reach, even transitively: the plugin machinery, the
+/// CLI parser, the async runtime, and the clients' transports.
+const NOT_BELOW_THE_HOST: &[&str] = &[
+    "abi_stable",
+    "libloading",
+    "clap",
+    "tokio",
+    "tungstenite",
+    "acc-adapter-api",
+    "acc-adapter-support",
+];
+
+#[test]
+fn the_store_and_the_core_reach_no_plugin_cli_runtime_or_client_code() {
+    for package in ["acc-store", "acc-core"] {
+        let output = Command::new(env!("CARGO"))
+            .args([
+                "tree",
+                "-p",
+                package,
+                "-e",
+                "normal",
+                "--prefix",
+                "none",
+                "--offline",
+            ])
+            .current_dir(repo_root())
+            .output()
+            .expect("cargo tree");
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let text = String::from_utf8_lossy(&output.stdout);
+        for line in text.lines() {
+            let name = line.split_whitespace().next().unwrap_or_default();
+            assert!(
+                !NOT_BELOW_THE_HOST.contains(&name),
+                "{package} depends (perhaps transitively) on {name}:\n{text}"
+            );
+        }
     }
 }

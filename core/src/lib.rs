@@ -7,10 +7,17 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+pub mod clock;
+pub mod error;
+pub mod ids;
+pub mod workspace;
+
+pub use error::{AccError, AccResult, ErrorCode};
+
 use crate::clock::{Clock, Millis};
-use crate::error::{AccError, AccResult};
-use crate::store::{Store, WorkspaceRecord};
+
 use crate::workspace::Workspace;
+use acc_store::{Store, WorkspaceRecord};
 
 pub mod claims;
 pub mod identity;

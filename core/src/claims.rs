@@ -5,11 +5,11 @@ use std::collections::BTreeSet;
 use serde_json::json;
 
 use crate::clock::{Millis, format_timestamp};
-use crate::core::identity::{Caller, presence, verify_caller};
-use crate::core::{Core, resource};
 use crate::error::{AccError, AccResult, ErrorCode};
+use crate::identity::{Caller, presence, verify_caller};
 use crate::ids;
-use crate::store::{ClaimRow, Reader};
+use crate::{Core, resource};
+use acc_store::{ClaimRow, Reader};
 
 /// Default lease in seconds.
 pub const DEFAULT_LEASE_SECONDS: i64 = 1800;
@@ -541,18 +541,18 @@ impl Core {
             return Ok(Vec::new());
         };
         store.read(|r| {
-            let me = crate::core::identity::check_caller(r, &workspace_id, caller)?;
-            let sessions: Vec<crate::core::status::SessionState> = r
+            let me = crate::identity::check_caller(r, &workspace_id, caller)?;
+            let sessions: Vec<crate::status::SessionState> = r
                 .sessions(false)?
                 .into_iter()
-                .map(|session| crate::core::status::SessionState {
+                .map(|session| crate::status::SessionState {
                     presence: presence(&session, now),
                     intent: None,
                     bindings: Vec::new(),
                     session,
                 })
                 .collect();
-            if crate::core::status::protection(policy, &sessions) != "guarded" {
+            if crate::status::protection(policy, &sessions) != "guarded" {
                 return Ok(Vec::new());
             }
             let mut blocking = Vec::new();

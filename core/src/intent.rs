@@ -2,10 +2,10 @@
 
 use serde_json::json;
 
-use crate::core::identity::{Caller, verify_caller};
-use crate::core::{Core, claims};
 use crate::error::{AccError, AccResult};
-use crate::store::IntentRow;
+use crate::identity::{Caller, verify_caller};
+use crate::{Core, claims};
+use acc_store::IntentRow;
 
 /// Longest intent summary, in characters.
 pub const MAX_SUMMARY_CHARS: usize = 280;

@@ -1,11 +1,11 @@
 //! Status, sync pages, and the attention rules derived from the store.
 
 use crate::clock::Millis;
-use crate::core::identity::{Presence, presence};
-use crate::core::{Core, claims, resource};
 use crate::error::{AccError, AccResult};
-use crate::store::{ClaimRow, EventRow, IntentRow, ParticipantRow, Reader, SessionRow};
+use crate::identity::{Presence, presence};
 use crate::workspace::ClaimMode;
+use crate::{Core, claims, resource};
+use acc_store::{ClaimRow, EventRow, IntentRow, ParticipantRow, Reader, SessionRow};
 
 /// Default sync event page.
 pub const DEFAULT_EVENT_PAGE: i64 = 100;
@@ -76,7 +76,7 @@ pub struct SessionState {
     /// Current intent.
     pub intent: Option<IntentRow>,
     /// Delivery bindings of the current generation (ephemeral; shown redacted).
-    pub bindings: Vec<crate::store::BindingRow>,
+    pub bindings: Vec<acc_store::BindingRow>,
 }
 
 /// A claim with its derived liveness.
@@ -363,7 +363,7 @@ pub fn attention(
     sessions: &[SessionState],
     now: Millis,
 ) -> AccResult<Vec<Attention>> {
-    let mut items = crate::core::messages::message_attention(reader, now)?;
+    let mut items = crate::messages::message_attention(reader, now)?;
     items.extend(claim_attention(reader, sessions, now)?);
     Ok(items)
 }

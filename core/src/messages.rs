@@ -10,11 +10,11 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use crate::clock::Millis;
-use crate::core::identity::{Caller, Presence, check_caller_allow_closed, presence};
-use crate::core::{Core, resource};
 use crate::error::{AccError, AccResult, ErrorCode};
+use crate::identity::{Caller, Presence, check_caller_allow_closed, presence};
 use crate::ids;
-use crate::store::{DecisionLink, HistoryFilter, MessageRow, Reader, ReceiptRow, Writer};
+use crate::{Core, resource};
+use acc_store::{DecisionLink, HistoryFilter, MessageRow, Reader, ReceiptRow, Writer};
 
 /// Longest subject, in characters (one line).
 pub const MAX_SUBJECT_CHARS: usize = 500;
@@ -890,7 +890,7 @@ impl Core {
         let now = self.now();
         let workspace_id = self.workspace.id.clone();
         self.store_for_write()?.write(|w| {
-            let session = crate::core::identity::verify_caller(w, &workspace_id, caller, now)?;
+            let session = crate::identity::verify_caller(w, &workspace_id, caller, now)?;
             let (message, mut receipt) = owned_receipt(&w.reader(), &session.participant_id, message_id)?;
             if receipt.state == "acknowledged" {
                 let decision = decision_status(&w.reader(), &message)?;
@@ -926,7 +926,7 @@ impl Core {
         let now = self.now();
         let workspace_id = self.workspace.id.clone();
         self.store_for_write()?.write(|w| {
-            let session = crate::core::identity::verify_caller(w, &workspace_id, caller, now)?;
+            let session = crate::identity::verify_caller(w, &workspace_id, caller, now)?;
             let reader = w.reader();
             let before = match cursor {
                 None => None,
@@ -961,7 +961,7 @@ impl Core {
         let now = self.now();
         let workspace_id = self.workspace.id.clone();
         self.store_for_write()?.write(|w| {
-            let session = crate::core::identity::verify_caller(w, &workspace_id, caller, now)?;
+            let session = crate::identity::verify_caller(w, &workspace_id, caller, now)?;
             let (message, mut receipt) =
                 owned_receipt(&w.reader(), &session.participant_id, message_id)?;
             if rank(&receipt.state) < rank("retrieved") {
@@ -1078,7 +1078,7 @@ impl Core {
             )
         })?;
         self.store_for_write()?.write(|w| {
-            let session = crate::core::identity::verify_caller(w, &workspace_id, caller, now)?;
+            let session = crate::identity::verify_caller(w, &workspace_id, caller, now)?;
             let before_seq = before.unwrap_or(w.reader().head_seq()? + 1);
             let candidates = w.reader().prunable_messages(before_seq, PRUNE_BATCH)?;
             for message in &candidates {
@@ -1091,7 +1091,7 @@ impl Core {
                     now,
                     Some(&session.session_id),
                     Some(&session.participant_id),
-                    &json!({ "messageIds": message_ids, "beforeCursor": crate::core::status::format_cursor(before_seq) }),
+                    &json!({ "messageIds": message_ids, "beforeCursor": crate::status::format_cursor(before_seq) }),
                 )?;
             }
             Ok(PruneReport { message_ids, applied: true, before_seq })
@@ -1276,8 +1276,8 @@ pub fn decision_status(
 pub fn message_attention(
     reader: &Reader<'_>,
     now: Millis,
-) -> AccResult<Vec<crate::core::status::Attention>> {
-    use crate::core::status::{Attention, AttentionRule};
+) -> AccResult<Vec<crate::status::Attention>> {
+    use crate::status::{Attention, AttentionRule};
     let mut out = Vec::new();
     for (obligation, rule) in [
         ("reply", AttentionRule::ReplyRequired),

@@ -1,10 +1,10 @@
 //! Participants, sessions, generations and presence.
 
+use crate::Core;
 use crate::clock::Millis;
-use crate::core::Core;
 use crate::error::{AccError, AccResult, ErrorCode};
 use crate::ids;
-use crate::store::{Reader, SessionRow, Writer};
+use acc_store::{Reader, SessionRow, Writer};
 
 /// Heartbeat cadence of live sessions; a session silent for two cadences is stale.
 pub const HEARTBEAT_CADENCE_MS: Millis = 60_000;

@@ -1,0 +1,90 @@
+//! The one injectable clock every time-dependent rule reads (leases, presence, repeats).
+//!
+//! Production code reads [`SystemClock`]. Tests inject a [`FixedClock`] in-process, or move a real
+//! process's clock with the documented test variable `ACC_TEST_CLOCK_OFFSET_SECONDS`, which the
+//! host reads (the core reads no environment).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+
+/// Milliseconds since the Unix epoch, UTC.
+pub type Millis = i64;
+
+/// A source of the current time.
+pub trait Clock: Send + Sync {
+    /// Now, in milliseconds since the Unix epoch.
+    fn now_ms(&self) -> Millis;
+}
+
+/// The system clock, optionally shifted by a fixed offset (for end-to-end tests).
+#[derive(Debug, Clone, Default)]
+pub struct SystemClock {
+    offset_ms: i64,
+}
+
+impl SystemClock {
+    /// The system clock shifted by `seconds` (end-to-end tests move a real process's clock;
+    /// the host reads the offset from its environment).
+    pub fn shifted_by_seconds(seconds: i64) -> Self {
+        Self {
+            offset_ms: seconds.saturating_mul(1000),
+        }
+    }
+}
+
+impl Clock for SystemClock {
+    fn now_ms(&self) -> Millis {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis() as i64)
+            .unwrap_or(0);
+        now + self.offset_ms
+    }
+}
+
+/// A clock that tests set and move explicitly.
+#[derive(Debug, Clone)]
+pub struct FixedClock {
+    now: Arc<AtomicI64>,
+}
+
+impl FixedClock {
+    /// A clock standing at `now_ms`.
+    pub fn new(now_ms: Millis) -> Self {
+        Self {
+            now: Arc::new(AtomicI64::new(now_ms)),
+        }
+    }
+
+    /// Move the clock forward (or back) by `delta_ms`.
+    pub fn advance(&self, delta_ms: i64) {
+        self.now.fetch_add(delta_ms, Ordering::SeqCst);
+    }
+}
+
+impl Clock for FixedClock {
+    fn now_ms(&self) -> Millis {
+        self.now.load(Ordering::SeqCst)
+    }
+}
+
+/// Render a timestamp as RFC 3339 UTC with milliseconds (`2026-11-29T19:32:28.123Z`).
+pub fn format_timestamp(ms: Millis) -> String {
+    match chrono::DateTime::<chrono::Utc>::from_timestamp_millis(ms) {
+        // The direct formatter: strftime would parse its pattern on every call.
+        Some(time) => time.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+        None => format!("@{ms}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn timestamps_are_rfc3339_utc_with_milliseconds() {
+        assert_eq!(super::format_timestamp(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(
+            super::format_timestamp(1_795_982_968_123),
+            "2026-11-29T20:09:28.123Z"
+        );
+    }
+}
