@@ -6,7 +6,7 @@ use serde_json::json;
 
 use crate::clock::{Millis, format_timestamp};
 use crate::error::{AccError, AccResult, ErrorCode};
-use crate::identity::{Caller, presence, verify_caller};
+use crate::identity::{Caller, Liveness, presence, verify_caller};
 use crate::ids;
 use crate::{Core, resource};
 use acc_store::{ClaimRow, Reader};
@@ -219,6 +219,7 @@ fn find_conflicts(
     resources: &[String],
     mode: ClaimMode,
     now: Millis,
+    liveness: &dyn Liveness,
 ) -> AccResult<Vec<serde_json::Value>> {
     let mut conflicts = Vec::new();
     for wanted in resources {
@@ -237,7 +238,7 @@ fn find_conflicts(
             }
             let owner_presence = reader
                 .session(&held.session_id)?
-                .map(|s| presence(&s, now).as_str())
+                .map(|s| presence(&s, now, &*liveness).as_str())
                 .unwrap_or("offline");
             blocking.push(json!({
                 "claimId": held.claim_id,
@@ -299,6 +300,7 @@ impl Core {
             new_ids.push(ids::new_id("claim")?);
         }
         let now = self.now();
+        let liveness = self.liveness();
         let workspace_id = self.workspace.id.clone();
         self.store_for_write()?.write(|w| {
             let session = verify_caller(w, &workspace_id, caller, now)?;
@@ -308,6 +310,7 @@ impl Core {
                 &resources,
                 request.mode,
                 now,
+                &*liveness,
             )?;
             if !conflicts.is_empty() {
                 return Err(conflict_error(conflicts));
@@ -373,6 +376,7 @@ impl Core {
             validate_lease(lease)?;
         }
         let now = self.now();
+        let liveness = self.liveness();
         let workspace_id = self.workspace.id.clone();
         self.store_for_write()?.write(|w| {
             let session = verify_caller(w, &workspace_id, caller, now)?;
@@ -384,6 +388,7 @@ impl Core {
                 std::slice::from_ref(&claim.resource),
                 mode,
                 now,
+                &*liveness,
             )?;
             if !conflicts.is_empty() {
                 return Err(conflict_error(conflicts));
@@ -535,6 +540,7 @@ impl Core {
         resources: &[String],
     ) -> AccResult<Vec<ClaimRow>> {
         let now = self.now();
+        let liveness = self.liveness();
         let policy = self.workspace.config.claim_mode;
         let workspace_id = self.workspace.id.clone();
         let Some(store) = self.store_for_read() else {
@@ -546,7 +552,7 @@ impl Core {
                 .sessions(false)?
                 .into_iter()
                 .map(|session| crate::status::SessionState {
-                    presence: presence(&session, now),
+                    presence: presence(&session, now, &*liveness),
                     intent: None,
                     bindings: Vec::new(),
                     session,

@@ -44,21 +44,15 @@ impl Presence {
     }
 }
 
-fn pid_is_dead(pid: i64) -> bool {
-    let Ok(raw) = i32::try_from(pid) else {
-        return true;
-    };
-    let Some(pid) = rustix::process::Pid::from_raw(raw) else {
-        return true;
-    };
-    matches!(
-        rustix::process::test_kill_process(pid),
-        Err(rustix::io::Errno::SRCH)
-    )
+/// Whether a session's process is still running, as the host can tell: the core probes no
+/// process itself. `acc` and `acc-mcp` answer with signal 0; a test can answer anything.
+pub trait Liveness: Send + Sync {
+    /// Whether a process with this pid exists.
+    fn alive(&self, pid: i64) -> bool;
 }
 
 /// Presence by the rules of SUPPLEMENT.md section 4.
-pub fn presence(session: &SessionRow, now: Millis) -> Presence {
+pub fn presence(session: &SessionRow, now: Millis, liveness: &dyn Liveness) -> Presence {
     if session.closed_at.is_some() {
         return Presence::Offline;
     }
@@ -67,7 +61,7 @@ pub fn presence(session: &SessionRow, now: Millis) -> Presence {
         return Presence::Offline;
     }
     match session.pid {
-        Some(pid) if pid_is_dead(pid) => return Presence::Offline,
+        Some(pid) if !liveness.alive(pid) => return Presence::Offline,
         None if silent > OFFLINE_WITHOUT_PID_MS => return Presence::Offline,
         _ => {}
     }

@@ -26,7 +26,7 @@ pub mod messages;
 pub mod resource;
 pub mod status;
 
-pub use identity::{Caller, OpenedSession, Presence, SessionSpec};
+pub use identity::{Caller, Liveness, OpenedSession, Presence, SessionSpec};
 
 /// The protocol core bound to one workspace and its store.
 pub struct Core {
@@ -35,6 +35,7 @@ pub struct Core {
     data_dir: PathBuf,
     store: Option<Store>,
     clock: Arc<dyn Clock>,
+    liveness: Arc<dyn Liveness>,
 }
 
 impl std::fmt::Debug for Core {
@@ -47,20 +48,32 @@ impl std::fmt::Debug for Core {
 }
 
 impl Core {
-    /// Bind to `workspace`, opening its store when it exists (nothing is created yet).
-    pub fn new(workspace: Workspace, data_dir: PathBuf, clock: Arc<dyn Clock>) -> AccResult<Self> {
+    /// Bind to `workspace`, opening its store when it exists (nothing is created yet). Time and
+    /// process liveness are the caller's to give.
+    pub fn new(
+        workspace: Workspace,
+        data_dir: PathBuf,
+        clock: Arc<dyn Clock>,
+        liveness: Arc<dyn Liveness>,
+    ) -> AccResult<Self> {
         let store = Store::open_existing(&data_dir, &workspace.id)?;
         Ok(Self {
             workspace,
             data_dir,
             store,
             clock,
+            liveness,
         })
     }
 
     /// Now, from the injected clock.
     pub fn now(&self) -> Millis {
         self.clock.now_ms()
+    }
+
+    /// How this core tells whether a session's process is alive.
+    pub fn liveness(&self) -> Arc<dyn Liveness> {
+        self.liveness.clone()
     }
 
     /// The data directory (`<data home>/acc`).

@@ -11,7 +11,7 @@ use sha2::{Digest, Sha256};
 
 use crate::clock::Millis;
 use crate::error::{AccError, AccResult, ErrorCode};
-use crate::identity::{Caller, Presence, check_caller_allow_closed, presence};
+use crate::identity::{Caller, Liveness, Presence, check_caller_allow_closed, presence};
 use crate::ids;
 use crate::{Core, resource};
 use acc_store::{DecisionLink, HistoryFilter, MessageRow, Reader, ReceiptRow, Writer};
@@ -368,11 +368,15 @@ fn receipt_event(
 }
 
 /// The participants with a live (not offline) session.
-fn live_participants(reader: &Reader<'_>, now: Millis) -> AccResult<BTreeSet<String>> {
+fn live_participants(
+    reader: &Reader<'_>,
+    now: Millis,
+    liveness: &dyn Liveness,
+) -> AccResult<BTreeSet<String>> {
     Ok(reader
         .sessions(false)?
         .into_iter()
-        .filter(|s| presence(s, now) != Presence::Offline)
+        .filter(|s| presence(s, now, &*liveness) != Presence::Offline)
         .map(|s| s.participant_id)
         .collect())
 }
@@ -384,6 +388,7 @@ fn resolve_recipients(
     sender: &str,
     to: &[String],
     now: Millis,
+    liveness: &dyn Liveness,
 ) -> AccResult<Vec<String>> {
     let mut out = BTreeSet::new();
     let mut sessions = None;
@@ -403,13 +408,13 @@ fn resolve_recipients(
                 reader
                     .sessions(false)?
                     .into_iter()
-                    .filter(|s| presence(s, now) != Presence::Offline)
+                    .filter(|s| presence(s, now, &*liveness) != Presence::Offline)
                     .collect::<Vec<_>>(),
             ),
         };
         let present: Vec<Value> = live
             .iter()
-            .map(|s| json!({ "participantId": s.participant_id, "harness": s.harness, "presence": presence(s, now).as_str() }))
+            .map(|s| json!({ "participantId": s.participant_id, "harness": s.harness, "presence": presence(s, now, &*liveness).as_str() }))
             .collect();
         let listing = live
             .iter()
@@ -674,6 +679,7 @@ impl Core {
         let message_id = ids::new_id("message")?;
         let generated_key = ids::new_id("cm")?;
         let now = self.now();
+        let liveness = self.liveness();
         let workspace_id = self.workspace.id.clone();
         let sent = self.store_for_write()?.write(|w| {
             let session = check_caller_allow_closed(&w.reader(), &workspace_id, caller)?;
@@ -698,7 +704,7 @@ impl Core {
                 original = Some((answered, receipt));
                 to
             } else {
-                resolve_recipients(&reader, &sender, &draft.to, now)?
+                resolve_recipients(&reader, &sender, &draft.to, now, &*liveness)?
             };
             let mut targets = Vec::new();
             if let Some((_, target_ids)) = &draft.change {
@@ -774,7 +780,7 @@ impl Core {
             w.touch_session(&session.session_id, now)?;
 
             // Recipients of a room record: peers with a live session now.
-            let live = live_participants(&w.reader(), now)?;
+            let live = live_participants(&w.reader(), now, &*liveness)?;
             let recipients: Vec<String> = if to.is_empty() {
                 live.iter().filter(|p| **p != sender).cloned().collect()
             } else {
@@ -1276,6 +1282,7 @@ pub fn decision_status(
 pub fn message_attention(
     reader: &Reader<'_>,
     now: Millis,
+    liveness: &dyn Liveness,
 ) -> AccResult<Vec<crate::status::Attention>> {
     use crate::status::{Attention, AttentionRule};
     let mut out = Vec::new();
@@ -1299,7 +1306,7 @@ pub fn message_attention(
             });
         }
     }
-    let live = live_participants(reader, now)?;
+    let live = live_participants(reader, now, liveness)?;
     let mut budget = ATTENTION_PER_RULE;
     for participant in reader.participants()? {
         if live.contains(&participant.participant_id) || budget <= 0 {

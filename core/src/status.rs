@@ -2,7 +2,7 @@
 
 use crate::clock::Millis;
 use crate::error::{AccError, AccResult};
-use crate::identity::{Presence, presence};
+use crate::identity::{Liveness, Presence, presence};
 use crate::workspace::ClaimMode;
 use crate::{Core, claims, resource};
 use acc_store::{ClaimRow, EventRow, IntentRow, ParticipantRow, Reader, SessionRow};
@@ -246,6 +246,7 @@ fn session_states(
     reader: &Reader<'_>,
     include_closed: bool,
     now: Millis,
+    liveness: &dyn Liveness,
 ) -> AccResult<Vec<SessionState>> {
     let intents = reader.intents()?;
     let sessions = reader.sessions(include_closed)?;
@@ -257,7 +258,7 @@ fn session_states(
             .cloned();
         let bindings = reader.bindings_of(&session.session_id, session.generation)?;
         states.push(SessionState {
-            presence: presence(&session, now),
+            presence: presence(&session, now, liveness),
             intent,
             bindings,
             session,
@@ -286,18 +287,19 @@ impl Core {
     /// The workspace status: sessions with presence and intent, claims, protection, attention.
     pub fn status(&mut self, include_closed: bool) -> AccResult<StatusReport> {
         let now = self.now();
+        let liveness = self.liveness();
         let mut report = self.empty_status();
         let policy = self.workspace.config.claim_mode;
         let Some(store) = self.store_for_read() else {
             return Ok(report);
         };
         store.read(|r| {
-            let all_open = session_states(r, false, now)?;
+            let all_open = session_states(r, false, now, &*liveness)?;
             let claims = r.claims()?;
             report.protection = protection(policy, &all_open);
-            report.attention = self::attention(r, &all_open, now)?;
+            report.attention = self::attention(r, &all_open, now, &*liveness)?;
             report.sessions = if include_closed {
-                session_states(r, true, now)?
+                session_states(r, true, now, &*liveness)?
             } else {
                 all_open
             };
@@ -328,6 +330,7 @@ impl Core {
         limit: i64,
     ) -> AccResult<(EventPage, Vec<Attention>)> {
         let now = self.now();
+        let liveness = self.liveness();
         let Some(store) = self.store_for_read() else {
             return Ok((
                 EventPage {
@@ -343,8 +346,8 @@ impl Core {
             let has_more = events.len() as i64 > limit;
             events.truncate(limit as usize);
             let next_cursor = events.last().map(|e| e.seq).unwrap_or(cursor);
-            let sessions = session_states(r, false, now)?;
-            let attention = attention(r, &sessions, now)?;
+            let sessions = session_states(r, false, now, &*liveness)?;
+            let attention = attention(r, &sessions, now, &*liveness)?;
             Ok((
                 EventPage {
                     events,
@@ -362,8 +365,9 @@ pub fn attention(
     reader: &Reader<'_>,
     sessions: &[SessionState],
     now: Millis,
+    liveness: &dyn Liveness,
 ) -> AccResult<Vec<Attention>> {
-    let mut items = crate::messages::message_attention(reader, now)?;
+    let mut items = crate::messages::message_attention(reader, now, liveness)?;
     items.extend(claim_attention(reader, sessions, now)?);
     Ok(items)
 }

@@ -110,7 +110,7 @@ pub fn policy_allows(policy: &str, message: &MessageRow) -> bool {
 /// The platform string of this machine (`linux-x64`, `darwin-arm64`), as the adapters and
 /// captures name it.
 pub fn platform() -> String {
-    acc_adapter_support::platform()
+    acc_clients::platform()
 }
 
 /// Whether an adapter's declared contract admits a client version here; the reason code
@@ -427,21 +427,28 @@ impl App {
     /// Steps 1 to 3 of the router: receipt still queued, sole live session, binding, policy.
     fn check_route(&mut self, message: &MessageRow, recipient: &str) -> AccResult<Route> {
         let now = self.core.now();
+        let liveness = self.core.liveness();
         let Some(store) = self.core.store_for_read() else {
             return Ok(Route::Done(outcome(recipient, "queued", DURABLE, None)));
         };
         store.read(|r| {
-            let state = r
-                .receipt(message.seq, recipient)?
-                .map(|x| x.state)
-                .unwrap_or_else(|| "queued".into());
-            if state != "queued" {
-                return Ok(Route::Done(outcome(recipient, &state, DURABLE, None)));
+            let receipt = r.receipt(message.seq, recipient)?;
+            if let Some(receipt) = receipt.filter(|x| x.state != "queued") {
+                // Already carried further (a next-turn hook may have offered it between the
+                // commit and this route): say so with the transport that did it.
+                return Ok(Route::Done(
+                    current_outcomes(std::slice::from_ref(&receipt))
+                        .pop()
+                        .unwrap_or_else(|| outcome(recipient, &receipt.state, DURABLE, None)),
+                ));
             }
             let live: Vec<_> = r
                 .sessions(false)?
                 .into_iter()
-                .filter(|s| s.participant_id == recipient && presence(s, now) != Presence::Offline)
+                .filter(|s| {
+                    s.participant_id == recipient
+                        && presence(s, now, &*liveness) != Presence::Offline
+                })
                 .collect();
             let session = match live.as_slice() {
                 [] => {

@@ -153,7 +153,7 @@ fn loadable(target: &Target, codex: Option<&Path>) -> Vec<Check> {
         // Codex reads its whole configuration before listing; a refused file fails here the
         // way it fails `codex exec`.
         let budget = probe_timeout().max(Duration::from_secs(10));
-        match acc_adapter_support::run_bounded(command, budget) {
+        match acc_clients::run_bounded(command, budget) {
             Ok(output) if output.status.success() => {}
             Ok(output) => {
                 let stderr = String::from_utf8_lossy(&output.stderr);

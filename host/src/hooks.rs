@@ -26,33 +26,7 @@ const MAX_INPUT: u64 = 4 * 1024 * 1024;
 /// The secret behind hooked sessions' generation tokens, beside the stores.
 const SECRET_FILE: &str = "hook-secret";
 
-/// The clients with hooks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Client {
-    /// Claude Code: JSON `hookSpecificOutput` answers.
-    ClaudeCode,
-    /// Codex: plain stdout context, exit 2 to deny.
-    Codex,
-}
-
-impl Client {
-    /// Parse the CLI spelling.
-    pub fn parse(text: &str) -> Option<Self> {
-        match text {
-            "claude-code" => Some(Self::ClaudeCode),
-            "codex" => Some(Self::Codex),
-            _ => None,
-        }
-    }
-
-    /// Stable string form (also the session harness).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::ClaudeCode => "claude-code",
-            Self::Codex => "codex",
-        }
-    }
-}
+pub use acc_clients::Client;
 
 /// What a hook answers: stdout, stderr and exit code.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -206,7 +180,7 @@ impl Context {
                 .and_then(|p| p.parse::<i64>().ok()),
             // Codex starts hooks and MCP servers as its own children; the hook records that
             // process, so an `acc-mcp` of the same Codex can adopt this session.
-            Client::Codex => acc_adapter_support::process::client_pid(),
+            Client::Codex => acc_clients::process::client_pid(),
         };
         let spec = SessionSpec {
             participant_id: participant.clone(),
@@ -221,7 +195,12 @@ impl Context {
         };
         let source = text(payload, "source").unwrap_or("startup");
         let rotate = event == "SessionStart" && !matches!(source, "resume" | "compact");
-        let mut core = Core::new(ws, data_dir, Arc::new(crate::clock::system_from_env()?))?;
+        let mut core = Core::new(
+            ws,
+            data_dir,
+            Arc::new(crate::clock::system_from_env()?),
+            crate::process::liveness(),
+        )?;
         let derive = |generation: i64| derived_token(&secret, &workspace_id, &key, generation);
         let opened = core.open_keyed_session(&spec, rotate, &derive)?;
         let caller = Caller {

@@ -3,7 +3,6 @@
 //! The binaries in `src/bin` stay thin: they parse arguments, call into this library, and map
 //! results to exit codes. See `ARCHITECTURE.md` at the repository root for the code map.
 
-pub mod capture;
 pub mod cli;
 pub mod contracts;
 pub mod delivery;
@@ -12,6 +11,7 @@ pub mod hooks;
 pub mod install;
 pub mod mcp;
 pub mod plugins;
+pub mod process;
 pub mod views;
 pub mod workspace;
 

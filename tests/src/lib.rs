@@ -4,7 +4,7 @@
 //! Every process a helper starts is waited for with a deadline and killed by pid on timeout.
 
 /// The loopback model API (it lives in the host, whose capture tool drives Claude Code with it).
-pub use acc_host::capture::model;
+pub use acc_capture::model;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Output, Stdio};

@@ -20,7 +20,7 @@ use acc_adapter_api::wire::{
     OfferRequest, ProbeAnswer, ProbeRequest,
 };
 use acc_adapter_api::{AdapterError, AdapterImpl, OfferKind, export_adapter};
-use acc_adapter_support::pid_alive;
+use acc_clients::pid_alive;
 use serde::{Deserialize, Serialize};
 
 /// The contract this adapter declares.
@@ -163,7 +163,7 @@ pub fn wake_line(message_id: &str) -> String {
 
 /// Read-only probe: `claude --version` and the executable's fingerprint.
 pub fn probe(timeout: Duration) -> ProbeAnswer {
-    acc_adapter_support::probe_cli("claude", CONTRACT_ID, timeout)
+    acc_clients::probe_cli("claude", CONTRACT_ID, timeout)
 }
 
 impl AdapterImpl for ClaudeInbox {

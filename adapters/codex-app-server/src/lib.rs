@@ -21,8 +21,8 @@ use acc_adapter_api::wire::{
     OfferRequest, ProbeAnswer, ProbeRequest, RenderMessage,
 };
 use acc_adapter_api::{AdapterError, AdapterImpl, OfferKind, export_adapter};
-use acc_adapter_support::codex_daemon::{self, Daemon, DaemonError, client_message_id};
-use acc_adapter_support::pid_alive;
+use acc_clients::codex_daemon::{self, Daemon, DaemonError, client_message_id};
+use acc_clients::pid_alive;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -270,11 +270,8 @@ pub fn verify(endpoint: &Endpoint) -> Result<Verified, Refusal> {
 
 /// The text of the queued submission: ACC's one line, then the fenced peer block.
 pub fn submission_text(message: &Value) -> String {
-    let id = acc_adapter_support::render::attribute(acc_adapter_support::render::field(
-        message,
-        "messageId",
-    ));
-    let block = acc_adapter_support::render::block(&RenderMessage {
+    let id = acc_clients::render::attribute(acc_clients::render::field(message, "messageId"));
+    let block = acc_clients::render::block(&RenderMessage {
         message: message.clone(),
         repeat: None,
     });
@@ -308,7 +305,7 @@ fn parse_endpoint(value: Value) -> Result<Endpoint, AdapterError> {
 
 /// Read-only probe: `codex --version` and the executable's fingerprint.
 pub fn probe(timeout: Duration) -> ProbeAnswer {
-    acc_adapter_support::probe_cli("codex", CONTRACT_ID, timeout)
+    acc_clients::probe_cli("codex", CONTRACT_ID, timeout)
 }
 
 impl AdapterImpl for CodexAppServer {

@@ -11,8 +11,8 @@ use acc_adapter_api::wire::{
     ContractDeclaration, Describe, RenderAnswer, RenderMessage, RenderRequest,
 };
 use acc_adapter_api::{AdapterError, AdapterImpl, OfferKind, export_adapter};
-pub use acc_adapter_support::render::{FENCE, block, escape};
-use acc_adapter_support::render::{attribute, field};
+pub use acc_clients::render::{FENCE, block, escape};
+use acc_clients::render::{attribute, field};
 
 /// The adapter (stateless).
 #[derive(Debug, Default)]

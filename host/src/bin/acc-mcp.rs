@@ -31,7 +31,7 @@ fn main() {
             Identity::Configured(participant)
         }
         None => Identity::Adopt {
-            client_pid: acc_adapter_support::process::client_pid(),
+            client_pid: acc_clients::process::client_pid(),
         },
     };
     let launch = std::env::current_dir()

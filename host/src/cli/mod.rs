@@ -504,6 +504,9 @@ pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> i32 {
         // A hook owns its stdout and exit code, and always lets the client proceed.
         return crate::hooks::run(client, event);
     }
+    if let Command::Contract(ContractCommand::Capture { client, out }) = &cli.command {
+        return capture_tool(cli.json, client, out.as_deref());
+    }
     let json_mode = cli.json;
     match run(cli) {
         Ok(output) => {
@@ -525,6 +528,43 @@ pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> i32 {
     }
 }
 
+/// `acc contract capture` runs `acc-capture`, which sits beside `acc`: the capture tool serves
+/// a model API on loopback, and keeping it in its own binary keeps every listener out of `acc`
+/// and `acc-mcp`. Its output and exit code are passed through.
+fn capture_tool(json: bool, client: &str, out: Option<&std::path::Path>) -> i32 {
+    let tool = std::env::current_exe()
+        .map(|exe| exe.with_file_name("acc-capture"))
+        .ok()
+        .filter(|tool| tool.is_file());
+    let Some(tool) = tool else {
+        let error = AccError::new(
+            crate::ErrorCode::InvalidData,
+            "acc-capture is missing beside acc; it is built and installed with acc (cargo build --workspace)",
+        );
+        if json {
+            write_stdout(&views::error(&error).to_string());
+        } else {
+            write_stderr(&human::error(&error));
+        }
+        return error.code.exit_code();
+    };
+    let mut command = std::process::Command::new(tool);
+    command.arg("--client").arg(client);
+    if let Some(dir) = out {
+        command.arg("--out").arg(dir);
+    }
+    if json {
+        command.arg("--json");
+    }
+    match command.status() {
+        Ok(status) => status.code().unwrap_or(1),
+        Err(e) => {
+            write_stderr(&format!("acc: internal: cannot run acc-capture: {e}"));
+            1
+        }
+    }
+}
+
 fn clock() -> AccResult<Arc<dyn Clock>> {
     Ok(Arc::new(crate::clock::system_from_env()?))
 }
@@ -537,7 +577,7 @@ fn open_core(cli: &Cli) -> AccResult<Core> {
     let start = start_dir(cli)?;
     let ws = workspace::discover(&start)?;
     let data_dir = workspace::data_dir_for(&ws)?;
-    Core::new(ws, data_dir, clock()?)
+    Core::new(ws, data_dir, clock()?, crate::process::liveness())
 }
 
 /// Owner credentials from flags, else the environment; both parts are required together.
@@ -751,40 +791,9 @@ fn run(cli: Cli) -> AccResult<Output> {
                 value: json!({ "text": rendered.text, "carried": rendered.carried, "withheld": rendered.withheld }),
             })
         }
-        Command::Contract(ContractCommand::Capture { client, out }) => {
-            let capture = match client.as_str() {
-                "example" => crate::capture::capture_example()?,
-                "codex" => crate::capture::codex::capture_codex()?,
-                "claude-code" => crate::capture::claude::capture_claude()?,
-                other => {
-                    return Err(AccError::usage(format!(
-                        "acc contract capture knows example, codex and claude-code, not `{other}`"
-                    )));
-                }
-            };
-            let text = toml::to_string(&capture).map_err(|e| AccError::internal(e.to_string()))?;
-            let written = match out {
-                Some(dir) => Some(crate::capture::write(&capture, dir)?),
-                None => None,
-            };
-            Ok(Output {
-                human: match &written {
-                    Some(path) => format!(
-                        "captured {} {} on {} ({}): {}",
-                        capture.client,
-                        capture.version,
-                        capture.platform,
-                        capture.result,
-                        path.display()
-                    ),
-                    None => text.clone(),
-                },
-                value: json!({
-                    "capture": serde_json::to_value(&capture).unwrap_or(Value::Null),
-                    "file": written.map(|p| p.to_string_lossy().into_owned()),
-                }),
-            })
-        }
+        Command::Contract(ContractCommand::Capture { .. }) => Err(AccError::internal(
+            "acc contract capture runs acc-capture; it is not handled here",
+        )),
         Command::Contract(ContractCommand::Verify { dir }) => {
             let Some(dir) = dir.clone().or_else(crate::contracts::default_dir) else {
                 return Err(AccError::usage(
@@ -1154,7 +1163,7 @@ fn config_init(cli: &Cli, dir: &Path, path: &Path, yes: bool, force: bool) -> Ac
         config: workspace::parse_config(path, dir, &text)?.1,
     };
     let data_dir = workspace::data_dir_for(&current)?;
-    let mut core = Core::new(current, data_dir, clock()?)?;
+    let mut core = Core::new(current, data_dir, clock()?, crate::process::liveness())?;
     let attached = core
         .status(false)?
         .sessions

@@ -150,7 +150,7 @@ fn resolve(command: &str) -> Option<PathBuf> {
     if path.is_absolute() {
         return path.is_file().then(|| path.to_path_buf());
     }
-    acc_adapter_support::find_on_path(command)
+    acc_clients::find_on_path(command)
 }
 
 /// Whether `exe` is this build's `acc-mcp` (the one beside this `acc`, or a byte-identical copy).
@@ -163,8 +163,8 @@ fn same_build(exe: &Path) -> Result<(), String> {
         return Ok(());
     }
     match (
-        acc_adapter_support::file_sha256(exe),
-        acc_adapter_support::file_sha256(&ours),
+        acc_clients::file_sha256(exe),
+        acc_clients::file_sha256(&ours),
     ) {
         (Some(a), Some(b)) if a == b => Ok(()),
         _ => Err(format!(
@@ -192,11 +192,13 @@ fn probe(exe: &Path, registration: &Registration, cwd: &Path) -> Result<usize, S
         "\n"
     );
     let timeout = probe_timeout();
-    let output = acc_adapter_support::run_bounded_with_input(command, input.as_bytes(), timeout)
-        .map_err(|why| match why {
-            acc_adapter_support::Bounded::NotStarted => "it does not start".to_string(),
-            acc_adapter_support::Bounded::TimedOut => {
-                format!("it did not list its tools within {timeout:?} (ACC_PROBE_TIMEOUT_MS)")
+    let output =
+        acc_clients::run_bounded_with_input(command, input.as_bytes(), timeout).map_err(|why| {
+            match why {
+                acc_clients::Bounded::NotStarted => "it does not start".to_string(),
+                acc_clients::Bounded::TimedOut => {
+                    format!("it did not list its tools within {timeout:?} (ACC_PROBE_TIMEOUT_MS)")
+                }
             }
         })?;
     let listed = String::from_utf8_lossy(&output.stdout)

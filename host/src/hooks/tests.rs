@@ -42,6 +42,7 @@ fn a_really_guarded_room_denies_writes_into_another_sessions_guarded_claim() {
         ws,
         temp.path().join("data"),
         Arc::new(FixedClock::new(1_795_000_000_000)),
+        crate::process::liveness(),
     )
     .expect("core");
     let alice = session(&mut core, "alice", "guarded");

@@ -21,7 +21,7 @@ const LIST_BUDGET: Duration = Duration::from_secs(30);
 
 /// The `codex` executable on PATH, or the refusal that names the way out.
 pub fn codex_executable() -> AccResult<PathBuf> {
-    acc_adapter_support::find_on_path("codex").ok_or_else(|| data_error("codex is not on PATH; Codex runs only hooks it trusts, and acc asks codex for each hook's hash. Install codex (or put it on PATH), then run acc install again: nothing was changed"))
+    acc_clients::find_on_path("codex").ok_or_else(|| data_error("codex is not on PATH; Codex runs only hooks it trusts, and acc asks codex for each hook's hash. Install codex (or put it on PATH), then run acc install again: nothing was changed"))
 }
 
 /// What Codex said of the staged hooks: the trust hash of every hook, by the part of its trust

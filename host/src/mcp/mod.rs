@@ -431,6 +431,7 @@ impl Server {
                 ws,
                 data_dir,
                 self.config.clock.clone(),
+                crate::process::liveness(),
             )?));
         }
         self.app

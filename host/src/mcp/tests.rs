@@ -920,8 +920,13 @@ impl World {
         let secret = std::fs::read(&secret_path).expect("secret");
         let ws = workspace::discover(&self.dir).expect("workspace");
         let workspace_id = ws.id.clone();
-        let mut core =
-            Core::new(ws, self.data.clone(), Arc::new(self.clock.clone())).expect("core");
+        let mut core = Core::new(
+            ws,
+            self.data.clone(),
+            Arc::new(self.clock.clone()),
+            crate::process::liveness(),
+        )
+        .expect("core");
         let key = format!("{harness}:{participant}");
         let spec = SessionSpec {
             participant_id: participant.into(),

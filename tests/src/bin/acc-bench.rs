@@ -128,6 +128,7 @@ fn core_for(data: &Path, dir: &Path) -> Core {
         workspace,
         data.join("acc"),
         Arc::new(SystemClock::default()),
+        acc_host::process::liveness(),
     )
     .expect("core")
 }
@@ -901,12 +902,11 @@ fn native() {
     };
     let codex_home = temp.path().join("codex-home");
     std::fs::create_dir_all(&codex_home).expect("codex home");
-    let daemon = acc_host::capture::codex::StartedDaemon::start(&codex, &codex_home, &[])
+    let daemon = acc_capture::codex::StartedDaemon::start(&codex, &codex_home, &[])
         .expect("the codex daemon started");
     let control = daemon.socket();
-    let mut client =
-        acc_adapter_support::codex_daemon::Daemon::connect(&control, Duration::from_secs(20))
-            .expect("connect");
+    let mut client = acc_clients::codex_daemon::Daemon::connect(&control, Duration::from_secs(20))
+        .expect("connect");
     let thread = client
         .call("thread/start", serde_json::json!({ "cwd": dir }))
         .expect("thread")["thread"]["id"]

@@ -14,27 +14,29 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("acc-store", &[]),
     ("acc-core", &["acc-store"]),
     ("acc-adapter-api", &[]),
-    ("acc-adapter-support", &["acc-adapter-api"]),
+    ("acc-clients", &["acc-adapter-api"]),
     ("acc-adapter-example", &["acc-adapter-api"]),
-    (
-        "acc-adapter-next-turn",
-        &["acc-adapter-api", "acc-adapter-support"],
-    ),
+    ("acc-adapter-next-turn", &["acc-adapter-api", "acc-clients"]),
     (
         "acc-adapter-claude-inbox",
-        &["acc-adapter-api", "acc-adapter-support"],
+        &["acc-adapter-api", "acc-clients"],
     ),
     (
         "acc-adapter-codex-app-server",
-        &["acc-adapter-api", "acc-adapter-support"],
+        &["acc-adapter-api", "acc-clients"],
     ),
     (
         "acc-host",
+        &["acc-store", "acc-core", "acc-adapter-api", "acc-clients"],
+    ),
+    (
+        "acc-capture",
         &[
-            "acc-store",
+            "acc-host",
             "acc-core",
+            "acc-store",
             "acc-adapter-api",
-            "acc-adapter-support",
+            "acc-clients",
         ],
     ),
     ("faulty-adapter", &["acc-adapter-api"]),
@@ -42,9 +44,10 @@ const LAYERS: &[(&str, &[&str])] = &[
         "acc-tests",
         &[
             "acc-host",
+            "acc-capture",
             "acc-store",
             "acc-adapter-api",
-            "acc-adapter-support",
+            "acc-clients",
             "acc-adapter-codex-app-server",
         ],
     ),
@@ -115,19 +118,21 @@ fn each_crate_depends_only_on_the_layers_below_it() {
 }
 
 /// Packages the protocol layers must not reach, even transitively: the plugin machinery, the
-/// CLI parser, the async runtime, and the clients' transports.
+/// CLI parser, the async runtime, the clients' transports, and process probing (liveness is
+/// passed in).
 const NOT_BELOW_THE_HOST: &[&str] = &[
+    "rustix",
     "abi_stable",
     "libloading",
     "clap",
     "tokio",
     "tungstenite",
     "acc-adapter-api",
-    "acc-adapter-support",
+    "acc-clients",
 ];
 
 #[test]
-fn the_store_and_the_core_reach_no_plugin_cli_runtime_or_client_code() {
+fn the_store_and_the_core_reach_no_plugin_cli_runtime_process_or_client_code() {
     for package in ["acc-store", "acc-core"] {
         let output = Command::new(env!("CARGO"))
             .args([
@@ -157,4 +162,57 @@ fn the_store_and_the_core_reach_no_plugin_cli_runtime_or_client_code() {
             );
         }
     }
+}
+
+/// Every Rust source file below `dir`.
+fn sources(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut found = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(next) = pending.pop() {
+        for entry in std::fs::read_dir(&next).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                pending.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                found.push(path);
+            }
+        }
+    }
+    found
+}
+
+/// The kinds of socket that accept connections.
+const LISTENERS: &[&str] = &["TcpListener", "UnixListener", "UdpSocket"];
+
+#[test]
+fn only_the_capture_tool_listens_on_a_socket() {
+    let root = repo_root();
+    // `acc` and `acc-mcp` are built from these crates (and load the adapters at run time).
+    for dir in [
+        "store/src",
+        "core/src",
+        "host/src",
+        "adapter-api/src",
+        "adapters",
+    ] {
+        // Unit-test modules (`tests.rs`) may stand up a fake peer; they are not in the binaries.
+        for file in sources(&root.join(dir))
+            .into_iter()
+            .filter(|f| f.file_name().is_some_and(|n| n != "tests.rs"))
+        {
+            let text = std::fs::read_to_string(&file).expect("source");
+            for listener in LISTENERS {
+                assert!(
+                    !text.contains(listener),
+                    "{} uses {listener}: acc, acc-mcp and the adapters open no listener (the capture tool's loopback server lives in capture/)",
+                    file.display()
+                );
+            }
+        }
+    }
+    // The scan sees what it looks for: the capture tool's model server is found.
+    let capture = sources(&root.join("capture/src"))
+        .iter()
+        .any(|f| std::fs::read_to_string(f).is_ok_and(|t| t.contains("TcpListener")));
+    assert!(capture, "the capture tool's loopback model server");
 }

@@ -4,8 +4,8 @@ use std::time::Duration;
 
 use acc_adapter_api::AdapterImpl;
 use acc_adapter_api::wire::OfferRequest;
-use acc_adapter_support::codex_daemon::Daemon;
-use acc_host::capture::codex::StartedDaemon;
+use acc_capture::codex::StartedDaemon;
+use acc_clients::codex_daemon::Daemon;
 use acc_tests::model::ModelServer;
 use acc_tests::{World, clients};
 use serde_json::json;
@@ -329,6 +329,18 @@ fn a_daemon_thread_running_accs_hooks_binds_itself_and_takes_messages_into_its_q
         Duration::from_secs(60),
         "the SessionStart hook bound the thread",
         bound,
+    );
+    // The first turn's UserPromptSubmit hook runs before its model request: once the model has
+    // the request, that hook cannot carry (and so race) the message sent below.
+    acc_tests::wait_until(
+        Duration::from_secs(60),
+        "the first turn reached the model",
+        || {
+            model
+                .model_requests()
+                .iter()
+                .any(|r| r.body.contains("hello"))
+        },
     );
 
     let alice = world.attach("alice");

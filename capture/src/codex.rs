@@ -9,19 +9,19 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use acc_adapter_api::wire::OfferRequest;
-use acc_adapter_support::codex_daemon::{self, Daemon, client_message_id};
-use acc_adapter_support::run_bounded;
+use acc_clients::codex_daemon::{self, Daemon, client_message_id};
+use acc_clients::run_bounded;
 use serde_json::{Value, json};
 
 use super::{Observed, attach, captured_here, failed, probed, question};
-use crate::clock::SystemClock;
-use crate::contracts::Capture;
-use crate::core::Core;
-use crate::core::messages::ReplyRequest;
-use crate::delivery::App;
-use crate::error::AccResult;
-use crate::plugins::{DEFAULT_DEADLINE, Operation, Plugins, search_path};
-use crate::workspace;
+use acc_host::clock::SystemClock;
+use acc_host::contracts::Capture;
+use acc_host::core::Core;
+use acc_host::core::messages::ReplyRequest;
+use acc_host::delivery::App;
+use acc_host::error::AccResult;
+use acc_host::plugins::{DEFAULT_DEADLINE, Operation, Plugins, search_path};
+use acc_host::workspace;
 
 /// The methods the adapter calls, each of which the client's own schema must list.
 pub const METHODS: &[&str] = &[
@@ -148,12 +148,12 @@ impl Drop for StartedDaemon {
 
 /// Capture the installed `codex`. Returns the capture (also checked by the validator).
 pub fn capture_codex() -> AccResult<Capture> {
-    let codex = acc_adapter_support::find_on_path("codex")
-        .ok_or_else(|| failed("codex", "no `codex` on PATH"))?;
+    let codex =
+        acc_clients::find_on_path("codex").ok_or_else(|| failed("codex", "no `codex` on PATH"))?;
     let temp = std::env::temp_dir().join(format!(
         "acc-capture-codex-{}-{}",
         std::process::id(),
-        crate::clock::Clock::now_ms(&SystemClock::default())
+        acc_host::clock::Clock::now_ms(&SystemClock::default())
     ));
     let result = drive(&codex, &temp);
     let _ = std::fs::remove_dir_all(&temp);
@@ -197,6 +197,7 @@ fn drive(codex: &Path, temp: &Path) -> AccResult<Capture> {
         ws,
         temp.join("data").join("acc"),
         Arc::new(SystemClock::default()),
+        acc_host::process::liveness(),
     )?);
     app.delivery.set_plugins(plugins);
     app.delivery.consent_override = Some("all".into());
@@ -249,7 +250,7 @@ fn drive(codex: &Path, temp: &Path) -> AccResult<Capture> {
     };
     // duplicate: offering the first message again adds nothing.
     let request = OfferRequest {
-        message: crate::views::message(&sent.message, &app.core.workspace.id),
+        message: acc_host::views::message(&sent.message, &app.core.workspace.id),
         recipient_participant_id: "bob".into(),
         target_session_id: bob.session_id.clone(),
         target_generation: 1,

@@ -12,16 +12,16 @@ use std::time::{Duration, Instant};
 use acc_adapter_api::wire::OfferRequest;
 use serde_json::{Value, json};
 
-use super::model::ModelServer;
 use super::{Observed, attach, captured_here, failed, probed, question};
-use crate::clock::SystemClock;
-use crate::contracts::Capture;
-use crate::core::messages::{ReplyRequest, SendRequest};
-use crate::core::{Caller, Core};
-use crate::delivery::App;
-use crate::error::AccResult;
-use crate::plugins::{DEFAULT_DEADLINE, Operation, Plugins, search_path};
-use crate::workspace;
+use crate::model::ModelServer;
+use acc_host::clock::SystemClock;
+use acc_host::contracts::Capture;
+use acc_host::core::messages::{ReplyRequest, SendRequest};
+use acc_host::core::{Caller, Core};
+use acc_host::delivery::App;
+use acc_host::error::AccResult;
+use acc_host::plugins::{DEFAULT_DEADLINE, Operation, Plugins, search_path};
+use acc_host::workspace;
 
 /// The registry fields the adapter reads.
 pub const REGISTRY_FIELDS: &[&str] = &["pid", "sessionId", "messagingSocketPath", "version"];
@@ -56,12 +56,12 @@ fn quoted_after<'a>(text: &'a str, flag: &str) -> Option<&'a str> {
 
 /// Capture the installed `claude`. Returns the capture (also checked by the validator).
 pub fn capture_claude() -> AccResult<Capture> {
-    let claude = acc_adapter_support::find_on_path("claude")
+    let claude = acc_clients::find_on_path("claude")
         .ok_or_else(|| failed("claude", "no `claude` on PATH"))?;
     let temp = std::env::temp_dir().join(format!(
         "acc-capture-claude-{}-{}",
         std::process::id(),
-        crate::clock::Clock::now_ms(&SystemClock::default())
+        acc_host::clock::Clock::now_ms(&SystemClock::default())
     ));
     let result = drive(&claude, &temp);
     let _ = std::fs::remove_dir_all(&temp);
@@ -92,7 +92,10 @@ fn drive(claude: &Path, temp: &Path) -> AccResult<Capture> {
         Duration::from_secs(15),
     )?;
     let mut limitations = Vec::new();
-    let acc = std::env::current_exe().map_err(|e| failed("acc", e))?;
+    // The hooks run `acc`, which sits beside this tool.
+    let acc = std::env::current_exe()
+        .map_err(|e| failed("acc", e))?
+        .with_file_name("acc");
     let installed = Command::new(&acc)
         .args(["--json", "install", "--client", "claude-code", "--home"])
         .arg(&home)
@@ -145,6 +148,7 @@ fn drive(claude: &Path, temp: &Path) -> AccResult<Capture> {
             ws,
             data.join("acc"),
             Arc::new(SystemClock::default()),
+            acc_host::process::liveness(),
         )?);
         app.delivery.set_plugins(plugins.clone());
         // The consent the capture recorded lives in its own data home, not this process's.
@@ -243,7 +247,7 @@ fn drive(claude: &Path, temp: &Path) -> AccResult<Capture> {
         .map(|b| b.endpoint_ref.clone())
         .unwrap_or_default();
     let request = OfferRequest {
-        message: crate::views::message(&sent.message, &app.core.workspace.id),
+        message: acc_host::views::message(&sent.message, &app.core.workspace.id),
         recipient_participant_id: "bob".into(),
         target_session_id: bob_binding
             .as_ref()

@@ -1,6 +1,9 @@
-//! What ACC's client adapters (`claude-inbox`, `codex-app-server`) share: the platform name
-//! captures use, the read-only probe of an installed client, process liveness, and the fenced
-//! peer-message block, and a JSON-RPC client for the Codex LocalDaemon.
+//! ACC's own toolkit for the clients it knows (Claude Code, Codex), shared by the host and its
+//! first-party adapters (`next-turn`, `claude-inbox`, `codex-app-server`): the client kinds,
+//! the platform name captures use, the read-only probe of an installed client, bounded child
+//! processes, process liveness and ancestry, the fenced peer-message block, and a JSON-RPC
+//! client for the Codex LocalDaemon. Adapter authors need none of it: `acc-adapter-api` is
+//! their whole interface.
 
 pub mod codex_daemon;
 pub mod process;
@@ -11,6 +14,34 @@ use std::time::Duration;
 
 use acc_adapter_api::wire::ProbeAnswer;
 use sha2::{Digest, Sha256};
+
+/// The clients ACC has hooks and an installer for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Client {
+    /// Claude Code: JSON `hookSpecificOutput` answers.
+    ClaudeCode,
+    /// Codex: plain stdout context, exit 2 to deny.
+    Codex,
+}
+
+impl Client {
+    /// Parse the CLI spelling.
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "claude-code" => Some(Self::ClaudeCode),
+            "codex" => Some(Self::Codex),
+            _ => None,
+        }
+    }
+
+    /// Stable string form (also the session harness).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::ClaudeCode => "claude-code",
+            Self::Codex => "codex",
+        }
+    }
+}
 
 /// The platform name captures use: `linux-x64`, `darwin-arm64`, ...
 pub fn platform() -> String {

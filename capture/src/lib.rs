@@ -20,21 +20,21 @@ use std::time::Duration;
 use acc_adapter_api::wire::{OfferRequest, ProbeAnswer, ProbeRequest};
 use sha2::{Digest, Sha256};
 
-use crate::clock::{Clock, SystemClock};
-use crate::contracts::{Branches, CAPTURE_SCHEMA, Capture, Provenance, check_capture};
-use crate::core::messages::{ReplyRequest, SendRequest};
-use crate::core::{Caller, Core, SessionSpec};
-use crate::delivery::App;
-use crate::delivery::platform;
-use crate::error::{AccError, AccResult, ErrorCode};
-use crate::plugins::{DEFAULT_DEADLINE, LoadedAdapter, Operation, Plugins, search_path};
-use crate::workspace;
+use acc_host::clock::{Clock, SystemClock};
+use acc_host::contracts::{Branches, CAPTURE_SCHEMA, Capture, Provenance, check_capture};
+use acc_host::core::messages::{ReplyRequest, SendRequest};
+use acc_host::core::{Caller, Core, SessionSpec};
+use acc_host::delivery::App;
+use acc_host::delivery::platform;
+use acc_host::error::{AccError, AccResult, ErrorCode};
+use acc_host::plugins::{DEFAULT_DEADLINE, LoadedAdapter, Operation, Plugins, search_path};
+use acc_host::workspace;
 
-pub(crate) fn failed(what: &str, detail: impl std::fmt::Display) -> AccError {
+pub fn failed(what: &str, detail: impl std::fmt::Display) -> AccError {
     AccError::new(ErrorCode::InvalidData, format!("capture: {what}: {detail}"))
 }
 
-pub(crate) fn attach(core: &mut Core, participant: &str) -> AccResult<Caller> {
+pub fn attach(core: &mut Core, participant: &str) -> AccResult<Caller> {
     let opened = core.open_session(
         &SessionSpec {
             participant_id: participant.into(),
@@ -61,7 +61,7 @@ fn plugins(config: &str) -> Arc<Plugins> {
     Arc::new(Plugins::load_from(search_path(), &configs))
 }
 
-pub(crate) fn question(to: &str) -> SendRequest {
+pub fn question(to: &str) -> SendRequest {
     SendRequest {
         to: vec![to.into()],
         kind: Some("question".into()),
@@ -73,7 +73,7 @@ pub(crate) fn question(to: &str) -> SendRequest {
 
 /// The loaded adapter `adapter_id`, its read-only probe of the installed client (within
 /// `timeout`, the call itself within `deadline`) and the version the client reported.
-pub(crate) fn probed(
+pub fn probed(
     plugins: &Plugins,
     adapter_id: &str,
     timeout: Duration,
@@ -105,7 +105,7 @@ pub(crate) fn probed(
 }
 
 /// A client's observed branches, in the capture's order.
-pub(crate) struct Observed<'a> {
+pub struct Observed<'a> {
     pub idle: &'a str,
     pub busy: &'a str,
     pub reply: &'a str,
@@ -115,7 +115,7 @@ pub(crate) struct Observed<'a> {
 
 /// The capture of a client observed here by driving it: `pass` only when every branch was
 /// observed and nothing was found missing; checked by the validator before it is returned.
-pub(crate) fn captured_here(
+pub fn captured_here(
     client: &str,
     version: String,
     launch_mode: &str,
@@ -181,6 +181,7 @@ fn drive_example(temp: &Path, project: &Path) -> AccResult<Capture> {
         ws,
         temp.join("data").join("acc"),
         Arc::new(SystemClock::default()),
+        acc_host::process::liveness(),
     )?);
     app.delivery.set_plugins(plugins("{}"));
     let (adapter, probe, version) = probed(
@@ -216,7 +217,7 @@ fn drive_example(temp: &Path, project: &Path) -> AccResult<Capture> {
     // duplicate: offering the same message again does not deliver it twice.
     let bob_file = temp.join("bob.jsonl");
     let request = OfferRequest {
-        message: crate::views::message(&sent.message, &app.core.workspace.id),
+        message: acc_host::views::message(&sent.message, &app.core.workspace.id),
         recipient_participant_id: "bob".into(),
         target_session_id: bob.session_id.clone(),
         target_generation: 1,
@@ -299,7 +300,7 @@ fn drive_example(temp: &Path, project: &Path) -> AccResult<Capture> {
     // The example client is the adapter's library itself: its fingerprint is that file's.
     let bytes = std::fs::read(&adapter.file).map_err(|e| failed("fingerprint", e))?;
     let mut probe = probe;
-    probe.executable_sha256 = Some(crate::ids::hex(&Sha256::digest(&bytes)));
+    probe.executable_sha256 = Some(acc_host::ids::hex(&Sha256::digest(&bytes)));
     captured_here(
         "example",
         version,

@@ -1,0 +1,91 @@
+//! `acc-capture`: record what an installed client really does, as a capture file. `acc contract
+//! capture` runs this binary (it sits beside `acc`), so `acc` and `acc-mcp` themselves contain
+//! no code that listens on a socket; this tool serves a model API on loopback while it drives
+//! Claude Code.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use acc_host::error::{AccError, AccResult};
+use clap::Parser;
+
+/// Record what the installed client really does, as a capture file.
+#[derive(Debug, Parser)]
+#[command(name = "acc-capture", version)]
+struct Args {
+    /// The client to capture: example, codex or claude-code.
+    #[arg(long)]
+    client: String,
+    /// Where to write the capture (default: print it).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+fn run(args: &Args) -> AccResult<(String, serde_json::Value)> {
+    let capture = match args.client.as_str() {
+        "example" => acc_capture::capture_example()?,
+        "codex" => acc_capture::codex::capture_codex()?,
+        "claude-code" => acc_capture::claude::capture_claude()?,
+        other => {
+            return Err(AccError::usage(format!(
+                "acc contract capture knows example, codex and claude-code, not `{other}`"
+            )));
+        }
+    };
+    let text = toml::to_string(&capture).map_err(|e| AccError::internal(e.to_string()))?;
+    let written = match &args.out {
+        Some(dir) => Some(acc_capture::write(&capture, dir)?),
+        None => None,
+    };
+    let human = match &written {
+        Some(path) => format!(
+            "captured {} {} on {} ({}): {}",
+            capture.client,
+            capture.version,
+            capture.platform,
+            capture.result,
+            path.display()
+        ),
+        None => text,
+    };
+    let value = serde_json::json!({
+        "capture": serde_json::to_value(&capture).unwrap_or(serde_json::Value::Null),
+        "file": written.map(|p| p.to_string_lossy().into_owned()),
+    });
+    Ok((human, value))
+}
+
+fn main() {
+    let args = Args::parse();
+    let (text, code, to_stdout) = match run(&args) {
+        Ok((human, value)) => (if args.json { value.to_string() } else { human }, 0, true),
+        Err(error) => {
+            let code = error.code.exit_code();
+            if args.json {
+                (acc_host::views::error(&error).to_string(), code, true)
+            } else {
+                (
+                    format!("acc: {}: {}", error.code, error.message),
+                    code,
+                    false,
+                )
+            }
+        }
+    };
+    let line = if text.ends_with('\n') {
+        text
+    } else {
+        format!("{text}\n")
+    };
+    if to_stdout {
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(line.as_bytes());
+        let _ = out.flush();
+    } else {
+        let _ = std::io::stderr().lock().write_all(line.as_bytes());
+    }
+    std::process::exit(code);
+}

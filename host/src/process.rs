@@ -1,0 +1,21 @@
+//! Process liveness, as the host tells it to the core: a session whose recorded pid no longer
+//! exists is offline. The core probes no process itself (`acc_core::Liveness`).
+
+use std::sync::Arc;
+
+use acc_core::Liveness;
+
+/// Signal 0 to the pid (a process of another user counts as alive).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct SignalLiveness;
+
+impl Liveness for SignalLiveness {
+    fn alive(&self, pid: i64) -> bool {
+        acc_clients::pid_alive(pid)
+    }
+}
+
+/// The liveness every `Core` of this host is given.
+pub fn liveness() -> Arc<dyn Liveness> {
+    Arc::new(SignalLiveness)
+}
