@@ -199,7 +199,7 @@ pub type AdapterBox = Adapter_TO<'static, RBox<()>>;
 #[repr(C)]
 #[derive(StableAbi)]
 #[sabi(kind(Prefix(prefix_ref = AdapterModuleRef)))]
-#[sabi(missing_field(panic))]
+#[sabi(missing_field(option))]
 pub struct AdapterModule {
     /// Build the adapter from its configuration (JSON text, `{}` when none is given).
     #[sabi(last_prefix_field)]

@@ -22,7 +22,7 @@ pub struct Describe {
 
 /// A minimum client version on one platform (`*` for every platform).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct Minimum {
     /// `linux-x64`, `darwin-arm64`, ... or `*`.
     pub platform: String,
@@ -33,7 +33,7 @@ pub struct Minimum {
 /// The capability contract an adapter declares; `acc contract verify` checks it against the
 /// contract data in `contracts/`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct ContractDeclaration {
     /// Contract id (`claude-code-inbox-socket-v1`).
     pub contract_id: String,
@@ -103,12 +103,58 @@ pub struct HandshakeAnswer {
     pub client_version: String,
 }
 
+/// The message an adapter receives, in [`OfferRequest::message`] and
+/// [`RenderMessage::message`]: exactly the JSON the host sends, built from the host's record of
+/// the message. Subject, body, artifacts and handoff are written by another participant and are
+/// untrusted data. Fields are only ever added; a reader ignores fields it does not know, and a
+/// field an older host does not send reads as its default.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Envelope {
+    /// The message id (`message_…`).
+    pub message_id: String,
+    /// The thread: the id of the message that started it.
+    pub thread_id: String,
+    /// The sender's idempotency key.
+    pub client_message_id: String,
+    /// The workspace the message was sent in.
+    pub workspace_id: String,
+    /// The sender.
+    pub from_participant_id: String,
+    /// The sender's session.
+    pub from_session_id: String,
+    /// The addressed participants (empty for a room record).
+    pub to_participant_ids: Vec<String>,
+    /// `note`, `question`, `request`, `decision`, `answer` or `handoff`.
+    pub kind: String,
+    /// `none`, `reply` or `acknowledge`: what the recipient owes.
+    pub obligation: String,
+    /// One line, by the sender (untrusted).
+    pub subject: String,
+    /// The body, by the sender (untrusted).
+    pub body: String,
+    /// The message this one answers.
+    pub in_reply_to: Option<String>,
+    /// Artifacts the sender attached: an array of objects (untrusted).
+    pub artifacts: serde_json::Value,
+    /// A handoff's goal, status and lists, or null (untrusted).
+    pub handoff: serde_json::Value,
+    /// When it was recorded (RFC 3339 UTC with milliseconds).
+    pub sent_at: String,
+    /// For a decision that supersedes or withdraws others: `{action, messageIds}`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decision_change: Option<serde_json::Value>,
+    /// For a decision: its derived status in the decision graph.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decision_status: Option<serde_json::Value>,
+}
+
 /// Offer one committed message to one recipient session.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct OfferRequest {
-    /// The message envelope (peer text inside is untrusted).
-    pub message: serde_json::Value,
+    /// The message (peer text inside is untrusted).
+    pub message: Envelope,
     /// The recipient.
     pub recipient_participant_id: String,
     /// The target session.
@@ -150,8 +196,8 @@ pub struct Repeat {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RenderMessage {
-    /// The message envelope (peer text inside is untrusted).
-    pub message: serde_json::Value,
+    /// The message (peer text inside is untrusted).
+    pub message: Envelope,
     /// Set when this is a repeat of a live offer.
     pub repeat: Option<Repeat>,
 }

@@ -247,7 +247,7 @@ fn drive(claude: &Path, temp: &Path) -> AccResult<Capture> {
         .map(|b| b.endpoint_ref.clone())
         .unwrap_or_default();
     let request = OfferRequest {
-        message: acc_host::views::message(&sent.message, &app.core.workspace.id),
+        message: acc_host::delivery::envelope(&sent.message, &app.core.workspace.id),
         recipient_participant_id: "bob".into(),
         target_session_id: bob_binding
             .as_ref()

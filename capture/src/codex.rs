@@ -250,7 +250,7 @@ fn drive(codex: &Path, temp: &Path) -> AccResult<Capture> {
     };
     // duplicate: offering the first message again adds nothing.
     let request = OfferRequest {
-        message: acc_host::views::message(&sent.message, &app.core.workspace.id),
+        message: acc_host::delivery::envelope(&sent.message, &app.core.workspace.id),
         recipient_participant_id: "bob".into(),
         target_session_id: bob.session_id.clone(),
         target_generation: 1,

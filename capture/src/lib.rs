@@ -217,7 +217,7 @@ fn drive_example(temp: &Path, project: &Path) -> AccResult<Capture> {
     // duplicate: offering the same message again does not deliver it twice.
     let bob_file = temp.join("bob.jsonl");
     let request = OfferRequest {
-        message: acc_host::views::message(&sent.message, &app.core.workspace.id),
+        message: acc_host::delivery::envelope(&sent.message, &app.core.workspace.id),
         recipient_participant_id: "bob".into(),
         target_session_id: bob.session_id.clone(),
         target_generation: 1,

@@ -35,11 +35,6 @@ pub fn escape(text: &str) -> String {
     out
 }
 
-/// A text field of the envelope (empty when absent).
-pub fn field<'a>(message: &'a serde_json::Value, key: &str) -> &'a str {
-    message.get(key).and_then(|v| v.as_str()).unwrap_or("")
-}
-
 /// Header attributes come from ACC itself, but are kept to a safe alphabet regardless.
 pub fn attribute(value: &str) -> String {
     value
@@ -53,16 +48,16 @@ pub fn block(item: &RenderMessage) -> String {
     let m = &item.message;
     let mut out = format!(
         "{FENCE}acc-peer-message sender={} message={} kind={} obligation={} untrusted=true\n",
-        attribute(field(m, "fromParticipantId")),
-        attribute(field(m, "messageId")),
-        attribute(field(m, "kind")),
-        attribute(field(m, "obligation")),
+        attribute(&m.from_participant_id),
+        attribute(&m.message_id),
+        attribute(&m.kind),
+        attribute(&m.obligation),
     );
-    if let Some(reply_to) = m.get("inReplyTo").and_then(|v| v.as_str()) {
+    if let Some(reply_to) = &m.in_reply_to {
         out.push_str(&format!("in-reply-to: {}\n", attribute(reply_to)));
     }
-    out.push_str(&format!("subject: {}\n", escape(field(m, "subject"))));
-    let body = escape(field(m, "body"));
+    out.push_str(&format!("subject: {}\n", escape(&m.subject)));
+    let body = escape(&m.body);
     out.push_str(&body);
     if !body.ends_with('\n') {
         out.push('\n');

@@ -151,7 +151,7 @@ pub struct MessageView {
 }
 
 /// A recorded (or replayed) message: what the store now holds. Delivery is not the core's:
-/// the application layer routes a recorded message (`Core::send`).
+/// the application layer routes a recorded message (`App::send`).
 #[derive(Debug, Clone)]
 pub struct Recorded {
     /// The message.

@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use acc_adapter_api::wire::{
-    HandshakeAnswer, HandshakeRequest, OfferRequest, RenderAnswer, RenderMessage, RenderRequest,
-    Repeat,
+    Envelope, HandshakeAnswer, HandshakeRequest, OfferRequest, RenderAnswer, RenderMessage,
+    RenderRequest, Repeat,
 };
 use acc_adapter_api::{OfferKind, OfferStatus};
 use serde_json::{Value, json};
@@ -76,6 +76,33 @@ fn outcome(recipient: &str, state: &str, transport: &str, code: Option<&str>) ->
         transport: transport.to_string(),
         error_code: code.map(str::to_string),
         pending_approval: false,
+    }
+}
+
+/// The envelope an adapter receives for a message (`adapter-api`'s `wire::Envelope`), built
+/// from the core's record. It is defined apart from the CLI's `--json` message view, so a
+/// change to one cannot silently change the other; a test holds the two equal today and a
+/// golden file holds the envelope.
+pub fn envelope(view: &MessageView, workspace_id: &str) -> Envelope {
+    let m = &view.message;
+    Envelope {
+        message_id: m.message_id.clone(),
+        thread_id: m.thread_id.clone(),
+        client_message_id: m.client_message_id.clone(),
+        workspace_id: workspace_id.to_string(),
+        from_participant_id: m.from_participant_id.clone(),
+        from_session_id: m.from_session_id.clone(),
+        to_participant_ids: m.to_participant_ids.clone(),
+        kind: m.kind.clone(),
+        obligation: m.obligation.clone(),
+        subject: m.subject.clone(),
+        body: m.body.clone(),
+        in_reply_to: m.in_reply_to.clone(),
+        artifacts: m.artifacts.clone(),
+        handoff: m.handoff.clone().unwrap_or(Value::Null),
+        sent_at: format_timestamp(m.sent_at),
+        decision_change: m.decision_change.clone(),
+        decision_status: view.decision.as_ref().map(crate::views::decision_status),
     }
 }
 
@@ -587,7 +614,7 @@ impl App {
             }
         }
         let request = OfferRequest {
-            message: crate::views::message(
+            message: envelope(
                 &MessageView {
                     message: message.clone(),
                     decision: None,
@@ -839,7 +866,7 @@ impl App {
             ));
         };
         let view = |m: &MessageRow| {
-            crate::views::message(
+            envelope(
                 &MessageView {
                     message: m.clone(),
                     decision: None,
@@ -970,5 +997,71 @@ impl App {
     pub fn finish(&mut self, caller: &Caller, request: &FinishRequest) -> AccResult<Sent> {
         let draft = Core::prepare_finish(request)?;
         self.send(caller, draft)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::MessageRow;
+
+    fn message() -> MessageView {
+        MessageView {
+            message: MessageRow {
+                seq: 7,
+                message_id: "message_0123456789abcdefghijkl".into(),
+                thread_id: "message_0123456789abcdefghijkl".into(),
+                client_message_id: "retry-key-1".into(),
+                from_participant_id: "alice".into(),
+                from_session_id: "session_0123456789abcdefghijkl".into(),
+                to_participant_ids: vec!["bob".into()],
+                kind: "question".into(),
+                obligation: "reply".into(),
+                subject: "which branch is release?".into(),
+                body: "line one\n~~~~ not a fence".into(),
+                in_reply_to: None,
+                artifacts: serde_json::json!([{ "kind": "file", "ref": "src/a.rs" }]),
+                handoff: None,
+                decision_change: None,
+                content_hash: "0".repeat(64),
+                sent_at: 1_795_000_000_123,
+                event_seq: 9,
+            },
+            decision: None,
+        }
+    }
+
+    /// The envelope adapters receive is the published shape in the golden file, and (today)
+    /// exactly the CLI's `--json` message view, though the two are built apart.
+    #[test]
+    fn the_envelope_is_the_golden_shape_and_equals_the_message_view() {
+        let view = message();
+        let envelope = serde_json::to_value(envelope(&view, "project-1")).expect("json");
+        assert_eq!(envelope, crate::views::message(&view, "project-1"));
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../tests/golden/adapter/envelope.json");
+        if std::env::var_os("ACC_UPDATE_GOLDEN").is_some() {
+            let mut text = serde_json::to_string_pretty(&envelope).expect("json");
+            text.push('\n');
+            std::fs::write(&path, text).expect("write golden");
+            return;
+        }
+        let golden: Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap_or_else(|e| {
+                panic!("{}: {e}; run with ACC_UPDATE_GOLDEN=1", path.display())
+            }))
+            .expect("golden json");
+        assert_eq!(
+            envelope, golden,
+            "the adapter envelope changed: if deliberate, rerun with ACC_UPDATE_GOLDEN=1 and review"
+        );
+        // A reader ignores what it does not know and defaults what an older host leaves out.
+        let mut newer = golden.clone();
+        newer["fieldFromTheFuture"] = Value::from(1);
+        let read: Envelope = serde_json::from_value(newer).expect("newer envelope");
+        assert_eq!(read.message_id, "message_0123456789abcdefghijkl");
+        let older: Envelope =
+            serde_json::from_value(serde_json::json!({ "messageId": "m" })).expect("older");
+        assert_eq!(older.body, "");
     }
 }

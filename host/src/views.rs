@@ -182,7 +182,8 @@ pub fn error(error: &AccError) -> Value {
     json!({ "error": Value::Object(inner) })
 }
 
-fn decision_status(status: &DecisionStatus) -> Value {
+/// A decision's derived status, as every surface shows it.
+pub fn decision_status(status: &DecisionStatus) -> Value {
     json!({
         "state": status.state,
         "isHead": status.is_head,

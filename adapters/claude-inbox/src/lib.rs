@@ -236,11 +236,7 @@ impl AdapterImpl for ClaudeInbox {
             // The client changed under the binding: its version was never admitted.
             return Ok(refused("unsupported_client_version"));
         }
-        let message_id = request
-            .message
-            .get("messageId")
-            .and_then(|v| v.as_str())
-            .unwrap_or("");
+        let message_id = request.message.message_id.as_str();
         let mut stream = match std::os::unix::net::UnixStream::connect(&endpoint.socket) {
             Ok(stream) => stream,
             Err(e) if matches!(e.kind(), std::io::ErrorKind::PermissionDenied) => {

@@ -112,7 +112,8 @@ fn a_client_that_changed_version_under_the_binding_is_not_woken() {
     let offer = |client_version: &str| {
         ClaudeInbox
             .offer(OfferRequest {
-                message: serde_json::json!({ "messageId": "message_1" }),
+                message: serde_json::from_value(serde_json::json!({ "messageId": "message_1" }))
+                    .expect("envelope"),
                 recipient_participant_id: "bob".into(),
                 target_session_id: "session_1".into(),
                 target_generation: 1,

@@ -17,8 +17,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use acc_adapter_api::wire::{
-    ContractDeclaration, Describe, HandshakeAnswer, HandshakeRequest, Minimum, OfferAnswer,
-    OfferRequest, ProbeAnswer, ProbeRequest, RenderMessage,
+    ContractDeclaration, Describe, Envelope, HandshakeAnswer, HandshakeRequest, Minimum,
+    OfferAnswer, OfferRequest, ProbeAnswer, ProbeRequest, RenderMessage,
 };
 use acc_adapter_api::{AdapterError, AdapterImpl, OfferKind, export_adapter};
 use acc_clients::codex_daemon::{self, Daemon, DaemonError, client_message_id};
@@ -269,8 +269,8 @@ pub fn verify(endpoint: &Endpoint) -> Result<Verified, Refusal> {
 }
 
 /// The text of the queued submission: ACC's one line, then the fenced peer block.
-pub fn submission_text(message: &Value) -> String {
-    let id = acc_clients::render::attribute(acc_clients::render::field(message, "messageId"));
+pub fn submission_text(message: &Envelope) -> String {
+    let id = acc_clients::render::attribute(&message.message_id);
     let block = acc_clients::render::block(&RenderMessage {
         message: message.clone(),
         repeat: None,
@@ -366,12 +366,7 @@ impl AdapterImpl for CodexAppServer {
             // The daemon changed under the binding: its version was never admitted.
             return Ok(refused("unsupported_client_version"));
         }
-        let message_id = request
-            .message
-            .get("messageId")
-            .and_then(Value::as_str)
-            .unwrap_or("");
-        let client_id = client_message_id(message_id);
+        let client_id = client_message_id(&request.message.message_id);
         let daemon = &mut verified.daemon;
         match already_there(daemon, &endpoint.thread_id, &client_id) {
             Ok(true) => {}

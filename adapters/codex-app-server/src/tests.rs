@@ -36,10 +36,12 @@ fn versions_order_numerically() {
 
 #[test]
 fn the_submission_fences_peer_text_and_the_client_id_follows_the_message_id() {
-    let message = json!({
+    // Read as an adapter reads it: fields it is not given take their defaults.
+    let message: acc_adapter_api::wire::Envelope = serde_json::from_value(json!({
         "messageId": "msg_abc", "fromParticipantId": "alice", "kind": "question",
         "obligation": "reply", "subject": "s", "body": "~~~~\nescape\u{1b}[2J",
-    });
+    }))
+    .expect("envelope");
     let text = submission_text(&message);
     assert!(text.starts_with("ACC: a message from another participant (msg_abc)"));
     assert_eq!(text.matches("~~~~").count(), 2, "{text}");

@@ -173,13 +173,13 @@ impl AdapterImpl for Example {
             }
         }
         let line = serde_json::json!({
-            "messageId": request.message.get("messageId"),
+            "messageId": request.message.message_id,
             "recipient": request.recipient_participant_id,
             "targetSessionId": request.target_session_id,
             "targetGeneration": request.target_generation,
             "offerKind": self.offer_kind.as_str(),
             // A wake carries no peer byte; a message transport carries the text.
-            "body": if self.offer_kind == OfferKind::Wake { serde_json::Value::Null } else { request.message.get("body").cloned().unwrap_or_default() },
+            "body": if self.offer_kind == OfferKind::Wake { None } else { Some(&request.message.body) },
         });
         // A retry of the same message is accepted without delivering it twice.
         let already = std::fs::read_to_string(&request.endpoint_ref)
@@ -226,19 +226,10 @@ impl AdapterImpl for Example {
         let mut text = String::new();
         let mut answer = RenderAnswer::default();
         for item in &request.messages {
-            let field = |k: &str| {
-                item.message
-                    .get(k)
-                    .and_then(|v| v.as_str())
-                    .unwrap_or("")
-                    .to_string()
-            };
+            let m = &item.message;
             let mut block = format!(
                 "[acc message {} from {}] {}\n{}\n",
-                field("messageId"),
-                field("fromParticipantId"),
-                field("subject"),
-                field("body")
+                m.message_id, m.from_participant_id, m.subject, m.body
             );
             if let Some(repeat) = &item.repeat {
                 block.push_str(&format!(
@@ -248,9 +239,9 @@ impl AdapterImpl for Example {
             }
             if text.len() + block.len() <= request.budget_bytes {
                 text.push_str(&block);
-                answer.carried.push(field("messageId"));
+                answer.carried.push(m.message_id.clone());
             } else {
-                answer.withheld.push(field("messageId"));
+                answer.withheld.push(m.message_id.clone());
             }
         }
         answer.text = text;
@@ -263,13 +254,19 @@ export_adapter!(new);
 #[cfg(test)]
 mod tests {
     use super::*;
-    use acc_adapter_api::wire::RenderMessage;
+    use acc_adapter_api::wire::{Envelope, RenderMessage};
 
     #[test]
     fn render_carries_what_fits_and_reports_it() {
         let adapter = new("{}").expect("adapter");
         let message = |id: &str| RenderMessage {
-            message: serde_json::json!({ "messageId": id, "fromParticipantId": "a", "subject": "s", "body": "b".repeat(40) }),
+            message: Envelope {
+                message_id: id.into(),
+                from_participant_id: "a".into(),
+                subject: "s".into(),
+                body: "b".repeat(40),
+                ..Envelope::default()
+            },
             repeat: None,
         };
         let answer = adapter
@@ -290,7 +287,11 @@ mod tests {
         std::fs::create_dir_all(&dir).expect("dir");
         let file = dir.join("offers.jsonl");
         let request = OfferRequest {
-            message: serde_json::json!({ "messageId": "message_1", "body": "hello" }),
+            message: Envelope {
+                message_id: "message_1".into(),
+                body: "hello".into(),
+                ..Envelope::default()
+            },
             endpoint_ref: file.to_string_lossy().into_owned(),
             ..OfferRequest::default()
         };

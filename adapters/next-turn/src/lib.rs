@@ -11,8 +11,8 @@ use acc_adapter_api::wire::{
     ContractDeclaration, Describe, RenderAnswer, RenderMessage, RenderRequest,
 };
 use acc_adapter_api::{AdapterError, AdapterImpl, OfferKind, export_adapter};
+use acc_clients::render::attribute;
 pub use acc_clients::render::{FENCE, block, escape};
-use acc_clients::render::{attribute, field};
 
 /// The adapter (stateless).
 #[derive(Debug, Default)]
@@ -28,11 +28,11 @@ pub fn withheld_hint(item: &RenderMessage) -> String {
     let m = &item.message;
     format!(
         "ACC: withheld for the context budget: message {} from {} ({}, {} obligation); read it with: acc inbox --message {}\n",
-        attribute(field(m, "messageId")),
-        attribute(field(m, "fromParticipantId")),
-        attribute(field(m, "kind")),
-        attribute(field(m, "obligation")),
-        attribute(field(m, "messageId")),
+        attribute(&m.message_id),
+        attribute(&m.from_participant_id),
+        attribute(&m.kind),
+        attribute(&m.obligation),
+        attribute(&m.message_id),
     )
 }
 
@@ -54,14 +54,14 @@ pub fn render(request: &RenderRequest) -> RenderAnswer {
         answer.withheld = request
             .messages
             .iter()
-            .map(|m| field(&m.message, "messageId").to_string())
+            .map(|m| m.message.message_id.clone())
             .collect();
         return answer;
     }
     let mut hints = String::new();
     for item in &request.messages {
         let block = block(item);
-        let id = field(&item.message, "messageId").to_string();
+        let id = item.message.message_id.clone();
         if text.len() + hints.len() + block.len() <= request.budget_bytes {
             text.push_str(&block);
             answer.carried.push(id);

@@ -206,7 +206,7 @@ fn a_message_becomes_one_queued_submission_in_exactly_the_recipients_codex_threa
         json!({ "codexHome": codex_home, "threadId": thread, "cwd": project }).to_string();
     let again = adapter
         .offer(OfferRequest {
-            message: sent["message"].clone(),
+            message: serde_json::from_value(sent["message"].clone()).expect("envelope"),
             recipient_participant_id: "bob".into(),
             target_session_id: bob.session.clone(),
             target_generation: 1,

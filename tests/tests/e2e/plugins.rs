@@ -76,7 +76,7 @@ fn the_example_loads_from_beside_the_executable() {
         .cloned()
         .expect("example");
     assert_eq!(example["offerKind"], "message");
-    assert_eq!(example["apiVersion"], "1.0.0");
+    assert_eq!(example["apiVersion"], acc_adapter_api::API_VERSION);
     assert_eq!(example["contract"]["contractId"], "example-file-v1");
     assert!(
         listing["refused"].as_array().expect("refused").is_empty(),
@@ -157,7 +157,11 @@ fn every_bad_file_is_refused_with_a_reason_and_the_host_carries_on() {
     let listing = adapters_json(&world, &dir, &[("ACC_FAULTY_API_MAJOR", "2")]);
     let reason = refusal(&listing, &dll("acc_adapter_faulty"));
     assert!(
-        reason.contains("incompatible adapter API version 2.0.0: this host speaks 1.0.0"),
+        reason.contains("incompatible adapter API version 2.")
+            && reason.contains(&format!(
+                "this host speaks {}",
+                acc_adapter_api::API_VERSION
+            )),
         "{reason}"
     );
     world
