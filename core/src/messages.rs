@@ -673,211 +673,58 @@ impl Core {
     }
 
     /// Record a prepared message, its receipts and events in one transaction. It never routes:
-    /// delivery happens after the commit, in the application layer (`Core::send`), so a
-    /// transport failure cannot undo the record.
+    /// delivery happens after the commit, in the application layer (`App::send`), so a
+    /// transport failure cannot undo the record. The steps, each its own function: address the
+    /// message ([`address`]), return the original for an idempotent retry ([`replay`]), write the
+    /// message, its event and its receipts ([`write_message`]), then the reply's
+    /// acknowledgement and a finish's release and close ([`settle`]).
     pub fn record(&mut self, caller: &Caller, draft: Draft) -> AccResult<Recorded> {
         let message_id = ids::new_id("message")?;
         let generated_key = ids::new_id("cm")?;
         let now = self.now();
         let liveness = self.liveness();
         let workspace_id = self.workspace.id.clone();
-        let sent = self.store_for_write()?.write(|w| {
+        self.store_for_write()?.write(|w| {
             let session = check_caller_allow_closed(&w.reader(), &workspace_id, caller)?;
-            let sender = session.participant_id.clone();
-            let reader = w.reader();
-
-            // Thread, recipients and obligation.
-            let mut thread_id = message_id.clone();
-            let mut original: Option<(MessageRow, ReceiptRow)> = None;
-            let mut explicit = if let Some(reply_to) = &draft.reply_to {
-                let Some(answered) = reader.message(reply_to)? else {
-                    return Err(AccError::new(ErrorCode::MessageNotFound, format!("message `{reply_to}` does not exist")));
-                };
-                let Some(receipt) = reader.receipt(answered.seq, &sender)? else {
-                    return Err(AccError::new(
-                        ErrorCode::NotARecipient,
-                        format!("`{sender}` did not receive message `{reply_to}`, so cannot reply to it"),
-                    ));
-                };
-                thread_id = answered.thread_id.clone();
-                let to = vec![answered.from_participant_id.clone()];
-                original = Some((answered, receipt));
-                to
-            } else {
-                resolve_recipients(&reader, &sender, &draft.to, now, &*liveness)?
-            };
-            let mut targets = Vec::new();
-            if let Some((_, target_ids)) = &draft.change {
-                for id in target_ids {
-                    let Some(target) = reader.message(id)? else {
-                        return Err(AccError::new(ErrorCode::MessageNotFound, format!("decision `{id}` does not exist")));
-                    };
-                    if target.kind != "decision" {
-                        return Err(AccError::new(
-                            ErrorCode::InvalidData,
-                            format!("`{id}` is a {}, not a decision; only decisions can be superseded or withdrawn", target.kind),
-                        ));
-                    }
-                    targets.push(target);
-                }
-            }
-            let hash_to = explicit.clone();
-            let subject = match (&original, draft.subject.is_empty()) {
-                (Some((answered, _)), true) => {
-                    let base = answered.subject.strip_prefix("Re: ").unwrap_or(&answered.subject);
-                    format!("Re: {base}").chars().take(MAX_SUBJECT_CHARS).collect()
-                }
-                _ => draft.subject.clone(),
-            };
-            let mut inherited = BTreeSet::new();
-            for target in &targets {
-                inherited.insert(target.from_participant_id.clone());
-                for receipt in reader.receipts_of(target.seq)? {
-                    inherited.insert(receipt.participant_id);
-                }
-            }
-            inherited.remove(&sender);
-            let mut all: BTreeSet<String> = explicit.drain(..).collect();
-            all.extend(inherited);
-            let to: Vec<String> = all.into_iter().collect();
-            let obligation = kind_obligation(&draft.kind, draft.obligation.as_deref(), !to.is_empty())?;
-            let hash = content_hash(&draft, &obligation, &hash_to);
-
-            // Idempotency: a retry returns the original; reuse with other content is refused.
-            if let Some(key) = &draft.client_message_id
-                && let Some(existing) = reader.message_by_client_id(&sender, key)?
-            {
-                if existing.content_hash != hash {
-                    return Err(AccError::new(
-                        ErrorCode::IdempotencyConflict,
-                        format!("clientMessageId `{key}` was already used by `{sender}` for a different message ({})", existing.message_id),
-                    )
-                    .with_details(json!({ "messageId": existing.message_id })));
-                }
-                let receipts = reader.receipts_of(existing.seq)?;
-                let original_receipt = match &existing.in_reply_to {
-                    Some(id) => match reader.message(id)? {
-                        Some(answered) => reader.receipt(answered.seq, &sender)?,
-                        None => None,
-                    },
-                    None => None,
-                };
-                let decision = decision_status(&reader, &existing)?;
-                return Ok(Recorded {
-                    message: MessageView { message: existing, decision },
-                    receipts,
-                    replayed: true,
-                    original_receipt,
-                    released_claims: Vec::new(),
-                });
+            let addressed = address(
+                &w.reader(),
+                &session.participant_id,
+                &draft,
+                &message_id,
+                now,
+                &*liveness,
+            )?;
+            if let Some(original) = replay(
+                &w.reader(),
+                &session.participant_id,
+                &draft,
+                &addressed.hash,
+            )? {
+                return Ok(original);
             }
             if session.closed_at.is_some() {
                 return Err(AccError::new(
                     ErrorCode::GenerationStale,
-                    format!("session `{}` was closed; open a new one with `acc attach`", session.session_id),
+                    format!(
+                        "session `{}` was closed; open a new one with `acc attach`",
+                        session.session_id
+                    ),
                 ));
             }
             w.touch_session(&session.session_id, now)?;
-
-            // Recipients of a room record: peers with a live session now.
-            let live = live_participants(&w.reader(), now, &*liveness)?;
-            let recipients: Vec<String> = if to.is_empty() {
-                live.iter().filter(|p| **p != sender).cloned().collect()
-            } else {
-                to.clone()
-            };
-            let event_seq = w.next_event_seq()?;
-            let mut message = MessageRow {
-                seq: 0,
-                message_id: message_id.clone(),
-                thread_id,
-                client_message_id: draft.client_message_id.clone().unwrap_or(generated_key),
-                from_participant_id: sender.clone(),
-                from_session_id: session.session_id.clone(),
-                to_participant_ids: to.clone(),
-                kind: draft.kind.clone(),
-                obligation,
-                subject,
-                body: draft.body.clone(),
-                in_reply_to: draft.reply_to.clone(),
-                artifacts: draft.artifacts.clone(),
-                handoff: draft.handoff.clone(),
-                decision_change: draft
-                    .change
-                    .as_ref()
-                    .map(|(action, ids)| json!({ "action": action, "messageIds": ids })),
-                content_hash: hash,
-                sent_at: now,
-                event_seq,
-            };
-            let recorded = w.append_event(
-                "message.recorded",
+            let key = draft.client_message_id.clone().unwrap_or(generated_key);
+            let (message, receipts) = write_message(
+                w,
+                &session,
+                &draft,
+                message_id,
+                key,
+                addressed.clone(),
                 now,
-                Some(&session.session_id),
-                Some(&sender),
-                &json!({
-                    "messageId": message.message_id,
-                    "threadId": message.thread_id,
-                    "kind": message.kind,
-                    "obligation": message.obligation,
-                    "fromParticipantId": sender,
-                    "toParticipantIds": message.to_participant_ids,
-                    "recipientCount": recipients.len(),
-                    "inReplyTo": message.in_reply_to,
-                }),
+                &*liveness,
             )?;
-            debug_assert_eq!(recorded, event_seq);
-            message.seq = w.insert_message(&message)?;
-            let mut receipts = Vec::with_capacity(recipients.len());
-            for participant in recipients {
-                let receipt = ReceiptRow {
-                    message_seq: message.seq,
-                    participant_id: participant,
-                    state: "queued".into(),
-                    updated_at: now,
-                    extensions: json!({}),
-                    obligation: message.obligation.clone(),
-                    addressed: !message.to_participant_ids.is_empty(),
-                };
-                w.insert_receipt(&receipt)?;
-                receipts.push(receipt);
-            }
-            if let Some((action, _)) = &draft.change {
-                for target in &targets {
-                    w.insert_link(&DecisionLink { from_seq: message.seq, to_seq: target.seq, action: (*action).into() })?;
-                }
-            }
-            let mut original_receipt = None;
-            if let Some((answered, mut receipt)) = original {
-                let from = receipt.state.clone();
-                if advance(&mut receipt, "acknowledged", now)? {
-                    w.update_receipt(&receipt)?;
-                    receipt_event(w, &answered, &receipt, &from, now)?;
-                }
-                original_receipt = Some(receipt);
-            }
-            let mut released_claims = Vec::new();
-            if draft.finish {
-                for claim in w.reader().claims_of_session(&session.session_id)? {
-                    w.delete_claim(&claim.claim_id)?;
-                    w.append_event(
-                        "claim.released",
-                        now,
-                        Some(&session.session_id),
-                        Some(&sender),
-                        &json!({ "claimId": claim.claim_id, "resource": claim.resource, "reason": "finish" }),
-                    )?;
-                    released_claims.push(claim.claim_id);
-                }
-                w.close_session(&session.session_id, now)?;
-                w.append_event(
-                    "session.closed",
-                    now,
-                    Some(&session.session_id),
-                    Some(&sender),
-                    &json!({ "sessionId": session.session_id, "reason": "finish", "handoffMessageId": message.message_id }),
-                )?;
-            }
+            let (original_receipt, released_claims) =
+                settle(w, &session, &draft, &message, addressed, now)?;
             let decision = decision_status(&w.reader(), &message)?;
             Ok(Recorded {
                 message: MessageView { message, decision },
@@ -886,8 +733,7 @@ impl Core {
                 original_receipt,
                 released_claims,
             })
-        })?;
-        Ok(sent)
+        })
     }
 
     /// Acknowledge a message without replying (obligations `none` and `acknowledge`).
@@ -1330,4 +1176,290 @@ pub fn message_attention(
         }
     }
     Ok(out)
+}
+
+/// Who a message goes to and what it is, decided before anything is written.
+#[derive(Debug, Clone)]
+struct Addressed {
+    thread_id: String,
+    /// For a reply: the answered message and the sender's receipt of it.
+    original: Option<(MessageRow, ReceiptRow)>,
+    /// For a decision change: the decisions it supersedes or withdraws.
+    targets: Vec<MessageRow>,
+    /// The addressed participants (empty for a room record).
+    to: Vec<String>,
+    subject: String,
+    obligation: String,
+    /// The content hash idempotency compares.
+    hash: String,
+}
+
+/// Thread, recipients (explicit, the answered sender, or inherited from changed decisions),
+/// subject and obligation of a draft.
+fn address(
+    reader: &Reader<'_>,
+    sender: &str,
+    draft: &Draft,
+    message_id: &str,
+    now: Millis,
+    liveness: &dyn Liveness,
+) -> AccResult<Addressed> {
+    let mut thread_id = message_id.to_string();
+    let mut original: Option<(MessageRow, ReceiptRow)> = None;
+    let mut explicit = if let Some(reply_to) = &draft.reply_to {
+        let Some(answered) = reader.message(reply_to)? else {
+            return Err(AccError::new(
+                ErrorCode::MessageNotFound,
+                format!("message `{reply_to}` does not exist"),
+            ));
+        };
+        let Some(receipt) = reader.receipt(answered.seq, sender)? else {
+            return Err(AccError::new(
+                ErrorCode::NotARecipient,
+                format!("`{sender}` did not receive message `{reply_to}`, so cannot reply to it"),
+            ));
+        };
+        thread_id = answered.thread_id.clone();
+        let to = vec![answered.from_participant_id.clone()];
+        original = Some((answered, receipt));
+        to
+    } else {
+        resolve_recipients(reader, sender, &draft.to, now, liveness)?
+    };
+    let mut targets = Vec::new();
+    if let Some((_, target_ids)) = &draft.change {
+        for id in target_ids {
+            let Some(target) = reader.message(id)? else {
+                return Err(AccError::new(
+                    ErrorCode::MessageNotFound,
+                    format!("decision `{id}` does not exist"),
+                ));
+            };
+            if target.kind != "decision" {
+                return Err(AccError::new(
+                    ErrorCode::InvalidData,
+                    format!(
+                        "`{id}` is a {}, not a decision; only decisions can be superseded or withdrawn",
+                        target.kind
+                    ),
+                ));
+            }
+            targets.push(target);
+        }
+    }
+    let hash_to = explicit.clone();
+    let subject = match (&original, draft.subject.is_empty()) {
+        (Some((answered, _)), true) => {
+            let base = answered
+                .subject
+                .strip_prefix("Re: ")
+                .unwrap_or(&answered.subject);
+            format!("Re: {base}")
+                .chars()
+                .take(MAX_SUBJECT_CHARS)
+                .collect()
+        }
+        _ => draft.subject.clone(),
+    };
+    let mut inherited = BTreeSet::new();
+    for target in &targets {
+        inherited.insert(target.from_participant_id.clone());
+        for receipt in reader.receipts_of(target.seq)? {
+            inherited.insert(receipt.participant_id);
+        }
+    }
+    inherited.remove(sender);
+    let mut all: BTreeSet<String> = explicit.drain(..).collect();
+    all.extend(inherited);
+    let to: Vec<String> = all.into_iter().collect();
+    let obligation = kind_obligation(&draft.kind, draft.obligation.as_deref(), !to.is_empty())?;
+    let hash = content_hash(draft, &obligation, &hash_to);
+    Ok(Addressed {
+        thread_id,
+        original,
+        targets,
+        to,
+        subject,
+        obligation,
+        hash,
+    })
+}
+
+/// Idempotency: a retry (same key, same content) gets the original back; the same key with
+/// other content is refused.
+fn replay(
+    reader: &Reader<'_>,
+    sender: &str,
+    draft: &Draft,
+    hash: &str,
+) -> AccResult<Option<Recorded>> {
+    let Some(key) = &draft.client_message_id else {
+        return Ok(None);
+    };
+    let Some(existing) = reader.message_by_client_id(sender, key)? else {
+        return Ok(None);
+    };
+    if existing.content_hash != hash {
+        return Err(AccError::new(
+            ErrorCode::IdempotencyConflict,
+            format!("clientMessageId `{key}` was already used by `{sender}` for a different message ({})", existing.message_id),
+        )
+        .with_details(json!({ "messageId": existing.message_id })));
+    }
+    let receipts = reader.receipts_of(existing.seq)?;
+    let original_receipt = match &existing.in_reply_to {
+        Some(id) => match reader.message(id)? {
+            Some(answered) => reader.receipt(answered.seq, sender)?,
+            None => None,
+        },
+        None => None,
+    };
+    let decision = decision_status(reader, &existing)?;
+    Ok(Some(Recorded {
+        message: MessageView {
+            message: existing,
+            decision,
+        },
+        receipts,
+        replayed: true,
+        original_receipt,
+        released_claims: Vec::new(),
+    }))
+}
+
+/// Write the message, its `message.recorded` event, one queued receipt per recipient (a room
+/// record reaches the peers with a live session now) and its decision links.
+// The transaction, the sender's session, the draft, the two new ids, the addressing and the
+// clock and liveness the record was taken under: each is an input of the row itself.
+#[allow(clippy::too_many_arguments)]
+fn write_message(
+    w: &mut Writer<'_>,
+    session: &acc_store::SessionRow,
+    draft: &Draft,
+    message_id: String,
+    client_message_id: String,
+    addressed: Addressed,
+    now: Millis,
+    liveness: &dyn Liveness,
+) -> AccResult<(MessageRow, Vec<ReceiptRow>)> {
+    let sender = session.participant_id.clone();
+    let recipients: Vec<String> = if addressed.to.is_empty() {
+        live_participants(&w.reader(), now, liveness)?
+            .into_iter()
+            .filter(|p| *p != sender)
+            .collect()
+    } else {
+        addressed.to.clone()
+    };
+    let event_seq = w.next_event_seq()?;
+    let mut message = MessageRow {
+        seq: 0,
+        message_id,
+        thread_id: addressed.thread_id,
+        client_message_id,
+        from_participant_id: sender.clone(),
+        from_session_id: session.session_id.clone(),
+        to_participant_ids: addressed.to,
+        kind: draft.kind.clone(),
+        obligation: addressed.obligation,
+        subject: addressed.subject,
+        body: draft.body.clone(),
+        in_reply_to: draft.reply_to.clone(),
+        artifacts: draft.artifacts.clone(),
+        handoff: draft.handoff.clone(),
+        decision_change: draft
+            .change
+            .as_ref()
+            .map(|(action, ids)| json!({ "action": action, "messageIds": ids })),
+        content_hash: addressed.hash,
+        sent_at: now,
+        event_seq,
+    };
+    let recorded = w.append_event(
+        "message.recorded",
+        now,
+        Some(&session.session_id),
+        Some(&sender),
+        &json!({
+            "messageId": message.message_id,
+            "threadId": message.thread_id,
+            "kind": message.kind,
+            "obligation": message.obligation,
+            "fromParticipantId": sender,
+            "toParticipantIds": message.to_participant_ids,
+            "recipientCount": recipients.len(),
+            "inReplyTo": message.in_reply_to,
+        }),
+    )?;
+    debug_assert_eq!(recorded, event_seq);
+    message.seq = w.insert_message(&message)?;
+    let mut receipts = Vec::with_capacity(recipients.len());
+    for participant in recipients {
+        let receipt = ReceiptRow {
+            message_seq: message.seq,
+            participant_id: participant,
+            state: "queued".into(),
+            updated_at: now,
+            extensions: json!({}),
+            obligation: message.obligation.clone(),
+            addressed: !message.to_participant_ids.is_empty(),
+        };
+        w.insert_receipt(&receipt)?;
+        receipts.push(receipt);
+    }
+    if let Some((action, _)) = &draft.change {
+        for target in &addressed.targets {
+            w.insert_link(&DecisionLink {
+                from_seq: message.seq,
+                to_seq: target.seq,
+                action: (*action).into(),
+            })?;
+        }
+    }
+    Ok((message, receipts))
+}
+
+/// What a message settles once written: a reply acknowledges the original; a finish releases
+/// the session's claims and closes it. The acknowledged receipt and the released claim ids.
+fn settle(
+    w: &mut Writer<'_>,
+    session: &acc_store::SessionRow,
+    draft: &Draft,
+    message: &MessageRow,
+    addressed: Addressed,
+    now: Millis,
+) -> AccResult<(Option<ReceiptRow>, Vec<String>)> {
+    let mut original_receipt = None;
+    if let Some((answered, mut receipt)) = addressed.original {
+        let from = receipt.state.clone();
+        if advance(&mut receipt, "acknowledged", now)? {
+            w.update_receipt(&receipt)?;
+            receipt_event(w, &answered, &receipt, &from, now)?;
+        }
+        original_receipt = Some(receipt);
+    }
+    let mut released_claims = Vec::new();
+    if draft.finish {
+        let sender = &session.participant_id;
+        for claim in w.reader().claims_of_session(&session.session_id)? {
+            w.delete_claim(&claim.claim_id)?;
+            w.append_event(
+                "claim.released",
+                now,
+                Some(&session.session_id),
+                Some(sender),
+                &json!({ "claimId": claim.claim_id, "resource": claim.resource, "reason": "finish" }),
+            )?;
+            released_claims.push(claim.claim_id);
+        }
+        w.close_session(&session.session_id, now)?;
+        w.append_event(
+            "session.closed",
+            now,
+            Some(&session.session_id),
+            Some(sender),
+            &json!({ "sessionId": session.session_id, "reason": "finish", "handoffMessageId": message.message_id }),
+        )?;
+    }
+    Ok((original_receipt, released_claims))
 }

@@ -613,293 +613,341 @@ fn caller(cli: &Cli) -> AccResult<Caller> {
 
 fn run(cli: Cli) -> AccResult<Output> {
     match &cli.command {
-        Command::Status(args) => {
-            let mut core = open_core(&cli)?;
-            let report = core.status(args.all)?;
-            let now = core.now();
-            Ok(Output {
-                human: human::status(&report, now),
-                value: views::status(&report, now),
-            })
-        }
+        Command::Status(args) => status_command(&cli, args),
         Command::Sync(args) => sync(&cli, args),
-        Command::Work(args) => {
-            let who = caller(&cli)?;
-            let mut core = open_core(&cli)?;
-            if args.clear {
-                let had = core.clear_intent(&who)?;
-                return Ok(Output {
-                    value: json!({ "intent": null, "cleared": had }),
-                    human: if had {
-                        "intent cleared".into()
-                    } else {
-                        "no intent to clear".into()
-                    },
-                });
-            }
-            let request = IntentRequest {
-                summary: args.summary.clone().unwrap_or_default(),
-                mode: args.mode.clone().unwrap_or_default(),
-                state: args.state.clone(),
-                resource_hints: args.hints.clone(),
-            };
-            let intent = core.set_intent(&who, &request)?;
-            Ok(Output {
-                human: format!(
-                    "intent set: {} [{}, {}]",
-                    intent.summary, intent.mode, intent.state
-                ),
-                value: json!({ "intent": views::intent(&intent) }),
-            })
-        }
+        Command::Work(args) => work_command(&cli, args),
         Command::Claim(args) => claim(&cli, args),
         Command::Release(args) => release(&cli, args),
-        Command::Attach(args) => {
-            let mut core = open_core(&cli)?;
-            let start = std::fs::canonicalize(start_dir(&cli)?)
-                .unwrap_or_else(|_| core.workspace.root.clone());
-            let (checkout, branch) = workspace::checkout_and_branch(&start);
-            let spec = SessionSpec {
-                participant_id: args.participant.clone(),
-                session_key: None,
-                harness: "cli".into(),
-                client_version: None,
-                checkout,
-                branch,
-                pid: None,
-                enforcement: "advisory".into(),
-                lifecycle: "manual".into(),
-            };
-            let opened = core.open_session(&spec, args.resume.as_deref())?;
-            Ok(Output {
-                human: human::attached(&opened, &core.workspace.id),
-                value: views::opened_session(&opened, &core.workspace.id),
-            })
-        }
-        Command::Message(args) => {
-            let request = SendRequest {
-                to: args.to.clone(),
-                kind: args.kind.clone(),
-                obligation: args.obligation.clone(),
-                subject: args.subject.clone(),
-                body: args.body.clone(),
-                artifacts: parse_artifacts(&args.artifacts)?,
-                supersedes: args.supersedes.clone(),
-                withdraws: args.withdraws.clone(),
-                client_message_id: args.client_message_id.clone(),
-            };
-            send(&cli, |app, who| app.send_message(who, &request))
-        }
-        Command::Request(args) => {
-            let request = SendRequest {
-                to: vec![args.to.clone()],
-                kind: Some("request".into()),
-                subject: args.title.clone(),
-                body: args.detail.clone().unwrap_or_default(),
-                client_message_id: args.client_message_id.clone(),
-                ..SendRequest::default()
-            };
-            send(&cli, |app, who| app.send_message(who, &request))
-        }
-        Command::Reply(args) => {
-            let request = ReplyRequest {
-                message_id: args.message.clone(),
-                body: args.body.clone(),
-                subject: args.subject.clone(),
-                artifacts: parse_artifacts(&args.artifacts)?,
-                client_message_id: args.client_message_id.clone(),
-            };
-            send(&cli, |app, who| app.reply(who, &request))
-        }
-        Command::Finish(args) => {
-            let request = FinishRequest {
-                goal: args.goal.clone(),
-                status: args.status.clone(),
-                to: args.to.clone(),
-                completed: args.completed.clone(),
-                remaining: args.remaining.clone(),
-                blockers: args.blockers.clone(),
-                verification: args.verification.clone(),
-                client_message_id: args.client_message_id.clone(),
-            };
-            send(&cli, |app, who| app.finish(who, &request))
-        }
-        Command::Ack(args) => {
-            let who = caller(&cli)?;
-            let mut core = open_core(&cli)?;
-            let acked = core.ack(&who, &args.message)?;
-            Ok(Output {
-                human: format!(
-                    "acknowledged {} (receipt {})",
-                    acked.message.message.message_id, acked.receipt.state
-                ),
-                value: json!({ "messageId": acked.message.message.message_id, "receipt": views::receipt(&acked.receipt) }),
-            })
-        }
+        Command::Attach(args) => attach_command(&cli, args),
+        Command::Message(args) => message_command(&cli, args),
+        Command::Request(args) => request_command(&cli, args),
+        Command::Reply(args) => reply_command(&cli, args),
+        Command::Finish(args) => finish_command(&cli, args),
+        Command::Ack(args) => ack_command(&cli, args),
         Command::Inbox(args) => inbox(&cli, args),
-        Command::Prune(args) => {
-            let before = args
-                .before
-                .as_deref()
-                .map(status::parse_cursor)
-                .transpose()?;
-            let who = if args.apply {
-                Some(caller(&cli)?)
-            } else {
-                None
-            };
-            let mut core = open_core(&cli)?;
-            let report = core.prune(who.as_ref(), before, args.apply)?;
-            Ok(Output {
-                human: human::prune(&report),
-                value: views::prune(&report),
-            })
-        }
+        Command::Prune(args) => prune_command(&cli, args),
         Command::Config(command) => config(&cli, command),
-        Command::Bind(args) => {
-            let who = caller(&cli)?;
-            let endpoint: Value = serde_json::from_str(&args.endpoint)
-                .map_err(|e| AccError::usage(format!("--endpoint is not json: {e}")))?;
-            let mut app = App::new(open_core(&cli)?);
-            let binding = app.bind(&who, &args.adapter, &args.policy, &endpoint)?;
-            Ok(Output {
-                human: format!(
-                    "bound to {} (client {}, policy {}, lease until {})",
-                    binding.adapter_id,
-                    binding.client_version,
-                    binding.live_policy,
-                    crate::clock::format_timestamp(binding.lease_until)
-                ),
-                value: json!({ "binding": views::binding(&binding) }),
-            })
-        }
-        Command::Unbind(args) => {
-            let who = caller(&cli)?;
-            let mut app = App::new(open_core(&cli)?);
-            let removed = app.unbind(&who, args.adapter.as_deref())?;
-            Ok(Output {
-                human: format!("removed {removed} binding(s)"),
-                value: json!({ "removed": removed }),
-            })
-        }
-        Command::NextTurn(args) => {
-            let who = caller(&cli)?;
-            let mut app = App::new(open_core(&cli)?);
-            let rendered = app.next_turn(&who, &args.adapter)?;
-            Ok(Output {
-                human: rendered.text.clone(),
-                value: json!({ "text": rendered.text, "carried": rendered.carried, "withheld": rendered.withheld }),
-            })
-        }
+        Command::Bind(args) => bind_command(&cli, args),
+        Command::Unbind(args) => unbind_command(&cli, args),
+        Command::NextTurn(args) => next_turn_command(&cli, args),
         Command::Contract(ContractCommand::Capture { .. }) => Err(AccError::internal(
             "acc contract capture runs acc-capture; it is not handled here",
         )),
-        Command::Contract(ContractCommand::Verify { dir }) => {
-            let Some(dir) = dir.clone().or_else(crate::contracts::default_dir) else {
-                return Err(AccError::usage(
-                    "no contracts folder found: pass --dir or set ACC_CONTRACTS_DIR",
-                ));
-            };
-            let configs = crate::plugins::configs_from_env().map_err(AccError::usage)?;
-            let plugins = crate::plugins::Plugins::load(&configs);
-            let report = crate::contracts::verify(&dir, &plugins)?;
-            let value = views::verify(&report);
-            if report.problems.is_empty() {
-                Ok(Output {
-                    human: human::verify(&report),
-                    value,
-                })
-            } else {
-                Err(AccError::new(
-                    ErrorCode::InvalidData,
-                    format!(
-                        "{} problem(s) in {}: {}",
-                        report.problems.len(),
-                        dir.display(),
-                        report.problems.join("; ")
-                    ),
-                )
-                .with_details(value))
-            }
-        }
+        Command::Contract(ContractCommand::Verify { dir }) => contract_verify(dir.as_deref()),
         Command::Hook { .. } => Err(AccError::internal("hooks are answered before dispatch")),
-        Command::Doctor { repair, home } => {
-            let start = start_dir(&cli)?;
-            let checks = crate::doctor::run(&start, home.as_deref(), *repair);
-            let ok = checks
-                .iter()
-                .all(|c| c.level != crate::doctor::Level::Error);
-            let human = checks
-                .iter()
-                .map(|c| {
-                    format!(
-                        "{:<5} {}: {}{}\n",
-                        c.level.as_str(),
-                        c.name,
-                        c.detail,
-                        c.fix
-                            .as_ref()
-                            .map(|f| format!("\n      fix: {f}"))
-                            .unwrap_or_default()
-                    )
-                })
-                .collect::<String>();
-            Ok(Output {
-                human,
-                value: json!({
-                    "ok": ok,
-                    "checks": checks.iter().map(|c| json!({ "name": c.name, "status": c.level.as_str(), "detail": c.detail, "fix": c.fix })).collect::<Vec<_>>(),
-                }),
-            })
-        }
-        Command::Install(args) | Command::Uninstall(args) => {
-            let client = crate::hooks::Client::parse(&args.client).ok_or_else(|| {
-                AccError::usage(format!(
-                    "--client must be claude-code or codex, got `{}`",
-                    args.client
-                ))
-            })?;
-            let target = crate::install::Target::new(client, args.home.as_deref())?;
-            let plan = if matches!(cli.command, Command::Install(_)) {
-                let acc = std::env::current_exe()?;
-                let options = crate::install::Options {
-                    delivery: &args.delivery,
-                    mcp: args.mcp.as_deref().map(|p| match p {
-                        "" => crate::install::McpIdentity::Adopt,
-                        named => crate::install::McpIdentity::Participant(named),
-                    }),
-                    mcp_name: &args.mcp_name,
-                };
-                crate::install::install(&target, &acc, options, args.dry_run)?
-            } else {
-                crate::install::uninstall(&target, args.dry_run)?
-            };
-            let verb = if args.dry_run { "would" } else { "did" };
-            Ok(Output {
-                human: format!(
-                    "{}{}",
-                    if args.dry_run {
-                        "plan (nothing changed):\n"
-                    } else {
-                        ""
-                    },
-                    plan.steps
-                        .iter()
-                        .map(|s| format!("  {s}\n"))
-                        .collect::<String>()
-                ),
-                value: json!({ "dryRun": args.dry_run, "client": client.as_str(), "steps": plan.steps, "changes": plan.changes, "verb": verb }),
-            })
-        }
-        Command::Adapters => {
-            let configs = crate::plugins::configs_from_env().map_err(AccError::usage)?;
-            let plugins = crate::plugins::Plugins::load(&configs);
-            Ok(Output {
-                human: human::adapters(&plugins),
-                value: views::adapters(&plugins),
-            })
-        }
+        Command::Doctor { repair, home } => doctor_command(&cli, *repair, home.as_deref()),
+        Command::Install(args) => install_command(true, args),
+        Command::Uninstall(args) => install_command(false, args),
+        Command::Adapters => adapters_command(),
     }
+}
+
+/// `acc contract verify`.
+fn contract_verify(dir: Option<&std::path::Path>) -> AccResult<Output> {
+    let Some(dir) = dir
+        .map(std::path::Path::to_path_buf)
+        .or_else(crate::contracts::default_dir)
+    else {
+        return Err(AccError::usage(
+            "no contracts folder found: pass --dir or set ACC_CONTRACTS_DIR",
+        ));
+    };
+    let configs = crate::plugins::configs_from_env().map_err(AccError::usage)?;
+    let plugins = crate::plugins::Plugins::load(&configs);
+    let report = crate::contracts::verify(&dir, &plugins)?;
+    let value = views::verify(&report);
+    if report.problems.is_empty() {
+        Ok(Output {
+            human: human::verify(&report),
+            value,
+        })
+    } else {
+        Err(AccError::new(
+            ErrorCode::InvalidData,
+            format!(
+                "{} problem(s) in {}: {}",
+                report.problems.len(),
+                dir.display(),
+                report.problems.join("; ")
+            ),
+        )
+        .with_details(value))
+    }
+}
+
+/// `acc doctor`.
+fn doctor_command(cli: &Cli, repair: bool, home: Option<&std::path::Path>) -> AccResult<Output> {
+    let start = start_dir(cli)?;
+    let checks = crate::doctor::run(&start, home, repair);
+    let ok = checks
+        .iter()
+        .all(|c| c.level != crate::doctor::Level::Error);
+    let human = checks
+        .iter()
+        .map(|c| {
+            format!(
+                "{:<5} {}: {}{}\n",
+                c.level.as_str(),
+                c.name,
+                c.detail,
+                c.fix
+                    .as_ref()
+                    .map(|f| format!("\n      fix: {f}"))
+                    .unwrap_or_default()
+            )
+        })
+        .collect::<String>();
+    Ok(Output {
+        human,
+        value: json!({
+            "ok": ok,
+            "checks": checks.iter().map(|c| json!({ "name": c.name, "status": c.level.as_str(), "detail": c.detail, "fix": c.fix })).collect::<Vec<_>>(),
+        }),
+    })
+}
+
+/// `acc install` and `acc uninstall`.
+fn install_command(install: bool, args: &InstallArgs) -> AccResult<Output> {
+    let client = crate::hooks::Client::parse(&args.client).ok_or_else(|| {
+        AccError::usage(format!(
+            "--client must be claude-code or codex, got `{}`",
+            args.client
+        ))
+    })?;
+    let target = crate::install::Target::new(client, args.home.as_deref())?;
+    let plan = if install {
+        let acc = std::env::current_exe()?;
+        let options = crate::install::Options {
+            delivery: &args.delivery,
+            mcp: args.mcp.as_deref().map(|p| match p {
+                "" => crate::install::McpIdentity::Adopt,
+                named => crate::install::McpIdentity::Participant(named),
+            }),
+            mcp_name: &args.mcp_name,
+        };
+        crate::install::install(&target, &acc, options, args.dry_run)?
+    } else {
+        crate::install::uninstall(&target, args.dry_run)?
+    };
+    let verb = if args.dry_run { "would" } else { "did" };
+    Ok(Output {
+        human: format!(
+            "{}{}",
+            if args.dry_run {
+                "plan (nothing changed):\n"
+            } else {
+                ""
+            },
+            plan.steps
+                .iter()
+                .map(|s| format!("  {s}\n"))
+                .collect::<String>()
+        ),
+        value: json!({ "dryRun": args.dry_run, "client": client.as_str(), "steps": plan.steps, "changes": plan.changes, "verb": verb }),
+    })
+}
+
+/// `acc adapters`.
+fn adapters_command() -> AccResult<Output> {
+    let configs = crate::plugins::configs_from_env().map_err(AccError::usage)?;
+    let plugins = crate::plugins::Plugins::load(&configs);
+    Ok(Output {
+        human: human::adapters(&plugins),
+        value: views::adapters(&plugins),
+    })
+}
+
+/// `acc status`.
+fn status_command(cli: &Cli, args: &StatusArgs) -> AccResult<Output> {
+    let mut core = open_core(cli)?;
+    let report = core.status(args.all)?;
+    let now = core.now();
+    Ok(Output {
+        human: human::status(&report, now),
+        value: views::status(&report, now),
+    })
+}
+
+/// `acc work`.
+fn work_command(cli: &Cli, args: &WorkArgs) -> AccResult<Output> {
+    let who = caller(cli)?;
+    let mut core = open_core(cli)?;
+    if args.clear {
+        let had = core.clear_intent(&who)?;
+        return Ok(Output {
+            value: json!({ "intent": null, "cleared": had }),
+            human: if had {
+                "intent cleared".into()
+            } else {
+                "no intent to clear".into()
+            },
+        });
+    }
+    let request = IntentRequest {
+        summary: args.summary.clone().unwrap_or_default(),
+        mode: args.mode.clone().unwrap_or_default(),
+        state: args.state.clone(),
+        resource_hints: args.hints.clone(),
+    };
+    let intent = core.set_intent(&who, &request)?;
+    Ok(Output {
+        human: format!(
+            "intent set: {} [{}, {}]",
+            intent.summary, intent.mode, intent.state
+        ),
+        value: json!({ "intent": views::intent(&intent) }),
+    })
+}
+
+/// `acc attach`.
+fn attach_command(cli: &Cli, args: &AttachArgs) -> AccResult<Output> {
+    let mut core = open_core(cli)?;
+    let start =
+        std::fs::canonicalize(start_dir(cli)?).unwrap_or_else(|_| core.workspace.root.clone());
+    let (checkout, branch) = workspace::checkout_and_branch(&start);
+    let spec = SessionSpec {
+        participant_id: args.participant.clone(),
+        session_key: None,
+        harness: "cli".into(),
+        client_version: None,
+        checkout,
+        branch,
+        pid: None,
+        enforcement: "advisory".into(),
+        lifecycle: "manual".into(),
+    };
+    let opened = core.open_session(&spec, args.resume.as_deref())?;
+    Ok(Output {
+        human: human::attached(&opened, &core.workspace.id),
+        value: views::opened_session(&opened, &core.workspace.id),
+    })
+}
+
+/// `acc message`.
+fn message_command(cli: &Cli, args: &MessageArgs) -> AccResult<Output> {
+    let request = SendRequest {
+        to: args.to.clone(),
+        kind: args.kind.clone(),
+        obligation: args.obligation.clone(),
+        subject: args.subject.clone(),
+        body: args.body.clone(),
+        artifacts: parse_artifacts(&args.artifacts)?,
+        supersedes: args.supersedes.clone(),
+        withdraws: args.withdraws.clone(),
+        client_message_id: args.client_message_id.clone(),
+    };
+    send(cli, |app, who| app.send_message(who, &request))
+}
+
+/// `acc request`.
+fn request_command(cli: &Cli, args: &RequestArgs) -> AccResult<Output> {
+    let request = SendRequest {
+        to: vec![args.to.clone()],
+        kind: Some("request".into()),
+        subject: args.title.clone(),
+        body: args.detail.clone().unwrap_or_default(),
+        client_message_id: args.client_message_id.clone(),
+        ..SendRequest::default()
+    };
+    send(cli, |app, who| app.send_message(who, &request))
+}
+
+/// `acc reply`.
+fn reply_command(cli: &Cli, args: &ReplyArgs) -> AccResult<Output> {
+    let request = ReplyRequest {
+        message_id: args.message.clone(),
+        body: args.body.clone(),
+        subject: args.subject.clone(),
+        artifacts: parse_artifacts(&args.artifacts)?,
+        client_message_id: args.client_message_id.clone(),
+    };
+    send(cli, |app, who| app.reply(who, &request))
+}
+
+/// `acc finish`.
+fn finish_command(cli: &Cli, args: &FinishArgs) -> AccResult<Output> {
+    let request = FinishRequest {
+        goal: args.goal.clone(),
+        status: args.status.clone(),
+        to: args.to.clone(),
+        completed: args.completed.clone(),
+        remaining: args.remaining.clone(),
+        blockers: args.blockers.clone(),
+        verification: args.verification.clone(),
+        client_message_id: args.client_message_id.clone(),
+    };
+    send(cli, |app, who| app.finish(who, &request))
+}
+
+/// `acc ack`.
+fn ack_command(cli: &Cli, args: &AckArgs) -> AccResult<Output> {
+    let who = caller(cli)?;
+    let mut core = open_core(cli)?;
+    let acked = core.ack(&who, &args.message)?;
+    Ok(Output {
+        human: format!(
+            "acknowledged {} (receipt {})",
+            acked.message.message.message_id, acked.receipt.state
+        ),
+        value: json!({ "messageId": acked.message.message.message_id, "receipt": views::receipt(&acked.receipt) }),
+    })
+}
+
+/// `acc prune`.
+fn prune_command(cli: &Cli, args: &PruneArgs) -> AccResult<Output> {
+    let before = args
+        .before
+        .as_deref()
+        .map(status::parse_cursor)
+        .transpose()?;
+    let who = if args.apply { Some(caller(cli)?) } else { None };
+    let mut core = open_core(cli)?;
+    let report = core.prune(who.as_ref(), before, args.apply)?;
+    Ok(Output {
+        human: human::prune(&report),
+        value: views::prune(&report),
+    })
+}
+
+/// `acc bind`.
+fn bind_command(cli: &Cli, args: &BindArgs) -> AccResult<Output> {
+    let who = caller(cli)?;
+    let endpoint: Value = serde_json::from_str(&args.endpoint)
+        .map_err(|e| AccError::usage(format!("--endpoint is not json: {e}")))?;
+    let mut app = App::new(open_core(cli)?);
+    let binding = app.bind(&who, &args.adapter, &args.policy, &endpoint)?;
+    Ok(Output {
+        human: format!(
+            "bound to {} (client {}, policy {}, lease until {})",
+            binding.adapter_id,
+            binding.client_version,
+            binding.live_policy,
+            crate::clock::format_timestamp(binding.lease_until)
+        ),
+        value: json!({ "binding": views::binding(&binding) }),
+    })
+}
+
+/// `acc unbind`.
+fn unbind_command(cli: &Cli, args: &UnbindArgs) -> AccResult<Output> {
+    let who = caller(cli)?;
+    let mut app = App::new(open_core(cli)?);
+    let removed = app.unbind(&who, args.adapter.as_deref())?;
+    Ok(Output {
+        human: format!("removed {removed} binding(s)"),
+        value: json!({ "removed": removed }),
+    })
+}
+
+/// `acc next-turn`.
+fn next_turn_command(cli: &Cli, args: &NextTurnArgs) -> AccResult<Output> {
+    let who = caller(cli)?;
+    let mut app = App::new(open_core(cli)?);
+    let rendered = app.next_turn(&who, &args.adapter)?;
+    Ok(Output {
+        human: rendered.text.clone(),
+        value: json!({ "text": rendered.text, "carried": rendered.carried, "withheld": rendered.withheld }),
+    })
 }
 
 fn parse_artifacts(raw: &[String]) -> AccResult<Vec<Artifact>> {
