@@ -388,6 +388,39 @@ pub fn claude_print(
     command
 }
 
+/// The names in `cargo tree -p PACKAGE -e normal` (offline), one a line, the package first;
+/// `depth` limits it (`None`: the whole tree).
+pub fn cargo_tree(package: &str, depth: Option<u32>) -> Vec<String> {
+    let mut command = Command::new(env!("CARGO"));
+    command.args([
+        "tree",
+        "-p",
+        package,
+        "-e",
+        "normal",
+        "--prefix",
+        "none",
+        "--offline",
+    ]);
+    if let Some(depth) = depth {
+        command.args(["--depth", &depth.to_string()]);
+    }
+    let output = command
+        .current_dir(repo_root())
+        .output()
+        .expect("cargo tree");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .map(str::to_string)
+        .collect()
+}
+
 /// Locate the installed clients; fails loudly when they are missing, never skips.
 pub fn clients() -> Clients {
     let cache = match std::env::var_os("ACC_TEST_CACHE") {

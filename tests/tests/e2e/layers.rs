@@ -134,31 +134,11 @@ const NOT_BELOW_THE_HOST: &[&str] = &[
 #[test]
 fn the_store_and_the_core_reach_no_plugin_cli_runtime_process_or_client_code() {
     for package in ["acc-store", "acc-core"] {
-        let output = Command::new(env!("CARGO"))
-            .args([
-                "tree",
-                "-p",
-                package,
-                "-e",
-                "normal",
-                "--prefix",
-                "none",
-                "--offline",
-            ])
-            .current_dir(repo_root())
-            .output()
-            .expect("cargo tree");
-        assert!(
-            output.status.success(),
-            "{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        let text = String::from_utf8_lossy(&output.stdout);
-        for line in text.lines() {
-            let name = line.split_whitespace().next().unwrap_or_default();
+        let names = acc_tests::cargo_tree(package, None);
+        for name in &names {
             assert!(
-                !NOT_BELOW_THE_HOST.contains(&name),
-                "{package} depends (perhaps transitively) on {name}:\n{text}"
+                !NOT_BELOW_THE_HOST.contains(&name.as_str()),
+                "{package} depends (perhaps transitively) on {name}: {names:?}"
             );
         }
     }

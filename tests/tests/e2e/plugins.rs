@@ -171,36 +171,13 @@ fn every_bad_file_is_refused_with_a_reason_and_the_host_carries_on() {
 
 #[test]
 fn adapter_api_depends_on_abi_stable_and_serde_only() {
-    let output = Command::new(env!("CARGO"))
-        .args([
-            "tree",
-            "-p",
-            "acc-adapter-api",
-            "--depth",
-            "1",
-            "-e",
-            "normal",
-            "--prefix",
-            "none",
-            "--offline",
-        ])
-        .current_dir(repo_root())
-        .output()
-        .expect("cargo tree");
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let text = String::from_utf8_lossy(&output.stdout);
-    let mut deps: Vec<&str> = text
-        .lines()
+    let mut deps: Vec<String> = acc_tests::cargo_tree("acc-adapter-api", Some(1))
+        .into_iter()
         .skip(1)
-        .filter_map(|l| l.split_whitespace().next())
         .collect();
     deps.sort_unstable();
     deps.dedup();
-    assert_eq!(deps, vec!["abi_stable", "serde", "serde_json"], "{text}");
+    assert_eq!(deps, vec!["abi_stable", "serde", "serde_json"]);
     let source =
         std::fs::read_to_string(repo_root().join("adapter-api/src/lib.rs")).expect("source");
     assert!(
