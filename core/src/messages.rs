@@ -14,7 +14,9 @@ use crate::error::{AccError, AccResult, ErrorCode};
 use crate::identity::{Caller, Liveness, Presence, check_caller_allow_closed, presence};
 use crate::ids;
 use crate::{Core, resource};
-use acc_store::{DecisionLink, HistoryFilter, MessageRow, Reader, ReceiptRow, Writer};
+use acc_store::{
+    DecisionLink, HistoryFilter, MessageRow, Reader, ReceiptRow, ReceiptState, Writer,
+};
 
 /// Longest subject, in characters (one line).
 pub const MAX_SUBJECT_CHARS: usize = 500;
@@ -52,7 +54,6 @@ pub const KINDS: &[&str] = &[
 /// Kinds the generic `message` boundary accepts.
 pub const GENERIC_KINDS: &[&str] = &["note", "question", "request", "decision"];
 /// Receipt states in order.
-pub const RECEIPT_STATES: &[&str] = &["queued", "offered", "retrieved", "acknowledged"];
 /// Client names `--to` accepts when exactly one session of that client is present.
 pub const CLIENT_NAMES: &[&str] = &["claude-code", "codex", "mcp", "cli"];
 
@@ -319,15 +320,10 @@ fn unique_message_ids(what: &str, list: &[String]) -> AccResult<Vec<String>> {
     Ok(seen.into_iter().collect())
 }
 
-/// Rank of a receipt state.
-fn rank(state: &str) -> usize {
-    RECEIPT_STATES.iter().position(|s| *s == state).unwrap_or(0)
-}
-
 /// Move a receipt forward. Returns whether it changed; a repeat is a no-op and a backward
 /// move is refused.
-pub fn advance(receipt: &mut ReceiptRow, target: &str, now: Millis) -> AccResult<bool> {
-    let (from, to) = (rank(&receipt.state), rank(target));
+pub fn advance(receipt: &mut ReceiptRow, target: ReceiptState, now: Millis) -> AccResult<bool> {
+    let (from, to) = (receipt.state, target);
     if to < from {
         return Err(AccError::new(
             ErrorCode::ReceiptBackward,
@@ -340,7 +336,7 @@ pub fn advance(receipt: &mut ReceiptRow, target: &str, now: Millis) -> AccResult
     if to == from {
         return Ok(false);
     }
-    receipt.state = target.to_string();
+    receipt.state = target;
     receipt.updated_at = now;
     Ok(true)
 }
@@ -349,7 +345,7 @@ fn receipt_event(
     w: &mut Writer<'_>,
     message: &MessageRow,
     receipt: &ReceiptRow,
-    from: &str,
+    from: ReceiptState,
     now: Millis,
 ) -> AccResult<()> {
     w.append_event(
@@ -360,8 +356,8 @@ fn receipt_event(
         &json!({
             "messageId": message.message_id,
             "participantId": receipt.participant_id,
-            "from": from,
-            "to": receipt.state,
+            "from": from.as_str(),
+            "to": receipt.state.as_str(),
         }),
     )?;
     Ok(())
@@ -744,7 +740,7 @@ impl Core {
         self.store_for_write()?.write(|w| {
             let session = crate::identity::verify_caller(w, &workspace_id, caller, now)?;
             let (message, mut receipt) = owned_receipt(&w.reader(), &session.participant_id, message_id)?;
-            if receipt.state == "acknowledged" {
+            if receipt.state == ReceiptState::Acknowledged {
                 let decision = decision_status(&w.reader(), &message)?;
                 return Ok(Received { message: MessageView { message, decision }, receipt });
             }
@@ -757,10 +753,10 @@ impl Core {
                     ),
                 ));
             }
-            let from = receipt.state.clone();
-            advance(&mut receipt, "acknowledged", now)?;
+            let from = receipt.state;
+            advance(&mut receipt, ReceiptState::Acknowledged, now)?;
             w.update_receipt(&receipt)?;
-            receipt_event(w, &message, &receipt, &from, now)?;
+            receipt_event(w, &message, &receipt, from, now)?;
             let decision = decision_status(&w.reader(), &message)?;
             Ok(Received { message: MessageView { message, decision }, receipt })
         })
@@ -816,11 +812,11 @@ impl Core {
             let session = crate::identity::verify_caller(w, &workspace_id, caller, now)?;
             let (message, mut receipt) =
                 owned_receipt(&w.reader(), &session.participant_id, message_id)?;
-            if rank(&receipt.state) < rank("retrieved") {
-                let from = receipt.state.clone();
-                advance(&mut receipt, "retrieved", now)?;
+            if receipt.state < ReceiptState::Retrieved {
+                let from = receipt.state;
+                advance(&mut receipt, ReceiptState::Retrieved, now)?;
                 w.update_receipt(&receipt)?;
-                receipt_event(w, &message, &receipt, &from, now)?;
+                receipt_event(w, &message, &receipt, from, now)?;
             }
             let decision = decision_status(&w.reader(), &message)?;
             Ok(Received {
@@ -1398,7 +1394,7 @@ fn write_message(
         let receipt = ReceiptRow {
             message_seq: message.seq,
             participant_id: participant,
-            state: "queued".into(),
+            state: ReceiptState::Queued,
             updated_at: now,
             extensions: json!({}),
             obligation: message.obligation.clone(),
@@ -1431,10 +1427,10 @@ fn settle(
 ) -> AccResult<(Option<ReceiptRow>, Vec<String>)> {
     let mut original_receipt = None;
     if let Some((answered, mut receipt)) = addressed.original {
-        let from = receipt.state.clone();
-        if advance(&mut receipt, "acknowledged", now)? {
+        let from = receipt.state;
+        if advance(&mut receipt, ReceiptState::Acknowledged, now)? {
             w.update_receipt(&receipt)?;
-            receipt_event(w, &answered, &receipt, &from, now)?;
+            receipt_event(w, &answered, &receipt, from, now)?;
         }
         original_receipt = Some(receipt);
     }

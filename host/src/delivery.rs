@@ -24,7 +24,7 @@ use crate::core::messages::{
 };
 use crate::error::{AccError, AccResult, ErrorCode};
 use crate::plugins::{DEFAULT_DEADLINE, LoadedAdapter, OFFER_DEADLINE, Operation, Plugins};
-use crate::store::{BindingRow, MessageRow, ReceiptRow, Writer};
+use crate::store::{BindingRow, MessageRow, ReceiptRow, ReceiptState, Writer};
 
 /// The transport of a durable-only route.
 pub const DURABLE: &str = "durable";
@@ -116,7 +116,7 @@ pub fn current_outcomes(receipts: &[ReceiptRow]) -> Vec<DeliveryOutcome> {
                 .pointer("/offer/transport")
                 .and_then(Value::as_str)
                 .unwrap_or(DURABLE);
-            outcome(&r.participant_id, &r.state, transport, None)
+            outcome(&r.participant_id, r.state.as_str(), transport, None)
         })
         .collect()
 }
@@ -220,10 +220,10 @@ impl Attempt<'_> {
         let Some(mut receipt) = reader.receipt(self.message.seq, self.recipient)? else {
             return Ok(false);
         };
-        if receipt.state != "queued" {
+        if receipt.state != ReceiptState::Queued {
             return Ok(false);
         }
-        advance(&mut receipt, "offered", now)?;
+        advance(&mut receipt, ReceiptState::Offered, now)?;
         if let Value::Object(map) = &mut receipt.extensions {
             map.insert("offer".into(), offer_record(self.transport, now));
         }
@@ -260,7 +260,7 @@ impl Attempt<'_> {
             .extensions
             .pointer("/offer/repeatedAt")
             .is_some_and(|r| !r.is_null());
-        if receipt.state != "offered" || already {
+        if receipt.state != ReceiptState::Offered || already {
             return Ok(());
         }
         if let Some(Value::Object(offer)) = receipt.extensions.get_mut("offer") {
@@ -434,7 +434,7 @@ impl App {
         for receipt in receipts {
             let recipient = receipt.participant_id.as_str();
             if message.to_participant_ids.is_empty() {
-                outcomes.push(outcome(recipient, &receipt.state, DURABLE, None));
+                outcomes.push(outcome(recipient, receipt.state.as_str(), DURABLE, None));
                 continue;
             }
             let route = self.check_route(message, recipient)?;
@@ -460,13 +460,15 @@ impl App {
         };
         store.read(|r| {
             let receipt = r.receipt(message.seq, recipient)?;
-            if let Some(receipt) = receipt.filter(|x| x.state != "queued") {
+            if let Some(receipt) = receipt.filter(|x| x.state != ReceiptState::Queued) {
                 // Already carried further (a next-turn hook may have offered it between the
                 // commit and this route): say so with the transport that did it.
                 return Ok(Route::Done(
                     current_outcomes(std::slice::from_ref(&receipt))
                         .pop()
-                        .unwrap_or_else(|| outcome(recipient, &receipt.state, DURABLE, None)),
+                        .unwrap_or_else(|| {
+                            outcome(recipient, receipt.state.as_str(), DURABLE, None)
+                        }),
                 ));
             }
             let live: Vec<_> = r
@@ -822,9 +824,11 @@ impl App {
             for (message, receipt) in
                 w.inbox_page(&session.participant_id, None, NEXT_TURN_WINDOW)?
             {
-                if receipt.state == "queued" {
+                if receipt.state == ReceiptState::Queued {
                     fresh.push(message);
-                } else if receipt.state == "offered" && !message.to_participant_ids.is_empty() {
+                } else if receipt.state == ReceiptState::Offered
+                    && !message.to_participant_ids.is_empty()
+                {
                     let offer = receipt.extensions.get("offer");
                     let transport = offer
                         .and_then(|o| o.get("transport"))

@@ -265,7 +265,7 @@ pub fn message_summary(view: &MessageView) -> Value {
 pub fn receipt(receipt: &ReceiptRow) -> Value {
     json!({
         "participantId": receipt.participant_id,
-        "state": receipt.state,
+        "state": receipt.state.as_str(),
         "updatedAt": format_timestamp(receipt.updated_at),
         "offer": receipt.extensions.get("offer").cloned().unwrap_or(Value::Null),
     })

@@ -51,6 +51,17 @@ impl std::error::Error for StoreError {}
 
 impl From<rusqlite::Error> for StoreError {
     fn from(error: rusqlite::Error) -> Self {
+        // A column whose value the store's types refuse (an unknown state, a wrong type) is
+        // damage, not a bug to hide behind a default.
+        if matches!(
+            error,
+            rusqlite::Error::FromSqlConversionFailure(..) | rusqlite::Error::InvalidColumnType(..)
+        ) {
+            return Self::new(
+                StoreErrorKind::Corrupt,
+                format!("the store holds a value acc cannot read: {error}"),
+            );
+        }
         if let rusqlite::Error::SqliteFailure(failure, _) = &error {
             match failure.code {
                 rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked => {

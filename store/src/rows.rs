@@ -160,8 +160,8 @@ pub struct ReceiptRow {
     pub message_seq: i64,
     /// Recipient participant.
     pub participant_id: String,
-    /// `queued`, `offered`, `retrieved`, `acknowledged`.
-    pub state: String,
+    /// How far the message got for this recipient.
+    pub state: ReceiptState,
     /// Last transition.
     pub updated_at: Millis,
     /// Extensions (JSON object; `offer` lives here).
@@ -170,6 +170,69 @@ pub struct ReceiptRow {
     pub obligation: String,
     /// Whether the message was addressed (not a room record; copied, immutable).
     pub addressed: bool,
+}
+
+/// How far a message got for one recipient; it only moves forward, in this order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ReceiptState {
+    /// Recorded durably; nothing more is known.
+    Queued,
+    /// A transport carried the bytes (not proof anyone read them).
+    Offered,
+    /// The recipient read the body exactly.
+    Retrieved,
+    /// The recipient acknowledged or replied.
+    Acknowledged,
+}
+
+impl ReceiptState {
+    /// Every state, in order.
+    pub const ALL: [Self; 4] = [
+        Self::Queued,
+        Self::Offered,
+        Self::Retrieved,
+        Self::Acknowledged,
+    ];
+
+    /// The stable string form (stored, printed, published).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Queued => "queued",
+            Self::Offered => "offered",
+            Self::Retrieved => "retrieved",
+            Self::Acknowledged => "acknowledged",
+        }
+    }
+
+    /// The state a string names.
+    pub fn parse(text: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|s| s.as_str() == text)
+    }
+}
+
+impl std::fmt::Display for ReceiptState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl rusqlite::types::ToSql for ReceiptState {
+    fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
+        Ok(self.as_str().into())
+    }
+}
+
+impl rusqlite::types::FromSql for ReceiptState {
+    /// A stored state ACC does not know is a damaged store (`StoreErrorKind::Corrupt`), never a
+    /// silent default.
+    fn column_result(value: rusqlite::types::ValueRef<'_>) -> rusqlite::types::FromSqlResult<Self> {
+        let text = value.as_str()?;
+        Self::parse(text).ok_or_else(|| {
+            rusqlite::types::FromSqlError::Other(
+                format!("unknown receipt state `{}`", text.escape_debug()).into(),
+            )
+        })
+    }
 }
 
 /// A decision link: `from` replaces or withdraws `to`.

@@ -94,3 +94,55 @@ fn a_new_store_records_its_versions_and_refuses_another_workspace() {
     let error = Store::open_existing(temp.path(), "v").expect_err("refused");
     assert_eq!(error.kind, StoreErrorKind::Corrupt);
 }
+
+#[test]
+fn a_receipt_state_the_store_does_not_know_is_damage_not_a_default() {
+    let (_temp, mut store) = store();
+    let seq = store
+        .write(|w| {
+            let message = MessageRow {
+                seq: 0,
+                message_id: "message_a".into(),
+                thread_id: "message_a".into(),
+                client_message_id: "k".into(),
+                from_participant_id: "alice".into(),
+                from_session_id: "session_a".into(),
+                to_participant_ids: vec!["bob".into()],
+                kind: "note".into(),
+                obligation: "none".into(),
+                subject: "s".into(),
+                body: "b".into(),
+                in_reply_to: None,
+                artifacts: serde_json::json!([]),
+                handoff: None,
+                decision_change: None,
+                content_hash: "h".into(),
+                sent_at: 1,
+                event_seq: 1,
+            };
+            let seq = w.insert_message(&message)?;
+            w.insert_receipt(&ReceiptRow {
+                message_seq: seq,
+                participant_id: "bob".into(),
+                state: ReceiptState::Offered,
+                updated_at: 1,
+                extensions: serde_json::json!({}),
+                obligation: "none".into(),
+                addressed: true,
+            })?;
+            Ok::<_, StoreError>(seq)
+        })
+        .expect("write");
+    let read = store.read(|r| r.receipts_of(seq)).expect("read");
+    assert_eq!(read[0].state, ReceiptState::Offered);
+    store
+        .conn
+        .execute("UPDATE receipts SET state = 'lost'", [])
+        .expect("damage");
+    let error = store.read(|r| r.receipts_of(seq)).expect_err("refused");
+    assert_eq!(error.kind, StoreErrorKind::Corrupt, "{error}");
+    assert!(
+        error.message.contains("unknown receipt state `lost`"),
+        "{error}"
+    );
+}

@@ -6,7 +6,7 @@ use crate::core::messages::{MessageView, PruneReport};
 use crate::core::status::{Attention, EventPage, StatusReport, format_cursor};
 use crate::delivery::Sent;
 use crate::error::AccError;
-use crate::store::{ClaimRow, ReceiptRow};
+use crate::store::{ClaimRow, ReceiptRow, ReceiptState};
 
 /// Quote text for a POSIX shell.
 pub fn shell_quote(text: &str) -> String {
@@ -319,12 +319,12 @@ pub fn message(view: &MessageView, receipt: Option<&ReceiptRow>) -> String {
     out.push_str("----- end of peer text -----\n");
     if let Some(receipt) = receipt {
         out.push_str(&format!("your receipt: {}\n", receipt.state));
-        if m.obligation == "reply" && receipt.state != "acknowledged" {
+        if m.obligation == "reply" && receipt.state != ReceiptState::Acknowledged {
             out.push_str(&format!(
                 "answer with: acc reply --message {} --body '...'\n",
                 m.message_id
             ));
-        } else if receipt.state != "acknowledged" {
+        } else if receipt.state != ReceiptState::Acknowledged {
             out.push_str(&format!(
                 "acknowledge with: acc ack --message {}\n",
                 m.message_id

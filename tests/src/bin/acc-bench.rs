@@ -33,7 +33,7 @@ use acc_host::core::claims::{AcquireRequest, ClaimMode, Enforcement, ReleaseSele
 use acc_host::core::messages::SendRequest;
 use acc_host::core::{Caller, Core, SessionSpec};
 use acc_host::delivery::App;
-use acc_host::store::{MessageRow, ReceiptRow};
+use acc_host::store::{MessageRow, ReceiptRow, ReceiptState};
 use acc_tests::JsonRpcChild;
 
 fn main() {
@@ -388,7 +388,11 @@ fn bulk_messages(core: &mut Core, sender: &Caller, recipient: &str, from: usize,
                     w.insert_receipt(&ReceiptRow {
                         message_seq: seq,
                         participant_id: recipient.to_string(),
-                        state: if question { "queued" } else { "acknowledged" }.into(),
+                        state: if question {
+                            ReceiptState::Queued
+                        } else {
+                            ReceiptState::Acknowledged
+                        },
                         updated_at: now,
                         extensions: serde_json::json!({}),
                         obligation: message.obligation.clone(),
@@ -762,7 +766,7 @@ fn count_queued(core: &mut Core, _sender: &Caller) -> usize {
                 }
                 count += page
                     .iter()
-                    .filter(|(_, receipt)| receipt.state == "queued")
+                    .filter(|(_, receipt)| receipt.state == ReceiptState::Queued)
                     .count();
                 before = page.last().map(|(m, _)| m.seq);
                 if count > 2000 {
@@ -792,7 +796,7 @@ fn bulk_acknowledged(core: &mut Core, sender: &Caller, recipient: &str, count: u
                 pending.extend(page.into_iter().map(|(_, r)| r));
             }
             for mut receipt in pending {
-                receipt.state = "acknowledged".into();
+                receipt.state = ReceiptState::Acknowledged;
                 w.update_receipt(&receipt)?;
             }
             Ok::<_, acc_host::AccError>(())
