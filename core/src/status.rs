@@ -3,7 +3,7 @@
 use crate::clock::Millis;
 use crate::error::{AccError, AccResult};
 use crate::identity::{Liveness, Presence, presence};
-use crate::workspace::ClaimMode;
+use crate::workspace::ClaimPolicy;
 use crate::{Core, claims, resource};
 use acc_store::{ClaimRow, EventRow, IntentRow, ParticipantRow, Reader, SessionRow};
 
@@ -158,12 +158,12 @@ pub fn event_limit(limit: Option<i64>) -> AccResult<i64> {
 }
 
 /// The room's protection: guarded only when configured so and every live session enforces.
-pub fn protection(policy: ClaimMode, sessions: &[SessionState]) -> &'static str {
+pub fn protection(policy: ClaimPolicy, sessions: &[SessionState]) -> &'static str {
     let live: Vec<&SessionState> = sessions
         .iter()
         .filter(|s| s.presence != Presence::Offline)
         .collect();
-    if policy == ClaimMode::Guarded
+    if policy == ClaimPolicy::Guarded
         && !live.is_empty()
         && live.iter().all(|s| s.session.enforcement == "guarded")
     {

@@ -31,16 +31,18 @@ impl IdentitySource {
     }
 }
 
-/// Room-wide claim policy (metadata: the effective protection is derived from live sessions).
+/// Room-wide claim policy, `policy.claimMode` in `acc.workspace.json` (metadata: the effective
+/// protection is derived from live sessions). Not to be confused with a claim's own mode,
+/// `claims::ClaimMode` (exclusive or shared).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ClaimMode {
+pub enum ClaimPolicy {
     /// Claims inform; nothing blocks.
     Advisory,
     /// Guarded claims are enforced where every live participant can enforce them.
     Guarded,
 }
 
-impl ClaimMode {
+impl ClaimPolicy {
     /// Stable string form.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -58,7 +60,7 @@ pub struct Config {
     /// Relative roots inside the workspace.
     pub roots: Vec<String>,
     /// Claim policy.
-    pub claim_mode: ClaimMode,
+    pub claim_mode: ClaimPolicy,
     /// Next-turn context budget in bytes.
     pub context_budget_bytes: u32,
     /// Adapters the workspace expects (metadata).

@@ -13,7 +13,7 @@ use crate::error::{AccError, AccResult, ErrorCode};
 use crate::ids;
 
 pub use acc_core::workspace::{
-    CONFIG_FILE, ClaimMode, Config, DEFAULT_CONTEXT_BUDGET, IdentitySource, Workspace,
+    CONFIG_FILE, ClaimPolicy, Config, DEFAULT_CONTEXT_BUDGET, IdentitySource, Workspace,
 };
 
 const TOP_LEVEL_KEYS: &[&str] = &[
@@ -133,7 +133,7 @@ pub fn parse_config(path: &Path, dir: &Path, text: &str) -> AccResult<(String, C
             ));
         }
     };
-    let mut claim_mode = ClaimMode::Advisory;
+    let mut claim_mode = ClaimPolicy::Advisory;
     let mut context_budget_bytes = DEFAULT_CONTEXT_BUDGET;
     match object.get("policy") {
         None => {}
@@ -151,8 +151,10 @@ pub fn parse_config(path: &Path, dir: &Path, text: &str) -> AccResult<(String, C
             }
             match policy.get("claimMode") {
                 None => {}
-                Some(Value::String(mode)) if mode == "advisory" => claim_mode = ClaimMode::Advisory,
-                Some(Value::String(mode)) if mode == "guarded" => claim_mode = ClaimMode::Guarded,
+                Some(Value::String(mode)) if mode == "advisory" => {
+                    claim_mode = ClaimPolicy::Advisory
+                }
+                Some(Value::String(mode)) if mode == "guarded" => claim_mode = ClaimPolicy::Guarded,
                 Some(other) => {
                     return Err(config_error(
                         path,
@@ -256,7 +258,7 @@ fn defaults(dir: &Path, fallback_name: &str) -> Config {
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| fallback_name.to_string()),
         roots: vec![".".into()],
-        claim_mode: ClaimMode::Advisory,
+        claim_mode: ClaimPolicy::Advisory,
         context_budget_bytes: DEFAULT_CONTEXT_BUDGET,
         required_adapters: Vec::new(),
     }

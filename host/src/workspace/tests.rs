@@ -20,7 +20,7 @@ fn minimal_config_gets_defaults() {
     assert_eq!(id, "demo");
     assert_eq!(config.display_name, "w");
     assert_eq!(config.roots, vec!["."]);
-    assert_eq!(config.claim_mode, ClaimMode::Advisory);
+    assert_eq!(config.claim_mode, ClaimPolicy::Advisory);
     assert_eq!(config.context_budget_bytes, 6000);
 }
 
