@@ -22,22 +22,6 @@ fn stat(pid: i64) -> Option<(i64, String)> {
     Some((parent, comm))
 }
 
-/// The pids above `pid`, nearest first, up to `depth` of them (stopping at pid 1).
-pub fn ancestors_of(pid: i64, depth: usize) -> Vec<i64> {
-    let mut found = Vec::new();
-    let mut current = pid;
-    while found.len() < depth {
-        match stat(current) {
-            Some((parent, _)) if parent > 1 => {
-                found.push(parent);
-                current = parent;
-            }
-            _ => break,
-        }
-    }
-    found
-}
-
 /// The client process this one runs under (a hook or an MCP server started by Claude Code or
 /// Codex): the nearest ancestor that is not a shell, since clients may start commands through
 /// `sh -c`. `None` when `/proc` cannot say.
@@ -65,6 +49,22 @@ fn client_above(pid: i64) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The pids above `pid`, nearest first, up to `depth` of them (stopping at pid 1).
+    fn ancestors_of(pid: i64, depth: usize) -> Vec<i64> {
+        let mut found = Vec::new();
+        let mut current = pid;
+        while found.len() < depth {
+            match stat(current) {
+                Some((parent, _)) if parent > 1 => {
+                    found.push(parent);
+                    current = parent;
+                }
+                _ => break,
+            }
+        }
+        found
+    }
 
     #[test]
     #[cfg(target_os = "linux")]

@@ -100,47 +100,13 @@ fn claude_registrations(target: &Target, workspace_root: &Path) -> Vec<Registrat
 fn codex_registrations(target: &Target) -> Vec<Registration> {
     let mut found = Vec::new();
     let config = target.mcp_file();
-    let Some(table) = std::fs::read_to_string(&config)
+    // The same entry shape as JSON's `mcpServers` (command, args, env), read the same way.
+    let servers = std::fs::read_to_string(&config)
         .ok()
         .and_then(|text| text.parse::<toml::Table>().ok())
-    else {
-        return found;
-    };
-    let Some(servers) = table.get("mcp_servers").and_then(toml::Value::as_table) else {
-        return found;
-    };
-    for (name, entry) in servers {
-        let command = entry
-            .get("command")
-            .and_then(toml::Value::as_str)
-            .unwrap_or_default();
-        if !is_accs(name, command) {
-            continue;
-        }
-        let args = entry
-            .get("args")
-            .and_then(toml::Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(|a| a.as_str().map(str::to_string))
-            .collect();
-        let env = entry
-            .get("env")
-            .and_then(toml::Value::as_table)
-            .map(|env| {
-                env.iter()
-                    .filter_map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_string())))
-                    .collect()
-            })
-            .unwrap_or_default();
-        found.push(Registration {
-            place: config.display().to_string(),
-            name: name.clone(),
-            command: command.to_string(),
-            args,
-            env,
-        });
-    }
+        .and_then(|table| table.get("mcp_servers").cloned())
+        .and_then(|servers| serde_json::to_value(servers).ok());
+    from_json_servers(servers.as_ref(), &config.display().to_string(), &mut found);
     found
 }
 

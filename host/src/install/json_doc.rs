@@ -76,7 +76,7 @@ impl JsonDoc {
         Ok(Self { root, value })
     }
 
-    /// The text, with a final newline when the document had none and was empty before.
+    /// The text.
     pub fn text(&self) -> String {
         self.root.to_string()
     }

@@ -443,22 +443,20 @@ impl Doc {
     }
 
     /// Remove `entry` by its content; `before` is the file without ACC's entries when ACC
-    /// first wrote (containers absent from it are removed when left empty).
-    fn remove(&mut self, path: &Path, format: &str, entry: &Entry, before: &str) -> bool {
-        match self {
-            Self::Json(doc) => {
-                let before = JsonDoc::parse(path, before)
-                    .map(|d| d.value)
-                    .unwrap_or(Value::Null);
-                doc.remove(entry, &before)
-            }
-            Self::Toml(doc) => {
-                let Ok(Self::Toml(before)) = Self::parse(path, format, before) else {
-                    return false;
-                };
-                doc.remove(entry, &before)
-            }
+    /// first wrote (containers absent from it are removed when left empty). An unreadable
+    /// `before` (a damaged record) counts as empty: every container ACC emptied then goes.
+    fn remove(&mut self, entry: &Entry, before: &Doc) -> bool {
+        match (self, before) {
+            (Self::Json(doc), Self::Json(before)) => doc.remove(entry, &before.value),
+            (Self::Toml(doc), Self::Toml(before)) => doc.remove(entry, before),
+            _ => false,
         }
+    }
+
+    /// What the file was without ACC's entries, from its record, parsed like the file.
+    fn before(path: &Path, format: &str, record: &FileRecord) -> AccResult<Self> {
+        let text = String::from_utf8_lossy(&decode(&record.before)).into_owned();
+        Self::parse(path, format, &text).or_else(|_| Self::parse(path, format, ""))
     }
 
     fn check_addable(&self, path: &Path, entry: &Entry) -> AccResult<()> {
@@ -611,9 +609,9 @@ fn plan_file(
     };
     let mut doc = Doc::parse(path, format, &text)?;
     if let Some(old) = old {
-        let recorded_before = String::from_utf8_lossy(&decode(&old.before)).into_owned();
+        let recorded_before = Doc::before(path, format, old)?;
         for entry in &old.entries {
-            doc.remove(path, format, entry, &recorded_before);
+            doc.remove(entry, &recorded_before);
         }
     }
     let before = match old {
@@ -785,7 +783,7 @@ pub fn install(
         Client::ClaudeCode => None,
     };
     let mut steps = Vec::new();
-    if !dry_run && let Some(note) = recover(target)? {
+    if !dry_run && let Some(note) = roll_back(target)? {
         steps.push(note);
     }
     let old = read_record(target)?;
@@ -946,7 +944,7 @@ pub fn install(
     for plan in planned.iter().filter(|p| p.changes()) {
         if let Err(error) = write_file(&plan.path, plan.desired.as_bytes()) {
             // Undo what was written, from the pending record, before answering.
-            let _ = recover(target);
+            let _ = roll_back(target);
             return Err(error);
         }
         test_pause();
@@ -971,7 +969,7 @@ fn write_record(path: &Path, record: &Record) -> AccResult<()> {
 /// Roll back an installation that was interrupted (its record still `pending`): every file it
 /// wrote goes back to its bytes from before it began, and the record it replaced comes back.
 /// A note saying so when there was one.
-fn recover(target: &Target) -> AccResult<Option<String>> {
+pub fn roll_back(target: &Target) -> AccResult<Option<String>> {
     let Some(record) = read_record(target)? else {
         return Ok(None);
     };
@@ -1042,7 +1040,7 @@ fn write_private(path: &Path, bytes: &[u8]) -> AccResult<()> {
 /// (or goes, if ACC created it).
 pub fn uninstall(target: &Target, dry_run: bool) -> AccResult<Plan> {
     let mut steps = Vec::new();
-    if !dry_run && let Some(note) = recover(target)? {
+    if !dry_run && let Some(note) = roll_back(target)? {
         steps.push(note);
     }
     let record = match read_record(target)? {
@@ -1093,11 +1091,11 @@ pub fn uninstall(target: &Target, dry_run: bool) -> AccResult<Plan> {
             "json"
         };
         let mut doc = Doc::parse(&file.path, format, &utf8(&file.path, &current)?)?;
-        let before = String::from_utf8_lossy(&decode(&file.before)).into_owned();
+        let before = Doc::before(&file.path, format, file)?;
         let mut kept = Vec::new();
         let mut removed = 0;
         for entry in &file.entries {
-            if doc.remove(&file.path, format, entry, &before) {
+            if doc.remove(entry, &before) {
                 removed += 1;
             } else if !matches!(entry, Entry::Hook { .. })
                 || doc.occupant(entry, target.client).is_some()
@@ -1215,11 +1213,6 @@ pub fn interrupted(target: &Target) -> bool {
         .ok()
         .flatten()
         .is_some_and(|r| r.state == "pending")
-}
-
-/// Roll back an interrupted installation (`doctor --repair`).
-pub fn roll_back(target: &Target) -> AccResult<Option<String>> {
-    recover(target)
 }
 
 fn snake(event: &str) -> String {

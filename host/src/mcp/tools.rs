@@ -92,11 +92,25 @@ fn choice(values: &[&str], description: &str) -> Value {
     json!({ "type": "string", "enum": values, "description": description })
 }
 
-/// The input schema of a tool: always a closed object with no combinator anywhere.
-pub fn input_schema(name: &str) -> Value {
-    let mut schema = schema_of(name);
-    drop_empty_descriptions(&mut schema);
-    schema
+/// The input schema of a tool: always a closed object with no combinator anywhere. Built once
+/// per process (every tool call validates against it), `Value::Null` for an unknown tool.
+pub fn input_schema(name: &str) -> &'static Value {
+    static SCHEMAS: std::sync::OnceLock<Vec<(&'static str, Value)>> = std::sync::OnceLock::new();
+    static NONE: Value = Value::Null;
+    SCHEMAS
+        .get_or_init(|| {
+            NAMES
+                .iter()
+                .map(|name| {
+                    let mut schema = schema_of(name);
+                    drop_empty_descriptions(&mut schema);
+                    (*name, schema)
+                })
+                .collect()
+        })
+        .iter()
+        .find(|(known, _)| *known == name)
+        .map_or(&NONE, |(_, schema)| schema)
 }
 
 /// Helpers take a description for every property; an empty one says nothing and is left out.
@@ -475,8 +489,8 @@ pub enum Prepared {
 
 /// Validate arguments against the tool's schema and the core's rules, touching nothing.
 pub fn prepare(name: &str, args: &Map<String, Value>) -> AccResult<Prepared> {
-    let schema = input_schema(name);
-    crate::mcp::schema::validate(&Value::Object(args.clone()), &schema).map_err(AccError::usage)?;
+    crate::mcp::schema::validate(&Value::Object(args.clone()), input_schema(name))
+        .map_err(AccError::usage)?;
     check_rules(name, args)?;
     let prepared = match name {
         "acc_status" => Prepared::Status,

@@ -31,7 +31,7 @@ use std::time::{Duration, Instant};
 use acc_host::clock::SystemClock;
 use acc_host::core::claims::{AcquireRequest, ClaimMode, Enforcement, ReleaseSelector};
 use acc_host::core::messages::SendRequest;
-use acc_host::core::{Caller, Core, SessionSpec};
+use acc_host::core::{Caller, Core};
 use acc_host::delivery::App;
 use acc_host::store::{MessageRow, ReceiptRow, ReceiptState};
 use acc_tests::JsonRpcChild;
@@ -134,26 +134,7 @@ fn core_for(data: &Path, dir: &Path) -> Core {
 }
 
 fn attach(core: &mut Core, participant: &str) -> Caller {
-    let opened = core
-        .open_session(
-            &SessionSpec {
-                participant_id: participant.into(),
-                session_key: None,
-                harness: "cli".into(),
-                client_version: None,
-                checkout: None,
-                branch: None,
-                pid: None,
-                enforcement: "advisory".into(),
-                lifecycle: "manual".into(),
-            },
-            None,
-        )
-        .expect("attach");
-    Caller {
-        session_id: opened.session.session_id,
-        generation: opened.generation_token,
-    }
+    acc_capture::attach(core, participant).expect("attach")
 }
 
 fn request(resources: Vec<String>) -> AcquireRequest {
