@@ -4,13 +4,11 @@
 //! results to exit codes. See `ARCHITECTURE.md` at the repository root for the code map.
 
 pub mod cli;
-pub mod contracts;
 pub mod delivery;
 pub mod doctor;
 pub mod hooks;
 pub mod install;
 pub mod mcp;
-pub mod plugins;
 pub mod process;
 pub mod views;
 pub mod workspace;
@@ -18,6 +16,7 @@ pub mod workspace;
 pub mod clock;
 pub use acc_core as core;
 pub use acc_core::{error, ids};
+pub use acc_delivery::{contracts, plugins};
 pub use acc_store as store;
 pub use acc_store::{PROTOCOL_VERSION, SCHEMA_VERSION};
 pub use error::{AccError, ErrorCode};

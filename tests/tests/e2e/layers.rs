@@ -26,14 +26,25 @@ const LAYERS: &[(&str, &[&str])] = &[
         &["acc-adapter-api", "acc-clients"],
     ),
     (
-        "acc-host",
+        "acc-delivery",
         &["acc-store", "acc-core", "acc-adapter-api", "acc-clients"],
+    ),
+    (
+        "acc-host",
+        &[
+            "acc-store",
+            "acc-core",
+            "acc-delivery",
+            "acc-adapter-api",
+            "acc-clients",
+        ],
     ),
     (
         "acc-capture",
         &[
             "acc-host",
             "acc-core",
+            "acc-delivery",
             "acc-store",
             "acc-adapter-api",
             "acc-clients",
@@ -144,6 +155,21 @@ fn the_store_and_the_core_reach_no_plugin_cli_runtime_process_or_client_code() {
     }
 }
 
+/// What only the host's front ends use: the CLI parser, the async runtime of `acc-mcp`, and the
+/// format-preserving editors of the clients' configuration files.
+const HOST_ONLY: &[&str] = &["clap", "tokio", "toml_edit", "jsonc-parser"];
+
+#[test]
+fn delivery_reaches_no_cli_runtime_or_installer_code() {
+    let names = acc_tests::cargo_tree("acc-delivery", None);
+    for name in &names {
+        assert!(
+            !HOST_ONLY.contains(&name.as_str()) && name != "acc-host",
+            "acc-delivery depends (perhaps transitively) on {name}: {names:?}"
+        );
+    }
+}
+
 /// Every Rust source file below `dir`.
 fn sources(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     let mut found = Vec::new();
@@ -171,6 +197,8 @@ fn only_the_capture_tool_listens_on_a_socket() {
     for dir in [
         "store/src",
         "core/src",
+        "clients/src",
+        "delivery/src",
         "host/src",
         "adapter-api/src",
         "adapters",

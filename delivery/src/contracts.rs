@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use acc_adapter_api::wire::{ContractDeclaration, Minimum};
 use serde::{Deserialize, Serialize};
 
-use crate::error::{AccError, AccResult, ErrorCode};
+use acc_core::error::{AccError, AccResult, ErrorCode};
 
 /// The schema tag of a capture file.
 pub const CAPTURE_SCHEMA: &str = "acc-capture-1";
@@ -597,7 +597,7 @@ pub fn verify(dir: &Path, plugins: &crate::plugins::Plugins) -> AccResult<Verify
             contract,
             &captures,
             client_version.as_deref(),
-            &crate::delivery::platform(),
+            &crate::router::platform(),
         )
         .map_err(str::to_string);
         adapters.push(AdapterCheck {

@@ -12,7 +12,7 @@
 //! adapter's configuration and `describe` answers. Libraries are never unloaded.
 
 // Opening a native library and reading a symbol from it cannot be expressed without unsafe;
-// the two blocks below are the only unsafe code of the host.
+// the two blocks below are the only unsafe code of acc and acc-mcp.
 #![allow(unsafe_code)]
 
 use std::collections::BTreeMap;

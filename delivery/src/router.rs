@@ -1,0 +1,998 @@
+//! Delivery: bindings, the recipient's live policy, the router, and the next-turn path.
+//!
+//! Owns: what becomes of each recipient of a committed message (SUPPLEMENT.md section 7), the
+//! ephemeral delivery bindings, and next-turn context with the one repeat of a live offer.
+//! Must not: call an adapter inside a store transaction (every transport call happens between
+//! transactions), copy a body into an event, or advance a receipt backward.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use acc_adapter_api::wire::{
+    Envelope, HandshakeAnswer, HandshakeRequest, OfferRequest, RenderAnswer, RenderMessage,
+    RenderRequest, Repeat,
+};
+use acc_adapter_api::{OfferKind, OfferStatus};
+use serde_json::{Value, json};
+
+use acc_clients::Client;
+use acc_core::Core;
+use acc_core::clock::{Millis, format_timestamp};
+use acc_core::error::{AccError, AccResult, ErrorCode};
+use acc_core::identity::{Caller, Presence, check_caller, presence, verify_caller};
+use acc_core::messages::{DecisionStatus, MessageView, advance};
+use acc_store::{BindingRow, MessageRow, ReceiptRow, ReceiptState, Writer};
+
+use crate::plugins::{DEFAULT_DEADLINE, LoadedAdapter, OFFER_DEADLINE, Operation, Plugins};
+
+/// The transport of a durable-only route.
+pub const DURABLE: &str = "durable";
+/// The next-turn transport name.
+pub const NEXT_TURN: &str = "next-turn";
+/// How many unresolved messages, newest first, next-turn considers per turn: more than any
+/// budget up to 64,000 bytes can carry whole, so a long backlog costs no more than this.
+pub const NEXT_TURN_WINDOW: i64 = 100;
+/// A live offer is shown once more by next-turn after this long without retrieval.
+pub const REPEAT_AFTER_MS: Millis = 15 * 60_000;
+/// Live policies.
+pub const POLICIES: &[&str] = &["off", "actionable", "all"];
+/// The safe closed error codes an offer may end with.
+pub const SAFE_CODES: &[&str] = &[
+    "ambiguous_recipient_sessions",
+    "delivery_disabled",
+    "recipient_busy",
+    "recipient_unavailable",
+    "transport_error",
+    "transport_rejected",
+    "transport_permission_denied",
+    "unsupported_client_version",
+    "below_minimum_version",
+    "known_bad_version",
+    "protocol_mismatch",
+    "handshake_failed",
+    "session_generation_stale",
+];
+
+/// One recipient's delivery outcome.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeliveryOutcome {
+    /// Recipient participant.
+    pub recipient_participant_id: String,
+    /// `queued`, `offered`, `woken`, `retrieved`, `acknowledged`.
+    pub outcome: String,
+    /// `durable`, `next-turn`, or an adapter's transport.
+    pub transport: String,
+    /// A safe closed error code, when a route failed or was unavailable.
+    pub error_code: Option<String>,
+    /// The client holds a wake for its user's approval.
+    pub pending_approval: bool,
+}
+
+fn outcome(recipient: &str, state: &str, transport: &str, code: Option<&str>) -> DeliveryOutcome {
+    DeliveryOutcome {
+        recipient_participant_id: recipient.to_string(),
+        outcome: state.to_string(),
+        transport: transport.to_string(),
+        error_code: code.map(str::to_string),
+        pending_approval: false,
+    }
+}
+
+/// The envelope an adapter receives for a message (`adapter-api`'s `wire::Envelope`), built
+/// from the core's record. It is defined apart from the CLI's `--json` message view, so a
+/// change to one cannot silently change the other; a test holds the two equal today and a
+/// golden file holds the envelope.
+pub fn envelope(view: &MessageView, workspace_id: &str) -> Envelope {
+    let m = &view.message;
+    Envelope {
+        message_id: m.message_id.clone(),
+        thread_id: m.thread_id.clone(),
+        client_message_id: m.client_message_id.clone(),
+        workspace_id: workspace_id.to_string(),
+        from_participant_id: m.from_participant_id.clone(),
+        from_session_id: m.from_session_id.clone(),
+        to_participant_ids: m.to_participant_ids.clone(),
+        kind: m.kind.clone(),
+        obligation: m.obligation.clone(),
+        subject: m.subject.clone(),
+        body: m.body.clone(),
+        in_reply_to: m.in_reply_to.clone(),
+        artifacts: m.artifacts.clone(),
+        handoff: m.handoff.clone().unwrap_or(Value::Null),
+        sent_at: format_timestamp(m.sent_at),
+        decision_change: m.decision_change.clone(),
+        decision_status: view.decision.as_ref().map(decision_status),
+    }
+}
+
+/// A decision's status as the envelope carries it.
+fn decision_status(status: &DecisionStatus) -> Value {
+    json!({
+        "state": status.state,
+        "isHead": status.is_head,
+        "conflicted": status.conflicted,
+        "headCount": status.head_count,
+        "currentMessageId": status.current_message_id,
+        "groupId": status.group_id,
+    })
+}
+
+/// The outcomes read off receipts as they stand (replays of an idempotent send).
+pub fn current_outcomes(receipts: &[ReceiptRow]) -> Vec<DeliveryOutcome> {
+    receipts
+        .iter()
+        .map(|r| {
+            let transport = r
+                .extensions
+                .pointer("/offer/transport")
+                .and_then(Value::as_str)
+                .unwrap_or(DURABLE);
+            outcome(&r.participant_id, r.state.as_str(), transport, None)
+        })
+        .collect()
+}
+
+/// Whether the recipient's policy lets this message be pushed live.
+pub fn policy_allows(policy: &str, message: &MessageRow) -> bool {
+    match policy {
+        "all" => true,
+        "actionable" => match message.kind.as_str() {
+            "question" | "request" | "answer" | "decision" => true,
+            "handoff" => !message.to_participant_ids.is_empty(),
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
+/// The platform string of this machine (`linux-x64`, `darwin-arm64`), as the adapters and
+/// captures name it.
+pub fn platform() -> String {
+    acc_clients::platform()
+}
+
+/// Whether an adapter's declared contract admits a client version here; the reason code
+/// when it does not.
+pub fn admits(adapter: &LoadedAdapter, client_version: &str) -> Result<(), &'static str> {
+    let contract = &adapter.contract;
+    if !contract.live_push {
+        return Err("unsupported_client_version");
+    }
+    let Ok(version) = semver::Version::parse(client_version) else {
+        return Err("unsupported_client_version");
+    };
+    let here = platform();
+    let minimum = contract
+        .minimums
+        .iter()
+        .find(|m| m.platform == here)
+        .or_else(|| contract.minimums.iter().find(|m| m.platform == "*"));
+    let Some(minimum) = minimum.and_then(|m| semver::Version::parse(&m.version).ok()) else {
+        return Err("unsupported_client_version");
+    };
+    if version < minimum {
+        return Err("below_minimum_version");
+    }
+    for bad in &contract.known_bad {
+        let hit = match semver::Version::parse(bad) {
+            Ok(exact) => exact == version,
+            Err(_) => semver::VersionReq::parse(bad).is_ok_and(|req| req.matches(&version)),
+        };
+        if hit {
+            return Err("known_bad_version");
+        }
+    }
+    Ok(())
+}
+
+fn offer_record(transport: &str, at: Millis) -> Value {
+    json!({ "transport": transport, "at": format_timestamp(at), "repeatedAt": null })
+}
+
+/// One delivery attempt: which message, to whom, through what. Builds the attempt events,
+/// which never carry a body.
+struct Attempt<'a> {
+    message: &'a MessageRow,
+    recipient: &'a str,
+    session_id: &'a str,
+    generation: i64,
+    adapter: &'a str,
+    transport: &'a str,
+    client_version: &'a str,
+}
+
+impl Attempt<'_> {
+    fn event(&self, extra: Value) -> Value {
+        let mut event = json!({
+            "messageId": self.message.message_id,
+            "recipientParticipantId": self.recipient,
+            "targetSessionId": self.session_id,
+            "targetGeneration": self.generation,
+            "transport": self.transport,
+            "adapter": self.adapter,
+            "clientVersion": self.client_version,
+        });
+        if let (Value::Object(map), Value::Object(more)) = (&mut event, extra) {
+            map.extend(more);
+        }
+        event
+    }
+
+    /// Record a successful offer: the event and the receipt `offered`, if the target is still
+    /// the recipient's recorded generation and the receipt still queued.
+    fn record_offered(&self, w: &mut Writer<'_>, now: Millis) -> AccResult<bool> {
+        let reader = w.reader();
+        let Some(session) = reader.session(self.session_id)? else {
+            return Ok(false);
+        };
+        if session.participant_id != self.recipient || session.generation != self.generation {
+            return Ok(false);
+        }
+        let Some(mut receipt) = reader.receipt(self.message.seq, self.recipient)? else {
+            return Ok(false);
+        };
+        if receipt.state != ReceiptState::Queued {
+            return Ok(false);
+        }
+        advance(&mut receipt, ReceiptState::Offered, now)?;
+        if let Value::Object(map) = &mut receipt.extensions {
+            map.insert("offer".into(), offer_record(self.transport, now));
+        }
+        w.update_receipt(&receipt)?;
+        w.append_event(
+            "message.offer_succeeded",
+            now,
+            Some(self.session_id),
+            Some(self.recipient),
+            &self.event(json!({})),
+        )?;
+        Ok(true)
+    }
+
+    /// Record a failed offer; the receipt stays queued.
+    fn record_failed(&self, w: &mut Writer<'_>, code: &str, now: Millis) -> AccResult<()> {
+        w.append_event(
+            "message.offer_failed",
+            now,
+            Some(self.session_id),
+            Some(self.recipient),
+            &self.event(json!({ "errorCode": code })),
+        )?;
+        Ok(())
+    }
+
+    /// Record one repeat: another `offer_succeeded` with `repeat: true` and `repeatedAt`,
+    /// never changing the receipt's state or time; at most once, and not after retrieval.
+    fn record_repeat(&self, w: &mut Writer<'_>, now: Millis) -> AccResult<()> {
+        let Some(mut receipt) = w.reader().receipt(self.message.seq, self.recipient)? else {
+            return Ok(());
+        };
+        let already = receipt
+            .extensions
+            .pointer("/offer/repeatedAt")
+            .is_some_and(|r| !r.is_null());
+        if receipt.state != ReceiptState::Offered || already {
+            return Ok(());
+        }
+        if let Some(Value::Object(offer)) = receipt.extensions.get_mut("offer") {
+            offer.insert("repeatedAt".into(), Value::from(format_timestamp(now)));
+        }
+        w.update_receipt(&receipt)?;
+        w.append_event(
+            "message.offer_succeeded",
+            now,
+            Some(self.session_id),
+            Some(self.recipient),
+            &self.event(json!({ "repeat": true })),
+        )?;
+        Ok(())
+    }
+}
+
+/// The client and configuration directory whose installation record holds the consent for a
+/// live-push adapter into Claude Code or Codex: named by the endpoint (`configDir`,
+/// `codexHome`). `None` for any other adapter (its binding's policy is the consent).
+pub fn consent_source(adapter: &LoadedAdapter, endpoint: &Value) -> Option<(Client, PathBuf)> {
+    if !adapter.contract.live_push {
+        return None;
+    }
+    let (client, key) = match adapter.contract.client.as_str() {
+        "claude-code" => (Client::ClaudeCode, "configDir"),
+        "codex" => (Client::Codex, "codexHome"),
+        _ => return None,
+    };
+    // An endpoint without the directory finds no record: no consent.
+    let dir = endpoint.get(key).and_then(Value::as_str).unwrap_or("");
+    Some((client, PathBuf::from(dir)))
+}
+
+/// Where the recipients' consent to live delivery is recorded: the installation records that
+/// `acc install --delivery` writes (read by the host, which owns the installer; this crate only
+/// asks).
+pub trait ConsentRecords: Send + Sync {
+    /// The live policy recorded for the client's installation whose configuration directory
+    /// is `dir` (`off` when nothing is recorded).
+    fn recorded(&self, client: Client, dir: &Path) -> String;
+}
+
+/// No installation records anywhere: every live push into Claude Code or Codex is off.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct NoRecords;
+
+impl ConsentRecords for NoRecords {
+    fn recorded(&self, _client: Client, _dir: &Path) -> String {
+        "off".into()
+    }
+}
+
+/// The live policy a binding may have: for an adapter that pushes into Claude Code or Codex,
+/// the recipient's consent is the one recorded when ACC was installed into that client
+/// (`acc install --delivery`), and a binding can narrow it, never widen it.
+fn consented_policy(
+    records: &dyn ConsentRecords,
+    adapter: &LoadedAdapter,
+    requested: &str,
+    endpoint: &Value,
+) -> AccResult<String> {
+    let Some((client, dir)) = consent_source(adapter, endpoint) else {
+        return Ok(requested.to_string());
+    };
+    let consent = recorded_consent(records, client, &dir);
+    if consent == "off" && requested != "off" {
+        return Err(AccError::new(
+            ErrorCode::InvalidData,
+            format!(
+                "live delivery into {} is off in its installation record ({}); consent with acc install --client {} --delivery actionable (or all)",
+                client.as_str(),
+                dir.display(),
+                client.as_str()
+            ),
+        ));
+    }
+    Ok(narrower(requested, &consent).to_string())
+}
+
+/// The recorded consent; `off` for an endpoint that names no directory.
+fn recorded_consent(records: &dyn ConsentRecords, client: Client, dir: &Path) -> String {
+    if dir.as_os_str().is_empty() {
+        return "off".into();
+    }
+    records.recorded(client, dir)
+}
+
+/// The narrower of two live policies (`off` < `actionable` < `all`).
+fn narrower<'a>(a: &'a str, b: &'a str) -> &'a str {
+    let rank = |p: &str| POLICIES.iter().position(|x| *x == p).unwrap_or(0);
+    if rank(a) <= rank(b) { a } else { b }
+}
+
+fn safe_code(code: &str) -> &str {
+    SAFE_CODES
+        .iter()
+        .find(|c| **c == code)
+        .copied()
+        .unwrap_or("transport_rejected")
+}
+
+/// What the route check found before any transport call.
+enum Route {
+    Done(DeliveryOutcome),
+    Offer {
+        session_id: String,
+        generation: i64,
+        binding: BindingRow,
+    },
+}
+
+/// What routing needs beyond the protocol core: the adapter plugins, loaded on first need
+/// (only routing, binding and rendering need them) with their configurations from
+/// `ACC_ADAPTER_CONFIG`, where the recipients' consent is recorded, and an embedder's consent
+/// override.
+pub struct Delivery {
+    plugins: Option<Arc<Plugins>>,
+    records: Arc<dyn ConsentRecords>,
+    /// The live-delivery consent to use instead of the installation record's (the capture
+    /// tool, which drives a client it started itself).
+    pub consent_override: Option<String>,
+}
+
+impl std::fmt::Debug for Delivery {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Delivery")
+            .field("plugins", &self.plugins)
+            .field("consent_override", &self.consent_override)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for Delivery {
+    fn default() -> Self {
+        Self::new(Arc::new(NoRecords))
+    }
+}
+
+impl Delivery {
+    /// Delivery that reads consent from `records`, with plugins loaded on first need.
+    pub fn new(records: Arc<dyn ConsentRecords>) -> Self {
+        Self {
+            plugins: None,
+            records,
+            consent_override: None,
+        }
+    }
+}
+
+impl Delivery {
+    /// The plugins, discovered and loaded on first need.
+    pub fn plugins(&mut self) -> AccResult<&Plugins> {
+        if self.plugins.is_none() {
+            let configs = crate::plugins::configs_from_env().map_err(AccError::usage)?;
+            self.plugins = Some(Arc::new(Plugins::load(&configs)));
+        }
+        self.plugins
+            .as_deref()
+            .ok_or_else(|| AccError::internal("the plugins did not load"))
+    }
+
+    /// One adapter by id: from the loaded plugins when they are loaded, else by loading just
+    /// that adapter's file.
+    pub fn adapter(&mut self, adapter_id: &str) -> AccResult<Option<LoadedAdapter>> {
+        if let Some(plugins) = &self.plugins {
+            return Ok(plugins.get(adapter_id).cloned());
+        }
+        let configs = crate::plugins::configs_from_env().map_err(AccError::usage)?;
+        // The file named after the id is the fast path; an adapter may live in a file of any
+        // name, so a miss falls back to loading the whole search path.
+        let one = Plugins::load_named(crate::plugins::search_path(), &configs, adapter_id);
+        if let Some(found) = one.get(adapter_id) {
+            return Ok(Some(found.clone()));
+        }
+        Ok(self.plugins()?.get(adapter_id).cloned())
+    }
+
+    /// Use these plugins instead of discovering them (tests, embedding).
+    pub fn set_plugins(&mut self, plugins: Arc<Plugins>) {
+        self.plugins = Some(plugins);
+    }
+}
+
+impl Delivery {
+    /// Route a committed message to each addressed recipient (room records are never routed).
+    pub fn route(
+        &mut self,
+        core: &mut Core,
+        message: &MessageView,
+        receipts: &[ReceiptRow],
+    ) -> AccResult<Vec<DeliveryOutcome>> {
+        let message = &message.message;
+        let mut outcomes = Vec::with_capacity(receipts.len());
+        for receipt in receipts {
+            let recipient = receipt.participant_id.as_str();
+            if message.to_participant_ids.is_empty() {
+                outcomes.push(outcome(recipient, receipt.state.as_str(), DURABLE, None));
+                continue;
+            }
+            let route = self.check_route(core, message, recipient)?;
+            let delivered = match route {
+                Route::Done(done) => done,
+                Route::Offer {
+                    session_id,
+                    generation,
+                    binding,
+                } => self.offer(core, message, recipient, &session_id, generation, binding)?,
+            };
+            outcomes.push(delivered);
+        }
+        Ok(outcomes)
+    }
+
+    /// Steps 1 to 3 of the router: receipt still queued, sole live session, binding, policy.
+    fn check_route(
+        &mut self,
+        core: &mut Core,
+        message: &MessageRow,
+        recipient: &str,
+    ) -> AccResult<Route> {
+        let now = core.now();
+        let liveness = core.liveness();
+        let Some(store) = core.store_for_read() else {
+            return Ok(Route::Done(outcome(recipient, "queued", DURABLE, None)));
+        };
+        store.read(|r| {
+            let receipt = r.receipt(message.seq, recipient)?;
+            if let Some(receipt) = receipt.filter(|x| x.state != ReceiptState::Queued) {
+                // Already carried further (a next-turn hook may have offered it between the
+                // commit and this route): say so with the transport that did it.
+                return Ok(Route::Done(
+                    current_outcomes(std::slice::from_ref(&receipt))
+                        .pop()
+                        .unwrap_or_else(|| {
+                            outcome(recipient, receipt.state.as_str(), DURABLE, None)
+                        }),
+                ));
+            }
+            let live: Vec<_> = r
+                .sessions(false)?
+                .into_iter()
+                .filter(|s| {
+                    s.participant_id == recipient
+                        && presence(s, now, &*liveness) != Presence::Offline
+                })
+                .collect();
+            let session = match live.as_slice() {
+                [] => {
+                    return Ok(Route::Done(outcome(
+                        recipient,
+                        "queued",
+                        DURABLE,
+                        Some("recipient_unavailable"),
+                    )));
+                }
+                [one] => one.clone(),
+                _ => {
+                    return Ok(Route::Done(outcome(
+                        recipient,
+                        "queued",
+                        DURABLE,
+                        Some("ambiguous_recipient_sessions"),
+                    )));
+                }
+            };
+            let bindings = r.bindings_of(&session.session_id, session.generation)?;
+            let Some(binding) = bindings
+                .into_iter()
+                .find(|b| b.modes.iter().any(|m| m == "live"))
+            else {
+                return Ok(Route::Done(outcome(recipient, "queued", DURABLE, None)));
+            };
+            if !policy_allows(&binding.live_policy, message) {
+                return Ok(Route::Done(outcome(
+                    recipient,
+                    "queued",
+                    DURABLE,
+                    Some("delivery_disabled"),
+                )));
+            }
+            Ok(Route::Offer {
+                session_id: session.session_id,
+                generation: session.generation,
+                binding,
+            })
+        })
+    }
+
+    /// Steps 4 to 6: contract admission, lease refresh, re-check, the offer, and its record.
+    fn offer(
+        &mut self,
+        core: &mut Core,
+        message: &MessageRow,
+        recipient: &str,
+        session_id: &str,
+        generation: i64,
+        binding: BindingRow,
+    ) -> AccResult<DeliveryOutcome> {
+        let adapter = match self.plugins()?.get(&binding.adapter_id) {
+            Some(adapter) => adapter.clone(),
+            None => {
+                return Ok(outcome(
+                    recipient,
+                    "queued",
+                    DURABLE,
+                    Some("unsupported_client_version"),
+                ));
+            }
+        };
+        let transport = adapter.transport.clone();
+        if let Err(code) = admits(&adapter, &binding.client_version) {
+            return Ok(outcome(recipient, "queued", DURABLE, Some(code)));
+        }
+        // The recipient's recorded consent may have been narrowed since the binding was made.
+        if let Some((client, dir)) =
+            consent_source(&adapter, &binding.endpoint).filter(|_| self.consent_override.is_none())
+        {
+            let consent = recorded_consent(&*self.records, client, &dir);
+            if !policy_allows(narrower(&binding.live_policy, &consent), message) {
+                return Ok(outcome(
+                    recipient,
+                    "queued",
+                    DURABLE,
+                    Some("delivery_disabled"),
+                ));
+            }
+        }
+        let mut binding = binding;
+        if binding.lease_until <= core.now() {
+            match self.handshake(
+                &adapter,
+                session_id,
+                generation,
+                recipient,
+                &binding.endpoint,
+            ) {
+                Ok(answer) => {
+                    binding.endpoint_ref = answer.endpoint_ref;
+                    binding.client_version = answer.client_version;
+                    binding.lease_until = core.now() + (answer.lease_seconds as i64) * 1000;
+                    let refreshed = binding.clone();
+                    core.store_for_write()?.write(|w| {
+                        if w.reader()
+                            .binding(session_id, &refreshed.adapter_id)?
+                            .is_some_and(|b| b.generation == generation)
+                        {
+                            w.put_binding(&refreshed)?;
+                        }
+                        Ok::<_, AccError>(())
+                    })?;
+                    if let Err(code) = admits(&adapter, &binding.client_version) {
+                        return Ok(outcome(recipient, "queued", DURABLE, Some(code)));
+                    }
+                }
+                Err(_) => {
+                    return Ok(outcome(
+                        recipient,
+                        "queued",
+                        DURABLE,
+                        Some("handshake_failed"),
+                    ));
+                }
+            }
+        }
+        // Re-check policy, sole live session and the exact binding immediately before the transport.
+        match self.check_route(core, message, recipient)? {
+            Route::Offer {
+                session_id: again,
+                generation: gen_again,
+                binding: current,
+            } if again == session_id
+                && gen_again == generation
+                && current.adapter_id == binding.adapter_id => {}
+            Route::Done(done) => return Ok(done),
+            Route::Offer { .. } => {
+                return Ok(outcome(
+                    recipient,
+                    "queued",
+                    DURABLE,
+                    Some("session_generation_stale"),
+                ));
+            }
+        }
+        let request = OfferRequest {
+            message: envelope(
+                &MessageView {
+                    message: message.clone(),
+                    decision: None,
+                },
+                &core.workspace.id,
+            ),
+            recipient_participant_id: recipient.to_string(),
+            target_session_id: session_id.to_string(),
+            target_generation: generation,
+            endpoint_ref: binding.endpoint_ref.clone(),
+            client_version: binding.client_version.clone(),
+        };
+        let request =
+            serde_json::to_string(&request).map_err(|e| AccError::internal(e.to_string()))?;
+        let answer = adapter.call(Operation::Offer, request, OFFER_DEADLINE);
+        let now = core.now();
+        let attempt = Attempt {
+            message,
+            recipient,
+            session_id,
+            generation,
+            adapter: &adapter.adapter_id,
+            transport: &transport,
+            client_version: &binding.client_version,
+        };
+        let store = core.store_for_write()?;
+        match answer {
+            Ok(answer) if answer.status != OfferStatus::Refused => {
+                let pending = answer.status == OfferStatus::AcceptedPendingApproval;
+                // Confirm the adapter answered for the binding's client version.
+                if answer.client_version.as_str() != binding.client_version {
+                    store.write(|w| attempt.record_failed(w, "protocol_mismatch", now))?;
+                    return Ok(outcome(
+                        recipient,
+                        "queued",
+                        &transport,
+                        Some("protocol_mismatch"),
+                    ));
+                }
+                let mut done = if adapter.offer_kind == OfferKind::Wake {
+                    // A wake is the one accepted offer that records nothing.
+                    outcome(recipient, "woken", &transport, None)
+                } else if store.write(|w| attempt.record_offered(w, now))? {
+                    outcome(recipient, "offered", &transport, None)
+                } else {
+                    outcome(
+                        recipient,
+                        "queued",
+                        &transport,
+                        Some("session_generation_stale"),
+                    )
+                };
+                done.pending_approval = pending;
+                Ok(done)
+            }
+            refused_or_failed => {
+                let code = match &refused_or_failed {
+                    Ok(refused) => safe_code(refused.code.as_str()).to_string(),
+                    Err(_) => "transport_error".to_string(),
+                };
+                store.write(|w| attempt.record_failed(w, &code, now))?;
+                Ok(outcome(recipient, "queued", &transport, Some(&code)))
+            }
+        }
+    }
+
+    fn handshake(
+        &mut self,
+        adapter: &LoadedAdapter,
+        session_id: &str,
+        generation: i64,
+        participant: &str,
+        endpoint: &Value,
+    ) -> AccResult<HandshakeAnswer> {
+        let request = HandshakeRequest {
+            session_id: session_id.to_string(),
+            generation,
+            participant_id: participant.to_string(),
+            endpoint: endpoint.clone(),
+        };
+        let request =
+            serde_json::to_string(&request).map_err(|e| AccError::internal(e.to_string()))?;
+        let answer = adapter
+            .call(Operation::Handshake, request, DEFAULT_DEADLINE)
+            .map_err(|f| {
+                AccError::new(
+                    ErrorCode::InvalidData,
+                    format!(
+                        "handshake_failed: the {} adapter refused the endpoint ({}): {}",
+                        adapter.adapter_id, f.code, f.message
+                    ),
+                )
+            })?;
+        serde_json::from_str(answer.payload.as_str()).map_err(|e| {
+            AccError::new(
+                ErrorCode::InvalidData,
+                format!("handshake_failed: the adapter answered badly: {e}"),
+            )
+        })
+    }
+
+    /// Publish (or replace) the caller session's binding to an adapter, after the adapter
+    /// verified the endpoint. The binding is tied to the current generation.
+    pub fn bind(
+        &mut self,
+        core: &mut Core,
+        caller: &Caller,
+        adapter_id: &str,
+        live_policy: &str,
+        endpoint: &Value,
+    ) -> AccResult<BindingRow> {
+        if !POLICIES.contains(&live_policy) {
+            return Err(AccError::usage(format!(
+                "live policy must be off, actionable or all, got `{live_policy}`"
+            )));
+        }
+        let workspace_id = core.workspace.id.clone();
+        let session = {
+            let store = core.store_for_write()?;
+            store.read(|r| check_caller(r, &workspace_id, caller))?
+        };
+        let Some(adapter) = self.adapter(adapter_id)? else {
+            let known: Vec<String> = self
+                .plugins()?
+                .adapters
+                .iter()
+                .map(|a| a.adapter_id.clone())
+                .collect();
+            return Err(AccError::new(
+                ErrorCode::InvalidData,
+                format!(
+                    "no adapter `{adapter_id}` is loaded (loaded: {}); see acc adapters",
+                    if known.is_empty() {
+                        "none".into()
+                    } else {
+                        known.join(", ")
+                    }
+                ),
+            ));
+        };
+        let live_policy = match &self.consent_override {
+            Some(_) => live_policy.to_string(),
+            None => consented_policy(&*self.records, &adapter, live_policy, endpoint)?,
+        };
+        let live_policy = live_policy.as_str();
+        let answer = self.handshake(
+            &adapter,
+            &session.session_id,
+            session.generation,
+            &session.participant_id,
+            endpoint,
+        )?;
+        let now = core.now();
+        let binding = BindingRow {
+            session_id: session.session_id.clone(),
+            generation: session.generation,
+            adapter_id: adapter.adapter_id.clone(),
+            client_version: answer.client_version,
+            modes: answer.modes,
+            live_policy: live_policy.to_string(),
+            endpoint_ref: answer.endpoint_ref,
+            endpoint: endpoint.clone(),
+            lease_until: now + (answer.lease_seconds as i64) * 1000,
+            created_at: now,
+        };
+        let stored = binding.clone();
+        core.store_for_write()?.write(|w| {
+            let again = verify_caller(w, &workspace_id, caller, now)?;
+            if again.generation != stored.generation {
+                return Err(AccError::new(
+                    ErrorCode::GenerationStale,
+                    "the session's generation changed during the handshake",
+                ));
+            }
+            Ok(w.put_binding(&stored)?)
+        })?;
+        Ok(binding)
+    }
+
+    /// Remove the caller session's binding to an adapter (or all of them).
+    pub fn unbind(
+        &mut self,
+        core: &mut Core,
+        caller: &Caller,
+        adapter_id: Option<&str>,
+    ) -> AccResult<usize> {
+        let now = core.now();
+        let workspace_id = core.workspace.id.clone();
+        core.store_for_write()?.write(|w| {
+            let session = verify_caller(w, &workspace_id, caller, now)?;
+            Ok(w.drop_bindings(&session.session_id, adapter_id)?)
+        })
+    }
+
+    /// Render the caller's next-turn context through a body adapter: new queued messages
+    /// first, then at most one repeat of each live offer older than 15 minutes. Records exactly
+    /// the messages the renderer says it carried.
+    pub fn next_turn(
+        &mut self,
+        core: &mut Core,
+        caller: &Caller,
+        adapter_id: &str,
+    ) -> AccResult<RenderAnswer> {
+        let now = core.now();
+        let workspace_id = core.workspace.id.clone();
+        let budget = core.workspace.config.context_budget_bytes as usize;
+        // A read: the caller's presence was refreshed when its session was resolved.
+        let Some(store) = core.store_for_read() else {
+            return Ok(RenderAnswer::default());
+        };
+        let (session, fresh, repeats) = store.read(|w| {
+            let session = check_caller(w, &workspace_id, caller)?;
+            let mut fresh = Vec::new();
+            let mut repeats = Vec::new();
+            for (message, receipt) in
+                w.inbox_page(&session.participant_id, None, NEXT_TURN_WINDOW)?
+            {
+                if receipt.state == ReceiptState::Queued {
+                    fresh.push(message);
+                } else if receipt.state == ReceiptState::Offered
+                    && !message.to_participant_ids.is_empty()
+                {
+                    let offer = receipt.extensions.get("offer");
+                    let transport = offer
+                        .and_then(|o| o.get("transport"))
+                        .and_then(Value::as_str)
+                        .unwrap_or("");
+                    let repeated = offer
+                        .and_then(|o| o.get("repeatedAt"))
+                        .is_some_and(|r| !r.is_null());
+                    if transport != NEXT_TURN
+                        && !transport.is_empty()
+                        && !repeated
+                        && receipt.updated_at + REPEAT_AFTER_MS <= now
+                    {
+                        let at = offer
+                            .and_then(|o| o.get("at"))
+                            .and_then(Value::as_str)
+                            .unwrap_or("")
+                            .to_string();
+                        repeats.push((
+                            message,
+                            Repeat {
+                                transport: transport.to_string(),
+                                offered_at: at,
+                            },
+                        ));
+                    }
+                }
+            }
+            Ok::<_, AccError>((session, fresh, repeats))
+        })?;
+        if fresh.is_empty() && repeats.is_empty() {
+            // Nothing to show: no adapter is loaded, nothing is written.
+            return Ok(RenderAnswer::default());
+        }
+        let Some(adapter) = self.adapter(adapter_id)? else {
+            return Err(AccError::new(
+                ErrorCode::InvalidData,
+                format!("no adapter `{adapter_id}` is loaded; see acc adapters"),
+            ));
+        };
+        let view = |m: &MessageRow| {
+            envelope(
+                &MessageView {
+                    message: m.clone(),
+                    decision: None,
+                },
+                &workspace_id,
+            )
+        };
+        let mut messages: Vec<RenderMessage> = fresh
+            .iter()
+            .map(|m| RenderMessage {
+                message: view(m),
+                repeat: None,
+            })
+            .collect();
+        messages.extend(repeats.iter().map(|(m, r)| RenderMessage {
+            message: view(m),
+            repeat: Some(r.clone()),
+        }));
+        let request = RenderRequest {
+            recipient_participant_id: session.participant_id.clone(),
+            budget_bytes: budget,
+            messages,
+        };
+        let request =
+            serde_json::to_string(&request).map_err(|e| AccError::internal(e.to_string()))?;
+        let answer = adapter
+            .call(Operation::Render, request, DEFAULT_DEADLINE)
+            .map_err(|f| {
+                AccError::new(
+                    ErrorCode::InvalidData,
+                    format!(
+                        "the {adapter_id} adapter could not render ({}): {}",
+                        f.code, f.message
+                    ),
+                )
+            })?;
+        let rendered: RenderAnswer =
+            serde_json::from_str(answer.payload.as_str()).map_err(|e| {
+                AccError::new(
+                    ErrorCode::InvalidData,
+                    format!("the {adapter_id} adapter answered badly: {e}"),
+                )
+            })?;
+        let carried: BTreeSet<&str> = rendered.carried.iter().map(String::as_str).collect();
+        let attempt = |message| Attempt {
+            message,
+            recipient: &session.participant_id,
+            session_id: &session.session_id,
+            generation: session.generation,
+            adapter: &adapter.adapter_id,
+            transport: NEXT_TURN,
+            client_version: "",
+        };
+        if !carried.is_empty() {
+            core.store_for_write()?.write(|w| {
+                for message in fresh
+                    .iter()
+                    .filter(|m| carried.contains(m.message_id.as_str()))
+                {
+                    attempt(message).record_offered(w, now)?;
+                }
+                for (message, _) in repeats
+                    .iter()
+                    .filter(|(m, _)| carried.contains(m.message_id.as_str()))
+                {
+                    attempt(message).record_repeat(w, now)?;
+                }
+                Ok::<_, AccError>(())
+            })?;
+        }
+        Ok(rendered)
+    }
+}
