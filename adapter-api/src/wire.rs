@@ -146,7 +146,25 @@ pub struct Envelope {
     pub decision_change: Option<serde_json::Value>,
     /// For a decision: its derived status in the decision graph.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub decision_status: Option<serde_json::Value>,
+    pub decision_status: Option<DecisionStatus>,
+}
+
+/// A decision's status in the decision graph, derived by the host (never stored).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct DecisionStatus {
+    /// `current`, `superseded` or `withdrawn`.
+    pub state: String,
+    /// Nothing replaces or withdraws it.
+    pub is_head: bool,
+    /// More than one current head in its group.
+    pub conflicted: bool,
+    /// How many current heads its group has.
+    pub head_count: u64,
+    /// The decision now in force in its group, if one is.
+    pub current_message_id: Option<String>,
+    /// The group: the id of the first decision of the chain.
+    pub group_id: String,
 }
 
 /// Offer one committed message to one recipient session.

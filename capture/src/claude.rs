@@ -152,7 +152,7 @@ fn drive(claude: &Path, temp: &Path) -> AccResult<Capture> {
         )?);
         app.delivery.set_plugins(plugins.clone());
         // The consent the capture recorded lives in its own data home, not this process's.
-        app.delivery.consent_override = Some("all".into());
+        app.delivery.consent_override = Some(acc_host::store::LivePolicy::All);
         Ok(app)
     };
     let is_bound = |core: &mut Core| {

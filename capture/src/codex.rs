@@ -200,7 +200,7 @@ fn drive(codex: &Path, temp: &Path) -> AccResult<Capture> {
         acc_host::process::liveness(),
     )?);
     app.delivery.set_plugins(plugins);
-    app.delivery.consent_override = Some("all".into());
+    app.delivery.consent_override = Some(acc_host::store::LivePolicy::All);
     let alice = attach(&mut app.core, "alice")?;
     let bob = attach(&mut app.core, "bob")?;
     let endpoint = |thread: &str| json!({ "codexHome": home, "threadId": thread, "cwd": project });

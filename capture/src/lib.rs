@@ -44,8 +44,8 @@ pub fn attach(core: &mut Core, participant: &str) -> AccResult<Caller> {
             checkout: None,
             branch: None,
             pid: None,
-            enforcement: "advisory".into(),
-            lifecycle: "manual".into(),
+            enforcement: acc_host::store::Enforcement::Advisory,
+            lifecycle: acc_host::store::Lifecycle::Manual,
         },
         None,
     )?;

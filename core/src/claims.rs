@@ -2,13 +2,15 @@
 
 use std::collections::BTreeSet;
 
-use serde_json::json;
+use crate::wire::{BlockingClaim, ClaimConflict, ConflictDetails};
 
 use crate::clock::{Millis, format_timestamp};
 use crate::error::{AccError, AccResult, ErrorCode};
+use crate::events::{ClaimEvent, Event};
 use crate::identity::{Caller, Liveness, presence, verify_caller};
 use crate::ids;
 use crate::{Core, resource};
+pub use acc_store::{ClaimMode, Enforcement};
 use acc_store::{ClaimRow, Reader};
 
 /// Default lease in seconds.
@@ -17,64 +19,6 @@ pub const DEFAULT_LEASE_SECONDS: i64 = 1800;
 pub const MAX_LEASE_SECONDS: i64 = 7 * 24 * 3600;
 /// Longest claim reason, in characters.
 pub const MAX_REASON_CHARS: usize = 500;
-
-/// Shared or exclusive.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ClaimMode {
-    /// Coexists with other shared claims.
-    Shared,
-    /// Conflicts with every other overlapping claim.
-    Exclusive,
-}
-
-impl ClaimMode {
-    /// Parse the CLI/MCP spelling.
-    pub fn parse(text: &str) -> AccResult<Self> {
-        match text {
-            "shared" => Ok(Self::Shared),
-            "exclusive" => Ok(Self::Exclusive),
-            other => Err(AccError::usage(format!(
-                "claim mode must be `shared` or `exclusive`, got `{other}`"
-            ))),
-        }
-    }
-    /// Stable string form.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Shared => "shared",
-            Self::Exclusive => "exclusive",
-        }
-    }
-}
-
-/// Advisory or guarded.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Enforcement {
-    /// Informs only.
-    Advisory,
-    /// Enforced by write guards where the whole room can enforce it.
-    Guarded,
-}
-
-impl Enforcement {
-    /// Parse the CLI/MCP spelling.
-    pub fn parse(text: &str) -> AccResult<Self> {
-        match text {
-            "advisory" => Ok(Self::Advisory),
-            "guarded" => Ok(Self::Guarded),
-            other => Err(AccError::usage(format!(
-                "enforcement must be `advisory` or `guarded`, got `{other}`"
-            ))),
-        }
-    }
-    /// Stable string form.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Advisory => "advisory",
-            Self::Guarded => "guarded",
-        }
-    }
-}
 
 /// A batch acquisition.
 #[derive(Debug, Clone)]
@@ -220,7 +164,7 @@ fn find_conflicts(
     mode: ClaimMode,
     now: Millis,
     liveness: &dyn Liveness,
-) -> AccResult<Vec<serde_json::Value>> {
+) -> AccResult<Vec<ClaimConflict>> {
     let mut conflicts = Vec::new();
     for wanted in resources {
         let (exact, ranges) = resource::overlap_candidates(wanted);
@@ -233,39 +177,35 @@ fn find_conflicts(
             {
                 continue;
             }
-            if mode == ClaimMode::Shared && held.mode == "shared" {
+            if mode == ClaimMode::Shared && held.mode == ClaimMode::Shared {
                 continue;
             }
             let owner_presence = reader
                 .session(&held.session_id)?
                 .map(|s| presence(&s, now, &*liveness).as_str())
                 .unwrap_or("offline");
-            blocking.push(json!({
-                "claimId": held.claim_id,
-                "resource": held.resource,
-                "mode": held.mode,
-                "ownerSessionId": held.session_id,
-                "ownerParticipantId": held.participant_id,
-                "ownerPresence": owner_presence,
-                "expiresAt": format_timestamp(held.expires_at),
-            }));
+            blocking.push(BlockingClaim {
+                claim_id: held.claim_id.clone(),
+                resource: held.resource.clone(),
+                mode: held.mode,
+                owner_session_id: held.session_id.clone(),
+                owner_participant_id: held.participant_id.clone(),
+                owner_presence,
+                expires_at: format_timestamp(held.expires_at),
+            });
         }
         if !blocking.is_empty() {
-            conflicts.push(json!({ "resource": wanted, "claims": blocking }));
+            conflicts.push(ClaimConflict {
+                resource: wanted.clone(),
+                claims: blocking,
+            });
         }
     }
     Ok(conflicts)
 }
 
-fn conflict_error(conflicts: Vec<serde_json::Value>) -> AccError {
-    let names: Vec<String> = conflicts
-        .iter()
-        .filter_map(|c| {
-            c.get("resource")
-                .and_then(|r| r.as_str())
-                .map(str::to_string)
-        })
-        .collect();
+fn conflict_error(conflicts: Vec<ClaimConflict>) -> AccError {
+    let names: Vec<&str> = conflicts.iter().map(|c| c.resource.as_str()).collect();
     AccError::new(
         ErrorCode::ClaimConflict,
         format!(
@@ -273,17 +213,8 @@ fn conflict_error(conflicts: Vec<serde_json::Value>) -> AccError {
             names.join(", ")
         ),
     )
-    .with_details(json!({ "conflicts": conflicts }))
-}
-
-fn claim_event(claim: &ClaimRow) -> serde_json::Value {
-    json!({
-        "claimId": claim.claim_id,
-        "resource": claim.resource,
-        "mode": claim.mode,
-        "enforcement": claim.enforcement,
-        "generation": claim.generation,
-        "expiresAt": format_timestamp(claim.expires_at),
+    .with_details(&ConflictDetails {
+        conflicts: &conflicts,
     })
 }
 
@@ -319,18 +250,18 @@ impl Core {
             let mut result = Vec::with_capacity(resources.len());
             for (canonical, new_id) in resources.iter().zip(new_ids) {
                 let existing = owned.iter().find(|c| &c.resource == canonical);
-                let (claim, event) = match existing {
+                let (claim, renewed) = match existing {
                     Some(old) => {
                         let mut claim = old.clone();
                         claim.generation = session.generation;
-                        claim.mode = request.mode.as_str().into();
-                        claim.enforcement = request.enforcement.as_str().into();
+                        claim.mode = request.mode;
+                        claim.enforcement = request.enforcement;
                         claim.reason = request.reason.clone();
                         claim.renewed_at = now;
                         claim.expires_at = now + lease * 1000;
                         claim.lease_seconds = lease;
                         w.update_claim(&claim)?;
-                        (claim, "claim.renewed")
+                        (claim, true)
                     }
                     None => {
                         let claim = ClaimRow {
@@ -339,8 +270,8 @@ impl Core {
                             generation: session.generation,
                             participant_id: session.participant_id.clone(),
                             resource: canonical.clone(),
-                            mode: request.mode.as_str().into(),
-                            enforcement: request.enforcement.as_str().into(),
+                            mode: request.mode,
+                            enforcement: request.enforcement,
                             reason: request.reason.clone(),
                             acquired_at: now,
                             renewed_at: now,
@@ -348,15 +279,14 @@ impl Core {
                             lease_seconds: lease,
                         };
                         w.insert_claim(&claim)?;
-                        (claim, "claim.acquired")
+                        (claim, false)
                     }
                 };
-                w.append_event(
-                    event,
+                Event::Claim(ClaimEvent::new(&claim, renewed)).append(
+                    w,
                     now,
                     Some(&session.session_id),
                     Some(&session.participant_id),
-                    &claim_event(&claim),
                 )?;
                 result.push(claim);
             }
@@ -381,7 +311,7 @@ impl Core {
         self.store_for_write()?.write(|w| {
             let session = verify_caller(w, &workspace_id, caller, now)?;
             let mut claim = owned_claim(&w.reader(), &session.session_id, claim_id)?;
-            let mode = ClaimMode::parse(&claim.mode)?;
+            let mode = claim.mode;
             let conflicts = find_conflicts(
                 &w.reader(),
                 &session.session_id,
@@ -399,12 +329,11 @@ impl Core {
             claim.expires_at = now + lease * 1000;
             claim.lease_seconds = lease;
             w.update_claim(&claim)?;
-            w.append_event(
-                "claim.renewed",
+            Event::Claim(ClaimEvent::new(&claim, true)).append(
+                w,
                 now,
                 Some(&session.session_id),
                 Some(&session.participant_id),
-                &claim_event(&claim),
             )?;
             Ok(claim)
         })
@@ -450,13 +379,12 @@ impl Core {
             let mut released = Vec::with_capacity(targets.len());
             for claim in targets {
                 w.delete_claim(&claim.claim_id)?;
-                w.append_event(
-                    "claim.released",
-                    now,
-                    Some(&session.session_id),
-                    Some(&session.participant_id),
-                    &json!({ "claimId": claim.claim_id, "resource": claim.resource }),
-                )?;
+                Event::ClaimReleased {
+                    claim_id: claim.claim_id.clone(),
+                    resource: claim.resource.clone(),
+                    reason: None,
+                }
+                .append(w, now, Some(&session.session_id), Some(&session.participant_id))?;
                 released.push(claim.claim_id);
             }
             Ok(released)
@@ -490,21 +418,21 @@ impl Core {
                 ));
             };
             w.delete_claim(&claim.claim_id)?;
-            w.append_event(
-                "claim.force_released",
+            Event::ClaimForceReleased {
+                claim_id: claim.claim_id.clone(),
+                resource: claim.resource.clone(),
+                owner_session_id: claim.session_id.clone(),
+                owner_participant_id: claim.participant_id.clone(),
+                replaced_generation: claim.generation,
+                authority: authority.as_str(),
+                reason: reason.to_string(),
+                actor_session_id: actor_session.as_ref().map(|s| s.session_id.clone()),
+            }
+            .append(
+                w,
                 now,
                 actor_session.as_ref().map(|s| s.session_id.as_str()),
                 actor_session.as_ref().map(|s| s.participant_id.as_str()),
-                &json!({
-                    "claimId": claim.claim_id,
-                    "resource": claim.resource,
-                    "ownerSessionId": claim.session_id,
-                    "ownerParticipantId": claim.participant_id,
-                    "replacedGeneration": claim.generation,
-                    "authority": authority.as_str(),
-                    "reason": reason,
-                    "actorSessionId": actor_session.as_ref().map(|s| s.session_id.clone()),
-                }),
             )?;
             Ok(claim)
         })
@@ -566,8 +494,8 @@ impl Core {
                 let (exact, ranges) = resource::overlap_candidates(wanted);
                 for held in r.claims_matching(&exact, &ranges)? {
                     if held.session_id != me.session_id
-                        && held.enforcement == "guarded"
-                        && held.mode == "exclusive"
+                        && held.enforcement == Enforcement::Guarded
+                        && held.mode == ClaimMode::Exclusive
                         && is_live(&held, now)
                         && resource::overlaps(wanted, &held.resource)
                         && !blocking

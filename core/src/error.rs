@@ -152,15 +152,34 @@ impl AccError {
         }
     }
 
-    /// Attach structured details.
-    pub fn with_details(mut self, details: serde_json::Value) -> Self {
-        self.details = Some(details);
+    /// Attach structured details (a wire type from `crate::wire`, or a JSON value).
+    pub fn with_details<T: serde::Serialize>(mut self, details: &T) -> Self {
+        self.details = Some(crate::wire::json(details));
         self
     }
 
     /// Shorthand for a usage error.
     pub fn usage(message: impl Into<String>) -> Self {
         Self::new(ErrorCode::InvalidArguments, message)
+    }
+
+    /// The member of a closed set that `text` names, or an `invalid_arguments` error naming
+    /// the set, the spellings it takes and what was given (`claim mode must be `shared` or
+    /// `exclusive`, got `x``).
+    pub fn parse<T: acc_store::ClosedSet>(text: &str) -> AccResult<T> {
+        T::parse(text).ok_or_else(|| {
+            let spellings: Vec<String> = T::spellings().iter().map(|s| format!("`{s}`")).collect();
+            let list = match spellings.split_last() {
+                Some((last, [])) => last.clone(),
+                Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+                None => String::new(),
+            };
+            Self::usage(format!(
+                "{} must be {list}, got `{}`",
+                T::WHAT,
+                text.escape_debug()
+            ))
+        })
     }
 
     /// Shorthand for an internal error.

@@ -3,8 +3,9 @@
 use crate::Core;
 use crate::clock::Millis;
 use crate::error::{AccError, AccResult, ErrorCode};
+use crate::events::Event;
 use crate::ids;
-use acc_store::{Reader, SessionRow, Writer};
+use acc_store::{Enforcement, Lifecycle, Reader, SessionRow, Writer};
 
 /// Heartbeat cadence of live sessions; a session silent for two cadences is stale.
 pub const HEARTBEAT_CADENCE_MS: Millis = 60_000;
@@ -89,10 +90,10 @@ pub struct SessionSpec {
     pub branch: Option<String>,
     /// Client pid.
     pub pid: Option<i64>,
-    /// `advisory` or `guarded`.
-    pub enforcement: String,
-    /// `manual` or `managed`.
-    pub lifecycle: String,
+    /// What the client can enforce.
+    pub enforcement: Enforcement,
+    /// Who ends the session.
+    pub lifecycle: Lifecycle,
 }
 
 /// A session as opened, with its generation token (shown to the owner once).
@@ -208,18 +209,34 @@ impl Core {
                 session.generation_hash = ids::hash_token(&token);
                 session.closed_at = None;
                 session.last_seen_at = now;
-                w.reopen_session(&session.session_id, session.generation, &session.generation_hash, now)?;
-                w.append_event(
-                    "session.reopened",
+                w.reopen_session(
+                    &session.session_id,
+                    session.generation,
+                    &session.generation_hash,
+                    now,
+                )?;
+                Event::SessionReopened {
+                    session_id: session.session_id.clone(),
+                    generation: session.generation,
+                }
+                .append(
+                    w,
                     now,
                     Some(&session.session_id),
                     Some(&session.participant_id),
-                    &serde_json::json!({ "sessionId": session.session_id, "generation": session.generation }),
                 )?;
-                return Ok(OpenedSession { session, generation_token: token, resumed: true });
+                return Ok(OpenedSession {
+                    session,
+                    generation_token: token,
+                    resumed: true,
+                });
             }
             let session = create_session(w, spec, new_session_id, &token, now)?;
-            Ok(OpenedSession { session, generation_token: token, resumed: false })
+            Ok(OpenedSession {
+                session,
+                generation_token: token,
+                resumed: false,
+            })
         })
     }
 
@@ -262,22 +279,38 @@ impl Core {
                     session.generation_hash = hash;
                     session.closed_at = None;
                     session.last_seen_at = now;
-                    w.reopen_session(&session.session_id, session.generation, &session.generation_hash, now)?;
-                    w.append_event(
-                        "session.reopened",
+                    w.reopen_session(
+                        &session.session_id,
+                        session.generation,
+                        &session.generation_hash,
+                        now,
+                    )?;
+                    Event::SessionReopened {
+                        session_id: session.session_id.clone(),
+                        generation: session.generation,
+                    }
+                    .append(
+                        w,
                         now,
                         Some(&session.session_id),
                         Some(&session.participant_id),
-                        &serde_json::json!({ "sessionId": session.session_id, "generation": session.generation }),
                     )?;
                 } else {
                     w.touch_session(&session.session_id, now)?;
                 }
-                return Ok(OpenedSession { session, generation_token: token, resumed: true });
+                return Ok(OpenedSession {
+                    session,
+                    generation_token: token,
+                    resumed: true,
+                });
             }
             let token = derive(1);
             let session = create_session(w, spec, new_session_id.clone(), &token, now)?;
-            Ok(OpenedSession { session, generation_token: token, resumed: false })
+            Ok(OpenedSession {
+                session,
+                generation_token: token,
+                resumed: false,
+            })
         })
     }
 
@@ -289,12 +322,16 @@ impl Core {
         self.store_for_write()?.write(|w| {
             let session = verify_caller(w, &workspace_id, caller, now)?;
             w.close_session(&session.session_id, now)?;
-            w.append_event(
-                "session.closed",
+            Event::SessionClosed {
+                session_id: session.session_id.clone(),
+                reason: "client_session_end",
+                handoff_message_id: None,
+            }
+            .append(
+                w,
                 now,
                 Some(&session.session_id),
                 Some(&session.participant_id),
-                &serde_json::json!({ "sessionId": session.session_id, "reason": "client_session_end" }),
             )?;
             Ok(())
         })
@@ -310,13 +347,10 @@ fn create_session(
     now: Millis,
 ) -> AccResult<SessionRow> {
     if w.ensure_participant(&spec.participant_id, now)? {
-        w.append_event(
-            "participant.created",
-            now,
-            None,
-            Some(&spec.participant_id),
-            &serde_json::json!({ "participantId": spec.participant_id }),
-        )?;
+        Event::ParticipantCreated {
+            participant_id: spec.participant_id.clone(),
+        }
+        .append(w, now, None, Some(&spec.participant_id))?;
     }
     let session = SessionRow {
         session_id,
@@ -329,26 +363,26 @@ fn create_session(
         checkout: spec.checkout.clone(),
         branch: spec.branch.clone(),
         pid: spec.pid,
-        enforcement: spec.enforcement.clone(),
-        lifecycle: spec.lifecycle.clone(),
+        enforcement: spec.enforcement,
+        lifecycle: spec.lifecycle,
         opened_at: now,
         last_seen_at: now,
         closed_at: None,
     };
     w.insert_session(&session)?;
-    w.append_event(
-        "session.opened",
+    Event::SessionOpened {
+        session_id: session.session_id.clone(),
+        participant_id: session.participant_id.clone(),
+        harness: session.harness.clone(),
+        lifecycle: session.lifecycle,
+        enforcement: session.enforcement,
+        generation: 1,
+    }
+    .append(
+        w,
         now,
         Some(&session.session_id),
         Some(&session.participant_id),
-        &serde_json::json!({
-            "sessionId": session.session_id,
-            "participantId": session.participant_id,
-            "harness": session.harness,
-            "lifecycle": session.lifecycle,
-            "enforcement": session.enforcement,
-            "generation": 1,
-        }),
     )?;
     Ok(session)
 }

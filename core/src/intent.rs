@@ -1,18 +1,14 @@
 //! Intent: what a session says it is doing. Awareness only; it grants and blocks nothing.
 
-use serde_json::json;
-
 use crate::error::{AccError, AccResult};
+use crate::events::Event;
 use crate::identity::{Caller, verify_caller};
 use crate::{Core, claims};
 use acc_store::IntentRow;
+pub use acc_store::{IntentMode, IntentState};
 
 /// Longest intent summary, in characters.
 pub const MAX_SUMMARY_CHARS: usize = 280;
-/// Intent modes.
-pub const MODES: &[&str] = &["observe", "explore", "edit", "review", "coordinate", "wait"];
-/// Intent states.
-pub const STATES: &[&str] = &["active", "blocked", "waiting", "done"];
 /// Most resource hints one intent may carry.
 pub const MAX_HINTS: usize = 64;
 
@@ -29,21 +25,10 @@ pub struct IntentRequest {
     pub resource_hints: Vec<String>,
 }
 
-fn one_of(what: &str, value: &str, allowed: &[&str]) -> AccResult<()> {
-    if allowed.contains(&value) {
-        Ok(())
-    } else {
-        Err(AccError::usage(format!(
-            "{what} must be one of {}, got `{value}`",
-            allowed.join(", ")
-        )))
-    }
-}
-
 impl Core {
     /// Set the caller session's intent.
     pub fn set_intent(&mut self, caller: &Caller, request: &IntentRequest) -> AccResult<IntentRow> {
-        let (summary, state, hints) = validate(request)?;
+        let (summary, mode, state, hints) = validate(request)?;
         let summary = summary.as_str();
         let now = self.now();
         let workspace_id = self.workspace.id.clone();
@@ -52,18 +37,23 @@ impl Core {
             let intent = IntentRow {
                 session_id: session.session_id.clone(),
                 summary: summary.to_string(),
-                mode: request.mode.clone(),
-                state: state.clone(),
+                mode,
+                state,
                 resource_hints: hints.clone(),
                 updated_at: now,
             };
             w.upsert_intent(&intent)?;
-            w.append_event(
-                "intent.updated",
+            Event::IntentUpdated {
+                summary: intent.summary.clone(),
+                mode: intent.mode,
+                state: intent.state,
+                resource_hints: intent.resource_hints.clone(),
+            }
+            .append(
+                w,
                 now,
                 Some(&session.session_id),
                 Some(&session.participant_id),
-                &json!({ "summary": intent.summary, "mode": intent.mode, "state": intent.state, "resourceHints": intent.resource_hints }),
             )?;
             Ok(intent)
         })
@@ -72,7 +62,9 @@ impl Core {
 
 /// Validate an intent without touching the store: the trimmed summary, the state, and the
 /// canonical hints.
-pub fn validate(request: &IntentRequest) -> AccResult<(String, String, Vec<String>)> {
+pub fn validate(
+    request: &IntentRequest,
+) -> AccResult<(String, IntentMode, IntentState, Vec<String>)> {
     {
         let summary = request.summary.trim();
         if summary.is_empty() {
@@ -87,9 +79,11 @@ pub fn validate(request: &IntentRequest) -> AccResult<(String, String, Vec<Strin
         if summary.contains(['\n', '\r']) {
             return Err(AccError::usage("intent summary must be one line"));
         }
-        one_of("mode", &request.mode, MODES)?;
-        let state = request.state.clone().unwrap_or_else(|| "active".into());
-        one_of("state", &state, STATES)?;
+        let mode = AccError::parse::<IntentMode>(&request.mode)?;
+        let state = match &request.state {
+            Some(state) => AccError::parse::<IntentState>(state)?,
+            None => IntentState::Active,
+        };
         if request.resource_hints.len() > MAX_HINTS {
             return Err(AccError::usage(format!(
                 "at most {MAX_HINTS} resource hints"
@@ -100,7 +94,7 @@ pub fn validate(request: &IntentRequest) -> AccResult<(String, String, Vec<Strin
         } else {
             claims::normalize_unique(&request.resource_hints, "intent hints")?
         };
-        Ok((summary.to_string(), state, hints))
+        Ok((summary.to_string(), mode, state, hints))
     }
 }
 
@@ -113,12 +107,11 @@ impl Core {
             let session = verify_caller(w, &workspace_id, caller, now)?;
             let had = w.delete_intent(&session.session_id)?;
             if had {
-                w.append_event(
-                    "intent.cleared",
+                Event::IntentCleared {}.append(
+                    w,
                     now,
                     Some(&session.session_id),
                     Some(&session.participant_id),
-                    &json!({}),
                 )?;
             }
             Ok(had)

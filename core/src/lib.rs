@@ -10,6 +10,7 @@ use std::sync::Arc;
 pub mod clock;
 pub mod error;
 pub mod ids;
+pub mod wire;
 pub mod workspace;
 
 pub use error::{AccError, AccResult, ErrorCode};
@@ -20,6 +21,7 @@ use crate::workspace::Workspace;
 use acc_store::{Store, WorkspaceRecord};
 
 pub mod claims;
+pub mod events;
 pub mod identity;
 pub mod intent;
 pub mod messages;

@@ -6,17 +6,24 @@
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
-use serde_json::{Value, json};
+use serde_json::Value;
+
+use crate::wire::{
+    self, DecisionChange, Handoff, LogicalContent, MessageDetails, PresentDetails, PresentSession,
+    StoredArtifact,
+};
 use sha2::{Digest, Sha256};
 
 use crate::clock::Millis;
 use crate::error::{AccError, AccResult, ErrorCode};
+use crate::events::Event;
 use crate::identity::{Caller, Liveness, Presence, check_caller_allow_closed, presence};
 use crate::ids;
 use crate::{Core, resource};
 use acc_store::{
-    DecisionLink, HistoryFilter, MessageRow, Reader, ReceiptRow, ReceiptState, Writer,
+    DecisionAction, DecisionLink, HistoryFilter, MessageRow, Reader, ReceiptRow, Writer,
 };
+pub use acc_store::{MessageKind, Obligation, ReceiptState};
 
 /// Longest subject, in characters (one line).
 pub const MAX_SUBJECT_CHARS: usize = 500;
@@ -196,7 +203,12 @@ pub struct PruneReport {
     pub before_seq: i64,
 }
 
-fn kind_obligation(kind: &str, obligation: Option<&str>, addressed: bool) -> AccResult<String> {
+fn kind_obligation(
+    kind: MessageKind,
+    obligation: Option<&str>,
+    addressed: bool,
+) -> AccResult<Obligation> {
+    let kind = kind.as_str();
     let default = match kind {
         "question" | "request" => "reply",
         "handoff" if addressed => "acknowledge",
@@ -241,7 +253,7 @@ fn kind_obligation(kind: &str, obligation: Option<&str>, addressed: bool) -> Acc
             "an addressed handoff requires acknowledgement",
         ));
     }
-    Ok(obligation.to_string())
+    AccError::parse::<Obligation>(obligation)
 }
 
 fn check_line(what: &str, text: &str, max: usize, allow_empty: bool) -> AccResult<()> {
@@ -290,9 +302,12 @@ fn artifacts_value(artifacts: &[Artifact]) -> AccResult<Value> {
                 false,
             )?;
         }
-        out.push(json!({ "uri": uri, "description": artifact.description }));
+        out.push(StoredArtifact {
+            uri,
+            description: artifact.description.clone(),
+        });
     }
-    Ok(Value::Array(out))
+    Ok(wire::json(&out))
 }
 
 fn check_client_message_id(id: &Option<String>) -> AccResult<()> {
@@ -348,18 +363,13 @@ fn receipt_event(
     from: ReceiptState,
     now: Millis,
 ) -> AccResult<()> {
-    w.append_event(
-        "receipt.updated",
-        now,
-        None,
-        Some(&receipt.participant_id),
-        &json!({
-            "messageId": message.message_id,
-            "participantId": receipt.participant_id,
-            "from": from.as_str(),
-            "to": receipt.state.as_str(),
-        }),
-    )?;
+    Event::ReceiptUpdated {
+        message_id: message.message_id.clone(),
+        participant_id: receipt.participant_id.clone(),
+        from: from.as_str(),
+        to: receipt.state.as_str(),
+    }
+    .append(w, now, None, Some(&receipt.participant_id))?;
     Ok(())
 }
 
@@ -408,9 +418,13 @@ fn resolve_recipients(
                     .collect::<Vec<_>>(),
             ),
         };
-        let present: Vec<Value> = live
+        let present: Vec<PresentSession> = live
             .iter()
-            .map(|s| json!({ "participantId": s.participant_id, "harness": s.harness, "presence": presence(s, now, &*liveness).as_str() }))
+            .map(|s| PresentSession {
+                participant_id: s.participant_id.clone(),
+                harness: s.harness.clone(),
+                presence: presence(s, now, &*liveness).as_str(),
+            })
             .collect();
         let listing = live
             .iter()
@@ -442,7 +456,7 @@ fn resolve_recipients(
                         }
                     ),
                 )
-                .with_details(json!({ "present": present })));
+                .with_details(&PresentDetails { present: &present }));
             }
             _ => {
                 return Err(AccError::new(
@@ -451,7 +465,7 @@ fn resolve_recipients(
                         "several sessions of {name} are present; address one participant: {listing}"
                     ),
                 )
-                .with_details(json!({ "present": present })));
+                .with_details(&PresentDetails { present: &present }));
             }
         }
     }
@@ -461,40 +475,54 @@ fn resolve_recipients(
 /// A validated message, ready to record: everything decided before the transaction.
 #[derive(Debug, Clone)]
 pub struct Draft {
-    kind: String,
+    kind: MessageKind,
     obligation: Option<String>,
     to: Vec<String>,
     subject: String,
     body: String,
     artifacts: Value,
     handoff: Option<Value>,
-    change: Option<(&'static str, Vec<String>)>,
+    change: Option<(DecisionAction, Vec<String>)>,
     reply_to: Option<String>,
     client_message_id: Option<String>,
     finish: bool,
 }
 
-fn content_hash(draft: &Draft, obligation: &str, to: &[String]) -> String {
-    let logical = json!({
-        "kind": draft.kind,
-        "obligation": obligation,
-        "to": to,
-        "subject": draft.subject,
-        "body": draft.body,
-        "inReplyTo": draft.reply_to,
-        "artifacts": draft.artifacts,
-        "handoff": draft.handoff,
-        "decisionChange": draft.change.as_ref().map(|(action, targets)| json!({ "action": action, "messageIds": targets })),
+fn content_hash(draft: &Draft, obligation: Obligation, to: &[String]) -> String {
+    let logical = wire::json(&LogicalContent {
+        kind: draft.kind,
+        obligation,
+        to,
+        subject: &draft.subject,
+        body: &draft.body,
+        in_reply_to: draft.reply_to.as_deref(),
+        artifacts: &draft.artifacts,
+        handoff: draft.handoff.as_ref(),
+        decision_change: decision_change(draft),
     });
+    // `wire::json` gives objects with sorted keys: the same bytes as every earlier build hashed.
     ids::hex(&Sha256::digest(logical.to_string().as_bytes()))
+}
+
+/// A draft's decision change, as stored.
+fn decision_change(draft: &Draft) -> Option<DecisionChange> {
+    draft
+        .change
+        .as_ref()
+        .map(|(action, message_ids)| DecisionChange {
+            action: *action,
+            message_ids: message_ids.clone(),
+        })
 }
 
 impl Core {
     /// Validate a generic message without touching the store.
     pub fn prepare_message(request: &SendRequest) -> AccResult<Draft> {
-        let kind = request.kind.clone().unwrap_or_else(|| "note".into());
-        if !GENERIC_KINDS.contains(&kind.as_str()) {
-            let hint = match kind.as_str() {
+        let kind_text = request.kind.as_deref().unwrap_or("note");
+        let kind = MessageKind::parse(kind_text).filter(|k| GENERIC_KINDS.contains(&k.as_str()));
+        let Some(kind) = kind else {
+            let kind = kind_text;
+            let hint = match kind {
                 "answer" => "; answer through reply, which links the thread",
                 "handoff" => "; hand off through finish, which records the structured payload",
                 _ => "",
@@ -503,9 +531,9 @@ impl Core {
                 "message kind must be one of {}, got `{kind}`{hint}",
                 GENERIC_KINDS.join(", ")
             )));
-        }
+        };
         check_line("subject", &request.subject, MAX_SUBJECT_CHARS, false)?;
-        check_body(&request.body, kind == "request")?;
+        check_body(&request.body, kind == MessageKind::Request)?;
         check_client_message_id(&request.client_message_id)?;
         if request.to.len() > MAX_RECIPIENTS {
             return Err(AccError::usage(format!(
@@ -518,15 +546,15 @@ impl Core {
                 return Err(AccError::usage("give supersedes or withdraws, not both"));
             }
             (false, true) => Some((
-                "replace",
+                DecisionAction::Replace,
                 unique_message_ids("supersedes", &request.supersedes)?,
             )),
             (true, false) => Some((
-                "withdraw",
+                DecisionAction::Withdraw,
                 unique_message_ids("withdraws", &request.withdraws)?,
             )),
         };
-        if change.is_some() && kind != "decision" {
+        if change.is_some() && kind != MessageKind::Decision {
             return Err(AccError::usage(
                 "supersedes and withdraws apply only to kind decision",
             ));
@@ -534,9 +562,9 @@ impl Core {
         // Obligation and addressing are checked now where they can be; a decision change's
         // inherited recipients are known only inside the transaction.
         if change.is_none() {
-            kind_obligation(&kind, request.obligation.as_deref(), !request.to.is_empty())?;
+            kind_obligation(kind, request.obligation.as_deref(), !request.to.is_empty())?;
         } else {
-            kind_obligation(&kind, request.obligation.as_deref(), true)?;
+            kind_obligation(kind, request.obligation.as_deref(), true)?;
         }
         let draft = Draft {
             kind,
@@ -563,7 +591,7 @@ impl Core {
         check_body(&request.body, false)?;
         check_client_message_id(&request.client_message_id)?;
         let draft = Draft {
-            kind: "answer".into(),
+            kind: MessageKind::Answer,
             obligation: None,
             to: Vec::new(),
             subject: request.subject.clone().unwrap_or_default(),
@@ -624,13 +652,13 @@ impl Core {
                 }
             })?;
         }
-        let handoff = json!({
-            "goal": request.goal,
-            "status": status,
-            "completed": request.completed,
-            "remaining": request.remaining,
-            "blockers": request.blockers,
-            "verification": request.verification,
+        let handoff = wire::json(&Handoff {
+            goal: request.goal.clone(),
+            status: status.clone(),
+            completed: request.completed.clone(),
+            remaining: request.remaining.clone(),
+            blockers: request.blockers.clone(),
+            verification: request.verification.clone(),
         });
         let mut body = format!("goal: {}\nstatus: {status}\n", request.goal);
         for (what, list) in [
@@ -653,7 +681,7 @@ impl Core {
             .collect();
         let to: Vec<String> = request.to.iter().cloned().collect();
         let draft = Draft {
-            kind: "handoff".into(),
+            kind: MessageKind::Handoff,
             obligation: None,
             to,
             subject,
@@ -744,7 +772,7 @@ impl Core {
                 let decision = decision_status(&w.reader(), &message)?;
                 return Ok(Received { message: MessageView { message, decision }, receipt });
             }
-            if message.obligation == "reply" {
+            if message.obligation == Obligation::Reply {
                 return Err(AccError::new(
                     ErrorCode::ReplyRequired,
                     format!(
@@ -934,15 +962,22 @@ impl Core {
             }
             let message_ids: Vec<String> = candidates.into_iter().map(|m| m.message_id).collect();
             if !message_ids.is_empty() {
-                w.append_event(
-                    "messages.pruned",
+                Event::MessagesPruned {
+                    message_ids: message_ids.clone(),
+                    before_cursor: crate::status::format_cursor(before_seq),
+                }
+                .append(
+                    w,
                     now,
                     Some(&session.session_id),
                     Some(&session.participant_id),
-                    &json!({ "messageIds": message_ids, "beforeCursor": crate::status::format_cursor(before_seq) }),
                 )?;
             }
-            Ok(PruneReport { message_ids, applied: true, before_seq })
+            Ok(PruneReport {
+                message_ids,
+                applied: true,
+                before_seq,
+            })
         })
     }
 }
@@ -1054,7 +1089,7 @@ pub fn decision_status(
     reader: &Reader<'_>,
     message: &MessageRow,
 ) -> AccResult<Option<DecisionStatus>> {
-    if message.kind != "decision" {
+    if message.kind != MessageKind::Decision {
         return Ok(None);
     }
     let mut seen = BTreeSet::from([message.seq]);
@@ -1185,7 +1220,7 @@ struct Addressed {
     /// The addressed participants (empty for a room record).
     to: Vec<String>,
     subject: String,
-    obligation: String,
+    obligation: Obligation,
     /// The content hash idempotency compares.
     hash: String,
 }
@@ -1231,7 +1266,7 @@ fn address(
                     format!("decision `{id}` does not exist"),
                 ));
             };
-            if target.kind != "decision" {
+            if target.kind != MessageKind::Decision {
                 return Err(AccError::new(
                     ErrorCode::InvalidData,
                     format!(
@@ -1268,8 +1303,8 @@ fn address(
     let mut all: BTreeSet<String> = explicit.drain(..).collect();
     all.extend(inherited);
     let to: Vec<String> = all.into_iter().collect();
-    let obligation = kind_obligation(&draft.kind, draft.obligation.as_deref(), !to.is_empty())?;
-    let hash = content_hash(draft, &obligation, &hash_to);
+    let obligation = kind_obligation(draft.kind, draft.obligation.as_deref(), !to.is_empty())?;
+    let hash = content_hash(draft, obligation, &hash_to);
     Ok(Addressed {
         thread_id,
         original,
@@ -1300,7 +1335,9 @@ fn replay(
             ErrorCode::IdempotencyConflict,
             format!("clientMessageId `{key}` was already used by `{sender}` for a different message ({})", existing.message_id),
         )
-        .with_details(json!({ "messageId": existing.message_id })));
+        .with_details(&MessageDetails {
+            message_id: &existing.message_id,
+        }));
     }
     let receipts = reader.receipts_of(existing.seq)?;
     let original_receipt = match &existing.in_reply_to {
@@ -1356,37 +1393,29 @@ fn write_message(
         from_participant_id: sender.clone(),
         from_session_id: session.session_id.clone(),
         to_participant_ids: addressed.to,
-        kind: draft.kind.clone(),
+        kind: draft.kind,
         obligation: addressed.obligation,
         subject: addressed.subject,
         body: draft.body.clone(),
         in_reply_to: draft.reply_to.clone(),
         artifacts: draft.artifacts.clone(),
         handoff: draft.handoff.clone(),
-        decision_change: draft
-            .change
-            .as_ref()
-            .map(|(action, ids)| json!({ "action": action, "messageIds": ids })),
+        decision_change: decision_change(draft).map(|change| wire::json(&change)),
         content_hash: addressed.hash,
         sent_at: now,
         event_seq,
     };
-    let recorded = w.append_event(
-        "message.recorded",
-        now,
-        Some(&session.session_id),
-        Some(&sender),
-        &json!({
-            "messageId": message.message_id,
-            "threadId": message.thread_id,
-            "kind": message.kind,
-            "obligation": message.obligation,
-            "fromParticipantId": sender,
-            "toParticipantIds": message.to_participant_ids,
-            "recipientCount": recipients.len(),
-            "inReplyTo": message.in_reply_to,
-        }),
-    )?;
+    let recorded = Event::MessageRecorded {
+        message_id: message.message_id.clone(),
+        thread_id: message.thread_id.clone(),
+        kind: message.kind,
+        obligation: message.obligation,
+        from_participant_id: sender.clone(),
+        to_participant_ids: message.to_participant_ids.clone(),
+        recipient_count: recipients.len(),
+        in_reply_to: message.in_reply_to.clone(),
+    }
+    .append(w, now, Some(&session.session_id), Some(&sender))?;
     debug_assert_eq!(recorded, event_seq);
     message.seq = w.insert_message(&message)?;
     let mut receipts = Vec::with_capacity(recipients.len());
@@ -1396,8 +1425,8 @@ fn write_message(
             participant_id: participant,
             state: ReceiptState::Queued,
             updated_at: now,
-            extensions: json!({}),
-            obligation: message.obligation.clone(),
+            extensions: Value::Object(serde_json::Map::new()),
+            obligation: message.obligation,
             addressed: !message.to_participant_ids.is_empty(),
         };
         w.insert_receipt(&receipt)?;
@@ -1408,7 +1437,7 @@ fn write_message(
             w.insert_link(&DecisionLink {
                 from_seq: message.seq,
                 to_seq: target.seq,
-                action: (*action).into(),
+                action: *action,
             })?;
         }
     }
@@ -1439,23 +1468,24 @@ fn settle(
         let sender = &session.participant_id;
         for claim in w.reader().claims_of_session(&session.session_id)? {
             w.delete_claim(&claim.claim_id)?;
-            w.append_event(
-                "claim.released",
-                now,
-                Some(&session.session_id),
-                Some(sender),
-                &json!({ "claimId": claim.claim_id, "resource": claim.resource, "reason": "finish" }),
-            )?;
+            Event::ClaimReleased {
+                claim_id: claim.claim_id.clone(),
+                resource: claim.resource.clone(),
+                reason: Some("finish"),
+            }
+            .append(w, now, Some(&session.session_id), Some(sender))?;
             released_claims.push(claim.claim_id);
         }
         w.close_session(&session.session_id, now)?;
-        w.append_event(
-            "session.closed",
-            now,
-            Some(&session.session_id),
-            Some(sender),
-            &json!({ "sessionId": session.session_id, "reason": "finish", "handoffMessageId": message.message_id }),
-        )?;
+        Event::SessionClosed {
+            session_id: session.session_id.clone(),
+            reason: "finish",
+            handoff_message_id: Some(message.message_id.clone()),
+        }
+        .append(w, now, Some(&session.session_id), Some(sender))?;
     }
     Ok((original_receipt, released_claims))
 }
+
+#[cfg(test)]
+mod tests;

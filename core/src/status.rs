@@ -5,7 +5,10 @@ use crate::error::{AccError, AccResult};
 use crate::identity::{Liveness, Presence, presence};
 use crate::workspace::ClaimPolicy;
 use crate::{Core, claims, resource};
-use acc_store::{ClaimRow, EventRow, IntentRow, ParticipantRow, Reader, SessionRow};
+use acc_store::{
+    ClaimMode, ClaimRow, Enforcement, EventRow, IntentRow, IntentState, ParticipantRow, Reader,
+    SessionRow,
+};
 
 /// Default sync event page.
 pub const DEFAULT_EVENT_PAGE: i64 = 100;
@@ -165,7 +168,9 @@ pub fn protection(policy: ClaimPolicy, sessions: &[SessionState]) -> &'static st
         .collect();
     if policy == ClaimPolicy::Guarded
         && !live.is_empty()
-        && live.iter().all(|s| s.session.enforcement == "guarded")
+        && live
+            .iter()
+            .all(|s| s.session.enforcement == Enforcement::Guarded)
     {
         "guarded"
     } else {
@@ -200,14 +205,14 @@ pub fn claim_attention(
         let Some(intent) = &wanting.intent else {
             continue;
         };
-        if intent.state == "done" {
+        if intent.state == IntentState::Done {
             continue;
         }
         for hint in &intent.resource_hints {
             let (exact, ranges) = resource::overlap_candidates(hint);
             for claim in reader.claims_matching(&exact, &ranges)? {
                 if claim.session_id == wanting.session.session_id
-                    || claim.mode != "exclusive"
+                    || claim.mode != ClaimMode::Exclusive
                     || !claims::is_live(&claim, now)
                     || !resource::overlaps(hint, &claim.resource)
                 {
@@ -308,7 +313,7 @@ impl Core {
                 .map(|claim| ClaimState {
                     live: claims::is_live(&claim, now),
                     effective_enforcement: if report.protection == "guarded"
-                        && claim.enforcement == "guarded"
+                        && claim.enforcement == Enforcement::Guarded
                     {
                         "guarded"
                     } else {

@@ -580,7 +580,9 @@ pub fn verify(dir: &Path, plugins: &crate::plugins::Plugins) -> AccResult<Verify
             });
             continue;
         }
-        let request = serde_json::json!({ "timeoutMs": 3000 }).to_string();
+        let request =
+            serde_json::to_string(&acc_adapter_api::wire::ProbeRequest { timeout_ms: 3000 })
+                .map_err(|e| AccError::internal(e.to_string()))?;
         let client_version = adapter
             .call(
                 crate::plugins::Operation::Probe,

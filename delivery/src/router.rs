@@ -14,15 +14,19 @@ use acc_adapter_api::wire::{
     RenderRequest, Repeat,
 };
 use acc_adapter_api::{OfferKind, OfferStatus};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use acc_clients::Client;
 use acc_core::Core;
 use acc_core::clock::{Millis, format_timestamp};
 use acc_core::error::{AccError, AccResult, ErrorCode};
+use acc_core::events::{Event, OfferEvent, OfferRecord};
 use acc_core::identity::{Caller, Presence, check_caller, presence, verify_caller};
 use acc_core::messages::{DecisionStatus, MessageView, advance};
-use acc_store::{BindingRow, MessageRow, ReceiptRow, ReceiptState, Writer};
+use acc_core::wire;
+use acc_store::{
+    BindingRow, LivePolicy, MessageKind, MessageRow, ReceiptRow, ReceiptState, Writer,
+};
 
 use crate::plugins::{DEFAULT_DEADLINE, LoadedAdapter, OFFER_DEADLINE, Operation, Plugins};
 
@@ -35,8 +39,6 @@ pub const NEXT_TURN: &str = "next-turn";
 pub const NEXT_TURN_WINDOW: i64 = 100;
 /// A live offer is shown once more by next-turn after this long without retrieval.
 pub const REPEAT_AFTER_MS: Millis = 15 * 60_000;
-/// Live policies.
-pub const POLICIES: &[&str] = &["off", "actionable", "all"];
 /// The safe closed error codes an offer may end with.
 pub const SAFE_CODES: &[&str] = &[
     "ambiguous_recipient_sessions",
@@ -93,8 +95,8 @@ pub fn envelope(view: &MessageView, workspace_id: &str) -> Envelope {
         from_participant_id: m.from_participant_id.clone(),
         from_session_id: m.from_session_id.clone(),
         to_participant_ids: m.to_participant_ids.clone(),
-        kind: m.kind.clone(),
-        obligation: m.obligation.clone(),
+        kind: m.kind.as_str().to_string(),
+        obligation: m.obligation.as_str().to_string(),
         subject: m.subject.clone(),
         body: m.body.clone(),
         in_reply_to: m.in_reply_to.clone(),
@@ -107,15 +109,15 @@ pub fn envelope(view: &MessageView, workspace_id: &str) -> Envelope {
 }
 
 /// A decision's status as the envelope carries it.
-fn decision_status(status: &DecisionStatus) -> Value {
-    json!({
-        "state": status.state,
-        "isHead": status.is_head,
-        "conflicted": status.conflicted,
-        "headCount": status.head_count,
-        "currentMessageId": status.current_message_id,
-        "groupId": status.group_id,
-    })
+fn decision_status(status: &DecisionStatus) -> acc_adapter_api::wire::DecisionStatus {
+    acc_adapter_api::wire::DecisionStatus {
+        state: status.state.to_string(),
+        is_head: status.is_head,
+        conflicted: status.conflicted,
+        head_count: status.head_count as u64,
+        current_message_id: status.current_message_id.clone(),
+        group_id: status.group_id.clone(),
+    }
 }
 
 /// The outcomes read off receipts as they stand (replays of an idempotent send).
@@ -134,15 +136,18 @@ pub fn current_outcomes(receipts: &[ReceiptRow]) -> Vec<DeliveryOutcome> {
 }
 
 /// Whether the recipient's policy lets this message be pushed live.
-pub fn policy_allows(policy: &str, message: &MessageRow) -> bool {
+pub fn policy_allows(policy: LivePolicy, message: &MessageRow) -> bool {
     match policy {
-        "all" => true,
-        "actionable" => match message.kind.as_str() {
-            "question" | "request" | "answer" | "decision" => true,
-            "handoff" => !message.to_participant_ids.is_empty(),
-            _ => false,
+        LivePolicy::All => true,
+        LivePolicy::Actionable => match message.kind {
+            MessageKind::Question
+            | MessageKind::Request
+            | MessageKind::Answer
+            | MessageKind::Decision => true,
+            MessageKind::Handoff => !message.to_participant_ids.is_empty(),
+            MessageKind::Note => false,
         },
-        _ => false,
+        LivePolicy::Off => false,
     }
 }
 
@@ -186,10 +191,6 @@ pub fn admits(adapter: &LoadedAdapter, client_version: &str) -> Result<(), &'sta
     Ok(())
 }
 
-fn offer_record(transport: &str, at: Millis) -> Value {
-    json!({ "transport": transport, "at": format_timestamp(at), "repeatedAt": null })
-}
-
 /// One delivery attempt: which message, to whom, through what. Builds the attempt events,
 /// which never carry a body.
 struct Attempt<'a> {
@@ -203,20 +204,25 @@ struct Attempt<'a> {
 }
 
 impl Attempt<'_> {
-    fn event(&self, extra: Value) -> Value {
-        let mut event = json!({
-            "messageId": self.message.message_id,
-            "recipientParticipantId": self.recipient,
-            "targetSessionId": self.session_id,
-            "targetGeneration": self.generation,
-            "transport": self.transport,
-            "adapter": self.adapter,
-            "clientVersion": self.client_version,
-        });
-        if let (Value::Object(map), Value::Object(more)) = (&mut event, extra) {
-            map.extend(more);
-        }
-        event
+    /// The attempt's event: succeeded, failed with `error_code`, or the one `repeat`.
+    fn event(&self, error_code: Option<&str>, repeat: bool) -> Event {
+        Event::Offer(OfferEvent {
+            message_id: self.message.message_id.clone(),
+            recipient_participant_id: self.recipient.to_string(),
+            target_session_id: self.session_id.to_string(),
+            target_generation: self.generation,
+            transport: self.transport.to_string(),
+            adapter: self.adapter.to_string(),
+            client_version: self.client_version.to_string(),
+            error_code: error_code.map(str::to_string),
+            repeat,
+        })
+    }
+
+    /// Append one of the attempt's events.
+    fn append(&self, w: &mut Writer<'_>, event: Event, now: Millis) -> AccResult<()> {
+        event.append(w, now, Some(self.session_id), Some(self.recipient))?;
+        Ok(())
     }
 
     /// Record a successful offer: the event and the receipt `offered`, if the target is still
@@ -237,29 +243,19 @@ impl Attempt<'_> {
         }
         advance(&mut receipt, ReceiptState::Offered, now)?;
         if let Value::Object(map) = &mut receipt.extensions {
-            map.insert("offer".into(), offer_record(self.transport, now));
+            map.insert(
+                "offer".into(),
+                wire::json(&OfferRecord::new(self.transport, now)),
+            );
         }
         w.update_receipt(&receipt)?;
-        w.append_event(
-            "message.offer_succeeded",
-            now,
-            Some(self.session_id),
-            Some(self.recipient),
-            &self.event(json!({})),
-        )?;
+        self.append(w, self.event(None, false), now)?;
         Ok(true)
     }
 
     /// Record a failed offer; the receipt stays queued.
     fn record_failed(&self, w: &mut Writer<'_>, code: &str, now: Millis) -> AccResult<()> {
-        w.append_event(
-            "message.offer_failed",
-            now,
-            Some(self.session_id),
-            Some(self.recipient),
-            &self.event(json!({ "errorCode": code })),
-        )?;
-        Ok(())
+        self.append(w, self.event(Some(code), false), now)
     }
 
     /// Record one repeat: another `offer_succeeded` with `repeat: true` and `repeatedAt`,
@@ -279,14 +275,7 @@ impl Attempt<'_> {
             offer.insert("repeatedAt".into(), Value::from(format_timestamp(now)));
         }
         w.update_receipt(&receipt)?;
-        w.append_event(
-            "message.offer_succeeded",
-            now,
-            Some(self.session_id),
-            Some(self.recipient),
-            &self.event(json!({ "repeat": true })),
-        )?;
-        Ok(())
+        self.append(w, self.event(None, true), now)
     }
 }
 
@@ -313,7 +302,7 @@ pub fn consent_source(adapter: &LoadedAdapter, endpoint: &Value) -> Option<(Clie
 pub trait ConsentRecords: Send + Sync {
     /// The live policy recorded for the client's installation whose configuration directory
     /// is `dir` (`off` when nothing is recorded).
-    fn recorded(&self, client: Client, dir: &Path) -> String;
+    fn recorded(&self, client: Client, dir: &Path) -> LivePolicy;
 }
 
 /// No installation records anywhere: every live push into Claude Code or Codex is off.
@@ -321,8 +310,8 @@ pub trait ConsentRecords: Send + Sync {
 pub struct NoRecords;
 
 impl ConsentRecords for NoRecords {
-    fn recorded(&self, _client: Client, _dir: &Path) -> String {
-        "off".into()
+    fn recorded(&self, _client: Client, _dir: &Path) -> LivePolicy {
+        LivePolicy::Off
     }
 }
 
@@ -332,14 +321,14 @@ impl ConsentRecords for NoRecords {
 fn consented_policy(
     records: &dyn ConsentRecords,
     adapter: &LoadedAdapter,
-    requested: &str,
+    requested: LivePolicy,
     endpoint: &Value,
-) -> AccResult<String> {
+) -> AccResult<LivePolicy> {
     let Some((client, dir)) = consent_source(adapter, endpoint) else {
-        return Ok(requested.to_string());
+        return Ok(requested);
     };
     let consent = recorded_consent(records, client, &dir);
-    if consent == "off" && requested != "off" {
+    if consent == LivePolicy::Off && requested != LivePolicy::Off {
         return Err(AccError::new(
             ErrorCode::InvalidData,
             format!(
@@ -350,21 +339,15 @@ fn consented_policy(
             ),
         ));
     }
-    Ok(narrower(requested, &consent).to_string())
+    Ok(requested.min(consent))
 }
 
 /// The recorded consent; `off` for an endpoint that names no directory.
-fn recorded_consent(records: &dyn ConsentRecords, client: Client, dir: &Path) -> String {
+fn recorded_consent(records: &dyn ConsentRecords, client: Client, dir: &Path) -> LivePolicy {
     if dir.as_os_str().is_empty() {
-        return "off".into();
+        return LivePolicy::Off;
     }
     records.recorded(client, dir)
-}
-
-/// The narrower of two live policies (`off` < `actionable` < `all`).
-fn narrower<'a>(a: &'a str, b: &'a str) -> &'a str {
-    let rank = |p: &str| POLICIES.iter().position(|x| *x == p).unwrap_or(0);
-    if rank(a) <= rank(b) { a } else { b }
 }
 
 fn safe_code(code: &str) -> &str {
@@ -394,7 +377,7 @@ pub struct Delivery {
     records: Arc<dyn ConsentRecords>,
     /// The live-delivery consent to use instead of the installation record's (the capture
     /// tool, which drives a client it started itself).
-    pub consent_override: Option<String>,
+    pub consent_override: Option<LivePolicy>,
 }
 
 impl std::fmt::Debug for Delivery {
@@ -546,7 +529,7 @@ impl Delivery {
             else {
                 return Ok(Route::Done(outcome(recipient, "queued", DURABLE, None)));
             };
-            if !policy_allows(&binding.live_policy, message) {
+            if !policy_allows(binding.live_policy, message) {
                 return Ok(Route::Done(outcome(
                     recipient,
                     "queued",
@@ -592,7 +575,7 @@ impl Delivery {
             consent_source(&adapter, &binding.endpoint).filter(|_| self.consent_override.is_none())
         {
             let consent = recorded_consent(&*self.records, client, &dir);
-            if !policy_allows(narrower(&binding.live_policy, &consent), message) {
+            if !policy_allows(binding.live_policy.min(consent), message) {
                 return Ok(outcome(
                     recipient,
                     "queued",
@@ -767,14 +750,9 @@ impl Delivery {
         core: &mut Core,
         caller: &Caller,
         adapter_id: &str,
-        live_policy: &str,
+        live_policy: LivePolicy,
         endpoint: &Value,
     ) -> AccResult<BindingRow> {
-        if !POLICIES.contains(&live_policy) {
-            return Err(AccError::usage(format!(
-                "live policy must be off, actionable or all, got `{live_policy}`"
-            )));
-        }
         let workspace_id = core.workspace.id.clone();
         let session = {
             let store = core.store_for_write()?;
@@ -800,10 +778,9 @@ impl Delivery {
             ));
         };
         let live_policy = match &self.consent_override {
-            Some(_) => live_policy.to_string(),
+            Some(_) => live_policy,
             None => consented_policy(&*self.records, &adapter, live_policy, endpoint)?,
         };
-        let live_policy = live_policy.as_str();
         let answer = self.handshake(
             &adapter,
             &session.session_id,
@@ -818,7 +795,7 @@ impl Delivery {
             adapter_id: adapter.adapter_id.clone(),
             client_version: answer.client_version,
             modes: answer.modes,
-            live_policy: live_policy.to_string(),
+            live_policy,
             endpoint_ref: answer.endpoint_ref,
             endpoint: endpoint.clone(),
             lease_until: now + (answer.lease_seconds as i64) * 1000,

@@ -14,7 +14,8 @@ pub use acc_delivery::router::*;
 use crate::core::Core;
 use crate::core::identity::Caller;
 use crate::core::messages::{Draft, FinishRequest, MessageView, ReplyRequest, SendRequest};
-use crate::error::AccResult;
+use crate::error::{AccError, AccResult};
+use crate::store::LivePolicy;
 use crate::store::ReceiptRow;
 
 /// The consent `acc install --delivery` recorded in each installation's record.
@@ -22,8 +23,11 @@ use crate::store::ReceiptRow;
 pub struct InstalledConsent;
 
 impl ConsentRecords for InstalledConsent {
-    fn recorded(&self, client: Client, dir: &Path) -> String {
-        crate::install::recorded_delivery(&crate::install::Target::in_config_dir(client, dir))
+    fn recorded(&self, client: Client, dir: &Path) -> LivePolicy {
+        // A record that names no policy this build knows grants nothing.
+        let recorded =
+            crate::install::recorded_delivery(&crate::install::Target::in_config_dir(client, dir));
+        LivePolicy::parse(&recorded).unwrap_or(LivePolicy::Off)
     }
 }
 
@@ -66,6 +70,7 @@ impl App {
         live_policy: &str,
         endpoint: &serde_json::Value,
     ) -> AccResult<crate::store::BindingRow> {
+        let live_policy = AccError::parse::<LivePolicy>(live_policy)?;
         self.delivery
             .bind(&mut self.core, caller, adapter_id, live_policy, endpoint)
     }
@@ -161,8 +166,8 @@ mod tests {
                 from_participant_id: "alice".into(),
                 from_session_id: "session_0123456789abcdefghijkl".into(),
                 to_participant_ids: vec!["bob".into()],
-                kind: "question".into(),
-                obligation: "reply".into(),
+                kind: crate::store::MessageKind::Question,
+                obligation: crate::store::Obligation::Reply,
                 subject: "which branch is release?".into(),
                 body: "line one\n~~~~ not a fence".into(),
                 in_reply_to: None,

@@ -190,8 +190,8 @@ impl Context {
             checkout,
             branch,
             pid,
-            enforcement: "advisory".into(),
-            lifecycle: "managed".into(),
+            enforcement: crate::store::Enforcement::Advisory,
+            lifecycle: crate::store::Lifecycle::Managed,
         };
         let source = text(payload, "source").unwrap_or("startup");
         let rotate = event == "SessionStart" && !matches!(source, "resume" | "compact");

@@ -16,10 +16,10 @@ fn binding_from(row: &Row<'_>) -> rusqlite::Result<BindingRow> {
         generation: row.get(1)?,
         adapter_id: row.get(2)?,
         client_version: row.get(3)?,
-        modes: serde_json::from_str(&modes).unwrap_or_default(),
+        modes: parse_json(&modes)?,
         live_policy: row.get(5)?,
         endpoint_ref: row.get(6)?,
-        endpoint: parse_json(&endpoint),
+        endpoint: parse_json(&endpoint)?,
         lease_until: row.get(8)?,
         created_at: row.get(9)?,
     })

@@ -19,8 +19,10 @@ use std::time::Duration;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
 use serde_json::Value;
 
+mod closed;
 mod error;
 mod rows;
+pub use closed::*;
 pub use error::{StoreError, StoreErrorKind, StoreResult};
 pub use rows::*;
 
@@ -391,8 +393,12 @@ fn json_text(value: &Value) -> String {
     value.to_string()
 }
 
-fn parse_json(text: &str) -> Value {
-    serde_json::from_str(text).unwrap_or(Value::Null)
+/// A JSON column read back: text that does not parse as what the store wrote is damage
+/// (`StoreErrorKind::Corrupt` through the conversion failure), never a silent default.
+fn parse_json<T: serde::de::DeserializeOwned>(text: &str) -> rusqlite::Result<T> {
+    serde_json::from_str(text).map_err(|e| {
+        rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, Box::new(e))
+    })
 }
 
 mod bindings;

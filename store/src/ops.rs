@@ -57,7 +57,7 @@ fn intent_from(row: &Row<'_>) -> rusqlite::Result<IntentRow> {
         summary: row.get(1)?,
         mode: row.get(2)?,
         state: row.get(3)?,
-        resource_hints: serde_json::from_str(&hints).unwrap_or_default(),
+        resource_hints: parse_json(&hints)?,
         updated_at: row.get(5)?,
     })
 }
@@ -70,7 +70,7 @@ fn event_from(row: &Row<'_>) -> rusqlite::Result<EventRow> {
         at: row.get(2)?,
         session_id: row.get(3)?,
         participant_id: row.get(4)?,
-        data: parse_json(&data),
+        data: parse_json(&data)?,
     })
 }
 

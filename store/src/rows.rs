@@ -2,6 +2,11 @@
 
 use serde_json::Value;
 
+use crate::closed::{
+    ClaimMode, DecisionAction, Enforcement, IntentMode, IntentState, Lifecycle, LivePolicy,
+    MessageKind, Obligation, ReceiptState,
+};
+
 use crate::Millis;
 
 /// A session row.
@@ -28,9 +33,9 @@ pub struct SessionRow {
     /// Process id of the client, when known.
     pub pid: Option<i64>,
     /// `advisory` or `guarded`.
-    pub enforcement: String,
+    pub enforcement: Enforcement,
     /// `manual` or `managed`.
-    pub lifecycle: String,
+    pub lifecycle: Lifecycle,
     /// Opened.
     pub opened_at: Millis,
     /// Last heartbeat.
@@ -47,9 +52,9 @@ pub struct IntentRow {
     /// Summary.
     pub summary: String,
     /// `observe|explore|edit|review|coordinate|wait`.
-    pub mode: String,
+    pub mode: IntentMode,
     /// `active|blocked|waiting|done`.
-    pub state: String,
+    pub state: IntentState,
     /// Canonical resource hints.
     pub resource_hints: Vec<String>,
     /// Last update.
@@ -71,9 +76,9 @@ pub struct ClaimRow {
     /// Canonical resource URI.
     pub resource: String,
     /// `shared` or `exclusive`.
-    pub mode: String,
+    pub mode: ClaimMode,
     /// `advisory` or `guarded`.
-    pub enforcement: String,
+    pub enforcement: Enforcement,
     /// Reason given.
     pub reason: Option<String>,
     /// First acquired.
@@ -130,9 +135,9 @@ pub struct MessageRow {
     /// Addressed recipients, sorted; empty for a room record.
     pub to_participant_ids: Vec<String>,
     /// Kind.
-    pub kind: String,
+    pub kind: MessageKind,
     /// Obligation.
-    pub obligation: String,
+    pub obligation: Obligation,
     /// Subject.
     pub subject: String,
     /// Body.
@@ -167,72 +172,9 @@ pub struct ReceiptRow {
     /// Extensions (JSON object; `offer` lives here).
     pub extensions: Value,
     /// The message's obligation (copied, immutable).
-    pub obligation: String,
+    pub obligation: Obligation,
     /// Whether the message was addressed (not a room record; copied, immutable).
     pub addressed: bool,
-}
-
-/// How far a message got for one recipient; it only moves forward, in this order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum ReceiptState {
-    /// Recorded durably; nothing more is known.
-    Queued,
-    /// A transport carried the bytes (not proof anyone read them).
-    Offered,
-    /// The recipient read the body exactly.
-    Retrieved,
-    /// The recipient acknowledged or replied.
-    Acknowledged,
-}
-
-impl ReceiptState {
-    /// Every state, in order.
-    pub const ALL: [Self; 4] = [
-        Self::Queued,
-        Self::Offered,
-        Self::Retrieved,
-        Self::Acknowledged,
-    ];
-
-    /// The stable string form (stored, printed, published).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Queued => "queued",
-            Self::Offered => "offered",
-            Self::Retrieved => "retrieved",
-            Self::Acknowledged => "acknowledged",
-        }
-    }
-
-    /// The state a string names.
-    pub fn parse(text: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|s| s.as_str() == text)
-    }
-}
-
-impl std::fmt::Display for ReceiptState {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl rusqlite::types::ToSql for ReceiptState {
-    fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
-        Ok(self.as_str().into())
-    }
-}
-
-impl rusqlite::types::FromSql for ReceiptState {
-    /// A stored state ACC does not know is a damaged store (`StoreErrorKind::Corrupt`), never a
-    /// silent default.
-    fn column_result(value: rusqlite::types::ValueRef<'_>) -> rusqlite::types::FromSqlResult<Self> {
-        let text = value.as_str()?;
-        Self::parse(text).ok_or_else(|| {
-            rusqlite::types::FromSqlError::Other(
-                format!("unknown receipt state `{}`", text.escape_debug()).into(),
-            )
-        })
-    }
 }
 
 /// A decision link: `from` replaces or withdraws `to`.
@@ -243,7 +185,7 @@ pub struct DecisionLink {
     /// The changed decision.
     pub to_seq: i64,
     /// `replace` or `withdraw`.
-    pub action: String,
+    pub action: DecisionAction,
 }
 
 /// An ephemeral delivery binding (never part of the durable snapshot).
@@ -260,7 +202,7 @@ pub struct BindingRow {
     /// Modes the endpoint offers.
     pub modes: Vec<String>,
     /// `off`, `actionable` or `all`.
-    pub live_policy: String,
+    pub live_policy: LivePolicy,
     /// Opaque endpoint reference (never shown).
     pub endpoint_ref: String,
     /// The endpoint facts given at binding time (for lease refresh; never shown).

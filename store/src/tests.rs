@@ -95,9 +95,9 @@ fn a_new_store_records_its_versions_and_refuses_another_workspace() {
     assert_eq!(error.kind, StoreErrorKind::Corrupt);
 }
 
-#[test]
-fn a_receipt_state_the_store_does_not_know_is_damage_not_a_default() {
-    let (_temp, mut store) = store();
+/// A store with one message to bob and bob's receipt; returns the message's seq.
+fn one_message() -> (tempfile::TempDir, Store, i64) {
+    let (temp, mut store) = store();
     let seq = store
         .write(|w| {
             let message = MessageRow {
@@ -108,8 +108,8 @@ fn a_receipt_state_the_store_does_not_know_is_damage_not_a_default() {
                 from_participant_id: "alice".into(),
                 from_session_id: "session_a".into(),
                 to_participant_ids: vec!["bob".into()],
-                kind: "note".into(),
-                obligation: "none".into(),
+                kind: crate::MessageKind::Note,
+                obligation: crate::Obligation::None,
                 subject: "s".into(),
                 body: "b".into(),
                 in_reply_to: None,
@@ -127,22 +127,45 @@ fn a_receipt_state_the_store_does_not_know_is_damage_not_a_default() {
                 state: ReceiptState::Offered,
                 updated_at: 1,
                 extensions: serde_json::json!({}),
-                obligation: "none".into(),
+                obligation: crate::Obligation::None,
                 addressed: true,
             })?;
             Ok::<_, StoreError>(seq)
         })
         .expect("write");
-    let read = store.read(|r| r.receipts_of(seq)).expect("read");
-    assert_eq!(read[0].state, ReceiptState::Offered);
-    store
-        .conn
-        .execute("UPDATE receipts SET state = 'lost'", [])
-        .expect("damage");
-    let error = store.read(|r| r.receipts_of(seq)).expect_err("refused");
-    assert_eq!(error.kind, StoreErrorKind::Corrupt, "{error}");
-    assert!(
-        error.message.contains("unknown receipt state `lost`"),
-        "{error}"
-    );
+    (temp, store, seq)
+}
+
+#[test]
+fn a_closed_value_or_json_column_the_store_cannot_read_is_damage_not_a_default() {
+    let damages = [
+        (
+            "UPDATE receipts SET state = 'lost'",
+            "unknown receipt state `lost`",
+        ),
+        (
+            "UPDATE receipts SET obligation = 'maybe'",
+            "unknown obligation `maybe`",
+        ),
+        (
+            "UPDATE messages SET kind = 'memo'",
+            "unknown message kind `memo`",
+        ),
+        (
+            "UPDATE messages SET to_participant_ids = 'bob'",
+            "cannot read",
+        ),
+        ("UPDATE receipts SET extensions = '{'", "cannot read"),
+    ];
+    for (damage, expected) in damages {
+        let (_temp, mut store, _seq) = one_message();
+        let read = store.read(|r| r.inbox_page("bob", None, 10)).expect("read");
+        assert_eq!(read[0].1.state, ReceiptState::Offered);
+        store.conn.execute(damage, []).expect("damage");
+        let error = store
+            .read(|r| r.inbox_page("bob", None, 10))
+            .expect_err(damage);
+        assert_eq!(error.kind, StoreErrorKind::Corrupt, "{damage}: {error}");
+        assert!(error.message.contains(expected), "{damage}: {error}");
+    }
 }

@@ -272,7 +272,7 @@ pub fn sent(sent: &Sent) -> String {
             "  released {} claim(s); session closed\n",
             sent.released_claims.len()
         ));
-    } else if m.kind == "handoff" && !sent.replayed {
+    } else if m.kind == crate::store::MessageKind::Handoff && !sent.replayed {
         out.push_str("  session closed\n");
     }
     out
@@ -319,7 +319,9 @@ pub fn message(view: &MessageView, receipt: Option<&ReceiptRow>) -> String {
     out.push_str("----- end of peer text -----\n");
     if let Some(receipt) = receipt {
         out.push_str(&format!("your receipt: {}\n", receipt.state));
-        if m.obligation == "reply" && receipt.state != ReceiptState::Acknowledged {
+        if m.obligation == crate::store::Obligation::Reply
+            && receipt.state != ReceiptState::Acknowledged
+        {
             out.push_str(&format!(
                 "answer with: acc reply --message {} --body '...'\n",
                 m.message_id

@@ -671,7 +671,7 @@ fn contract_verify(dir: Option<&std::path::Path>) -> AccResult<Output> {
                 report.problems.join("; ")
             ),
         )
-        .with_details(value))
+        .with_details(&value))
     }
 }
 
@@ -813,8 +813,8 @@ fn attach_command(cli: &Cli, args: &AttachArgs) -> AccResult<Output> {
         checkout,
         branch,
         pid: None,
-        enforcement: "advisory".into(),
-        lifecycle: "manual".into(),
+        enforcement: crate::store::Enforcement::Advisory,
+        lifecycle: crate::store::Lifecycle::Manual,
     };
     let opened = core.open_session(&spec, args.resume.as_deref())?;
     Ok(Output {
@@ -1083,8 +1083,12 @@ fn claim(cli: &Cli, args: &ClaimArgs) -> AccResult<Output> {
     }
     let request = AcquireRequest {
         resources: args.resources.clone(),
-        mode: ClaimMode::parse(args.mode.as_deref().unwrap_or("exclusive"))?,
-        enforcement: Enforcement::parse(args.enforcement.as_deref().unwrap_or("advisory"))?,
+        mode: crate::error::AccError::parse::<ClaimMode>(
+            args.mode.as_deref().unwrap_or("exclusive"),
+        )?,
+        enforcement: crate::error::AccError::parse::<Enforcement>(
+            args.enforcement.as_deref().unwrap_or("advisory"),
+        )?,
         reason: args.reason.clone(),
         lease_seconds: args.lease,
     };
@@ -1241,7 +1245,7 @@ fn config_init(cli: &Cli, dir: &Path, path: &Path, yes: bool, force: bool) -> Ac
             ErrorCode::ConsentRequired,
             format!("acc would write {}:\n{text}run again with --yes to write it", path.display()),
         )
-        .with_details(json!({ "path": path.to_string_lossy(), "content": serde_json::from_str::<Value>(&text).unwrap_or(Value::Null) })));
+        .with_details(&json!({ "path": path.to_string_lossy(), "content": serde_json::from_str::<Value>(&text).unwrap_or(Value::Null) })));
     };
     if !consent {
         return Ok(Output {

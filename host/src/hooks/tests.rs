@@ -15,8 +15,8 @@ fn session(core: &mut Core, participant: &str, enforcement: &str) -> Caller {
                 checkout: None,
                 branch: None,
                 pid: None,
-                enforcement: enforcement.into(),
-                lifecycle: "managed".into(),
+                enforcement: Enforcement::parse(enforcement).expect("enforcement"),
+                lifecycle: crate::store::Lifecycle::Managed,
             },
             None,
         )

@@ -485,8 +485,8 @@ impl Server {
             checkout,
             branch,
             pid: Some(i64::from(std::process::id())),
-            enforcement: "advisory".into(),
-            lifecycle: "manual".into(),
+            enforcement: crate::store::Enforcement::Advisory,
+            lifecycle: crate::store::Lifecycle::Manual,
         };
         let opened = core.open_session(&spec, None)?;
         let caller = Caller {

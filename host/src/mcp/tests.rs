@@ -936,8 +936,8 @@ impl World {
             checkout: None,
             branch: None,
             pid: Some(pid),
-            enforcement: "advisory".into(),
-            lifecycle: "managed".into(),
+            enforcement: crate::store::Enforcement::Advisory,
+            lifecycle: crate::store::Lifecycle::Managed,
         };
         let derive = |generation: i64| {
             crate::core::identity::derived_token(&secret, &workspace_id, &key, generation)

@@ -140,8 +140,8 @@ fn schema_of(name: &str) -> Value {
         "acc_work" => object(
             json!({
                 "summary": string(280, "One line."),
-                "mode": choice(intent::MODES, "What kind of work."),
-                "state": choice(intent::STATES, "Default active."),
+                "mode": choice(&intent::IntentMode::spellings(), "What kind of work."),
+                "state": choice(&intent::IntentState::spellings(), "Default active."),
                 "resourceHints": strings(Some(64), 1024, "Claim URIs you expect to touch."),
                 "clear": { "type": "boolean", "description": "true, alone: clear your intent." },
             }),
@@ -560,7 +560,7 @@ pub fn prepare(name: &str, args: &Map<String, Value>) -> AccResult<Prepared> {
                 };
                 let request = AcquireRequest {
                     resources,
-                    mode: ClaimMode::parse(
+                    mode: crate::error::AccError::parse::<ClaimMode>(
                         str_arg(args, "mode").as_deref().unwrap_or("exclusive"),
                     )?,
                     enforcement: Enforcement::Advisory,

@@ -33,7 +33,7 @@ use acc_host::core::claims::{AcquireRequest, ClaimMode, Enforcement, ReleaseSele
 use acc_host::core::messages::SendRequest;
 use acc_host::core::{Caller, Core};
 use acc_host::delivery::App;
-use acc_host::store::{MessageRow, ReceiptRow, ReceiptState};
+use acc_host::store::{MessageKind, MessageRow, Obligation, ReceiptRow, ReceiptState};
 use acc_tests::JsonRpcChild;
 
 fn main() {
@@ -353,8 +353,16 @@ fn bulk_messages(core: &mut Core, sender: &Caller, recipient: &str, from: usize,
                         from_participant_id: "sender".into(),
                         from_session_id: sender.session_id.clone(),
                         to_participant_ids: vec![recipient.to_string()],
-                        kind: if question { "question" } else { "note" }.into(),
-                        obligation: if question { "reply" } else { "none" }.into(),
+                        kind: if question {
+                            MessageKind::Question
+                        } else {
+                            MessageKind::Note
+                        },
+                        obligation: if question {
+                            Obligation::Reply
+                        } else {
+                            Obligation::None
+                        },
                         subject: format!("bulk message number {i} about the store"),
                         body: "b".repeat(200),
                         in_reply_to: None,
@@ -376,7 +384,7 @@ fn bulk_messages(core: &mut Core, sender: &Caller, recipient: &str, from: usize,
                         },
                         updated_at: now,
                         extensions: serde_json::json!({}),
-                        obligation: message.obligation.clone(),
+                        obligation: message.obligation,
                         addressed: true,
                     })?;
                 }
@@ -808,7 +816,7 @@ fn native() {
     }
     app.delivery.set_plugins(plugins);
     // The benchmark stands in for the user's consent recorded at install time.
-    app.delivery.consent_override = Some("all".into());
+    app.delivery.consent_override = Some(acc_host::store::LivePolicy::All);
     let sender = attach(&mut app.core, "sender");
     let _durable = attach(&mut app.core, "durable");
     let send = |app: &mut App, to: &str| {
