@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use acc_adapter_api::wire::OfferRequest;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::{Observed, attach, captured_here, failed, probed, question};
 use crate::model::ModelServer;
@@ -136,7 +136,7 @@ fn drive(claude: &Path, temp: &Path) -> AccResult<Capture> {
         .map_err(|e| failed("claude", e))?;
     let mut stdin = child.stdin.take();
     let running = Running(child);
-    let first = json!({ "type": "user", "message": { "role": "user", "content": "hello" } });
+    let first = acc_host::wire::json(&crate::wire::UserLine::new("hello"));
     if let Some(stdin) = stdin.as_mut() {
         let _ = writeln!(stdin, "{first}");
     }

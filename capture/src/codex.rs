@@ -203,7 +203,13 @@ fn drive(codex: &Path, temp: &Path) -> AccResult<Capture> {
     app.delivery.consent_override = Some(acc_host::store::LivePolicy::All);
     let alice = attach(&mut app.core, "alice")?;
     let bob = attach(&mut app.core, "bob")?;
-    let endpoint = |thread: &str| json!({ "codexHome": home, "threadId": thread, "cwd": project });
+    let endpoint = |thread: &str| {
+        acc_host::wire::json(&acc_host::wire::CodexEndpoint {
+            codex_home: &home,
+            thread_id: thread,
+            cwd: &project,
+        })
+    };
     app.bind(&bob, "codex-app-server", "all", &endpoint(&bob_thread))?;
     app.bind(&alice, "codex-app-server", "all", &endpoint(&alice_thread))?;
 

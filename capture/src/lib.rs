@@ -11,6 +11,7 @@
 pub mod claude;
 pub mod codex;
 pub mod model;
+pub mod wire;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -192,7 +193,11 @@ fn drive_example(temp: &Path, project: &Path) -> AccResult<Capture> {
     )?;
     let alice = attach(&mut app.core, "alice")?;
     let bob = attach(&mut app.core, "bob")?;
-    let endpoint = |who: &str| serde_json::json!({ "file": temp.join(format!("{who}.jsonl")) });
+    let endpoint = |who: &str| {
+        acc_host::wire::json(&wire::ExampleEndpoint {
+            file: &temp.join(format!("{who}.jsonl")),
+        })
+    };
     app.bind(&bob, "example", "all", &endpoint("bob"))?;
     app.bind(&alice, "example", "all", &endpoint("alice"))?;
     let mut limitations = Vec::new();

@@ -51,9 +51,9 @@ fn run(args: &Args) -> AccResult<(String, serde_json::Value)> {
         ),
         None => text,
     };
-    let value = serde_json::json!({
-        "capture": serde_json::to_value(&capture).unwrap_or(serde_json::Value::Null),
-        "file": written.map(|p| p.to_string_lossy().into_owned()),
+    let value = acc_host::wire::json(&acc_capture::wire::Captured {
+        capture: &capture,
+        file: written.map(|p| p.to_string_lossy().into_owned()),
     });
     Ok((human, value))
 }

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::core::identity::derived_token;
 use crate::core::{Caller, Core, SessionSpec};
@@ -242,17 +242,23 @@ impl Context {
     fn inject(&self, event: &str, context: String) -> Reply {
         match self.client {
             Client::ClaudeCode => Reply {
-                stdout: json!({ "hookSpecificOutput": { "hookEventName": event, "additionalContext": context } }).to_string(),
+                stdout: context_output(event, &context),
                 ..Reply::default()
             },
             Client::Codex if event == "SessionStart" => Reply {
-                stdout: json!({ "hookSpecificOutput": { "hookEventName": event, "additionalContext": context } }).to_string(),
+                stdout: context_output(event, &context),
                 ..Reply::default()
             },
             // Codex reads stdout that starts with `[` or `{` as JSON and drops it when it does not
             // parse (observed with Codex 0.169.0), so plain context never starts that way.
-            Client::Codex if context.starts_with(['[', '{']) => Reply { stdout: format!("ACC:\n{context}"), ..Reply::default() },
-            Client::Codex => Reply { stdout: context, ..Reply::default() },
+            Client::Codex if context.starts_with(['[', '{']) => Reply {
+                stdout: format!("ACC:\n{context}"),
+                ..Reply::default()
+            },
+            Client::Codex => Reply {
+                stdout: context,
+                ..Reply::default()
+            },
         }
     }
 }
@@ -284,16 +290,40 @@ fn written_paths(payload: &Value) -> Vec<String> {
     paths
 }
 
+/// Context added by a hook, in Claude Code's shape (Codex's SessionStart reads it too).
+fn context_output(event: &str, context: &str) -> String {
+    crate::wire::json(&crate::wire::HookOutput {
+        hook_specific_output: crate::wire::HookSpecificOutput {
+            hook_event_name: event,
+            additional_context: Some(context),
+            permission_decision: None,
+            permission_decision_reason: None,
+        },
+    })
+    .to_string()
+}
+
 /// A write refused in each client's deny shape: Claude Code's `permissionDecision: "deny"`,
 /// Codex's exit 2 with the reason on stderr.
 pub fn deny(client: Client, reason: &str) -> Reply {
     match client {
         Client::ClaudeCode => Reply {
-            stdout: json!({ "hookSpecificOutput": { "hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": reason } })
-                .to_string(),
+            stdout: crate::wire::json(&crate::wire::HookOutput {
+                hook_specific_output: crate::wire::HookSpecificOutput {
+                    hook_event_name: "PreToolUse",
+                    additional_context: None,
+                    permission_decision: Some("deny"),
+                    permission_decision_reason: Some(reason),
+                },
+            })
+            .to_string(),
             ..Reply::default()
         },
-        Client::Codex => Reply { stderr: format!("{reason}\n"), exit: 2, ..Reply::default() },
+        Client::Codex => Reply {
+            stderr: format!("{reason}\n"),
+            exit: 2,
+            ..Reply::default()
+        },
     }
 }
 
@@ -324,11 +354,11 @@ fn bind_live(context: &mut Context, payload: &Value) -> Result<(), String> {
                 .map(PathBuf::from)
                 .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".claude")))
                 .ok_or("no CLAUDE_CONFIG_DIR and no HOME")?;
-            let endpoint = json!({
-                "socket": socket,
-                "pid": pid,
-                "sessionId": session_id,
-                "configDir": config_dir,
+            let endpoint = crate::wire::json(&crate::wire::ClaudeInboxEndpoint {
+                socket: &socket,
+                pid,
+                session_id,
+                config_dir: &config_dir,
             });
             ("claude-inbox", endpoint)
         }
@@ -340,10 +370,10 @@ fn bind_live(context: &mut Context, payload: &Value) -> Result<(), String> {
             if !codex_home.join("app-server-control").exists() {
                 return Ok(());
             }
-            let endpoint = json!({
-                "codexHome": codex_home,
-                "threadId": session_id,
-                "cwd": context.cwd,
+            let endpoint = crate::wire::json(&crate::wire::CodexEndpoint {
+                codex_home: &codex_home,
+                thread_id: session_id,
+                cwd: &context.cwd,
             });
             ("codex-app-server", endpoint)
         }

@@ -11,6 +11,7 @@ pub mod install;
 pub mod mcp;
 pub mod process;
 pub mod views;
+pub mod wire;
 pub mod workspace;
 
 pub mod clock;

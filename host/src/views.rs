@@ -1,197 +1,268 @@
-//! The JSON boundary: stable output shapes for CLI `--json` (and later MCP results).
+//! From core and store values to the published shapes of [`crate::wire`], for both the CLI's
+//! `--json` and the MCP tools and resources.
 //!
-//! Core and store types are not serializable; this module converts them. A change here changes
-//! a published shape, so the golden tests under `tests/` must change with it.
+//! Core and store rows are not wire types; this module fills the wire types from them, and
+//! gives each as a `serde_json::Value` (sorted keys). A change in `wire` changes a published
+//! shape, so the golden tests under `tests/` must change with it.
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::clock::format_timestamp;
 use crate::core::OpenedSession;
 use crate::core::messages::{
     DecisionStatus, MessageView, PAGE_BYTE_CAP, Page, PruneReport, Received, SUMMARY_SUBJECT_BYTES,
 };
-use crate::core::status::{
-    Attention, ClaimState, EventPage, SessionState, StatusReport, format_cursor,
-};
+use crate::core::status::{Attention, EventPage, SessionState, StatusReport, format_cursor};
 use crate::delivery::{DeliveryOutcome, Sent};
 use crate::error::AccError;
-use crate::store::ReceiptRow;
-use crate::store::{ClaimRow, EventRow, IntentRow};
-
-fn opt_ts(ms: Option<i64>) -> Value {
-    ms.map(|m| Value::from(format_timestamp(m)))
-        .unwrap_or(Value::Null)
-}
+use crate::store::{BindingRow, ClaimRow, EventRow, IntentRow, ReceiptRow};
+use crate::wire;
 
 /// A claim, with its liveness at `now`.
 pub fn claim(claim: &ClaimRow, now: i64) -> Value {
-    json!({
-        "claimId": claim.claim_id,
-        "resource": claim.resource,
-        "mode": claim.mode,
-        "enforcement": claim.enforcement,
-        "reason": claim.reason,
-        "ownerSessionId": claim.session_id,
-        "ownerParticipantId": claim.participant_id,
-        "ownerGeneration": claim.generation,
-        "acquiredAt": format_timestamp(claim.acquired_at),
-        "renewedAt": format_timestamp(claim.renewed_at),
-        "expiresAt": format_timestamp(claim.expires_at),
-        "leaseSeconds": claim.lease_seconds,
-        "state": if claim.expires_at > now { "live" } else { "expired" },
+    wire::json(&claim_wire(claim, now, None))
+}
+
+fn claim_wire<'a>(
+    claim: &'a ClaimRow,
+    now: i64,
+    effective: Option<&'static str>,
+) -> wire::Claim<'a> {
+    wire::Claim {
+        claim_id: &claim.claim_id,
+        resource: &claim.resource,
+        mode: claim.mode,
+        enforcement: claim.enforcement,
+        reason: claim.reason.as_deref(),
+        owner_session_id: &claim.session_id,
+        owner_participant_id: &claim.participant_id,
+        owner_generation: claim.generation,
+        acquired_at: format_timestamp(claim.acquired_at),
+        renewed_at: format_timestamp(claim.renewed_at),
+        expires_at: format_timestamp(claim.expires_at),
+        lease_seconds: claim.lease_seconds,
+        state: if claim.expires_at > now {
+            "live"
+        } else {
+            "expired"
+        },
+        effective_enforcement: effective,
+    }
+}
+
+/// Claims: `{claims: [...]}`.
+pub fn claims(claims: &[ClaimRow], now: i64) -> Value {
+    wire::json(&wire::Claims {
+        claims: claims.iter().map(|c| claim_wire(c, now, None)).collect(),
     })
 }
 
-fn claim_state(state: &ClaimState, now: i64) -> Value {
-    let mut value = claim(&state.claim, now);
-    if let Value::Object(map) = &mut value {
-        map.insert(
-            "effectiveEnforcement".into(),
-            Value::from(state.effective_enforcement),
-        );
+/// Released claims: `{released: [...]}`, with the authority of a force release.
+pub fn released(released: &[String], authority: Option<&'static str>) -> Value {
+    wire::json(&wire::Released {
+        released,
+        authority,
+    })
+}
+
+fn intent_wire(intent: &IntentRow) -> wire::Intent<'_> {
+    wire::Intent {
+        summary: &intent.summary,
+        mode: intent.mode,
+        state: intent.state,
+        resource_hints: &intent.resource_hints,
+        updated_at: format_timestamp(intent.updated_at),
     }
-    value
 }
 
 /// An intent.
 pub fn intent(intent: &IntentRow) -> Value {
-    json!({
-        "summary": intent.summary,
-        "mode": intent.mode,
-        "state": intent.state,
-        "resourceHints": intent.resource_hints,
-        "updatedAt": format_timestamp(intent.updated_at),
+    wire::json(&intent_wire(intent))
+}
+
+/// `{intent}` after setting one, or `{intent: null, cleared}` after clearing.
+pub fn intent_result(intent: Option<&IntentRow>, cleared: Option<bool>) -> Value {
+    wire::json(&wire::IntentResult {
+        intent: intent.map(intent_wire),
+        cleared,
     })
+}
+
+fn binding_wire(binding: &BindingRow) -> wire::Binding<'_> {
+    wire::Binding {
+        adapter_id: &binding.adapter_id,
+        generation: binding.generation,
+        client_version: &binding.client_version,
+        modes: &binding.modes,
+        live_policy: binding.live_policy,
+        lease_until: format_timestamp(binding.lease_until),
+        endpoint: "redacted",
+    }
+}
+
+fn session_wire(state: &SessionState) -> wire::Session<'_> {
+    let s = &state.session;
+    wire::Session {
+        session_id: &s.session_id,
+        participant_id: &s.participant_id,
+        harness: &s.harness,
+        client_version: s.client_version.as_deref(),
+        presence: state.presence.as_str(),
+        lifecycle: s.lifecycle,
+        enforcement: s.enforcement,
+        generation: s.generation,
+        checkout: s.checkout.as_deref(),
+        branch: s.branch.as_deref(),
+        pid: s.pid,
+        opened_at: format_timestamp(s.opened_at),
+        last_seen_at: format_timestamp(s.last_seen_at),
+        closed_at: s.closed_at.map(format_timestamp),
+        intent: state.intent.as_ref().map(intent_wire),
+        bindings: state.bindings.iter().map(binding_wire).collect(),
+    }
 }
 
 /// A session with presence; never its generation token or hash.
 pub fn session(state: &SessionState) -> Value {
-    let s = &state.session;
-    json!({
-        "sessionId": s.session_id,
-        "participantId": s.participant_id,
-        "harness": s.harness,
-        "clientVersion": s.client_version,
-        "presence": state.presence.as_str(),
-        "lifecycle": s.lifecycle,
-        "enforcement": s.enforcement,
-        "generation": s.generation,
-        "checkout": s.checkout,
-        "branch": s.branch,
-        "pid": s.pid,
-        "openedAt": format_timestamp(s.opened_at),
-        "lastSeenAt": format_timestamp(s.last_seen_at),
-        "closedAt": opt_ts(s.closed_at),
-        "intent": state.intent.as_ref().map(intent),
-        "bindings": state.bindings.iter().map(binding).collect::<Vec<_>>(),
-    })
+    wire::json(&session_wire(state))
 }
 
 /// A newly opened session, with its generation token (the one place it is ever shown).
 pub fn opened_session(opened: &OpenedSession, workspace_id: &str) -> Value {
-    json!({
-        "workspaceId": workspace_id,
-        "participantId": opened.session.participant_id,
-        "sessionId": opened.session.session_id,
-        "generation": opened.generation_token,
-        "generationNumber": opened.session.generation,
-        "resumed": opened.resumed,
+    wire::json(&wire::OpenedSession {
+        workspace_id,
+        participant_id: &opened.session.participant_id,
+        session_id: &opened.session.session_id,
+        generation: &opened.generation_token,
+        generation_number: opened.session.generation,
+        resumed: opened.resumed,
     })
+}
+
+fn attention_wire(item: &Attention) -> wire::Attention<'_> {
+    wire::Attention {
+        rule: item.rule.as_str(),
+        participant_id: &item.participant_id,
+        session_id: item.session_id.as_deref(),
+        claim_id: item.claim_id.as_deref(),
+        resource: item.resource.as_deref(),
+        message_id: item.message_id.as_deref(),
+        other_session_id: item.other_session_id.as_deref(),
+        other_participant_id: item.other_participant_id.as_deref(),
+        since: item.since.map(format_timestamp),
+    }
 }
 
 /// An attention item.
 pub fn attention(item: &Attention) -> Value {
-    let mut map = serde_json::Map::new();
-    map.insert("rule".into(), Value::from(item.rule.as_str()));
-    map.insert(
-        "participantId".into(),
-        Value::from(item.participant_id.clone()),
-    );
-    let optional = [
-        ("sessionId", &item.session_id),
-        ("claimId", &item.claim_id),
-        ("resource", &item.resource),
-        ("messageId", &item.message_id),
-        ("otherSessionId", &item.other_session_id),
-        ("otherParticipantId", &item.other_participant_id),
-    ];
-    for (key, value) in optional {
-        if let Some(value) = value {
-            map.insert(key.into(), Value::from(value.clone()));
-        }
+    wire::json(&attention_wire(item))
+}
+
+fn event_wire(event: &EventRow) -> wire::Event<'_> {
+    wire::Event {
+        cursor: format_cursor(event.seq),
+        event_type: &event.event_type,
+        at: format_timestamp(event.at),
+        session_id: event.session_id.as_deref(),
+        participant_id: event.participant_id.as_deref(),
+        data: &event.data,
     }
-    if let Some(since) = item.since {
-        map.insert("since".into(), Value::from(format_timestamp(since)));
-    }
-    Value::Object(map)
 }
 
 /// An event.
 pub fn event(event: &EventRow) -> Value {
-    json!({
-        "cursor": format_cursor(event.seq),
-        "type": event.event_type,
-        "at": format_timestamp(event.at),
-        "sessionId": event.session_id,
-        "participantId": event.participant_id,
-        "data": event.data,
-    })
+    wire::json(&event_wire(event))
+}
+
+fn status_wire(report: &StatusReport, now: i64) -> wire::Status<'_> {
+    wire::Status {
+        workspace: wire::Workspace {
+            workspace_id: &report.workspace_id,
+            display_name: &report.display_name,
+            root: &report.root,
+            identity_source: report.identity_source,
+            claim_policy: report.claim_policy,
+            protection: report.protection,
+        },
+        participants: report
+            .participants
+            .iter()
+            .map(|p| wire::Participant {
+                participant_id: &p.participant_id,
+                created_at: format_timestamp(p.created_at),
+            })
+            .collect(),
+        sessions: report.sessions.iter().map(session_wire).collect(),
+        claims: report
+            .claims
+            .iter()
+            .map(|c| claim_wire(&c.claim, now, Some(c.effective_enforcement)))
+            .collect(),
+        attention: report.attention.iter().map(attention_wire).collect(),
+        cursor: format_cursor(report.head_seq),
+        messages: None,
+    }
 }
 
 /// The status report.
 pub fn status(report: &StatusReport, now: i64) -> Value {
-    json!({
-        "workspace": {
-            "workspaceId": report.workspace_id,
-            "displayName": report.display_name,
-            "root": report.root,
-            "identitySource": report.identity_source,
-            "claimPolicy": report.claim_policy,
-            "protection": report.protection,
-        },
-        "participants": report.participants.iter().map(|p| json!({
-            "participantId": p.participant_id,
-            "createdAt": format_timestamp(p.created_at),
-        })).collect::<Vec<_>>(),
-        "sessions": report.sessions.iter().map(session).collect::<Vec<_>>(),
-        "claims": report.claims.iter().map(|c| claim_state(c, now)).collect::<Vec<_>>(),
-        "attention": report.attention.iter().map(attention).collect::<Vec<_>>(),
-        "cursor": format_cursor(report.head_seq),
+    wire::json(&status_wire(report, now))
+}
+
+/// The roster resource: the status report's workspace, participants and sessions.
+pub fn roster(status: &Value) -> Value {
+    wire::json(&wire::Roster {
+        workspace: &status["workspace"],
+        participants: &status["participants"],
+        sessions: &status["sessions"],
     })
+}
+
+fn sync_wire<'a>(
+    page: &'a EventPage,
+    attention_items: &'a [Attention],
+    snapshot: Option<Value>,
+) -> wire::Sync<'a> {
+    wire::Sync {
+        scope: if snapshot.is_some() { "full" } else { "delta" },
+        events: page.events.iter().map(event_wire).collect(),
+        next_cursor: format_cursor(page.next_cursor),
+        has_more: page.has_more,
+        attention: attention_items.iter().map(attention_wire).collect(),
+        snapshot,
+    }
 }
 
 /// A delta sync page.
 pub fn sync_delta(page: &EventPage, attention_items: &[Attention]) -> Value {
-    json!({
-        "scope": "delta",
-        "events": page.events.iter().map(event).collect::<Vec<_>>(),
-        "nextCursor": format_cursor(page.next_cursor),
-        "hasMore": page.has_more,
-        "attention": attention_items.iter().map(attention).collect::<Vec<_>>(),
-    })
+    wire::json(&sync_wire(page, attention_items, None))
 }
 
 /// An error object.
 pub fn error(error: &AccError) -> Value {
-    let mut inner = serde_json::Map::new();
-    inner.insert("code".into(), Value::from(error.code.as_str()));
-    inner.insert("message".into(), Value::from(error.message.clone()));
-    if let Some(details) = &error.details {
-        inner.insert("details".into(), details.clone());
+    wire::json(&wire::Error {
+        error: wire::ErrorBody {
+            code: error.code.as_str(),
+            message: &error.message,
+            details: error.details.as_ref(),
+        },
+    })
+}
+
+fn decision_status_wire(status: &DecisionStatus) -> wire::DecisionStatus<'_> {
+    wire::DecisionStatus {
+        state: status.state,
+        is_head: status.is_head,
+        conflicted: status.conflicted,
+        head_count: status.head_count,
+        current_message_id: status.current_message_id.as_deref(),
+        group_id: &status.group_id,
     }
-    json!({ "error": Value::Object(inner) })
 }
 
 /// A decision's derived status, as every surface shows it.
 pub fn decision_status(status: &DecisionStatus) -> Value {
-    json!({
-        "state": status.state,
-        "isHead": status.is_head,
-        "conflicted": status.conflicted,
-        "headCount": status.head_count,
-        "currentMessageId": status.current_message_id,
-        "groupId": status.group_id,
-    })
+    wire::json(&decision_status_wire(status))
 }
 
 /// Cut text to at most `max` UTF-8 bytes on a character boundary.
@@ -206,155 +277,163 @@ pub fn cut_utf8(text: &str, max: usize) -> &str {
     &text[..end]
 }
 
+fn message_wire<'a>(view: &'a MessageView, workspace_id: &'a str) -> wire::Message<'a> {
+    let m = &view.message;
+    wire::Message {
+        message_id: &m.message_id,
+        thread_id: &m.thread_id,
+        client_message_id: &m.client_message_id,
+        workspace_id,
+        from_participant_id: &m.from_participant_id,
+        from_session_id: &m.from_session_id,
+        to_participant_ids: &m.to_participant_ids,
+        kind: m.kind.as_str(),
+        obligation: m.obligation.as_str(),
+        subject: &m.subject,
+        body: &m.body,
+        in_reply_to: m.in_reply_to.as_deref(),
+        artifacts: &m.artifacts,
+        handoff: m.handoff.as_ref(),
+        sent_at: format_timestamp(m.sent_at),
+        decision_change: m.decision_change.as_ref(),
+        decision_status: view.decision.as_ref().map(decision_status_wire),
+        receipt: None,
+        receipts: None,
+    }
+}
+
 /// The complete message envelope.
 pub fn message(view: &MessageView, workspace_id: &str) -> Value {
+    wire::json(&message_wire(view, workspace_id))
+}
+
+fn summary_wire(view: &MessageView) -> wire::MessageSummary<'_> {
     let m = &view.message;
-    let mut value = json!({
-        "messageId": m.message_id,
-        "threadId": m.thread_id,
-        "clientMessageId": m.client_message_id,
-        "workspaceId": workspace_id,
-        "fromParticipantId": m.from_participant_id,
-        "fromSessionId": m.from_session_id,
-        "toParticipantIds": m.to_participant_ids,
-        "kind": m.kind,
-        "obligation": m.obligation,
-        "subject": m.subject,
-        "body": m.body,
-        "inReplyTo": m.in_reply_to,
-        "artifacts": m.artifacts,
-        "handoff": m.handoff,
-        "sentAt": format_timestamp(m.sent_at),
-    });
-    if let Value::Object(map) = &mut value {
-        if let Some(change) = &m.decision_change {
-            map.insert("decisionChange".into(), change.clone());
-        }
-        if let Some(status) = &view.decision {
-            map.insert("decisionStatus".into(), decision_status(status));
-        }
+    wire::MessageSummary {
+        message_id: &m.message_id,
+        thread_id: &m.thread_id,
+        from_participant_id: &m.from_participant_id,
+        from_session_id: &m.from_session_id,
+        kind: m.kind.as_str(),
+        obligation: m.obligation.as_str(),
+        sent_at: format_timestamp(m.sent_at),
+        in_reply_to: m.in_reply_to.as_deref(),
+        subject: cut_utf8(&m.subject, SUMMARY_SUBJECT_BYTES),
+        body_bytes: m.body.len(),
+        artifact_count: m.artifacts.as_array().map(Vec::len).unwrap_or(0),
+        decision_status: view.decision.as_ref().map(decision_status_wire),
+        receipt: None,
     }
-    value
 }
 
 /// The summary allowlist: ids, thread and sender, kind, obligation, time, reply link, subject
 /// cut to 160 bytes, body byte count, artifact count (and decision status). Never a body,
 /// handoff payload or recipient list.
 pub fn message_summary(view: &MessageView) -> Value {
-    let m = &view.message;
-    let mut value = json!({
-        "messageId": m.message_id,
-        "threadId": m.thread_id,
-        "fromParticipantId": m.from_participant_id,
-        "fromSessionId": m.from_session_id,
-        "kind": m.kind,
-        "obligation": m.obligation,
-        "sentAt": format_timestamp(m.sent_at),
-        "inReplyTo": m.in_reply_to,
-        "subject": cut_utf8(&m.subject, SUMMARY_SUBJECT_BYTES),
-        "bodyBytes": m.body.len(),
-        "artifactCount": m.artifacts.as_array().map(Vec::len).unwrap_or(0),
-    });
-    if let (Value::Object(map), Some(status)) = (&mut value, &view.decision) {
-        map.insert("decisionStatus".into(), decision_status(status));
+    wire::json(&summary_wire(view))
+}
+
+static NO_OFFER: Value = Value::Null;
+
+fn receipt_wire(receipt: &ReceiptRow) -> wire::Receipt<'_> {
+    wire::Receipt {
+        participant_id: &receipt.participant_id,
+        state: receipt.state.as_str(),
+        updated_at: format_timestamp(receipt.updated_at),
+        offer: receipt.extensions.get("offer").unwrap_or(&NO_OFFER),
     }
-    value
 }
 
 /// A receipt; `offer` is null when no transport recorded one.
 pub fn receipt(receipt: &ReceiptRow) -> Value {
-    json!({
-        "participantId": receipt.participant_id,
-        "state": receipt.state.as_str(),
-        "updatedAt": format_timestamp(receipt.updated_at),
-        "offer": receipt.extensions.get("offer").cloned().unwrap_or(Value::Null),
-    })
+    wire::json(&receipt_wire(receipt))
 }
 
-fn with_field(mut value: Value, key: &str, field: Value) -> Value {
-    if let Value::Object(map) = &mut value {
-        map.insert(key.into(), field);
-    }
-    value
+/// An acknowledgement: `{messageId, receipt}`.
+pub fn acked(message_id: &str, receipt: &ReceiptRow) -> Value {
+    wire::json(&wire::Acked {
+        message_id,
+        receipt: receipt_wire(receipt),
+    })
 }
 
 /// An inbox summary item: the summary with the caller's receipt.
 pub fn inbox_item(item: &Received) -> Value {
-    with_field(
-        message_summary(&item.message),
-        "receipt",
-        receipt(&item.receipt),
-    )
+    wire::json(&wire::MessageSummary {
+        receipt: Some(receipt_wire(&item.receipt)),
+        ..summary_wire(&item.message)
+    })
 }
 
 /// An exact inbox read: the complete message with the caller's receipt.
 pub fn inbox_message(item: &Received, workspace_id: &str) -> Value {
-    with_field(
-        message(&item.message, workspace_id),
-        "receipt",
-        receipt(&item.receipt),
-    )
+    wire::json(&wire::Message {
+        receipt: Some(receipt_wire(&item.receipt)),
+        ..message_wire(&item.message, workspace_id)
+    })
+}
+
+fn history_wire<'a>(
+    view: &'a MessageView,
+    receipts: &'a [ReceiptRow],
+    workspace_id: &'a str,
+) -> wire::Message<'a> {
+    wire::Message {
+        receipts: Some(receipts.iter().map(receipt_wire).collect()),
+        ..message_wire(view, workspace_id)
+    }
 }
 
 /// An exact history read: the complete message with every recipient's receipt.
 pub fn history_message(view: &MessageView, receipts: &[ReceiptRow], workspace_id: &str) -> Value {
-    with_field(
-        message(view, workspace_id),
-        "receipts",
-        Value::Array(receipts.iter().map(receipt).collect()),
-    )
+    wire::json(&history_wire(view, receipts, workspace_id))
+}
+
+fn delivery_wire(outcomes: &[DeliveryOutcome]) -> Vec<wire::Delivery<'_>> {
+    outcomes
+        .iter()
+        .map(|o| wire::Delivery {
+            recipient_participant_id: &o.recipient_participant_id,
+            outcome: &o.outcome,
+            transport: &o.transport,
+            error_code: o.error_code.as_deref(),
+            pending_approval: o.pending_approval,
+        })
+        .collect()
 }
 
 /// Delivery outcomes.
 pub fn delivery(outcomes: &[DeliveryOutcome]) -> Value {
-    Value::Array(
-        outcomes
-            .iter()
-            .map(|o| {
-                let mut map = serde_json::Map::new();
-                map.insert(
-                    "recipientParticipantId".into(),
-                    Value::from(o.recipient_participant_id.clone()),
-                );
-                map.insert("outcome".into(), Value::from(o.outcome.clone()));
-                map.insert("transport".into(), Value::from(o.transport.clone()));
-                if let Some(code) = &o.error_code {
-                    map.insert("errorCode".into(), Value::from(code.clone()));
-                }
-                if o.pending_approval {
-                    map.insert("pendingApproval".into(), Value::from(true));
-                }
-                Value::Object(map)
-            })
-            .collect(),
-    )
+    wire::json(&delivery_wire(outcomes))
 }
 
 /// A send-like result: `{message, delivery}`, plus `receipt` for a reply.
 pub fn sent(sent: &Sent, workspace_id: &str) -> Value {
-    let mut value = json!({
-        "message": message(&sent.message, workspace_id),
-        "delivery": delivery(&sent.delivery),
-    });
-    if let Some(original) = &sent.original_receipt {
-        value = with_field(value, "receipt", receipt(original));
-    }
-    value
+    wire::json(&wire::Sent {
+        message: message_wire(&sent.message, workspace_id),
+        delivery: delivery_wire(&sent.delivery),
+        receipt: sent.original_receipt.as_ref().map(receipt_wire),
+    })
 }
 
 /// A summary page cut to the byte cap: items in order until the next would make the page's
 /// compact JSON exceed 12,000 bytes. `nextCursor` is the last item's message id when more
-/// follow, else null. `head` holds fields that precede `items` (history's `scope`, `view`).
+/// follow, else null. `head` is history's `(scope, view)`.
 pub fn capped_page(
-    head: serde_json::Map<String, Value>,
+    head: Option<(&'static str, &'static str)>,
     items: Vec<(Value, String)>,
     has_more: bool,
 ) -> Value {
-    let mut probe = head.clone();
-    probe.insert("items".into(), Value::Array(Vec::new()));
+    let page = |items: Vec<Value>, next_cursor: Option<String>| wire::Page {
+        scope: head.map(|(scope, _)| scope),
+        view: head.map(|(_, view)| view),
+        items,
+        next_cursor,
+    };
     // Budget for the longest possible cursor value.
-    probe.insert("nextCursor".into(), Value::from("m".repeat(80)));
-    let mut used = Value::Object(probe).to_string().len();
+    let mut used = wire::json(&page(Vec::new(), Some("m".repeat(80))))
+        .to_string()
+        .len();
     let total = items.len();
     let mut kept = Vec::new();
     let mut last_id = None;
@@ -368,26 +447,16 @@ pub fn capped_page(
         last_id = Some(id);
     }
     let more = has_more || kept.len() < total;
-    let mut page = head;
-    page.insert("items".into(), Value::Array(kept));
-    page.insert(
-        "nextCursor".into(),
-        if more {
-            last_id.map(Value::from).unwrap_or(Value::Null)
-        } else {
-            Value::Null
-        },
-    );
-    Value::Object(page)
+    wire::json(&page(kept, if more { last_id } else { None }))
 }
 
 /// A prune report.
 pub fn prune(report: &PruneReport) -> Value {
-    json!({
-        "applied": report.applied,
-        "beforeCursor": format_cursor(report.before_seq),
-        "messageIds": report.message_ids,
-        "count": report.message_ids.len(),
+    wire::json(&wire::Prune {
+        applied: report.applied,
+        before_cursor: format_cursor(report.before_seq),
+        message_ids: &report.message_ids,
+        count: report.message_ids.len(),
     })
 }
 
@@ -398,7 +467,7 @@ pub fn inbox_page(page: &Page<Received>) -> Value {
         .iter()
         .map(|i| (inbox_item(i), i.message.message.message_id.clone()))
         .collect();
-    capped_page(serde_json::Map::new(), items, page.has_more)
+    capped_page(None, items, page.has_more)
 }
 
 /// A history summary page: `{scope: "history", view: "summary", items, nextCursor}`.
@@ -408,15 +477,16 @@ pub fn history_page(page: &Page<MessageView>) -> Value {
         .iter()
         .map(|m| (message_summary(m), m.message.message_id.clone()))
         .collect();
-    let mut head = serde_json::Map::new();
-    head.insert("scope".into(), Value::from("history"));
-    head.insert("view".into(), Value::from("summary"));
-    capped_page(head, items, page.has_more)
+    capped_page(Some(("history", "summary")), items, page.has_more)
 }
 
 /// An exact history read: `{scope: "history", view: "message", items: [message]}`.
 pub fn history_exact(view: &MessageView, receipts: &[ReceiptRow], workspace_id: &str) -> Value {
-    json!({ "scope": "history", "view": "message", "items": [history_message(view, receipts, workspace_id)] })
+    wire::json(&wire::HistoryExact {
+        scope: "history",
+        view: "message",
+        items: [history_wire(view, receipts, workspace_id)],
+    })
 }
 
 /// The unbounded forensic snapshot: the status of every session (closed too) and every
@@ -427,76 +497,165 @@ pub fn snapshot(
     now: i64,
     workspace_id: &str,
 ) -> Value {
-    with_field(
-        status(report, now),
-        "messages",
-        Value::Array(
+    wire::json(&wire::Status {
+        messages: Some(
             messages
                 .iter()
                 .map(|(m, r)| history_message(m, r, workspace_id))
                 .collect(),
         ),
-    )
+        ..status_wire(report, now)
+    })
 }
 
 /// A full sync: the delta page, then the snapshot.
 pub fn sync_full(page: &EventPage, attention_items: &[Attention], snapshot: Value) -> Value {
-    let mut value = sync_delta(page, attention_items);
-    if let Value::Object(map) = &mut value {
-        map.insert("scope".into(), Value::from("full"));
-        map.insert("snapshot".into(), snapshot);
-    }
-    value
+    wire::json(&sync_wire(page, attention_items, Some(snapshot)))
 }
 
 /// The loaded and refused adapters.
 pub fn adapters(plugins: &crate::plugins::Plugins) -> Value {
-    json!({
-        "searchPath": plugins.search_path.iter().map(|p| p.to_string_lossy().into_owned()).collect::<Vec<_>>(),
-        "adapters": plugins.adapters.iter().map(|a| json!({
-            "adapterId": a.adapter_id,
-            "file": a.file.to_string_lossy(),
-            "transport": a.transport,
-            "offerKind": a.offer_kind.as_str(),
-            "apiVersion": a.api_version,
-            "features": a.features,
-            "contract": serde_json::to_value(&a.contract).unwrap_or(Value::Null),
-        })).collect::<Vec<_>>(),
-        "refused": plugins.refused.iter().map(|r| json!({
-            "file": r.file.to_string_lossy(),
-            "reason": r.reason,
-        })).collect::<Vec<_>>(),
+    wire::json(&wire::Adapters {
+        search_path: plugins.search_path.iter().map(|p| lossy(p)).collect(),
+        adapters: plugins
+            .adapters
+            .iter()
+            .map(|a| wire::Adapter {
+                adapter_id: &a.adapter_id,
+                file: lossy(&a.file),
+                transport: &a.transport,
+                offer_kind: a.offer_kind.as_str(),
+                api_version: &a.api_version,
+                features: &a.features,
+                contract: &a.contract,
+            })
+            .collect(),
+        refused: plugins
+            .refused
+            .iter()
+            .map(|r| wire::Refused {
+                file: lossy(&r.file),
+                reason: &r.reason,
+            })
+            .collect(),
     })
 }
 
+fn lossy(path: &std::path::Path) -> String {
+    path.to_string_lossy().into_owned()
+}
+
 /// A delivery binding, redacted: the endpoint never leaves the store.
-pub fn binding(binding: &crate::store::BindingRow) -> Value {
-    json!({
-        "adapterId": binding.adapter_id,
-        "generation": binding.generation,
-        "clientVersion": binding.client_version,
-        "modes": binding.modes,
-        "livePolicy": binding.live_policy,
-        "leaseUntil": format_timestamp(binding.lease_until),
-        "endpoint": "redacted",
-    })
+pub fn binding(binding: &BindingRow) -> Value {
+    wire::json(&binding_wire(binding))
 }
 
 /// An `acc contract verify` report.
 pub fn verify(report: &crate::contracts::VerifyReport) -> Value {
-    json!({
-        "dir": report.dir.to_string_lossy(),
-        "valid": report.problems.is_empty(),
-        "contracts": report.contracts,
-        "captures": report.captures.iter().map(|p| p.to_string_lossy().into_owned()).collect::<Vec<_>>(),
-        "adapters": report.adapters.iter().map(|a| json!({
-            "adapterId": a.adapter_id,
-            "contractId": a.contract_id,
-            "clientVersion": a.client_version,
-            "live": a.eligibility.as_ref().err().is_none_or(|r| r != "not_live"),
-            "eligible": a.eligibility.is_ok(),
-            "reason": a.eligibility.as_ref().err(),
-        })).collect::<Vec<_>>(),
-        "problems": report.problems,
+    wire::json(&wire::Verify {
+        dir: lossy(&report.dir),
+        valid: report.problems.is_empty(),
+        contracts: &report.contracts,
+        captures: report.captures.iter().map(|p| lossy(p)).collect(),
+        adapters: report
+            .adapters
+            .iter()
+            .map(|a| wire::AdapterEligibility {
+                adapter_id: &a.adapter_id,
+                contract_id: &a.contract_id,
+                client_version: a.client_version.as_deref(),
+                live: a.eligibility.as_ref().err().is_none_or(|r| r != "not_live"),
+                eligible: a.eligibility.is_ok(),
+                reason: a.eligibility.as_ref().err().map(String::as_str),
+            })
+            .collect(),
+        problems: &report.problems,
     })
+}
+
+/// `acc doctor`: whether every check passed, and each check.
+pub fn doctor(ok: bool, checks: &[crate::doctor::Check]) -> Value {
+    wire::json(&wire::Doctor {
+        ok,
+        checks: checks
+            .iter()
+            .map(|c| wire::DoctorCheck {
+                name: &c.name,
+                status: c.level.as_str(),
+                detail: &c.detail,
+                fix: c.fix.as_deref(),
+            })
+            .collect(),
+    })
+}
+
+/// `acc install` and `acc uninstall`.
+pub fn install_plan(
+    plan: &crate::install::Plan,
+    client: &'static str,
+    dry_run: bool,
+    verb: &'static str,
+) -> Value {
+    wire::json(&wire::InstallPlan {
+        dry_run,
+        client,
+        steps: &plan.steps,
+        changes: plan.changes,
+        verb,
+    })
+}
+
+/// `acc bind`: `{binding}`.
+pub fn bound(binding: &BindingRow) -> Value {
+    wire::json(&wire::Bound {
+        binding: binding_wire(binding),
+    })
+}
+
+/// `acc unbind`: `{removed}`.
+pub fn unbound(removed: usize) -> Value {
+    wire::json(&wire::Unbound { removed })
+}
+
+/// `acc next-turn`.
+pub fn next_turn(rendered: &acc_adapter_api::wire::RenderAnswer) -> Value {
+    wire::json(&wire::NextTurn {
+        text: &rendered.text,
+        carried: &rendered.carried,
+        withheld: &rendered.withheld,
+    })
+}
+
+/// `acc config check` on a valid file.
+pub fn config_valid(
+    path: &std::path::Path,
+    workspace_id: &str,
+    config: &crate::core::workspace::Config,
+) -> Value {
+    wire::json(&wire::ConfigValid {
+        path: lossy(path),
+        valid: true,
+        workspace_id,
+        display_name: &config.display_name,
+        roots: &config.roots,
+        policy: wire::Policy {
+            claim_mode: config.claim_mode.as_str(),
+            context_budget_bytes: u64::from(config.context_budget_bytes),
+        },
+        required_adapters: &config.required_adapters,
+    })
+}
+
+/// `acc config init`: the file, whether it was written, and its content (as JSON).
+pub fn config_write(path: &std::path::Path, written: Option<bool>, text: Option<&str>) -> Value {
+    wire::json(&wire::ConfigWrite {
+        path: lossy(path),
+        written,
+        content: text.map(|t| serde_json::from_str(t).unwrap_or(Value::Null)),
+    })
+}
+
+/// An MCP `acc_release` of one claim given as a scalar: `{released: id}`.
+pub fn released_one(id: &str) -> Value {
+    wire::json(&wire::ReleasedOne { released: id })
 }

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use clap::{Args, Parser, Subcommand};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::clock::Clock;
 use crate::core::claims::{AcquireRequest, Authority, ClaimMode, Enforcement, ReleaseSelector};
@@ -46,6 +46,17 @@ pub struct Cli {
     /// The command.
     #[command(subcommand)]
     pub command: Command,
+    /// Where the workspace's core comes from when an embedder provides it (the scenario tests:
+    /// a temporary store and a fixed clock); `None` in the `acc` process, which discovers the
+    /// workspace from its working directory.
+    #[arg(skip)]
+    pub opener: Option<Arc<dyn Opener>>,
+}
+
+/// Opens the core a command works on, instead of discovering the workspace.
+pub trait Opener: std::fmt::Debug + Send + Sync {
+    /// The core for this command.
+    fn open(&self) -> AccResult<Core>;
 }
 
 /// Every `acc` command.
@@ -574,6 +585,9 @@ fn start_dir(cli: &Cli) -> AccResult<PathBuf> {
 }
 
 fn open_core(cli: &Cli) -> AccResult<Core> {
+    if let Some(opener) = &cli.opener {
+        return opener.open();
+    }
     let start = start_dir(cli)?;
     let ws = workspace::discover(&start)?;
     let data_dir = workspace::data_dir_for(&ws)?;
@@ -611,7 +625,10 @@ fn caller(cli: &Cli) -> AccResult<Caller> {
     }
 }
 
-fn run(cli: Cli) -> AccResult<Output> {
+/// Run one parsed command in this process and return what it produced (its `--json` value
+/// and its text), without printing. Hooks and `contract capture`, which own their output, are
+/// not run here.
+pub fn run(cli: Cli) -> AccResult<Output> {
     match &cli.command {
         Command::Status(args) => status_command(&cli, args),
         Command::Sync(args) => sync(&cli, args),
@@ -699,10 +716,7 @@ fn doctor_command(cli: &Cli, repair: bool, home: Option<&std::path::Path>) -> Ac
         .collect::<String>();
     Ok(Output {
         human,
-        value: json!({
-            "ok": ok,
-            "checks": checks.iter().map(|c| json!({ "name": c.name, "status": c.level.as_str(), "detail": c.detail, "fix": c.fix })).collect::<Vec<_>>(),
-        }),
+        value: views::doctor(ok, &checks),
     })
 }
 
@@ -743,7 +757,7 @@ fn install_command(install: bool, args: &InstallArgs) -> AccResult<Output> {
                 .map(|s| format!("  {s}\n"))
                 .collect::<String>()
         ),
-        value: json!({ "dryRun": args.dry_run, "client": client.as_str(), "steps": plan.steps, "changes": plan.changes, "verb": verb }),
+        value: views::install_plan(&plan, client.as_str(), args.dry_run, verb),
     })
 }
 
@@ -775,7 +789,7 @@ fn work_command(cli: &Cli, args: &WorkArgs) -> AccResult<Output> {
     if args.clear {
         let had = core.clear_intent(&who)?;
         return Ok(Output {
-            value: json!({ "intent": null, "cleared": had }),
+            value: views::intent_result(None, Some(had)),
             human: if had {
                 "intent cleared".into()
             } else {
@@ -795,7 +809,7 @@ fn work_command(cli: &Cli, args: &WorkArgs) -> AccResult<Output> {
             "intent set: {} [{}, {}]",
             intent.summary, intent.mode, intent.state
         ),
-        value: json!({ "intent": views::intent(&intent) }),
+        value: views::intent_result(Some(&intent), None),
     })
 }
 
@@ -889,7 +903,7 @@ fn ack_command(cli: &Cli, args: &AckArgs) -> AccResult<Output> {
             "acknowledged {} (receipt {})",
             acked.message.message.message_id, acked.receipt.state
         ),
-        value: json!({ "messageId": acked.message.message.message_id, "receipt": views::receipt(&acked.receipt) }),
+        value: views::acked(&acked.message.message.message_id, &acked.receipt),
     })
 }
 
@@ -924,7 +938,7 @@ fn bind_command(cli: &Cli, args: &BindArgs) -> AccResult<Output> {
             binding.live_policy,
             crate::clock::format_timestamp(binding.lease_until)
         ),
-        value: json!({ "binding": views::binding(&binding) }),
+        value: views::bound(&binding),
     })
 }
 
@@ -935,7 +949,7 @@ fn unbind_command(cli: &Cli, args: &UnbindArgs) -> AccResult<Output> {
     let removed = app.unbind(&who, args.adapter.as_deref())?;
     Ok(Output {
         human: format!("removed {removed} binding(s)"),
-        value: json!({ "removed": removed }),
+        value: views::unbound(removed),
     })
 }
 
@@ -946,7 +960,7 @@ fn next_turn_command(cli: &Cli, args: &NextTurnArgs) -> AccResult<Output> {
     let rendered = app.next_turn(&who, &args.adapter)?;
     Ok(Output {
         human: rendered.text.clone(),
-        value: json!({ "text": rendered.text, "carried": rendered.carried, "withheld": rendered.withheld }),
+        value: views::next_turn(&rendered),
     })
 }
 
@@ -1078,7 +1092,7 @@ fn claim(cli: &Cli, args: &ClaimArgs) -> AccResult<Output> {
         let now = core.now();
         return Ok(Output {
             human: human::claims("renewed", std::slice::from_ref(&claim)),
-            value: json!({ "claims": [views::claim(&claim, now)] }),
+            value: views::claims(std::slice::from_ref(&claim), now),
         });
     }
     let request = AcquireRequest {
@@ -1099,7 +1113,7 @@ fn claim(cli: &Cli, args: &ClaimArgs) -> AccResult<Output> {
     let now = core.now();
     Ok(Output {
         human: human::claims("claimed", &claims),
-        value: json!({ "claims": claims.iter().map(|c| views::claim(c, now)).collect::<Vec<_>>() }),
+        value: views::claims(&claims, now),
     })
 }
 
@@ -1135,7 +1149,7 @@ fn release(cli: &Cli, args: &ReleaseArgs) -> AccResult<Output> {
                 authority.as_str(),
                 reason
             ),
-            value: json!({ "released": [claim.claim_id], "authority": authority.as_str() }),
+            value: views::released(&[claim.claim_id], Some(authority.as_str())),
         });
     }
     let who = caller(cli)?;
@@ -1154,7 +1168,7 @@ fn release(cli: &Cli, args: &ReleaseArgs) -> AccResult<Output> {
         } else {
             format!("released {}", released.join(", "))
         },
-        value: json!({ "released": released }),
+        value: views::released(&released, None),
     })
 }
 
@@ -1179,15 +1193,7 @@ fn config(cli: &Cli, command: &ConfigCommand) -> AccResult<Output> {
                     path.display(),
                     config.display_name
                 ),
-                value: json!({
-                    "path": path.to_string_lossy(),
-                    "valid": true,
-                    "workspaceId": id,
-                    "displayName": config.display_name,
-                    "roots": config.roots,
-                    "policy": { "claimMode": config.claim_mode.as_str(), "contextBudgetBytes": config.context_budget_bytes },
-                    "requiredAdapters": config.required_adapters,
-                }),
+                value: views::config_valid(&path, &id, &config),
             })
         }
         ConfigCommand::Init { yes, force } => config_init(cli, &dir, &path, *yes, *force),
@@ -1243,23 +1249,22 @@ fn config_init(cli: &Cli, dir: &Path, path: &Path, yes: bool, force: bool) -> Ac
     } else {
         return Err(AccError::new(
             ErrorCode::ConsentRequired,
-            format!("acc would write {}:\n{text}run again with --yes to write it", path.display()),
+            format!(
+                "acc would write {}:\n{text}run again with --yes to write it",
+                path.display()
+            ),
         )
-        .with_details(&json!({ "path": path.to_string_lossy(), "content": serde_json::from_str::<Value>(&text).unwrap_or(Value::Null) })));
+        .with_details(&views::config_write(path, None, Some(&text))));
     };
     if !consent {
         return Ok(Output {
-            value: json!({ "path": path.to_string_lossy(), "written": false }),
+            value: views::config_write(path, Some(false), None),
             human: "nothing written".into(),
         });
     }
     write_new_file(dir, path, &text)?;
     Ok(Output {
-        value: json!({
-            "path": path.to_string_lossy(),
-            "written": true,
-            "content": serde_json::from_str::<Value>(&text).unwrap_or(Value::Null),
-        }),
+        value: views::config_write(path, Some(true), Some(&text)),
         human: format!("wrote {}:\n{text}", path.display()),
     })
 }

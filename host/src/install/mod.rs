@@ -23,9 +23,11 @@ use std::path::{Path, PathBuf};
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
-use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value, json};
+mod wire;
+use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
+pub use wire::Entry;
+use wire::{FileRecord, McpRecord, Record, RecordState};
 
 use crate::error::{AccError, AccResult, ErrorCode};
 use crate::hooks::Client;
@@ -178,45 +180,21 @@ pub fn groups(client: Client, acc: &Path) -> Vec<(&'static str, Value)> {
     events(client)
         .iter()
         .map(|(event, matcher)| {
-            let mut group = Map::new();
-            if let Some(matcher) = matcher {
-                group.insert("matcher".into(), Value::from(*matcher));
-            }
-            group.insert(
-                "hooks".into(),
-                json!([{ "type": "command", "command": format!("{} hook {} {event}", quote(&acc.to_string_lossy()), client.as_str()), "timeout": 5 }]),
-            );
-            (*event, Value::Object(group))
+            let group = crate::wire::HookGroup {
+                matcher: *matcher,
+                hooks: [crate::wire::HookCommand {
+                    kind: "command",
+                    command: format!(
+                        "{} hook {} {event}",
+                        quote(&acc.to_string_lossy()),
+                        client.as_str()
+                    ),
+                    timeout: 5,
+                }],
+            };
+            (*event, crate::wire::json(&group))
         })
         .collect()
-}
-
-/// One entry ACC writes into a client's file, identified by its whole content.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "camelCase")]
-pub enum Entry {
-    /// A hook group in `hooks.<event>` (JSON).
-    Hook {
-        /// The event.
-        event: String,
-        /// The whole group object.
-        group: Value,
-    },
-    /// An MCP server registration (`mcpServers.<name>` in JSON, `[mcp_servers.<name>]` in
-    /// TOML).
-    McpServer {
-        /// The server's name.
-        name: String,
-        /// The entry's content.
-        server: Value,
-    },
-    /// A Codex trust record `[hooks.state."<key>"] trusted_hash = "<hash>"` (TOML).
-    Trust {
-        /// The trust key.
-        key: String,
-        /// The hash Codex computed.
-        hash: String,
-    },
 }
 
 impl Entry {
@@ -251,61 +229,6 @@ impl Entry {
             Self::Trust { key, .. } => format!("trust for {key}"),
         }
     }
-}
-
-/// What one file held, for ACC's record.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct FileRecord {
-    path: PathBuf,
-    /// `json` or `toml`.
-    format: String,
-    /// Whether the file existed before ACC first wrote it (uninstall removes a file ACC
-    /// created only when it is still exactly as ACC wrote it).
-    existed: bool,
-    /// The file without ACC's entries, as it was when ACC last wrote it (base64): what
-    /// uninstall leaves when the file is still byte for byte what ACC wrote.
-    before: String,
-    /// The sha256 of the bytes ACC wrote.
-    written_sha256: String,
-    /// ACC's entries in it.
-    entries: Vec<Entry>,
-    /// While the record is `pending`: the file's exact bytes before this installation began
-    /// (base64), or absent when there was no file, for rolling an interrupted install back.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    previous: Option<String>,
-    /// While `pending`: whether the file existed before this installation began.
-    #[serde(default)]
-    previous_existed: bool,
-}
-
-/// The MCP registration an installation made.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct McpRecord {
-    name: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    participant: Option<String>,
-}
-
-/// The installation record (in the data home, never in a workspace).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Record {
-    version: u32,
-    client: String,
-    home: String,
-    acc: String,
-    delivery: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    mcp: Option<McpRecord>,
-    /// `pending` while files are being written, `complete` after.
-    state: String,
-    files: Vec<FileRecord>,
-    installed_at: String,
-    /// While `pending`: the record this installation replaces.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    replaces: Option<Box<Record>>,
 }
 
 impl Record {
@@ -413,7 +336,7 @@ fn from_first_format(target: &Target, value: &Value) -> Record {
         acc: acc.to_string_lossy().into_owned(),
         delivery: text(value, "delivery"),
         mcp: None,
-        state: "complete".into(),
+        state: RecordState::Complete,
         files,
         installed_at: text(value, "installedAt"),
         replaces: None,
@@ -671,18 +594,26 @@ fn hook_entries(client: Client, acc: &Path) -> Vec<Entry> {
 }
 
 fn mcp_server(client: Client, acc_mcp: &Path, identity: McpIdentity<'_>) -> Value {
-    let mut env = Map::new();
+    let mut env = std::collections::BTreeMap::new();
     if let McpIdentity::Participant(participant) = identity {
-        env.insert("ACC_MCP_PARTICIPANT".into(), Value::from(participant));
+        env.insert("ACC_MCP_PARTICIPANT", participant.to_string());
     }
-    match client {
+    let command = acc_mcp.to_string_lossy().into_owned();
+    crate::wire::json(&match client {
         // The shape `claude mcp add` writes.
-        Client::ClaudeCode => {
-            json!({ "type": "stdio", "command": acc_mcp.to_string_lossy(), "args": [], "env": env })
-        }
-        Client::Codex if env.is_empty() => json!({ "command": acc_mcp.to_string_lossy() }),
-        Client::Codex => json!({ "command": acc_mcp.to_string_lossy(), "env": env }),
-    }
+        Client::ClaudeCode => crate::wire::McpServer {
+            kind: Some("stdio"),
+            command,
+            args: Some([]),
+            env: Some(env),
+        },
+        Client::Codex => crate::wire::McpServer {
+            kind: None,
+            command,
+            args: None,
+            env: Some(env).filter(|e| !e.is_empty()),
+        },
+    })
 }
 
 /// The position of each of ACC's groups in its event's list of the planned hooks file, as the
@@ -787,11 +718,15 @@ pub fn install(
         steps.push(note);
     }
     let old = read_record(target)?;
-    if dry_run && old.as_ref().is_some_and(|r| r.state == "pending") {
+    if dry_run
+        && old
+            .as_ref()
+            .is_some_and(|r| r.state == RecordState::Pending)
+    {
         steps.push("roll back an interrupted installation first".into());
     }
     let old = match old {
-        Some(record) if record.state == "pending" => record.replaces.map(|b| *b),
+        Some(record) if record.state == RecordState::Pending => record.replaces.map(|b| *b),
         other => other,
     };
     let old_file = |path: &Path| old.as_ref().and_then(|r| r.file(path));
@@ -932,7 +867,7 @@ pub fn install(
                 McpIdentity::Participant(p) => Some(p.into()),
             },
         }),
-        state: "pending".into(),
+        state: RecordState::Pending,
         files: planned.iter().map(|p| record_file(p, true)).collect(),
         installed_at: crate::clock::format_timestamp(crate::clock::Clock::now_ms(
             &crate::clock::SystemClock::default(),
@@ -949,7 +884,7 @@ pub fn install(
         }
         test_pause();
     }
-    record.state = "complete".into();
+    record.state = RecordState::Complete;
     record.replaces = None;
     record.files = planned.iter().map(|p| record_file(p, false)).collect();
     write_record(&record_path, &record)?;
@@ -973,7 +908,7 @@ pub fn roll_back(target: &Target) -> AccResult<Option<String>> {
     let Some(record) = read_record(target)? else {
         return Ok(None);
     };
-    if record.state != "pending" {
+    if record.state != RecordState::Pending {
         return Ok(None);
     }
     for file in &record.files {
@@ -1044,7 +979,7 @@ pub fn uninstall(target: &Target, dry_run: bool) -> AccResult<Plan> {
         steps.push(note);
     }
     let record = match read_record(target)? {
-        Some(record) if record.state == "pending" => record.replaces.map(|b| *b),
+        Some(record) if record.state == RecordState::Pending => record.replaces.map(|b| *b),
         other => other,
     };
     let Some(record) = record else {
@@ -1199,7 +1134,7 @@ pub type RecordedMcp = (String, Option<String>);
 /// nothing is recorded.
 pub fn recorded_options(target: &Target) -> Option<(String, Option<RecordedMcp>)> {
     let record = read_record(target).ok().flatten()?;
-    let record = if record.state == "pending" {
+    let record = if record.state == RecordState::Pending {
         *record.replaces?
     } else {
         record
@@ -1212,7 +1147,7 @@ pub fn interrupted(target: &Target) -> bool {
     read_record(target)
         .ok()
         .flatten()
-        .is_some_and(|r| r.state == "pending")
+        .is_some_and(|r| r.state == RecordState::Pending)
 }
 
 fn snake(event: &str) -> String {

@@ -9,7 +9,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 
 use crate::clock::Clock;
@@ -17,12 +17,14 @@ use crate::core::{Caller, Core, SessionSpec};
 use crate::delivery::App;
 use crate::error::{AccError, AccResult, ErrorCode};
 use crate::views;
+use crate::wire::json;
 use crate::workspace;
 
 mod adopt;
 pub mod jsonrpc;
 pub mod schema;
 pub mod tools;
+pub mod wire;
 
 use jsonrpc::{Code, Incoming};
 
@@ -159,22 +161,17 @@ impl std::fmt::Debug for Server {
     }
 }
 
-fn server_info() -> Value {
-    json!({ "name": "acc-mcp", "title": "ACC", "version": env!("CARGO_PKG_VERSION") })
-}
-
-fn capabilities() -> Value {
-    json!({ "tools": {}, "resources": {} })
-}
-
-fn error_value(error: &AccError) -> Value {
-    let mut inner = Map::new();
-    inner.insert("code".into(), Value::from(error.code.as_str()));
-    inner.insert("message".into(), Value::from(error.message.clone()));
-    if let Some(details) = &error.details {
-        inner.insert("details".into(), details.clone());
+fn server_info() -> wire::ServerInfo {
+    wire::ServerInfo {
+        name: "acc-mcp",
+        title: "ACC",
+        version: env!("CARGO_PKG_VERSION"),
     }
-    json!({ "error": Value::Object(inner) })
+}
+
+/// A tool's failure: the same `{error: {code, message, details?}}` as the CLI's `--json`.
+fn error_value(error: &AccError) -> Value {
+    views::error(error)
 }
 
 impl Server {
@@ -242,7 +239,10 @@ impl Server {
             return Err((
                 Code::UNSUPPORTED_PROTOCOL_VERSION,
                 format!("unsupported protocol version {requested}"),
-                Some(json!({ "supported": SUPPORTED_VERSIONS, "requested": requested })),
+                Some(json(&wire::UnsupportedVersion {
+                    supported: SUPPORTED_VERSIONS,
+                    requested: &requested,
+                })),
             ));
         }
         match meta.get(CLIENT_CAPABILITIES_KEY) {
@@ -283,7 +283,7 @@ impl Server {
                 .remove("_meta")
                 .and_then(|m| m.as_object().cloned())
                 .unwrap_or_default();
-            meta.insert(SERVER_INFO_KEY.into(), server_info());
+            meta.insert(SERVER_INFO_KEY.into(), json(&server_info()));
             map.insert("_meta".into(), Value::Object(meta));
         }
         result
@@ -306,27 +306,37 @@ impl Server {
                 } else {
                     DEFAULT_HANDSHAKE_VERSION
                 };
-                Ok(json!({
-                    "protocolVersion": version,
-                    "capabilities": capabilities(),
-                    "serverInfo": server_info(),
-                    "instructions": INSTRUCTIONS,
+                Ok(json(&wire::Initialize {
+                    protocol_version: version,
+                    capabilities: wire::Capabilities::default(),
+                    server_info: server_info(),
+                    instructions: INSTRUCTIONS,
                 }))
             }
-            "server/discover" => Ok(json!({
-                "supportedVersions": SUPPORTED_VERSIONS,
-                "capabilities": capabilities(),
-                "instructions": INSTRUCTIONS,
+            "server/discover" => Ok(json(&wire::Discover {
+                supported_versions: SUPPORTED_VERSIONS,
+                capabilities: wire::Capabilities::default(),
+                instructions: INSTRUCTIONS,
             })),
-            "ping" => Ok(json!({})),
-            "tools/list" => Ok(json!({ "tools": tools::list() })),
+            "ping" => Ok(json(&wire::Empty {})),
+            "tools/list" => Ok(json(&wire::ToolList {
+                tools: tools::list(),
+            })),
             "tools/call" => self.call_tool(era, params),
-            "resources/list" => Ok(json!({
-                "resources": RESOURCES.iter().map(|(uri, name, description)| json!({
-                    "uri": uri, "name": name, "description": description, "mimeType": "application/json",
-                })).collect::<Vec<_>>(),
+            "resources/list" => Ok(json(&wire::ResourceList {
+                resources: RESOURCES
+                    .iter()
+                    .map(|(uri, name, description)| wire::Resource {
+                        uri,
+                        name,
+                        description,
+                        mime_type: "application/json",
+                    })
+                    .collect(),
             })),
-            "resources/templates/list" => Ok(json!({ "resourceTemplates": [] })),
+            "resources/templates/list" => Ok(json(&wire::ResourceTemplates {
+                resource_templates: [],
+            })),
             "resources/read" => self.read_resource(era, params),
             other => Err((
                 Code::METHOD_NOT_FOUND,
@@ -342,7 +352,9 @@ impl Server {
             return Err((
                 Code::INVALID_PARAMS,
                 format!("unknown tool: {name}"),
-                Some(json!({ "tools": tools::NAMES })),
+                Some(json(&wire::UnknownTool {
+                    tools: tools::NAMES,
+                })),
             ));
         }
         let args = match params.get("arguments") {
@@ -358,30 +370,20 @@ impl Server {
         };
         // Arguments are checked completely before any session is resolved.
         let outcome = tools::prepare(name, &args).and_then(|prepared| self.run_tool(&prepared));
-        Ok(match outcome {
-            Ok(tools::ToolValue::Object(value)) => json!({
-                "content": [{ "type": "text", "text": value.to_string() }],
-                "structuredContent": value,
-            }),
-            Ok(tools::ToolValue::Array(value)) => {
-                let mut result =
-                    json!({ "content": [{ "type": "text", "text": value.to_string() }] });
-                if era == Era::Modern
-                    && let Value::Object(map) = &mut result
-                {
-                    map.insert("structuredContent".into(), value);
-                }
-                result
-            }
-            Err(error) => {
-                let value = error_value(&error);
-                json!({
-                    "content": [{ "type": "text", "text": value.to_string() }],
-                    "structuredContent": value,
-                    "isError": true,
-                })
-            }
-        })
+        let (value, structured, is_error) = match outcome {
+            Ok(tools::ToolValue::Object(value)) => (value, true, false),
+            // The 2025 revisions carry an array result as text only.
+            Ok(tools::ToolValue::Array(value)) => (value, era == Era::Modern, false),
+            Err(error) => (error_value(&error), true, true),
+        };
+        Ok(json(&wire::ToolResult {
+            content: [wire::Text {
+                kind: "text",
+                text: value.to_string(),
+            }],
+            structured_content: structured.then_some(value),
+            is_error,
+        }))
     }
 
     fn run_tool(&mut self, prepared: &tools::Prepared) -> AccResult<tools::ToolValue> {
@@ -510,11 +512,11 @@ impl Server {
     /// `speaksFor` of `acc_status`: the participant and session, and why.
     fn speaks_for_value(&self) -> Value {
         match (&self.speaks_for, &self.caller) {
-            (Some(who), Some(caller)) => json!({
-                "participantId": who.participant,
-                "sessionId": caller.session_id,
-                "source": who.source,
-                "reason": who.reason,
+            (Some(who), Some(caller)) => json(&wire::SpeaksFor {
+                participant_id: &who.participant,
+                session_id: &caller.session_id,
+                source: who.source,
+                reason: &who.reason,
             }),
             _ => Value::Null,
         }
@@ -526,22 +528,42 @@ impl Server {
             "acc://snapshot" => self.core().and_then(|core| {
                 let report = core.status(true)?;
                 let messages = core.all_messages()?;
-                Ok(views::snapshot(&report, &messages, core.now(), &core.workspace.id))
+                Ok(views::snapshot(
+                    &report,
+                    &messages,
+                    core.now(),
+                    &core.workspace.id,
+                ))
             }),
-            "acc://roster" => self.core().map(|core| core.status(false)).and_then(|r| r).map(|report| {
-                let status = views::status(&report, 0);
-                json!({ "workspace": status["workspace"], "participants": status["participants"], "sessions": status["sessions"] })
+            "acc://roster" => self
+                .core()
+                .map(|core| core.status(false))
+                .and_then(|r| r)
+                .map(|report| views::roster(&views::status(&report, 0))),
+            "acc://inbox" => self.with_session(|app, caller| {
+                Ok(views::inbox_page(&app.core.inbox(caller, None, None)?))
             }),
-            "acc://inbox" => self.with_session(|app, caller| Ok(views::inbox_page(&app.core.inbox(caller, None, None)?))),
             _ => {
-                let code = if era == Era::Modern { Code::INVALID_PARAMS } else { Code::RESOURCE_NOT_FOUND };
-                return Err((code, format!("resource not found: {uri}"), Some(json!({ "uri": uri }))));
+                let code = if era == Era::Modern {
+                    Code::INVALID_PARAMS
+                } else {
+                    Code::RESOURCE_NOT_FOUND
+                };
+                return Err((
+                    code,
+                    format!("resource not found: {uri}"),
+                    Some(json(&wire::UnknownResource { uri })),
+                ));
             }
         };
         match text {
-            Ok(value) => Ok(
-                json!({ "contents": [{ "uri": uri, "mimeType": "application/json", "text": value.to_string() }] }),
-            ),
+            Ok(value) => Ok(json(&wire::ResourceContents {
+                contents: [wire::ResourceText {
+                    uri,
+                    mime_type: "application/json",
+                    text: value.to_string(),
+                }],
+            })),
             Err(error) => Err((
                 Code::INTERNAL_ERROR,
                 format!("{}: {}", error.code, error.message),

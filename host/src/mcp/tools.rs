@@ -3,7 +3,7 @@
 //! Owns: the model-facing surface of MCP.md. Arguments are validated against the published
 //! schema and then by the core's own validators before any session is resolved.
 
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use crate::core::Caller;
 use crate::core::claims::{self, AcquireRequest, ClaimMode, Enforcement, ReleaseSelector};
@@ -14,6 +14,7 @@ use crate::core::{Core, messages::Draft};
 use crate::delivery::App;
 use crate::error::{AccError, AccResult};
 use crate::views;
+use crate::wire::Schema;
 
 /// Every tool name, in published order.
 pub const NAMES: &[&str] = &[
@@ -30,66 +31,118 @@ pub const NAMES: &[&str] = &[
     "acc_finish",
 ];
 
-fn string(max: u64, description: &str) -> Value {
-    json!({ "type": "string", "minLength": 1, "maxLength": max, "description": description })
+/// An empty description says nothing and is left out.
+fn said(description: &'static str) -> Option<&'static str> {
+    Some(description).filter(|d| !d.is_empty())
 }
 
-fn strings(max_items: Option<u64>, max_len: u64, description: &str) -> Value {
-    let mut schema = json!({
-        "type": "array",
-        "items": { "type": "string", "minLength": 1, "maxLength": max_len },
-        "description": description,
-    });
-    if let (Some(max), Value::Object(map)) = (max_items, &mut schema) {
-        map.insert("maxItems".into(), Value::from(max));
+fn string(max: u64, description: &'static str) -> Schema {
+    Schema {
+        kind: "string",
+        min_length: Some(1),
+        max_length: Some(max),
+        description: said(description),
+        ..Schema::default()
     }
-    schema
+}
+
+fn array_of(item: Schema, description: &'static str) -> Schema {
+    Schema {
+        kind: "array",
+        items: Some(Box::new(item)),
+        description: said(description),
+        ..Schema::default()
+    }
+}
+
+fn strings(max_items: u64, max_len: u64, description: &'static str) -> Schema {
+    Schema {
+        max_items: Some(max_items),
+        ..array_of(
+            Schema {
+                max_length: Some(max_len),
+                ..string(max_len, "")
+            },
+            description,
+        )
+    }
 }
 
 /// A closed object schema: the only shape a tool's root may have. Model APIs (Anthropic's,
 /// OpenAI's function calling) refuse a root with `oneOf`, `anyOf`, `allOf`, `not`, `enum` or
 /// conditionals, and Claude Code drops such a tool silently; rules that relate fields to each
 /// other are checked by [`check_rules`] instead, and each is said in a description.
-fn object(properties: Value, required: &[&str]) -> Value {
-    let mut schema = json!({
-        "type": "object",
-        "properties": properties,
-        "additionalProperties": false,
-    });
-    if let (false, Value::Object(map)) = (required.is_empty(), &mut schema) {
-        map.insert("required".into(), json!(required));
+fn object(properties: Vec<(&'static str, Schema)>, required: &[&'static str]) -> Schema {
+    Schema {
+        kind: "object",
+        properties: Some(properties.into_iter().collect()),
+        additional_properties: Some(false),
+        required: Some(required.to_vec()).filter(|r| !r.is_empty()),
+        ..Schema::default()
     }
-    schema
 }
 
 /// A record id, participant id or cursor. Its shape and length are checked by the core's id
 /// validators (which name the expected form), so the schema does not repeat them.
-fn id(description: &str) -> Value {
-    json!({ "type": "string", "description": description })
+fn id(description: &'static str) -> Schema {
+    Schema {
+        kind: "string",
+        description: said(description),
+        ..Schema::default()
+    }
 }
 
-fn ids(description: &str) -> Value {
-    json!({ "type": "array", "minItems": 1, "items": { "type": "string" }, "description": description })
+fn ids(description: &'static str) -> Schema {
+    Schema {
+        min_items: Some(1),
+        ..array_of(id(""), description)
+    }
 }
 
-fn uris(description: &str) -> Value {
-    json!({ "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1, "maxLength": 1024 }, "description": description })
+fn uris(description: &'static str) -> Schema {
+    Schema {
+        min_items: Some(1),
+        ..array_of(string(1024, ""), description)
+    }
 }
 
-fn resource(description: &str) -> Value {
-    json!({ "type": "string", "minLength": 1, "maxLength": 1024, "description": description })
+fn resource(description: &'static str) -> Schema {
+    string(1024, description)
 }
 
-fn body(max: u64) -> Value {
-    json!({ "type": "string", "minLength": 1, "maxLength": max })
+fn body(max: u64) -> Schema {
+    string(max, "")
 }
 
-fn client_id() -> Value {
+fn client_id() -> Schema {
     id("Retry key: resend with the same key and content. Generated when omitted.")
 }
 
-fn choice(values: &[&str], description: &str) -> Value {
-    json!({ "type": "string", "enum": values, "description": description })
+fn choice(values: &[&'static str], description: &'static str) -> Schema {
+    Schema {
+        kind: "string",
+        values: Some(values.to_vec()),
+        description: said(description),
+        ..Schema::default()
+    }
+}
+
+fn flag(description: &'static str) -> Schema {
+    Schema {
+        kind: "boolean",
+        description: said(description),
+        ..Schema::default()
+    }
+}
+
+fn integer(maximum: i64, description: &'static str) -> Schema {
+    Schema {
+        kind: "integer",
+        minimum: Some(1),
+        maximum: Some(maximum),
+        description: said(description),
+        ..Schema::default()
+    }
 }
 
 /// The input schema of a tool: always a closed object with no combinator anywhere. Built once
@@ -101,11 +154,7 @@ pub fn input_schema(name: &str) -> &'static Value {
         .get_or_init(|| {
             NAMES
                 .iter()
-                .map(|name| {
-                    let mut schema = schema_of(name);
-                    drop_empty_descriptions(&mut schema);
-                    (*name, schema)
-                })
+                .filter_map(|name| Some((*name, crate::wire::json(&schema_of(name)?))))
                 .collect()
         })
         .iter()
@@ -113,116 +162,188 @@ pub fn input_schema(name: &str) -> &'static Value {
         .map_or(&NONE, |(_, schema)| schema)
 }
 
-/// Helpers take a description for every property; an empty one says nothing and is left out.
-fn drop_empty_descriptions(schema: &mut Value) {
-    if let Value::Object(map) = schema {
-        if map.get("description") == Some(&Value::String(String::new())) {
-            map.remove("description");
-        }
-        map.values_mut().for_each(drop_empty_descriptions);
-    }
-}
-
-fn schema_of(name: &str) -> Value {
-    match name {
-        "acc_status" => object(json!({}), &[]),
+fn schema_of(name: &str) -> Option<Schema> {
+    Some(match name {
+        "acc_status" => object(Vec::new(), &[]),
         "acc_sync" => object(
-            json!({
-                "scope": choice(&["delta", "full", "history"], "Default delta."),
-                "cursor": id("The previous page's nextCursor."),
-                "limit": { "type": "integer", "minimum": 1, "maximum": 500, "description": "Default 100 events or 20 messages." },
-                "kind": choice(messages::KINDS, "history only: this kind only."),
-                "messageId": id("history only, alone: one complete message."),
-                "current": { "type": "boolean", "description": "history with kind decision only: the current decisions." },
-            }),
+            vec![
+                (
+                    "scope",
+                    choice(&["delta", "full", "history"], "Default delta."),
+                ),
+                ("cursor", id("The previous page's nextCursor.")),
+                ("limit", integer(500, "Default 100 events or 20 messages.")),
+                (
+                    "kind",
+                    choice(
+                        &messages::MessageKind::spellings(),
+                        "history only: this kind only.",
+                    ),
+                ),
+                (
+                    "messageId",
+                    id("history only, alone: one complete message."),
+                ),
+                (
+                    "current",
+                    flag("history with kind decision only: the current decisions."),
+                ),
+            ],
             &[],
         ),
         "acc_work" => object(
-            json!({
-                "summary": string(280, "One line."),
-                "mode": choice(&intent::IntentMode::spellings(), "What kind of work."),
-                "state": choice(&intent::IntentState::spellings(), "Default active."),
-                "resourceHints": strings(Some(64), 1024, "Claim URIs you expect to touch."),
-                "clear": { "type": "boolean", "description": "true, alone: clear your intent." },
-            }),
+            vec![
+                ("summary", string(280, "One line.")),
+                (
+                    "mode",
+                    choice(&intent::IntentMode::spellings(), "What kind of work."),
+                ),
+                (
+                    "state",
+                    choice(&intent::IntentState::spellings(), "Default active."),
+                ),
+                (
+                    "resourceHints",
+                    strings(64, 1024, "Claim URIs you expect to touch."),
+                ),
+                ("clear", flag("true, alone: clear your intent.")),
+            ],
             &[],
         ),
         "acc_claim" => object(
-            json!({
-                "action": choice(&["acquire", "renew"], "renew takes claimId and leaseSeconds only."),
-                "resource": resource("file:src/a.rs, file:src/** (a tree), git:branch/x, doc:name."),
-                "resources": uris("An all-or-nothing batch."),
-                "claimId": id("renew: the claim to extend."),
-                "mode": choice(&["exclusive", "shared"], "Default exclusive."),
-                "reason": { "type": "string", "maxLength": 500, "description": "Why, for the others." },
-                "leaseSeconds": { "type": "integer", "minimum": 1, "maximum": claims::MAX_LEASE_SECONDS, "description": "Default 1800." },
-            }),
+            vec![
+                (
+                    "action",
+                    choice(
+                        &["acquire", "renew"],
+                        "renew takes claimId and leaseSeconds only.",
+                    ),
+                ),
+                (
+                    "resource",
+                    resource("file:src/a.rs, file:src/** (a tree), git:branch/x, doc:name."),
+                ),
+                ("resources", uris("An all-or-nothing batch.")),
+                ("claimId", id("renew: the claim to extend.")),
+                // Exclusive first: the default, and the order the tool has always listed.
+                (
+                    "mode",
+                    choice(&["exclusive", "shared"], "Default exclusive."),
+                ),
+                (
+                    "reason",
+                    Schema {
+                        kind: "string",
+                        max_length: Some(500),
+                        description: said("Why, for the others."),
+                        ..Schema::default()
+                    },
+                ),
+                (
+                    "leaseSeconds",
+                    integer(claims::MAX_LEASE_SECONDS, "Default 1800."),
+                ),
+            ],
             &["action"],
         ),
         "acc_release" => object(
-            json!({
-                "claimId": id(""),
-                "claimIds": ids(""),
-                "resource": resource(""),
-                "resources": uris(""),
-                "all": { "type": "boolean", "description": "true: every claim you hold." },
-            }),
+            vec![
+                ("claimId", id("")),
+                ("claimIds", ids("")),
+                ("resource", resource("")),
+                ("resources", uris("")),
+                ("all", flag("true: every claim you hold.")),
+            ],
             &[],
         ),
         "acc_message" => object(
-            json!({
-                "to": { "type": "array", "maxItems": messages::MAX_RECIPIENTS, "items": { "type": "string" }, "description": "Participant ids. [] = a room note for everyone present." },
-                "subject": string(500, "One line."),
-                "body": body(4000),
-                "kind": choice(messages::GENERIC_KINDS, "Default note; question and request need a reply."),
-                "obligation": choice(&["none", "reply", "acknowledge"], "Default from kind."),
-                "clientMessageId": client_id(),
-                "supersedes": ids("kind decision only, not with withdraws: decisions replaced."),
-                "withdraws": ids("kind decision only, not with supersedes: decisions withdrawn."),
-            }),
+            vec![
+                (
+                    "to",
+                    Schema {
+                        max_items: Some(messages::MAX_RECIPIENTS as u64),
+                        ..array_of(
+                            id(""),
+                            "Participant ids. [] = a room note for everyone present.",
+                        )
+                    },
+                ),
+                ("subject", string(500, "One line.")),
+                ("body", body(4000)),
+                (
+                    "kind",
+                    choice(
+                        messages::GENERIC_KINDS,
+                        "Default note; question and request need a reply.",
+                    ),
+                ),
+                (
+                    "obligation",
+                    choice(&messages::Obligation::spellings(), "Default from kind."),
+                ),
+                ("clientMessageId", client_id()),
+                (
+                    "supersedes",
+                    ids("kind decision only, not with withdraws: decisions replaced."),
+                ),
+                (
+                    "withdraws",
+                    ids("kind decision only, not with supersedes: decisions withdrawn."),
+                ),
+            ],
             &["to", "subject", "body"],
         ),
         "acc_request" => object(
-            json!({
-                "toParticipantId": id("Who is asked."),
-                "title": string(500, "What is asked, one line."),
-                "detail": { "type": "string", "maxLength": 4000 },
-                "clientMessageId": client_id(),
-            }),
+            vec![
+                ("toParticipantId", id("Who is asked.")),
+                ("title", string(500, "What is asked, one line.")),
+                (
+                    "detail",
+                    Schema {
+                        kind: "string",
+                        max_length: Some(4000),
+                        ..Schema::default()
+                    },
+                ),
+                ("clientMessageId", client_id()),
+            ],
             &["toParticipantId", "title"],
         ),
         "acc_inbox" => object(
-            json!({
-                "messageId": id("Alone: read it in full (marks it retrieved)."),
-                "cursor": id("The previous page's nextCursor."),
-                "limit": { "type": "integer", "minimum": 1, "maximum": 500, "description": "Default 20." },
-            }),
+            vec![
+                (
+                    "messageId",
+                    id("Alone: read it in full (marks it retrieved)."),
+                ),
+                ("cursor", id("The previous page's nextCursor.")),
+                ("limit", integer(500, "Default 20.")),
+            ],
             &[],
         ),
         "acc_reply" => object(
-            json!({
-                "messageId": id("The message you answer."),
-                "body": body(4000),
-                "subject": string(500, "Default: Re: <original subject>."),
-                "clientMessageId": client_id(),
-            }),
+            vec![
+                ("messageId", id("The message you answer.")),
+                ("body", body(4000)),
+                ("subject", string(500, "Default: Re: <original subject>.")),
+                ("clientMessageId", client_id()),
+            ],
             &["messageId", "body"],
         ),
-        "acc_ack" => object(json!({ "messageId": id("") }), &["messageId"]),
+        "acc_ack" => object(vec![("messageId", id(""))], &["messageId"]),
         "acc_finish" => object(
-            json!({
-                "goal": string(500, "One line."),
-                "status": choice(&["complete", "partial", "blocked"], ""),
-                "completed": strings(Some(32), 500, ""),
-                "remaining": strings(Some(32), 500, ""),
-                "blockers": strings(Some(32), 500, ""),
-                "toParticipantId": id("Omit for a room handoff."),
-                "clientMessageId": client_id(),
-            }),
+            vec![
+                ("goal", string(500, "One line.")),
+                ("status", choice(&["complete", "partial", "blocked"], "")),
+                ("completed", strings(32, 500, "")),
+                ("remaining", strings(32, 500, "")),
+                ("blockers", strings(32, 500, "")),
+                ("toParticipantId", id("Omit for a room handoff.")),
+                ("clientMessageId", client_id()),
+            ],
             &["goal"],
         ),
-        _ => Value::Null,
-    }
+        _ => return None,
+    })
 }
 
 /// The description of a tool: what it is for and the rules its schema cannot say.
@@ -383,10 +504,10 @@ pub fn list() -> Vec<Value> {
     NAMES
         .iter()
         .map(|name| {
-            json!({
-                "name": name,
-                "description": description(name),
-                "inputSchema": input_schema(name),
+            crate::wire::json(&crate::wire::Tool {
+                name,
+                description: description(name),
+                input_schema: input_schema(name),
             })
         })
         .collect()
@@ -700,18 +821,16 @@ pub fn run(app: &mut App, caller: &Caller, prepared: &Prepared) -> AccResult<Too
             let (view, receipts) = core.history_message(id)?;
             views::history_exact(&view, &receipts, &workspace_id)
         }
-        Prepared::Work(None) => json!({ "intent": null, "cleared": core.clear_intent(caller)? }),
+        Prepared::Work(None) => views::intent_result(None, Some(core.clear_intent(caller)?)),
         Prepared::Work(Some(request)) => {
-            json!({ "intent": views::intent(&core.set_intent(caller, request)?) })
+            views::intent_result(Some(&core.set_intent(caller, request)?), None)
         }
         Prepared::Acquire { request, scalar } => {
             let claims = core.acquire_claims(caller, request)?;
             let now = core.now();
             match (scalar, claims.first()) {
                 (true, Some(claim)) => views::claim(claim, now),
-                _ => {
-                    json!({ "claims": claims.iter().map(|c| views::claim(c, now)).collect::<Vec<_>>() })
-                }
+                _ => views::claims(&claims, now),
             }
         }
         Prepared::Renew { claim_id, lease } => {
@@ -721,8 +840,8 @@ pub fn run(app: &mut App, caller: &Caller, prepared: &Prepared) -> AccResult<Too
         Prepared::Release { selector, scalar } => {
             let released = core.release_claims(caller, selector)?;
             match (scalar, released.first()) {
-                (true, Some(id)) => json!({ "released": id }),
-                _ => json!({ "released": released }),
+                (true, Some(id)) => views::released_one(id),
+                _ => views::released(&released, None),
             }
         }
         Prepared::Send(draft) => views::sent(&app.send(caller, (**draft).clone())?, &workspace_id),
@@ -738,7 +857,7 @@ pub fn run(app: &mut App, caller: &Caller, prepared: &Prepared) -> AccResult<Too
         }
         Prepared::Ack(id) => {
             let acked = core.ack(caller, id)?;
-            json!({ "messageId": acked.message.message.message_id, "receipt": views::receipt(&acked.receipt) })
+            views::acked(&acked.message.message.message_id, &acked.receipt)
         }
     };
     Ok(ToolValue::Object(object))

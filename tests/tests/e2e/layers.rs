@@ -224,3 +224,94 @@ fn only_the_capture_tool_listens_on_a_socket() {
         .any(|f| std::fs::read_to_string(f).is_ok_and(|t| t.contains("TcpListener")));
     assert!(capture, "the capture tool's loopback model server");
 }
+
+/// The crates `acc`, `acc-mcp` and `acc-capture` are built from (the adapters are plugins with
+/// their own clients' formats, and only `adapter-api` is shared with them).
+const HOST_SOURCES: &[&str] = &[
+    "store/src",
+    "core/src",
+    "clients/src",
+    "delivery/src",
+    "host/src",
+    "host/examples",
+    "capture/src",
+    "adapter-api/src",
+];
+
+/// Where `json!` may build JSON outside tests: the framing of a protocol spoken to a peer,
+/// each file with why.
+const JSON_FRAMING: &[(&str, &str)] = &[
+    ("host/src/mcp/jsonrpc.rs", "JSON-RPC responses of acc-mcp"),
+    (
+        "host/examples/mcp_demo.rs",
+        "JSON-RPC requests of the demo client",
+    ),
+    (
+        "host/src/install/codex_trust.rs",
+        "JSON-RPC to codex app-server",
+    ),
+    (
+        "clients/src/codex_daemon.rs",
+        "JSON-RPC to the Codex daemon",
+    ),
+    ("capture/src/codex.rs", "JSON-RPC to the Codex daemon"),
+    (
+        "capture/src/model.rs",
+        "the model APIs (Anthropic, OpenAI) the loopback model serves",
+    ),
+];
+
+/// Production text of a source file: not a test file, and without its trailing inline
+/// `#[cfg(test)] mod tests { ... }` (ACC keeps an inline test module last).
+fn production_text(root: &std::path::Path, file: &std::path::Path) -> Option<(String, String)> {
+    let relative = file.strip_prefix(root).ok()?.to_string_lossy().into_owned();
+    let is_test_file = file.file_name().is_some_and(|n| n == "tests.rs")
+        || relative.split('/').any(|part| part == "tests");
+    if is_test_file {
+        return None;
+    }
+    let text = std::fs::read_to_string(file).ok()?;
+    let text = match text.find("#[cfg(test)]\nmod tests {") {
+        Some(at) => text[..at].to_string(),
+        None => text,
+    };
+    Some((relative, text))
+}
+
+#[test]
+fn json_is_built_from_types_and_serde_derives_live_in_wire_modules() {
+    let root = repo_root();
+    let mut json_files = Vec::new();
+    for dir in HOST_SOURCES {
+        for file in sources(&root.join(dir)) {
+            let Some((relative, text)) = production_text(&root, &file) else {
+                continue;
+            };
+            if text.contains("json!(") {
+                json_files.push(relative.clone());
+                assert!(
+                    JSON_FRAMING.iter().any(|(allowed, _)| *allowed == relative),
+                    "{relative} builds JSON with json!: define the shape as a type in a wire module (host/src/wire.rs for what the CLI and MCP publish)"
+                );
+            }
+            let derives = text.lines().any(|line| {
+                line.trim_start().starts_with("#[derive(")
+                    && (line.contains("Serialize") || line.contains("Deserialize"))
+            });
+            let wire_module = relative.ends_with("/wire.rs")
+                || relative == "core/src/events.rs"
+                || relative == "delivery/src/contracts.rs";
+            assert!(
+                !derives || wire_module,
+                "{relative} derives Serialize or Deserialize: serde types live in wire modules (a `wire.rs`, the core's events, the contracts)"
+            );
+        }
+    }
+    // The list stays tight: every allowed file still frames a protocol with json!.
+    for (allowed, why) in JSON_FRAMING {
+        assert!(
+            json_files.iter().any(|f| f == allowed),
+            "{allowed} ({why}) no longer uses json!: drop it from JSON_FRAMING"
+        );
+    }
+}

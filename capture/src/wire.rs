@@ -1,0 +1,50 @@
+//! The JSON the capture tool writes: what it prints with `--json`, the first user line it
+//! sends Claude Code in stream-json, and the `example` adapter's endpoint. The model APIs it
+//! serves are in [`crate::model`]; Codex's JSON-RPC is framing ([`acc_host`]'s daemon client).
+
+use std::path::Path;
+
+use serde::Serialize;
+
+use acc_host::contracts::Capture;
+
+/// `acc-capture --json`: the capture, and the file it was written to.
+#[derive(Debug, Clone, Serialize)]
+pub struct Captured<'a> {
+    pub capture: &'a Capture,
+    pub file: Option<String>,
+}
+
+/// A user turn on Claude Code's stream-json input.
+#[derive(Debug, Clone, Serialize)]
+pub struct UserLine<'a> {
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub message: UserMessage<'a>,
+}
+
+/// The message of a [`UserLine`].
+#[derive(Debug, Clone, Serialize)]
+pub struct UserMessage<'a> {
+    pub role: &'static str,
+    pub content: &'a str,
+}
+
+impl<'a> UserLine<'a> {
+    /// A user turn saying `content`.
+    pub fn new(content: &'a str) -> Self {
+        Self {
+            kind: "user",
+            message: UserMessage {
+                role: "user",
+                content,
+            },
+        }
+    }
+}
+
+/// The `example` adapter's endpoint: the file its deliveries are appended to.
+#[derive(Debug, Clone, Serialize)]
+pub struct ExampleEndpoint<'a> {
+    pub file: &'a Path,
+}

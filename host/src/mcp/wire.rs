@@ -1,0 +1,137 @@
+//! The MCP protocol's own result shapes (initialize, discovery, lists, tool and resource
+//! results, error data) as serde types. The tools' results are [`crate::wire`]'s; the JSON-RPC
+//! framing around both is [`super::jsonrpc`]'s.
+
+use serde::Serialize;
+use serde_json::Value;
+
+/// `{}`.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Empty {}
+
+/// Who answers.
+#[derive(Debug, Clone, Serialize)]
+pub struct ServerInfo {
+    pub name: &'static str,
+    pub title: &'static str,
+    pub version: &'static str,
+}
+
+/// What the server offers: tools and resources, no options.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Capabilities {
+    pub tools: Empty,
+    pub resources: Empty,
+}
+
+/// The `initialize` result.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Initialize<'a> {
+    pub protocol_version: &'a str,
+    pub capabilities: Capabilities,
+    pub server_info: ServerInfo,
+    pub instructions: &'static str,
+}
+
+/// The `server/discover` result.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Discover {
+    pub supported_versions: &'static [&'static str],
+    pub capabilities: Capabilities,
+    pub instructions: &'static str,
+}
+
+/// The `tools/list` result.
+#[derive(Debug, Clone, Serialize)]
+pub struct ToolList {
+    pub tools: Vec<Value>,
+}
+
+/// A resource.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Resource {
+    pub uri: &'static str,
+    pub name: &'static str,
+    pub description: &'static str,
+    pub mime_type: &'static str,
+}
+
+/// The `resources/list` result.
+#[derive(Debug, Clone, Serialize)]
+pub struct ResourceList {
+    pub resources: Vec<Resource>,
+}
+
+/// The `resources/templates/list` result: none.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceTemplates {
+    pub resource_templates: [Empty; 0],
+}
+
+/// One text content item.
+#[derive(Debug, Clone, Serialize)]
+pub struct Text {
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub text: String,
+}
+
+/// A `tools/call` result: the value as text, as structured content where the era carries it,
+/// and `isError` for a failed call.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolResult {
+    pub content: [Text; 1],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub structured_content: Option<Value>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub is_error: bool,
+}
+
+/// One resource's contents.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceText<'a> {
+    pub uri: &'a str,
+    pub mime_type: &'static str,
+    pub text: String,
+}
+
+/// The `resources/read` result.
+#[derive(Debug, Clone, Serialize)]
+pub struct ResourceContents<'a> {
+    pub contents: [ResourceText<'a>; 1],
+}
+
+/// Error data: the revisions this server speaks and the one asked for.
+#[derive(Debug, Clone, Serialize)]
+pub struct UnsupportedVersion<'a> {
+    pub supported: &'static [&'static str],
+    pub requested: &'a str,
+}
+
+/// Error data: the tools there are.
+#[derive(Debug, Clone, Serialize)]
+pub struct UnknownTool {
+    pub tools: &'static [&'static str],
+}
+
+/// Error data: the resource asked for.
+#[derive(Debug, Clone, Serialize)]
+pub struct UnknownResource<'a> {
+    pub uri: &'a str,
+}
+
+/// `speaksFor` of `acc_status`: the participant and session, and why.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SpeaksFor<'a> {
+    pub participant_id: &'a str,
+    pub session_id: &'a str,
+    pub source: &'static str,
+    pub reason: &'a str,
+}

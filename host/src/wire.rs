@@ -1,0 +1,616 @@
+//! The wire layer: every JSON shape the CLI (`--json`) and the MCP server publish, as serde
+//! types, each defined once and used by both.
+//!
+//! `views` fills these from core and store values; the CLI and the MCP tools return what
+//! `views` builds, so a shape cannot drift between the two surfaces. Objects are turned into
+//! `serde_json::Value` with sorted keys (`acc_core::wire::json`), which is also the byte order
+//! the golden files under `tests/golden` hold. A change here changes a published shape: the
+//! golden tests must change with it (`ACC_UPDATE_GOLDEN=1`).
+//!
+//! Conventions: camelCase keys; a field that is always published is a plain field (an
+//! `Option` publishes `null`); a field published only when it applies carries
+//! `skip_serializing_if`.
+
+use serde::Serialize;
+use serde_json::Value;
+
+pub use acc_core::wire::json;
+
+use crate::store::{ClaimMode, Enforcement, IntentMode, IntentState, Lifecycle, LivePolicy};
+
+/// A claim, with its liveness at the time of the view.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Claim<'a> {
+    pub claim_id: &'a str,
+    pub resource: &'a str,
+    pub mode: ClaimMode,
+    pub enforcement: Enforcement,
+    pub reason: Option<&'a str>,
+    pub owner_session_id: &'a str,
+    pub owner_participant_id: &'a str,
+    pub owner_generation: i64,
+    pub acquired_at: String,
+    pub renewed_at: String,
+    pub expires_at: String,
+    pub lease_seconds: i64,
+    /// `live` or `expired`.
+    pub state: &'static str,
+    /// In `status`: what the room can actually enforce for it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub effective_enforcement: Option<&'static str>,
+}
+
+/// An intent.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Intent<'a> {
+    pub summary: &'a str,
+    pub mode: IntentMode,
+    pub state: IntentState,
+    pub resource_hints: &'a [String],
+    pub updated_at: String,
+}
+
+/// A delivery binding, redacted: the endpoint never leaves the store.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Binding<'a> {
+    pub adapter_id: &'a str,
+    pub generation: i64,
+    pub client_version: &'a str,
+    pub modes: &'a [String],
+    pub live_policy: LivePolicy,
+    pub lease_until: String,
+    /// Always `redacted`.
+    pub endpoint: &'static str,
+}
+
+/// A session with presence; never its generation token or hash.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Session<'a> {
+    pub session_id: &'a str,
+    pub participant_id: &'a str,
+    pub harness: &'a str,
+    pub client_version: Option<&'a str>,
+    pub presence: &'static str,
+    pub lifecycle: Lifecycle,
+    pub enforcement: Enforcement,
+    pub generation: i64,
+    pub checkout: Option<&'a str>,
+    pub branch: Option<&'a str>,
+    pub pid: Option<i64>,
+    pub opened_at: String,
+    pub last_seen_at: String,
+    pub closed_at: Option<String>,
+    pub intent: Option<Intent<'a>>,
+    pub bindings: Vec<Binding<'a>>,
+}
+
+/// A newly opened session, with its generation token (the one place it is ever shown).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OpenedSession<'a> {
+    pub workspace_id: &'a str,
+    pub participant_id: &'a str,
+    pub session_id: &'a str,
+    /// The generation token.
+    pub generation: &'a str,
+    pub generation_number: i64,
+    pub resumed: bool,
+}
+
+/// An attention item; only the fields its rule concerns are present.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Attention<'a> {
+    pub rule: &'static str,
+    pub participant_id: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub claim_id: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resource: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message_id: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub other_session_id: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub other_participant_id: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub since: Option<String>,
+}
+
+/// An event as stored.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Event<'a> {
+    pub cursor: String,
+    #[serde(rename = "type")]
+    pub event_type: &'a str,
+    pub at: String,
+    pub session_id: Option<&'a str>,
+    pub participant_id: Option<&'a str>,
+    pub data: &'a Value,
+}
+
+/// The workspace as `status` shows it.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Workspace<'a> {
+    pub workspace_id: &'a str,
+    pub display_name: &'a str,
+    pub root: &'a str,
+    pub identity_source: &'static str,
+    pub claim_policy: &'static str,
+    pub protection: &'static str,
+}
+
+/// A participant.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Participant<'a> {
+    pub participant_id: &'a str,
+    pub created_at: String,
+}
+
+/// The status report (and, with `messages`, the forensic snapshot).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Status<'a> {
+    pub workspace: Workspace<'a>,
+    pub participants: Vec<Participant<'a>>,
+    pub sessions: Vec<Session<'a>>,
+    pub claims: Vec<Claim<'a>>,
+    pub attention: Vec<Attention<'a>>,
+    pub cursor: String,
+    /// In the snapshot only: every message with its receipts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub messages: Option<Vec<Value>>,
+}
+
+/// The roster resource: who is in the room.
+#[derive(Debug, Clone, Serialize)]
+pub struct Roster<'a> {
+    pub workspace: &'a Value,
+    pub participants: &'a Value,
+    pub sessions: &'a Value,
+}
+
+/// A sync page: `delta`, or `full` with the snapshot.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Sync<'a> {
+    pub scope: &'static str,
+    pub events: Vec<Event<'a>>,
+    pub next_cursor: String,
+    pub has_more: bool,
+    pub attention: Vec<Attention<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub snapshot: Option<Value>,
+}
+
+/// The body of an error.
+#[derive(Debug, Clone, Serialize)]
+pub struct ErrorBody<'a> {
+    pub code: &'static str,
+    pub message: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub details: Option<&'a Value>,
+}
+
+/// An error object: `{error: {code, message, details?}}`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Error<'a> {
+    pub error: ErrorBody<'a>,
+}
+
+/// A decision's derived status, as every surface shows it.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DecisionStatus<'a> {
+    pub state: &'static str,
+    pub is_head: bool,
+    pub conflicted: bool,
+    pub head_count: usize,
+    pub current_message_id: Option<&'a str>,
+    pub group_id: &'a str,
+}
+
+/// A receipt; `offer` is null when no transport recorded one.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Receipt<'a> {
+    pub participant_id: &'a str,
+    pub state: &'static str,
+    pub updated_at: String,
+    pub offer: &'a Value,
+}
+
+/// The complete message, optionally with the caller's receipt or every recipient's.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Message<'a> {
+    pub message_id: &'a str,
+    pub thread_id: &'a str,
+    pub client_message_id: &'a str,
+    pub workspace_id: &'a str,
+    pub from_participant_id: &'a str,
+    pub from_session_id: &'a str,
+    pub to_participant_ids: &'a [String],
+    pub kind: &'static str,
+    pub obligation: &'static str,
+    pub subject: &'a str,
+    pub body: &'a str,
+    pub in_reply_to: Option<&'a str>,
+    pub artifacts: &'a Value,
+    pub handoff: Option<&'a Value>,
+    pub sent_at: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decision_change: Option<&'a Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decision_status: Option<DecisionStatus<'a>>,
+    /// An exact inbox read: the caller's receipt.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub receipt: Option<Receipt<'a>>,
+    /// An exact history read: every recipient's receipt.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub receipts: Option<Vec<Receipt<'a>>>,
+}
+
+/// The summary allowlist: never a body, handoff payload or recipient list.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MessageSummary<'a> {
+    pub message_id: &'a str,
+    pub thread_id: &'a str,
+    pub from_participant_id: &'a str,
+    pub from_session_id: &'a str,
+    pub kind: &'static str,
+    pub obligation: &'static str,
+    pub sent_at: String,
+    pub in_reply_to: Option<&'a str>,
+    pub subject: &'a str,
+    pub body_bytes: usize,
+    pub artifact_count: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decision_status: Option<DecisionStatus<'a>>,
+    /// An inbox item: the caller's receipt.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub receipt: Option<Receipt<'a>>,
+}
+
+/// One recipient's delivery outcome.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Delivery<'a> {
+    pub recipient_participant_id: &'a str,
+    pub outcome: &'a str,
+    pub transport: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error_code: Option<&'a str>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub pending_approval: bool,
+}
+
+/// A send-like result: `{message, delivery}`, plus `receipt` for a reply.
+#[derive(Debug, Clone, Serialize)]
+pub struct Sent<'a> {
+    pub message: Message<'a>,
+    pub delivery: Vec<Delivery<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub receipt: Option<Receipt<'a>>,
+}
+
+/// A prune report.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Prune<'a> {
+    pub applied: bool,
+    pub before_cursor: String,
+    pub message_ids: &'a [String],
+    pub count: usize,
+}
+
+/// A page of summaries within the byte cap; `scope` and `view` for history.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Page {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scope: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub view: Option<&'static str>,
+    pub items: Vec<Value>,
+    pub next_cursor: Option<String>,
+}
+
+/// An exact history read: `{scope: "history", view: "message", items: [message]}`.
+#[derive(Debug, Clone, Serialize)]
+pub struct HistoryExact<'a> {
+    pub scope: &'static str,
+    pub view: &'static str,
+    pub items: [Message<'a>; 1],
+}
+
+/// A loaded adapter.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Adapter<'a> {
+    pub adapter_id: &'a str,
+    pub file: String,
+    pub transport: &'a str,
+    pub offer_kind: &'static str,
+    pub api_version: &'a str,
+    pub features: &'a [String],
+    pub contract: &'a acc_adapter_api::wire::ContractDeclaration,
+}
+
+/// A refused adapter file.
+#[derive(Debug, Clone, Serialize)]
+pub struct Refused<'a> {
+    pub file: String,
+    pub reason: &'a str,
+}
+
+/// `acc adapters`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Adapters<'a> {
+    pub search_path: Vec<String>,
+    pub adapters: Vec<Adapter<'a>>,
+    pub refused: Vec<Refused<'a>>,
+}
+
+/// One adapter in `acc contract verify`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AdapterEligibility<'a> {
+    pub adapter_id: &'a str,
+    pub contract_id: &'a str,
+    pub client_version: Option<&'a str>,
+    pub live: bool,
+    pub eligible: bool,
+    pub reason: Option<&'a str>,
+}
+
+/// `acc contract verify`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Verify<'a> {
+    pub dir: String,
+    pub valid: bool,
+    pub contracts: &'a [String],
+    pub captures: Vec<String>,
+    pub adapters: Vec<AdapterEligibility<'a>>,
+    pub problems: &'a [String],
+}
+
+/// `{claims: [...]}` (claim and renew).
+#[derive(Debug, Clone, Serialize)]
+pub struct Claims<'a> {
+    pub claims: Vec<Claim<'a>>,
+}
+
+/// `{released: ...}`: the released claim ids, and for a force release the authority.
+#[derive(Debug, Clone, Serialize)]
+pub struct Released<'a> {
+    pub released: &'a [String],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub authority: Option<&'static str>,
+}
+
+/// `{intent, cleared?}`: the intent set, or null and whether one was cleared.
+#[derive(Debug, Clone, Serialize)]
+pub struct IntentResult<'a> {
+    pub intent: Option<Intent<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cleared: Option<bool>,
+}
+
+/// An acknowledgement: the message and the caller's receipt.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Acked<'a> {
+    pub message_id: &'a str,
+    pub receipt: Receipt<'a>,
+}
+
+/// One `acc doctor` check.
+#[derive(Debug, Clone, Serialize)]
+pub struct DoctorCheck<'a> {
+    pub name: &'a str,
+    /// `ok`, `warn` or `fail`.
+    pub status: &'static str,
+    pub detail: &'a str,
+    pub fix: Option<&'a str>,
+}
+
+/// `acc doctor`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Doctor<'a> {
+    pub ok: bool,
+    pub checks: Vec<DoctorCheck<'a>>,
+}
+
+/// `acc install` and `acc uninstall`: the plan carried out (or, dry, what it would do).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InstallPlan<'a> {
+    pub dry_run: bool,
+    pub client: &'static str,
+    pub steps: &'a [String],
+    pub changes: bool,
+    /// `install` or `uninstall`.
+    pub verb: &'static str,
+}
+
+/// `acc bind`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Bound<'a> {
+    pub binding: Binding<'a>,
+}
+
+/// `acc unbind`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Unbound {
+    pub removed: usize,
+}
+
+/// `acc next-turn`: the rendered context and which messages it carried or withheld.
+#[derive(Debug, Clone, Serialize)]
+pub struct NextTurn<'a> {
+    pub text: &'a str,
+    pub carried: &'a [String],
+    pub withheld: &'a [String],
+}
+
+/// The policy part of a workspace configuration.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Policy {
+    pub claim_mode: &'static str,
+    pub context_budget_bytes: u64,
+}
+
+/// `acc config check`: a valid configuration file.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ConfigValid<'a> {
+    pub path: String,
+    pub valid: bool,
+    pub workspace_id: &'a str,
+    pub display_name: &'a str,
+    pub roots: &'a [String],
+    pub policy: Policy,
+    pub required_adapters: &'a [String],
+}
+
+/// `acc config init`: what was (or, refused for consent, would be) written.
+#[derive(Debug, Clone, Serialize)]
+pub struct ConfigWrite {
+    pub path: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub written: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub content: Option<Value>,
+}
+
+/// An MCP `acc_release` of one claim given as a scalar: `{released: id}`.
+#[derive(Debug, Clone, Serialize)]
+pub struct ReleasedOne<'a> {
+    pub released: &'a str,
+}
+
+/// A `tools/list` entry.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Tool<'a> {
+    pub name: &'a str,
+    pub description: &'a str,
+    pub input_schema: &'a Value,
+}
+
+/// A JSON Schema as an MCP tool's `inputSchema` publishes it. It has a field for exactly the
+/// keywords every model API accepts (`mcp::schema::SUPPORTED_KEYWORDS`), so a combinator or
+/// a reference cannot be written at all; the root is always a closed object.
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Schema {
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min_length: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_length: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub minimum: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub maximum: Option<i64>,
+    #[serde(rename = "enum", skip_serializing_if = "Option::is_none")]
+    pub values: Option<Vec<&'static str>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min_items: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_items: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub items: Option<Box<Schema>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub properties: Option<std::collections::BTreeMap<&'static str, Schema>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub required: Option<Vec<&'static str>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub additional_properties: Option<bool>,
+}
+
+/// What a hook prints for Claude Code (and Codex's SessionStart): context to add, or a
+/// PreToolUse denial.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HookOutput<'a> {
+    pub hook_specific_output: HookSpecificOutput<'a>,
+}
+
+/// The event-specific part of [`HookOutput`].
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HookSpecificOutput<'a> {
+    pub hook_event_name: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub additional_context: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub permission_decision: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub permission_decision_reason: Option<&'a str>,
+}
+
+/// The endpoint a Claude Code hook binds `claude-inbox` to.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClaudeInboxEndpoint<'a> {
+    pub socket: &'a str,
+    pub pid: i64,
+    pub session_id: &'a str,
+    pub config_dir: &'a std::path::Path,
+}
+
+/// The endpoint a Codex hook binds `codex-app-server` to.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CodexEndpoint<'a> {
+    pub codex_home: &'a std::path::Path,
+    pub thread_id: &'a str,
+    pub cwd: &'a std::path::Path,
+}
+
+/// One command of an installed hook group.
+#[derive(Debug, Clone, Serialize)]
+pub struct HookCommand {
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub command: String,
+    pub timeout: u32,
+}
+
+/// A hook group as ACC installs it into a client's hooks file.
+#[derive(Debug, Clone, Serialize)]
+pub struct HookGroup {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub matcher: Option<&'static str>,
+    pub hooks: [HookCommand; 1],
+}
+
+/// `acc-mcp` as ACC registers it: Claude Code's shape (what `claude mcp add` writes: `type`,
+/// `args` and `env` always) or Codex's (`env` only when set).
+#[derive(Debug, Clone, Serialize)]
+pub struct McpServer {
+    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
+    pub kind: Option<&'static str>,
+    pub command: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub args: Option<[&'static str; 0]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub env: Option<std::collections::BTreeMap<&'static str, String>>,
+}
