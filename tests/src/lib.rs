@@ -582,3 +582,35 @@ impl JsonRpcChild {
         }
     }
 }
+
+/// Compare `actual` with the golden file `tests/golden/<name>`; with `ACC_UPDATE_GOLDEN=1`,
+/// write it instead (review the diff before committing). Every golden file of the suite goes
+/// through here, so one variable updates them all.
+pub fn golden(name: &str, actual: &Value) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("golden")
+        .join(name);
+    if std::env::var_os("ACC_UPDATE_GOLDEN").is_some() {
+        let mut text = serde_json::to_string_pretty(actual).expect("json");
+        text.push('\n');
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).expect("golden dir");
+        }
+        std::fs::write(&path, text).expect("write golden");
+        return;
+    }
+    let expected: Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap_or_else(|e| {
+            panic!(
+                "{}: {e}; run with ACC_UPDATE_GOLDEN=1 to create it, and review the diff",
+                path.display()
+            )
+        }))
+        .expect("golden json");
+    assert!(
+        expected == *actual,
+        "{} differs; if the change is deliberate, rerun with ACC_UPDATE_GOLDEN=1 and commit the reviewed diff\nactual: {}",
+        path.display(),
+        serde_json::to_string_pretty(actual).unwrap_or_default()
+    );
+}

@@ -57,6 +57,11 @@ pub struct Cli {
 pub trait Opener: std::fmt::Debug + Send + Sync {
     /// The core for this command.
     fn open(&self) -> AccResult<Core>;
+
+    /// The adapter plugins delivery uses, instead of discovering them (`None`: discover).
+    fn plugins(&self) -> Option<Arc<crate::plugins::Plugins>> {
+        None
+    }
 }
 
 /// Every `acc` command.
@@ -594,6 +599,15 @@ fn open_core(cli: &Cli) -> AccResult<Core> {
     Core::new(ws, data_dir, clock()?, crate::process::liveness())
 }
 
+/// The application over the command's core, with the embedder's plugins when it has some.
+fn open_app(cli: &Cli) -> AccResult<App> {
+    let mut app = App::new(open_core(cli)?);
+    if let Some(plugins) = cli.opener.as_ref().and_then(|o| o.plugins()) {
+        app.delivery.set_plugins(plugins);
+    }
+    Ok(app)
+}
+
 /// Owner credentials from flags, else the environment; both parts are required together.
 fn caller(cli: &Cli) -> AccResult<Caller> {
     let session = cli
@@ -928,7 +942,7 @@ fn bind_command(cli: &Cli, args: &BindArgs) -> AccResult<Output> {
     let who = caller(cli)?;
     let endpoint: Value = serde_json::from_str(&args.endpoint)
         .map_err(|e| AccError::usage(format!("--endpoint is not json: {e}")))?;
-    let mut app = App::new(open_core(cli)?);
+    let mut app = open_app(cli)?;
     let binding = app.bind(&who, &args.adapter, &args.policy, &endpoint)?;
     Ok(Output {
         human: format!(
@@ -945,7 +959,7 @@ fn bind_command(cli: &Cli, args: &BindArgs) -> AccResult<Output> {
 /// `acc unbind`.
 fn unbind_command(cli: &Cli, args: &UnbindArgs) -> AccResult<Output> {
     let who = caller(cli)?;
-    let mut app = App::new(open_core(cli)?);
+    let mut app = open_app(cli)?;
     let removed = app.unbind(&who, args.adapter.as_deref())?;
     Ok(Output {
         human: format!("removed {removed} binding(s)"),
@@ -956,7 +970,7 @@ fn unbind_command(cli: &Cli, args: &UnbindArgs) -> AccResult<Output> {
 /// `acc next-turn`.
 fn next_turn_command(cli: &Cli, args: &NextTurnArgs) -> AccResult<Output> {
     let who = caller(cli)?;
-    let mut app = App::new(open_core(cli)?);
+    let mut app = open_app(cli)?;
     let rendered = app.next_turn(&who, &args.adapter)?;
     Ok(Output {
         human: rendered.text.clone(),
@@ -982,7 +996,7 @@ fn parse_artifacts(raw: &[String]) -> AccResult<Vec<Artifact>> {
 
 fn send(cli: &Cli, op: impl FnOnce(&mut App, &Caller) -> AccResult<Sent>) -> AccResult<Output> {
     let who = caller(cli)?;
-    let mut app = App::new(open_core(cli)?);
+    let mut app = open_app(cli)?;
     let sent = op(&mut app, &who)?;
     Ok(Output {
         human: human::sent(&sent),

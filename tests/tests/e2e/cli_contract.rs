@@ -171,6 +171,33 @@ fn usage_errors_are_exit_2_with_a_json_error() {
     assert!(text.stdout.is_empty());
 }
 
+/// The rules themselves are in the scenario tests (in process); here the `acc` process maps
+/// each family of refusal to its exit code with the error object on stdout.
+#[test]
+fn refusals_exit_with_their_codes() {
+    let world = World::new();
+    let alice = world.attach("alice");
+    let bob = world.attach("bob");
+    world
+        .acc_as(&alice, &["claim", "--resource", "file:a.rs"])
+        .ok_json();
+    world
+        .acc_as(&bob, &["claim", "--resource", "file:a.rs"])
+        .err(5, "claim_conflict");
+    world
+        .acc_as(&bob, &["claim", "--renew", "claim_doesnotexist"])
+        .err(4, "claim_not_found");
+    world
+        .acc_as(&bob, &["inbox", "--cursor", "not-a-message"])
+        .err(2, "invalid_cursor");
+    world
+        .acc_as(
+            &bob,
+            &["message", "--to", "nobody", "--subject", "s", "--body", "b"],
+        )
+        .err(4, "unknown_participant");
+}
+
 #[test]
 fn sync_pages_events_after_a_cursor() {
     let world = World::new();

@@ -1,6 +1,5 @@
 //! `acc-mcp` as a process: its command-line contract, stdio purity, end of input, golden files.
 
-use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -91,30 +90,7 @@ fn a_session_over_real_pipes_exits_zero_at_end_of_input() {
 }
 
 fn golden(name: &str, actual: &Value) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("golden")
-        .join("mcp")
-        .join(name);
-    if std::env::var_os("ACC_UPDATE_GOLDEN").is_some() {
-        let mut text = serde_json::to_string_pretty(actual).expect("json");
-        text.push('\n');
-        std::fs::write(&path, text).expect("write golden");
-        return;
-    }
-    let expected: Value =
-        serde_json::from_str(&std::fs::read_to_string(&path).unwrap_or_else(|e| {
-            panic!(
-                "{}: {e}; run with ACC_UPDATE_GOLDEN=1 to create it, and review the diff",
-                path.display()
-            )
-        }))
-        .expect("golden json");
-    assert!(
-        expected == *actual,
-        "{} differs from the server's answer; if the change is deliberate, rerun with ACC_UPDATE_GOLDEN=1 and commit the reviewed diff\nactual: {}",
-        path.display(),
-        serde_json::to_string_pretty(actual).unwrap_or_default()
-    );
+    acc_tests::golden(&format!("mcp/{name}"), actual);
 }
 
 #[test]
