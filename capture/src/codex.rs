@@ -160,6 +160,10 @@ pub fn capture_codex() -> AccResult<Capture> {
     result
 }
 
+// One capture is one script: each branch is driven and observed in order against the same
+// running client, and the order is part of the evidence. The driver interface of issue 14
+// splits these along their branches.
+#[allow(clippy::too_many_lines)]
 fn drive(codex: &Path, temp: &Path) -> AccResult<Capture> {
     let project = temp.join("project");
     let home = temp.join("codex-home");

@@ -176,6 +176,8 @@ pub fn capture_example() -> AccResult<Capture> {
     result
 }
 
+// One capture is one script (see `claude::drive`).
+#[allow(clippy::too_many_lines)]
 fn drive_example(temp: &Path, project: &Path) -> AccResult<Capture> {
     let ws = workspace::discover(project)?;
     let mut app = App::new(Core::new(

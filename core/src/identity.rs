@@ -206,25 +206,7 @@ impl Core {
                     ));
                 }
                 session.generation += 1;
-                session.generation_hash = ids::hash_token(&token);
-                session.closed_at = None;
-                session.last_seen_at = now;
-                w.reopen_session(
-                    &session.session_id,
-                    session.generation,
-                    &session.generation_hash,
-                    now,
-                )?;
-                Event::SessionReopened {
-                    session_id: session.session_id.clone(),
-                    generation: session.generation,
-                }
-                .append(
-                    w,
-                    now,
-                    Some(&session.session_id),
-                    Some(&session.participant_id),
-                )?;
+                reopen(w, &mut session, ids::hash_token(&token), now)?;
                 return Ok(OpenedSession {
                     session,
                     generation_token: token,
@@ -276,25 +258,7 @@ impl Core {
                 let token = derive(session.generation);
                 let hash = ids::hash_token(&token);
                 if rotate || was_closed || hash != session.generation_hash {
-                    session.generation_hash = hash;
-                    session.closed_at = None;
-                    session.last_seen_at = now;
-                    w.reopen_session(
-                        &session.session_id,
-                        session.generation,
-                        &session.generation_hash,
-                        now,
-                    )?;
-                    Event::SessionReopened {
-                        session_id: session.session_id.clone(),
-                        generation: session.generation,
-                    }
-                    .append(
-                        w,
-                        now,
-                        Some(&session.session_id),
-                        Some(&session.participant_id),
-                    )?;
+                    reopen(w, &mut session, hash, now)?;
                 } else {
                     w.touch_session(&session.session_id, now)?;
                 }
@@ -336,6 +300,36 @@ impl Core {
             Ok(())
         })
     }
+}
+
+/// Reopen a session at its (possibly new) generation with the token hash `hash`: open again,
+/// seen now, and a `session.reopened` event.
+fn reopen(
+    w: &mut Writer<'_>,
+    session: &mut SessionRow,
+    hash: String,
+    now: Millis,
+) -> AccResult<()> {
+    session.generation_hash = hash;
+    session.closed_at = None;
+    session.last_seen_at = now;
+    w.reopen_session(
+        &session.session_id,
+        session.generation,
+        &session.generation_hash,
+        now,
+    )?;
+    Event::SessionReopened {
+        session_id: session.session_id.clone(),
+        generation: session.generation,
+    }
+    .append(
+        w,
+        now,
+        Some(&session.session_id),
+        Some(&session.participant_id),
+    )?;
+    Ok(())
 }
 
 /// Record a new session (and its participant when new) with generation 1, with its events.

@@ -25,7 +25,8 @@ use acc_core::identity::{Caller, Presence, check_caller, presence, verify_caller
 use acc_core::messages::{DecisionStatus, MessageView, advance};
 use acc_core::wire;
 use acc_store::{
-    BindingRow, LivePolicy, MessageKind, MessageRow, ReceiptRow, ReceiptState, Writer,
+    BindingRow, LivePolicy, MessageKind, MessageRow, Reader, ReceiptRow, ReceiptState, SessionRow,
+    Writer,
 };
 
 use crate::plugins::{DEFAULT_DEADLINE, LoadedAdapter, OFFER_DEADLINE, Operation, Plugins};
@@ -586,39 +587,16 @@ impl Delivery {
         }
         let mut binding = binding;
         if binding.lease_until <= core.now() {
-            match self.handshake(
+            let refreshed = self.refresh_lease(
+                core,
                 &adapter,
                 session_id,
                 generation,
                 recipient,
-                &binding.endpoint,
-            ) {
-                Ok(answer) => {
-                    binding.endpoint_ref = answer.endpoint_ref;
-                    binding.client_version = answer.client_version;
-                    binding.lease_until = core.now() + (answer.lease_seconds as i64) * 1000;
-                    let refreshed = binding.clone();
-                    core.store_for_write()?.write(|w| {
-                        if w.reader()
-                            .binding(session_id, &refreshed.adapter_id)?
-                            .is_some_and(|b| b.generation == generation)
-                        {
-                            w.put_binding(&refreshed)?;
-                        }
-                        Ok::<_, AccError>(())
-                    })?;
-                    if let Err(code) = admits(&adapter, &binding.client_version) {
-                        return Ok(outcome(recipient, "queued", DURABLE, Some(code)));
-                    }
-                }
-                Err(_) => {
-                    return Ok(outcome(
-                        recipient,
-                        "queued",
-                        DURABLE,
-                        Some("handshake_failed"),
-                    ));
-                }
+                &mut binding,
+            )?;
+            if let Err(code) = refreshed {
+                return Ok(outcome(recipient, "queued", DURABLE, Some(code)));
             }
         }
         // Re-check policy, sole live session and the exact binding immediately before the transport.
@@ -667,45 +645,44 @@ impl Delivery {
             transport: &transport,
             client_version: &binding.client_version,
         };
-        let store = core.store_for_write()?;
-        match answer {
-            Ok(answer) if answer.status != OfferStatus::Refused => {
-                let pending = answer.status == OfferStatus::AcceptedPendingApproval;
-                // Confirm the adapter answered for the binding's client version.
-                if answer.client_version.as_str() != binding.client_version {
-                    store.write(|w| attempt.record_failed(w, "protocol_mismatch", now))?;
-                    return Ok(outcome(
-                        recipient,
-                        "queued",
-                        &transport,
-                        Some("protocol_mismatch"),
-                    ));
-                }
-                let mut done = if adapter.offer_kind == OfferKind::Wake {
-                    // A wake is the one accepted offer that records nothing.
-                    outcome(recipient, "woken", &transport, None)
-                } else if store.write(|w| attempt.record_offered(w, now))? {
-                    outcome(recipient, "offered", &transport, None)
-                } else {
-                    outcome(
-                        recipient,
-                        "queued",
-                        &transport,
-                        Some("session_generation_stale"),
-                    )
-                };
-                done.pending_approval = pending;
-                Ok(done)
+        record_answer(core.store_for_write()?, &attempt, answer, &adapter, now)
+    }
+
+    /// A lapsed lease: handshake again, store the refreshed binding (if the session is still
+    /// at that generation), and check the version the handshake saw. `Err` holds the code the
+    /// offer ends with.
+    fn refresh_lease(
+        &mut self,
+        core: &mut Core,
+        adapter: &LoadedAdapter,
+        session_id: &str,
+        generation: i64,
+        recipient: &str,
+        binding: &mut BindingRow,
+    ) -> AccResult<Result<(), &'static str>> {
+        let Ok(answer) = self.handshake(
+            adapter,
+            session_id,
+            generation,
+            recipient,
+            &binding.endpoint,
+        ) else {
+            return Ok(Err("handshake_failed"));
+        };
+        binding.endpoint_ref = answer.endpoint_ref;
+        binding.client_version = answer.client_version;
+        binding.lease_until = core.now() + (answer.lease_seconds as i64) * 1000;
+        let refreshed = binding.clone();
+        core.store_for_write()?.write(|w| {
+            if w.reader()
+                .binding(session_id, &refreshed.adapter_id)?
+                .is_some_and(|b| b.generation == generation)
+            {
+                w.put_binding(&refreshed)?;
             }
-            refused_or_failed => {
-                let code = match &refused_or_failed {
-                    Ok(refused) => safe_code(refused.code.as_str()).to_string(),
-                    Err(_) => "transport_error".to_string(),
-                };
-                store.write(|w| attempt.record_failed(w, &code, now))?;
-                Ok(outcome(recipient, "queued", &transport, Some(&code)))
-            }
-        }
+            Ok::<_, AccError>(())
+        })?;
+        Ok(admits(adapter, &binding.client_version))
     }
 
     fn handshake(
@@ -846,49 +823,8 @@ impl Delivery {
         let Some(store) = core.store_for_read() else {
             return Ok(RenderAnswer::default());
         };
-        let (session, fresh, repeats) = store.read(|w| {
-            let session = check_caller(w, &workspace_id, caller)?;
-            let mut fresh = Vec::new();
-            let mut repeats = Vec::new();
-            for (message, receipt) in
-                w.inbox_page(&session.participant_id, None, NEXT_TURN_WINDOW)?
-            {
-                if receipt.state == ReceiptState::Queued {
-                    fresh.push(message);
-                } else if receipt.state == ReceiptState::Offered
-                    && !message.to_participant_ids.is_empty()
-                {
-                    let offer = receipt.extensions.get("offer");
-                    let transport = offer
-                        .and_then(|o| o.get("transport"))
-                        .and_then(Value::as_str)
-                        .unwrap_or("");
-                    let repeated = offer
-                        .and_then(|o| o.get("repeatedAt"))
-                        .is_some_and(|r| !r.is_null());
-                    if transport != NEXT_TURN
-                        && !transport.is_empty()
-                        && !repeated
-                        && receipt.updated_at + REPEAT_AFTER_MS <= now
-                    {
-                        let at = offer
-                            .and_then(|o| o.get("at"))
-                            .and_then(Value::as_str)
-                            .unwrap_or("")
-                            .to_string();
-                        repeats.push((
-                            message,
-                            Repeat {
-                                transport: transport.to_string(),
-                                offered_at: at,
-                            },
-                        ));
-                    }
-                }
-            }
-            Ok::<_, AccError>((session, fresh, repeats))
-        })?;
-        if fresh.is_empty() && repeats.is_empty() {
+        let pending = store.read(|r| pending_for(r, &workspace_id, caller, now))?;
+        if pending.fresh.is_empty() && pending.repeats.is_empty() {
             // Nothing to show: no adapter is loaded, nothing is written.
             return Ok(RenderAnswer::default());
         }
@@ -898,70 +834,29 @@ impl Delivery {
                 format!("no adapter `{adapter_id}` is loaded; see acc adapters"),
             ));
         };
-        let view = |m: &MessageRow| {
-            envelope(
-                &MessageView {
-                    message: m.clone(),
-                    decision: None,
-                },
-                &workspace_id,
-            )
-        };
-        let mut messages: Vec<RenderMessage> = fresh
-            .iter()
-            .map(|m| RenderMessage {
-                message: view(m),
-                repeat: None,
-            })
-            .collect();
-        messages.extend(repeats.iter().map(|(m, r)| RenderMessage {
-            message: view(m),
-            repeat: Some(r.clone()),
-        }));
-        let request = RenderRequest {
-            recipient_participant_id: session.participant_id.clone(),
-            budget_bytes: budget,
-            messages,
-        };
-        let request =
-            serde_json::to_string(&request).map_err(|e| AccError::internal(e.to_string()))?;
-        let answer = adapter
-            .call(Operation::Render, request, DEFAULT_DEADLINE)
-            .map_err(|f| {
-                AccError::new(
-                    ErrorCode::InvalidData,
-                    format!(
-                        "the {adapter_id} adapter could not render ({}): {}",
-                        f.code, f.message
-                    ),
-                )
-            })?;
-        let rendered: RenderAnswer =
-            serde_json::from_str(answer.payload.as_str()).map_err(|e| {
-                AccError::new(
-                    ErrorCode::InvalidData,
-                    format!("the {adapter_id} adapter answered badly: {e}"),
-                )
-            })?;
+        let rendered = render(&adapter, &pending, budget, &workspace_id)?;
         let carried: BTreeSet<&str> = rendered.carried.iter().map(String::as_str).collect();
-        let attempt = |message| Attempt {
-            message,
-            recipient: &session.participant_id,
-            session_id: &session.session_id,
-            generation: session.generation,
-            adapter: &adapter.adapter_id,
-            transport: NEXT_TURN,
-            client_version: "",
-        };
         if !carried.is_empty() {
+            let session = &pending.session;
+            let attempt = |message| Attempt {
+                message,
+                recipient: &session.participant_id,
+                session_id: &session.session_id,
+                generation: session.generation,
+                adapter: &adapter.adapter_id,
+                transport: NEXT_TURN,
+                client_version: "",
+            };
             core.store_for_write()?.write(|w| {
-                for message in fresh
+                for message in pending
+                    .fresh
                     .iter()
                     .filter(|m| carried.contains(m.message_id.as_str()))
                 {
                     attempt(message).record_offered(w, now)?;
                 }
-                for (message, _) in repeats
+                for (message, _) in pending
+                    .repeats
                     .iter()
                     .filter(|(m, _)| carried.contains(m.message_id.as_str()))
                 {
@@ -971,5 +866,164 @@ impl Delivery {
             })?;
         }
         Ok(rendered)
+    }
+}
+
+/// What next-turn may show a session: its new queued messages, and the live offers due for
+/// their one repeat.
+struct Pending {
+    session: SessionRow,
+    fresh: Vec<MessageRow>,
+    repeats: Vec<(MessageRow, Repeat)>,
+}
+
+/// The caller's pending messages within the next-turn window (newest first).
+fn pending_for(
+    r: &Reader<'_>,
+    workspace_id: &str,
+    caller: &Caller,
+    now: Millis,
+) -> AccResult<Pending> {
+    let session = check_caller(r, workspace_id, caller)?;
+    let mut fresh = Vec::new();
+    let mut repeats = Vec::new();
+    for (message, receipt) in r.inbox_page(&session.participant_id, None, NEXT_TURN_WINDOW)? {
+        if receipt.state == ReceiptState::Queued {
+            fresh.push(message);
+        } else if receipt.state == ReceiptState::Offered
+            && !message.to_participant_ids.is_empty()
+            && let Some(repeat) = due_repeat(&receipt, now)
+        {
+            repeats.push((message, repeat));
+        }
+    }
+    Ok(Pending {
+        session,
+        fresh,
+        repeats,
+    })
+}
+
+/// The repeat a live offer is due: carried by a live transport (not next-turn), never
+/// repeated, and offered at least 15 minutes ago.
+fn due_repeat(receipt: &ReceiptRow, now: Millis) -> Option<Repeat> {
+    let offer = receipt.extensions.get("offer")?;
+    let transport = offer.get("transport").and_then(Value::as_str).unwrap_or("");
+    let repeated = offer.get("repeatedAt").is_some_and(|r| !r.is_null());
+    let due = transport != NEXT_TURN
+        && !transport.is_empty()
+        && !repeated
+        && receipt.updated_at + REPEAT_AFTER_MS <= now;
+    due.then(|| Repeat {
+        transport: transport.to_string(),
+        offered_at: offer
+            .get("at")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string(),
+    })
+}
+
+/// Ask the adapter to render the pending messages within the budget.
+fn render(
+    adapter: &LoadedAdapter,
+    pending: &Pending,
+    budget: usize,
+    workspace_id: &str,
+) -> AccResult<RenderAnswer> {
+    let adapter_id = &adapter.adapter_id;
+    let view = |m: &MessageRow| {
+        envelope(
+            &MessageView {
+                message: m.clone(),
+                decision: None,
+            },
+            workspace_id,
+        )
+    };
+    let mut messages: Vec<RenderMessage> = pending
+        .fresh
+        .iter()
+        .map(|m| RenderMessage {
+            message: view(m),
+            repeat: None,
+        })
+        .collect();
+    messages.extend(pending.repeats.iter().map(|(m, r)| RenderMessage {
+        message: view(m),
+        repeat: Some(r.clone()),
+    }));
+    let request = RenderRequest {
+        recipient_participant_id: pending.session.participant_id.clone(),
+        budget_bytes: budget,
+        messages,
+    };
+    let request = serde_json::to_string(&request).map_err(|e| AccError::internal(e.to_string()))?;
+    let answer = adapter
+        .call(Operation::Render, request, DEFAULT_DEADLINE)
+        .map_err(|f| {
+            AccError::new(
+                ErrorCode::InvalidData,
+                format!(
+                    "the {adapter_id} adapter could not render ({}): {}",
+                    f.code, f.message
+                ),
+            )
+        })?;
+    serde_json::from_str(answer.payload.as_str()).map_err(|e| {
+        AccError::new(
+            ErrorCode::InvalidData,
+            format!("the {adapter_id} adapter answered badly: {e}"),
+        )
+    })
+}
+
+/// Record what the adapter answered an offer and say what became of the recipient.
+fn record_answer(
+    store: &mut acc_store::Store,
+    attempt: &Attempt<'_>,
+    answer: Result<acc_adapter_api::Answer, crate::plugins::CallFailure>,
+    adapter: &LoadedAdapter,
+    now: Millis,
+) -> AccResult<DeliveryOutcome> {
+    let recipient = attempt.recipient;
+    let transport = attempt.transport;
+    match answer {
+        Ok(answer) if answer.status != OfferStatus::Refused => {
+            let pending = answer.status == OfferStatus::AcceptedPendingApproval;
+            // Confirm the adapter answered for the binding's client version.
+            if answer.client_version.as_str() != attempt.client_version {
+                store.write(|w| attempt.record_failed(w, "protocol_mismatch", now))?;
+                return Ok(outcome(
+                    recipient,
+                    "queued",
+                    transport,
+                    Some("protocol_mismatch"),
+                ));
+            }
+            let mut done = if adapter.offer_kind == OfferKind::Wake {
+                // A wake is the one accepted offer that records nothing.
+                outcome(recipient, "woken", transport, None)
+            } else if store.write(|w| attempt.record_offered(w, now))? {
+                outcome(recipient, "offered", transport, None)
+            } else {
+                outcome(
+                    recipient,
+                    "queued",
+                    transport,
+                    Some("session_generation_stale"),
+                )
+            };
+            done.pending_approval = pending;
+            Ok(done)
+        }
+        refused_or_failed => {
+            let code = match &refused_or_failed {
+                Ok(refused) => safe_code(refused.code.as_str()).to_string(),
+                Err(_) => "transport_error".to_string(),
+            };
+            store.write(|w| attempt.record_failed(w, &code, now))?;
+            Ok(outcome(recipient, "queued", transport, Some(&code)))
+        }
     }
 }

@@ -217,48 +217,11 @@ fn installation(target: &Target, codex_or_claude: Option<&Path>, repair: bool) -
         }
     }
     let Some((delivery, mcp)) = install::recorded_options(target) else {
-        let strays = install::stray_hooks(target);
-        if strays.is_empty() {
-            checks.push(check(
-                name,
-                Level::Warn,
-                format!("not installed in {}", target.hooks_file.display()),
-                install_fix,
-            ));
-        } else {
-            checks.push(check(
-                name,
-                Level::Warn,
-                format!(
-                    "{} has hooks that run acc ({}) but no installation record names them: acc will neither update nor remove them",
-                    target.hooks_file.display(),
-                    strays.join(", ")
-                ),
-                Some(format!(
-                    "remove them from {} by hand, then acc install --client {}",
-                    target.hooks_file.display(),
-                    client.as_str()
-                )),
-            ));
-        }
+        checks.push(unrecorded(target, name, install_fix));
         return checks;
     };
     let acc = std::env::current_exe().unwrap_or_default();
-    let groups = install::groups(client, &acc);
-    let settings: serde_json::Value = std::fs::read(&target.hooks_file)
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok())
-        .unwrap_or(serde_json::Value::Null);
-    let missing: Vec<&str> = groups
-        .iter()
-        .filter(|(event, group)| {
-            !settings
-                .pointer(&format!("/hooks/{event}"))
-                .and_then(|v| v.as_array())
-                .is_some_and(|list| list.contains(group))
-        })
-        .map(|(event, _)| *event)
-        .collect();
+    let missing = missing_groups(target, &acc);
     if missing.is_empty() {
         checks.push(check(
             name,
@@ -313,39 +276,97 @@ fn installation(target: &Target, codex_or_claude: Option<&Path>, repair: bool) -
     checks
 }
 
+/// The events whose ACC hook group (for this acc) is not in the client's hooks file.
+fn missing_groups(target: &Target, acc: &Path) -> Vec<&'static str> {
+    let settings: serde_json::Value = std::fs::read(&target.hooks_file)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or(serde_json::Value::Null);
+    install::groups(target.client, acc)
+        .into_iter()
+        .filter(|(event, group)| {
+            !settings
+                .pointer(&format!("/hooks/{event}"))
+                .and_then(|v| v.as_array())
+                .is_some_and(|list| list.contains(group))
+        })
+        .map(|(event, _)| event)
+        .collect()
+}
+
+/// No installation record: not installed, or hooks that run acc which no record names.
+fn unrecorded(target: &Target, name: String, install_fix: Option<String>) -> Check {
+    let strays = install::stray_hooks(target);
+    if strays.is_empty() {
+        return check(
+            name,
+            Level::Warn,
+            format!("not installed in {}", target.hooks_file.display()),
+            install_fix,
+        );
+    }
+    check(
+        name,
+        Level::Warn,
+        format!(
+            "{} has hooks that run acc ({}) but no installation record names them: acc will neither update nor remove them",
+            target.hooks_file.display(),
+            strays.join(", ")
+        ),
+        Some(format!(
+            "remove them from {} by hand, then acc install --client {}",
+            target.hooks_file.display(),
+            target.client.as_str()
+        )),
+    )
+}
+
 /// Run every check from `start` (the workspace directory). With `repair`, reinstall hooks
 /// whose entries went missing, keeping the recorded consent.
 pub fn run(start: &Path, home: Option<&Path>, repair: bool) -> Vec<Check> {
     let mut checks = Vec::new();
     for (client, exe) in [(Client::ClaudeCode, "claude"), (Client::Codex, "codex")] {
         let found = on_path(exe);
-        match &found {
-            Some(path) => match client_version(path) {
-                Ok(version) => checks.push(check(
-                    format!("client {}", client.as_str()),
-                    Level::Ok,
-                    format!("{version} at {}", path.display()),
-                    None,
-                )),
-                Err(why) => checks.push(check(
-                    format!("client {}", client.as_str()),
-                    Level::Warn,
-                    format!("{} found, but {why}", path.display()),
-                    None,
-                )),
-            },
-            None => checks.push(check(
-                format!("client {}", client.as_str()),
-                Level::Warn,
-                format!("`{exe}` is not on PATH"),
-                None,
-            )),
-        }
+        checks.push(client_check(client, exe, found.as_deref()));
         let Ok(target) = Target::new(client, home) else {
             continue;
         };
         checks.extend(installation(&target, found.as_deref(), repair));
     }
+    checks.extend(adapter_checks());
+    let root = workspace::discover(start)
+        .map(|ws| ws.root)
+        .unwrap_or_else(|_| start.to_path_buf());
+    checks.extend(mcp::checks(home, &root, start));
+    checks.extend(workspace_checks(start));
+    checks
+}
+
+/// The client executable on PATH and its version.
+fn client_check(client: Client, exe: &str, found: Option<&Path>) -> Check {
+    let name = format!("client {}", client.as_str());
+    match found {
+        Some(path) => match client_version(path) {
+            Ok(version) => check(
+                name,
+                Level::Ok,
+                format!("{version} at {}", path.display()),
+                None,
+            ),
+            Err(why) => check(
+                name,
+                Level::Warn,
+                format!("{} found, but {why}", path.display()),
+                None,
+            ),
+        },
+        None => check(name, Level::Warn, format!("`{exe}` is not on PATH"), None),
+    }
+}
+
+/// The adapters loaded and refused, and each live adapter's contract against the evidence.
+fn adapter_checks() -> Vec<Check> {
+    let mut checks = Vec::new();
     let configs = crate::plugins::configs_from_env().unwrap_or_default();
     let plugins = crate::plugins::Plugins::load(&configs);
     for adapter in &plugins.adapters {
@@ -364,128 +385,129 @@ pub fn run(start: &Path, home: Option<&Path>, repair: bool) -> Vec<Check> {
             Some("acc adapters".into()),
         ));
     }
-    match crate::contracts::default_dir() {
-        Some(dir) => match crate::contracts::verify(&dir, &plugins) {
-            Ok(report) if report.problems.is_empty() => {
-                for a in report
-                    .adapters
-                    .iter()
-                    .filter(|a| a.eligibility.as_ref().err().is_none_or(|r| r != "not_live"))
-                {
-                    let (level, detail) = match &a.eligibility {
-                        Ok(()) => (
-                            Level::Ok,
-                            format!(
-                                "client {} is eligible for live delivery",
-                                a.client_version.as_deref().unwrap_or("?")
-                            ),
-                        ),
-                        Err(reason) => (Level::Warn, format!("live delivery off: {reason}")),
-                    };
-                    checks.push(check(
-                        format!("contract {}", a.contract_id),
-                        level,
-                        detail,
-                        None,
-                    ));
-                }
-            }
-            Ok(report) => checks.push(check(
-                "contracts",
-                Level::Error,
-                report.problems.join("; "),
-                Some(format!("acc contract verify --dir {}", dir.display())),
-            )),
-            Err(e) => checks.push(check("contracts", Level::Error, e.message, None)),
-        },
-        None => checks.push(check(
+    let Some(dir) = crate::contracts::default_dir() else {
+        checks.push(check(
             "contracts",
             Level::Warn,
             "no contracts folder found",
             Some("set ACC_CONTRACTS_DIR".into()),
-        )),
-    }
-    let root = workspace::discover(start)
-        .map(|ws| ws.root)
-        .unwrap_or_else(|_| start.to_path_buf());
-    checks.extend(mcp::checks(home, &root, start));
-    match workspace::discover(start) {
-        Err(e) => checks.push(check(
-            "workspace",
-            Level::Error,
-            e.message,
-            Some("acc config validate".into()),
-        )),
-        Ok(ws) => {
-            checks.push(check(
-                "workspace",
-                Level::Ok,
-                format!(
-                    "{} ({}) at {}",
-                    ws.id,
-                    ws.source.as_str(),
-                    ws.root.display()
-                ),
-                None,
-            ));
-            match workspace::data_dir_for(&ws) {
-                Err(e) => checks.push(check(
-                    "data home",
-                    Level::Error,
-                    e.message,
-                    Some("set ACC_DATA_HOME outside the workspace".into()),
-                )),
-                Ok(data_dir) => {
-                    let path = crate::store::workspace_dir(&data_dir, &ws.id)
-                        .join(crate::store::STORE_FILE);
-                    match crate::store::Store::open_existing(&data_dir, &ws.id) {
-                        Ok(None) => checks.push(check(
-                            "store",
-                            Level::Ok,
-                            format!(
-                                "none yet (created on the first change) at {}",
-                                path.display()
-                            ),
-                            None,
-                        )),
-                        Ok(Some(store)) => match store.integrity_check() {
-                            Ok(result) if result == "ok" => checks.push(check(
-                                "store",
-                                Level::Ok,
-                                format!(
-                                    "protocol {} schema {} at {}",
-                                    crate::PROTOCOL_VERSION,
-                                    crate::SCHEMA_VERSION,
-                                    path.display()
-                                ),
-                                None,
-                            )),
-                            Ok(result) => checks.push(check(
-                                "store",
-                                Level::Error,
-                                format!("integrity check: {result}"),
-                                Some(format!("move {} aside and start afresh", path.display())),
-                            )),
-                            Err(e) => checks.push(check(
-                                "store",
-                                Level::Error,
-                                e.message,
-                                Some(format!("move {} aside and start afresh", path.display())),
-                            )),
-                        },
-                        Err(e) => checks.push(check(
-                            "store",
-                            Level::Error,
-                            crate::AccError::from(e).to_string(),
-                            Some(format!(
-                                "move {} aside (acc never converts or deletes a store)",
-                                path.parent().unwrap_or(&path).display()
-                            )),
-                        )),
-                    }
-                }
+        ));
+        return checks;
+    };
+    match crate::contracts::verify(&dir, &plugins) {
+        Ok(report) if report.problems.is_empty() => {
+            for a in report
+                .adapters
+                .iter()
+                .filter(|a| a.eligibility.as_ref().err().is_none_or(|r| r != "not_live"))
+            {
+                let (level, detail) = match &a.eligibility {
+                    Ok(()) => (
+                        Level::Ok,
+                        format!(
+                            "client {} is eligible for live delivery",
+                            a.client_version.as_deref().unwrap_or("?")
+                        ),
+                    ),
+                    Err(reason) => (Level::Warn, format!("live delivery off: {reason}")),
+                };
+                checks.push(check(
+                    format!("contract {}", a.contract_id),
+                    level,
+                    detail,
+                    None,
+                ));
             }
         }
+        Ok(report) => checks.push(check(
+            "contracts",
+            Level::Error,
+            report.problems.join("; "),
+            Some(format!("acc contract verify --dir {}", dir.display())),
+        )),
+        Err(e) => checks.push(check("contracts", Level::Error, e.message, None)),
     }
     checks
+}
+
+/// The workspace found from `start`, its data home, and its store.
+fn workspace_checks(start: &Path) -> Vec<Check> {
+    let ws = match workspace::discover(start) {
+        Err(e) => {
+            return vec![check(
+                "workspace",
+                Level::Error,
+                e.message,
+                Some("acc config validate".into()),
+            )];
+        }
+        Ok(ws) => ws,
+    };
+    let found = check(
+        "workspace",
+        Level::Ok,
+        format!(
+            "{} ({}) at {}",
+            ws.id,
+            ws.source.as_str(),
+            ws.root.display()
+        ),
+        None,
+    );
+    let data = match workspace::data_dir_for(&ws) {
+        Err(e) => check(
+            "data home",
+            Level::Error,
+            e.message,
+            Some("set ACC_DATA_HOME outside the workspace".into()),
+        ),
+        Ok(data_dir) => store_check(&data_dir, &ws.id),
+    };
+    vec![found, data]
+}
+
+/// The workspace's store: none yet, sound, or refused with what to do.
+fn store_check(data_dir: &Path, workspace_id: &str) -> Check {
+    let path = crate::store::workspace_dir(data_dir, workspace_id).join(crate::store::STORE_FILE);
+    let start_afresh = Some(format!("move {} aside and start afresh", path.display()));
+    match crate::store::Store::open_existing(data_dir, workspace_id) {
+        Ok(None) => check(
+            "store",
+            Level::Ok,
+            format!(
+                "none yet (created on the first change) at {}",
+                path.display()
+            ),
+            None,
+        ),
+        Ok(Some(store)) => match store.integrity_check() {
+            Ok(result) if result == "ok" => check(
+                "store",
+                Level::Ok,
+                format!(
+                    "protocol {} schema {} at {}",
+                    crate::PROTOCOL_VERSION,
+                    crate::SCHEMA_VERSION,
+                    path.display()
+                ),
+                None,
+            ),
+            Ok(result) => check(
+                "store",
+                Level::Error,
+                format!("integrity check: {result}"),
+                start_afresh,
+            ),
+            Err(e) => check("store", Level::Error, e.message, start_afresh),
+        },
+        Err(e) => check(
+            "store",
+            Level::Error,
+            crate::AccError::from(e).to_string(),
+            Some(format!(
+                "move {} aside (acc never converts or deletes a store)",
+                path.parent().unwrap_or(&path).display()
+            )),
+        ),
+    }
 }

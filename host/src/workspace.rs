@@ -113,7 +113,29 @@ pub fn parse_config(path: &Path, dir: &Path, text: &str) -> AccResult<(String, C
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| workspace_id.clone()),
     };
-    let roots = match object.get("roots") {
+    let roots = parse_roots(path, object.get("roots"))?;
+    let (claim_mode, context_budget_bytes) = parse_policy(path, object.get("policy"))?;
+    let required_adapters = parse_required_adapters(path, object.get("requiredAdapters"))?;
+    if let Some(extensions) = object.get("extensions")
+        && !extensions.is_object()
+    {
+        return Err(config_error(path, "`extensions` must be an object"));
+    }
+    Ok((
+        workspace_id,
+        Config {
+            display_name,
+            roots,
+            claim_mode,
+            context_budget_bytes,
+            required_adapters,
+        },
+    ))
+}
+
+/// `roots`: relative paths inside the workspace (default `.`).
+fn parse_roots(path: &Path, roots: Option<&Value>) -> AccResult<Vec<String>> {
+    Ok(match roots {
         None => vec![".".to_string()],
         Some(Value::Array(items)) if !items.is_empty() => {
             let mut roots = Vec::new();
@@ -132,10 +154,39 @@ pub fn parse_config(path: &Path, dir: &Path, text: &str) -> AccResult<(String, C
                 "`roots` must be a nonempty array of relative paths",
             ));
         }
-    };
+    })
+}
+
+/// `requiredAdapters`: adapter ids.
+fn parse_required_adapters(path: &Path, adapters: Option<&Value>) -> AccResult<Vec<String>> {
+    Ok(match adapters {
+        None => Vec::new(),
+        Some(Value::Array(items)) => {
+            let mut names = Vec::new();
+            for item in items {
+                let Value::String(name) = item else {
+                    return Err(config_error(path, "`requiredAdapters` must hold strings"));
+                };
+                ids::validate_portable_id("requiredAdapters entry", name)
+                    .map_err(|e| config_error(path, e.message))?;
+                names.push(name.clone());
+            }
+            names
+        }
+        Some(_) => {
+            return Err(config_error(
+                path,
+                "`requiredAdapters` must be an array of adapter ids",
+            ));
+        }
+    })
+}
+
+/// The `policy` object: the claim policy and the next-turn context budget.
+fn parse_policy(path: &Path, policy: Option<&Value>) -> AccResult<(ClaimPolicy, u32)> {
     let mut claim_mode = ClaimPolicy::Advisory;
     let mut context_budget_bytes = DEFAULT_CONTEXT_BUDGET;
-    match object.get("policy") {
+    match policy {
         None => {}
         Some(Value::Object(policy)) => {
             for key in policy.keys() {
@@ -181,42 +232,7 @@ pub fn parse_config(path: &Path, dir: &Path, text: &str) -> AccResult<(String, C
         }
         Some(_) => return Err(config_error(path, "`policy` must be an object")),
     }
-    let required_adapters = match object.get("requiredAdapters") {
-        None => Vec::new(),
-        Some(Value::Array(items)) => {
-            let mut names = Vec::new();
-            for item in items {
-                let Value::String(name) = item else {
-                    return Err(config_error(path, "`requiredAdapters` must hold strings"));
-                };
-                ids::validate_portable_id("requiredAdapters entry", name)
-                    .map_err(|e| config_error(path, e.message))?;
-                names.push(name.clone());
-            }
-            names
-        }
-        Some(_) => {
-            return Err(config_error(
-                path,
-                "`requiredAdapters` must be an array of adapter ids",
-            ));
-        }
-    };
-    if let Some(extensions) = object.get("extensions")
-        && !extensions.is_object()
-    {
-        return Err(config_error(path, "`extensions` must be an object"));
-    }
-    Ok((
-        workspace_id,
-        Config {
-            display_name,
-            roots,
-            claim_mode,
-            context_budget_bytes,
-            required_adapters,
-        },
-    ))
+    Ok((claim_mode, context_budget_bytes))
 }
 
 /// A root is relative and never climbs out of the workspace, counting segments.

@@ -682,6 +682,158 @@ fn check_writable(path: &Path) -> AccResult<()> {
     Ok(())
 }
 
+/// Codex's trust records for ACC's planned hook groups: the hashes Codex itself computes for
+/// the planned `hooks.json` (a dry run does not start codex: the keys are known, the hashes
+/// are not).
+fn trust_entries(
+    target: &Target,
+    codex: Option<&Path>,
+    planned_hooks: &str,
+    hooks: &[Entry],
+    dry_run: bool,
+) -> AccResult<Vec<Entry>> {
+    let suffixes = trust_suffixes(planned_hooks, hooks);
+    let key = |suffix: &str| format!("{}:{suffix}", target.hooks_file.display());
+    let Some(codex) = codex.filter(|_| !dry_run) else {
+        return Ok(suffixes
+            .iter()
+            .map(|suffix| Entry::Trust {
+                key: key(suffix),
+                hash: "(asked of codex when installing)".into(),
+            })
+            .collect());
+    };
+    let listed = codex_trust::hashes(codex, planned_hooks)?;
+    suffixes
+        .iter()
+        .map(|suffix| {
+            let Some((_, hash)) = listed.hashes.iter().find(|(s, _)| s == suffix) else {
+                return Err(data_error(format!(
+                    "codex does not list acc's hook {suffix} in {}{}; nothing was changed",
+                    target.hooks_file.display(),
+                    if listed.problems.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" (codex says: {})", listed.problems.join("; "))
+                    }
+                )));
+            };
+            Ok(Entry::Trust {
+                key: key(suffix),
+                hash: hash.clone(),
+            })
+        })
+        .collect()
+}
+
+/// One line per planned change, for the plan `install` prints.
+fn plan_lines(planned: &[Planned], acc_mcp: &Path, options: &Options<'_>) -> Vec<String> {
+    let mut steps = Vec::new();
+    for plan in planned {
+        let verb = if plan.changes() {
+            "add to"
+        } else {
+            "already in"
+        };
+        if plan.entries.is_empty() {
+            steps.push(format!("remove acc's entries from {}", plan.path.display()));
+        }
+        for entry in &plan.entries {
+            steps.push(format!(
+                "{verb} {}: {}",
+                plan.path.display(),
+                entry.plan_line()
+            ));
+        }
+    }
+    if let Some(identity) = options.mcp {
+        steps.push(format!(
+            "acc-mcp ({}) is MCP server `{}`, {}",
+            acc_mcp.display(),
+            options.mcp_name,
+            identity.describe()
+        ));
+    }
+    steps
+}
+
+/// Every file the installation touches, planned: the hooks file, Codex's `config.toml` (trust
+/// records and the MCP server) or Claude Code's state file (the MCP server), and any file an
+/// earlier installation wrote that this one no longer touches (it loses ACC's entries).
+/// Refuses before anything is written when a file that changes is not writable.
+fn plan_files(
+    target: &Target,
+    acc: &Path,
+    options: &Options<'_>,
+    old: Option<&Record>,
+    codex: Option<&Path>,
+    dry_run: bool,
+) -> AccResult<Vec<Planned>> {
+    let acc_mcp = acc.with_file_name("acc-mcp");
+    let old_file = |path: &Path| old.and_then(|r| r.file(path));
+
+    let hooks = hook_entries(target.client, acc);
+    let hooks_plan = plan_file(
+        target.client,
+        &target.hooks_file,
+        "json",
+        old_file(&target.hooks_file),
+        hooks.clone(),
+    )?;
+    let mut planned = vec![hooks_plan];
+    let mcp_entry = options.mcp.map(|identity| Entry::McpServer {
+        name: options.mcp_name.to_string(),
+        server: mcp_server(target.client, &acc_mcp, identity),
+    });
+    match (target.client, &target.trust_file) {
+        (Client::Codex, Some(config)) => {
+            let mut entries = trust_entries(target, codex, &planned[0].desired, &hooks, dry_run)?;
+            entries.extend(mcp_entry.clone());
+            planned.push(plan_file(
+                target.client,
+                config,
+                "toml",
+                old_file(config),
+                entries,
+            )?);
+        }
+        _ => {
+            let state_file = target.mcp_file();
+            if mcp_entry.is_some() || old_file(&state_file).is_some() {
+                planned.push(plan_file(
+                    target.client,
+                    &state_file,
+                    "json",
+                    old_file(&state_file),
+                    mcp_entry.clone().into_iter().collect(),
+                )?);
+            }
+        }
+    }
+    // Files an earlier installation wrote that this one no longer touches lose ACC's entries.
+    for file in old.iter().flat_map(|r| r.files.iter()) {
+        if !planned.iter().any(|p| p.path == file.path) {
+            let format = if file.format == "toml" {
+                "toml"
+            } else {
+                "json"
+            };
+            planned.push(plan_file(
+                target.client,
+                &file.path,
+                format,
+                Some(file),
+                Vec::new(),
+            )?);
+        }
+    }
+    for plan in planned.iter().filter(|p| p.changes()) {
+        check_writable(&plan.path)?;
+    }
+
+    Ok(planned)
+}
+
 /// Install ACC's hooks (and, with `options.mcp`, `acc-mcp`) for `target`, recording the
 /// delivery consent. With `dry_run`, check and plan only.
 pub fn install(
@@ -729,119 +881,15 @@ pub fn install(
         Some(record) if record.state == RecordState::Pending => record.replaces.map(|b| *b),
         other => other,
     };
-    let old_file = |path: &Path| old.as_ref().and_then(|r| r.file(path));
-
-    let hooks = hook_entries(target.client, acc);
-    let hooks_plan = plan_file(
-        target.client,
-        &target.hooks_file,
-        "json",
-        old_file(&target.hooks_file),
-        hooks.clone(),
+    let planned = plan_files(
+        target,
+        acc,
+        &options,
+        old.as_ref(),
+        codex.as_deref(),
+        dry_run,
     )?;
-    let mut planned = vec![hooks_plan];
-    let mcp_entry = options.mcp.map(|identity| Entry::McpServer {
-        name: options.mcp_name.to_string(),
-        server: mcp_server(target.client, &acc_mcp, identity),
-    });
-    match (target.client, &target.trust_file) {
-        (Client::Codex, Some(config)) => {
-            let suffixes = trust_suffixes(&planned[0].desired, &hooks);
-            let mut entries = Vec::new();
-            if let (Some(codex), false) = (&codex, dry_run) {
-                let listed = codex_trust::hashes(codex, &planned[0].desired)?;
-                for suffix in &suffixes {
-                    let Some((_, hash)) = listed.hashes.iter().find(|(s, _)| s == suffix) else {
-                        return Err(data_error(format!(
-                            "codex does not list acc's hook {suffix} in {}{}; nothing was changed",
-                            target.hooks_file.display(),
-                            if listed.problems.is_empty() {
-                                String::new()
-                            } else {
-                                format!(" (codex says: {})", listed.problems.join("; "))
-                            }
-                        )));
-                    };
-                    entries.push(Entry::Trust {
-                        key: format!("{}:{suffix}", target.hooks_file.display()),
-                        hash: hash.clone(),
-                    });
-                }
-            } else {
-                // The dry run does not start codex: the keys are known, the hashes are not.
-                entries.extend(suffixes.iter().map(|suffix| Entry::Trust {
-                    key: format!("{}:{suffix}", target.hooks_file.display()),
-                    hash: "(asked of codex when installing)".into(),
-                }));
-            }
-            entries.extend(mcp_entry.clone());
-            planned.push(plan_file(
-                target.client,
-                config,
-                "toml",
-                old_file(config),
-                entries,
-            )?);
-        }
-        _ => {
-            let state_file = target.mcp_file();
-            if mcp_entry.is_some() || old_file(&state_file).is_some() {
-                planned.push(plan_file(
-                    target.client,
-                    &state_file,
-                    "json",
-                    old_file(&state_file),
-                    mcp_entry.clone().into_iter().collect(),
-                )?);
-            }
-        }
-    }
-    // Files an earlier installation wrote that this one no longer touches lose ACC's entries.
-    for file in old.iter().flat_map(|r| r.files.iter()) {
-        if !planned.iter().any(|p| p.path == file.path) {
-            let format = if file.format == "toml" {
-                "toml"
-            } else {
-                "json"
-            };
-            planned.push(plan_file(
-                target.client,
-                &file.path,
-                format,
-                Some(file),
-                Vec::new(),
-            )?);
-        }
-    }
-    for plan in planned.iter().filter(|p| p.changes()) {
-        check_writable(&plan.path)?;
-    }
-
-    for plan in &planned {
-        let verb = if plan.changes() {
-            "add to"
-        } else {
-            "already in"
-        };
-        if plan.entries.is_empty() {
-            steps.push(format!("remove acc's entries from {}", plan.path.display()));
-        }
-        for entry in &plan.entries {
-            steps.push(format!(
-                "{verb} {}: {}",
-                plan.path.display(),
-                entry.plan_line()
-            ));
-        }
-    }
-    if let Some(identity) = options.mcp {
-        steps.push(format!(
-            "acc-mcp ({}) is MCP server `{}`, {}",
-            acc_mcp.display(),
-            options.mcp_name,
-            identity.describe()
-        ));
-    }
+    steps.extend(plan_lines(&planned, &acc_mcp, &options));
     let record_path = target.record_path()?;
     steps.push(format!(
         "record live-delivery consent `{}` and acc's entries in {}",

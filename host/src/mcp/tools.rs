@@ -5,6 +5,7 @@
 
 use serde_json::{Map, Value};
 
+use super::wire::args;
 use crate::core::Caller;
 use crate::core::claims::{self, AcquireRequest, ClaimMode, Enforcement, ReleaseSelector};
 use crate::core::intent::{self, IntentRequest};
@@ -85,8 +86,13 @@ fn object(properties: Vec<(&'static str, Schema)>, required: &[&'static str]) ->
 /// A record id, participant id or cursor. Its shape and length are checked by the core's id
 /// validators (which name the expected form), so the schema does not repeat them.
 fn id(description: &'static str) -> Schema {
+    plain("string", description)
+}
+
+/// A value of JSON type `kind` with nothing more to say than its description.
+fn plain(kind: &'static str, description: &'static str) -> Schema {
     Schema {
-        kind: "string",
+        kind,
         description: said(description),
         ..Schema::default()
     }
@@ -128,11 +134,7 @@ fn choice(values: &[&'static str], description: &'static str) -> Schema {
 }
 
 fn flag(description: &'static str) -> Schema {
-    Schema {
-        kind: "boolean",
-        description: said(description),
-        ..Schema::default()
-    }
+    plain("boolean", description)
 }
 
 fn integer(maximum: i64, description: &'static str) -> Schema {
@@ -162,6 +164,8 @@ pub fn input_schema(name: &str) -> &'static Value {
         .map_or(&NONE, |(_, schema)| schema)
 }
 
+// A table: one entry per tool, each the list of its properties.
+#[allow(clippy::too_many_lines)]
 fn schema_of(name: &str) -> Option<Schema> {
     Some(match name {
         "acc_status" => object(Vec::new(), &[]),
@@ -386,117 +390,149 @@ pub fn description(name: &str) -> &'static str {
 /// (see [`object`]). Checked after the schema and before anything else, so a refusal changes
 /// nothing; each error names the rule.
 fn check_rules(name: &str, args: &Map<String, Value>) -> AccResult<()> {
-    let given = |fields: &[&str]| -> Vec<String> {
+    let rules = Rules { name, args };
+    match name {
+        "acc_sync" => rules.sync(),
+        "acc_work" => rules.work(),
+        "acc_claim" => rules.claim(),
+        "acc_release" => rules.release(),
+        "acc_message" => {
+            let changes = rules.given(&["supersedes", "withdraws"]);
+            if changes.len() > 1 {
+                return rules.refuse("give supersedes or withdraws, not both", changes);
+            }
+            if !changes.is_empty() && args.get("kind").and_then(Value::as_str) != Some("decision") {
+                return rules.refuse("supersedes and withdraws need kind decision", changes);
+            }
+            Ok(())
+        }
+        "acc_inbox" => {
+            let paging = rules.given(&["cursor", "limit"]);
+            if args.contains_key("messageId") && !paging.is_empty() {
+                return rules.refuse("an exact read (messageId) takes no cursor or limit", paging);
+            }
+            Ok(())
+        }
+        _ => Ok(()),
+    }
+}
+
+/// One tool call's arguments, for the rules between them.
+struct Rules<'a> {
+    name: &'a str,
+    args: &'a Map<String, Value>,
+}
+
+impl Rules<'_> {
+    /// Which of `fields` were given.
+    fn given(&self, fields: &[&str]) -> Vec<String> {
         fields
             .iter()
-            .filter(|f| args.contains_key(**f))
+            .filter(|f| self.args.contains_key(**f))
             .map(|f| (*f).to_string())
             .collect()
-    };
-    let refuse = |rule: &str, fields: Vec<String>| {
+    }
+
+    /// Refuse the call, naming the rule and the fields given.
+    fn refuse(&self, rule: &str, fields: Vec<String>) -> AccResult<()> {
         Err(AccError::usage(format!(
-            "{name}: {rule} (given: {})",
+            "{}: {rule} (given: {})",
+            self.name,
             if fields.is_empty() {
                 "none".to_string()
             } else {
                 fields.join(", ")
             }
         )))
-    };
-    match name {
-        "acc_sync" => {
-            let history = args.get("scope").and_then(Value::as_str) == Some("history");
-            let history_only = given(&["kind", "messageId", "current"]);
-            if !history && !history_only.is_empty() {
-                return refuse(
-                    "kind, messageId and current need scope history",
-                    history_only,
-                );
-            }
-            let paging = given(&["cursor", "limit", "kind", "current"]);
-            if args.contains_key("messageId") && !paging.is_empty() {
-                return refuse(
-                    "an exact read (messageId) takes no cursor, limit, kind or current",
-                    paging,
-                );
-            }
-            if args.get("current") == Some(&Value::Bool(true))
-                && args.get("kind").and_then(Value::as_str) != Some("decision")
-            {
-                return refuse("current needs kind decision", given(&["current", "kind"]));
-            }
-        }
-        "acc_work" => {
-            let setting = given(&["summary", "mode", "state", "resourceHints"]);
-            match args.get("clear") {
-                Some(Value::Bool(true)) if !setting.is_empty() => {
-                    return refuse(
-                        "clear takes no other field",
-                        given(&["clear", "summary", "mode", "state", "resourceHints"]),
-                    );
-                }
-                Some(Value::Bool(true)) => {}
-                Some(_) => {
-                    return refuse(
-                        "clear must be true (omit it to set intent)",
-                        given(&["clear"]),
-                    );
-                }
-                None if !(args.contains_key("summary") && args.contains_key("mode")) => {
-                    return refuse("give summary and mode, or clear: true alone", setting);
-                }
-                None => {}
-            }
-        }
-        "acc_claim" => {
-            if args.get("action").and_then(Value::as_str) == Some("renew") {
-                let extra = given(&["resource", "resources", "mode", "reason"]);
-                if !args.contains_key("claimId") || !extra.is_empty() {
-                    return refuse(
-                        "renew takes claimId and optionally leaseSeconds only",
-                        given(&["claimId", "resource", "resources", "mode", "reason"]),
-                    );
-                }
-            } else {
-                let targets = given(&["resource", "resources"]);
-                if targets.len() != 1 || args.contains_key("claimId") {
-                    return refuse(
-                        "acquire takes exactly one of resource or resources, and no claimId",
-                        given(&["resource", "resources", "claimId"]),
-                    );
-                }
-            }
-        }
-        "acc_release" => {
-            let selectors = given(&["claimId", "claimIds", "resource", "resources", "all"]);
-            if selectors.len() != 1 {
-                return refuse(
-                    "give exactly one of claimId, claimIds, resource, resources or all",
-                    selectors,
-                );
-            }
-            if args.get("all").is_some_and(|all| all != &Value::Bool(true)) {
-                return refuse("all must be true", selectors);
-            }
-        }
-        "acc_message" => {
-            let changes = given(&["supersedes", "withdraws"]);
-            if changes.len() > 1 {
-                return refuse("give supersedes or withdraws, not both", changes);
-            }
-            if !changes.is_empty() && args.get("kind").and_then(Value::as_str) != Some("decision") {
-                return refuse("supersedes and withdraws need kind decision", changes);
-            }
-        }
-        "acc_inbox" => {
-            let paging = given(&["cursor", "limit"]);
-            if args.contains_key("messageId") && !paging.is_empty() {
-                return refuse("an exact read (messageId) takes no cursor or limit", paging);
-            }
-        }
-        _ => {}
     }
-    Ok(())
+
+    fn sync(&self) -> AccResult<()> {
+        let args = self.args;
+        let history = args.get("scope").and_then(Value::as_str) == Some("history");
+        let history_only = self.given(&["kind", "messageId", "current"]);
+        if !history && !history_only.is_empty() {
+            return self.refuse(
+                "kind, messageId and current need scope history",
+                history_only,
+            );
+        }
+        let paging = self.given(&["cursor", "limit", "kind", "current"]);
+        if args.contains_key("messageId") && !paging.is_empty() {
+            return self.refuse(
+                "an exact read (messageId) takes no cursor, limit, kind or current",
+                paging,
+            );
+        }
+        if args.get("current") == Some(&Value::Bool(true))
+            && args.get("kind").and_then(Value::as_str) != Some("decision")
+        {
+            return self.refuse(
+                "current needs kind decision",
+                self.given(&["current", "kind"]),
+            );
+        }
+        Ok(())
+    }
+
+    fn work(&self) -> AccResult<()> {
+        let args = self.args;
+        let setting = self.given(&["summary", "mode", "state", "resourceHints"]);
+        match args.get("clear") {
+            Some(Value::Bool(true)) if !setting.is_empty() => self.refuse(
+                "clear takes no other field",
+                self.given(&["clear", "summary", "mode", "state", "resourceHints"]),
+            ),
+            Some(Value::Bool(true)) => Ok(()),
+            Some(_) => self.refuse(
+                "clear must be true (omit it to set intent)",
+                self.given(&["clear"]),
+            ),
+            None if !(args.contains_key("summary") && args.contains_key("mode")) => {
+                self.refuse("give summary and mode, or clear: true alone", setting)
+            }
+            None => Ok(()),
+        }
+    }
+
+    fn claim(&self) -> AccResult<()> {
+        let args = self.args;
+        if args.get("action").and_then(Value::as_str) == Some("renew") {
+            let extra = self.given(&["resource", "resources", "mode", "reason"]);
+            if !args.contains_key("claimId") || !extra.is_empty() {
+                return self.refuse(
+                    "renew takes claimId and optionally leaseSeconds only",
+                    self.given(&["claimId", "resource", "resources", "mode", "reason"]),
+                );
+            }
+        } else {
+            let targets = self.given(&["resource", "resources"]);
+            if targets.len() != 1 || args.contains_key("claimId") {
+                return self.refuse(
+                    "acquire takes exactly one of resource or resources, and no claimId",
+                    self.given(&["resource", "resources", "claimId"]),
+                );
+            }
+        }
+        Ok(())
+    }
+
+    fn release(&self) -> AccResult<()> {
+        let selectors = self.given(&["claimId", "claimIds", "resource", "resources", "all"]);
+        if selectors.len() != 1 {
+            return self.refuse(
+                "give exactly one of claimId, claimIds, resource, resources or all",
+                selectors,
+            );
+        }
+        if self
+            .args
+            .get("all")
+            .is_some_and(|all| all != &Value::Bool(true))
+        {
+            return self.refuse("all must be true", selectors);
+        }
+        Ok(())
+    }
 }
 
 /// The `tools/list` entries.
@@ -520,27 +556,6 @@ pub enum ToolValue {
     Object(Value),
     /// An array result.
     Array(Value),
-}
-
-fn str_arg(args: &Map<String, Value>, key: &str) -> Option<String> {
-    args.get(key).and_then(Value::as_str).map(str::to_string)
-}
-
-fn int_arg(args: &Map<String, Value>, key: &str) -> Option<i64> {
-    args.get(key).and_then(Value::as_i64)
-}
-
-fn list_arg(args: &Map<String, Value>, key: &str) -> Vec<String> {
-    args.get(key)
-        .and_then(Value::as_array)
-        .map(|items| {
-            items
-                .iter()
-                .filter_map(Value::as_str)
-                .map(str::to_string)
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 /// A tool call with its arguments checked and converted, ready to run once a session exists.
@@ -613,162 +628,181 @@ pub fn prepare(name: &str, args: &Map<String, Value>) -> AccResult<Prepared> {
     crate::mcp::schema::validate(&Value::Object(args.clone()), input_schema(name))
         .map_err(AccError::usage)?;
     check_rules(name, args)?;
-    let prepared = match name {
-        "acc_status" => Prepared::Status,
-        "acc_sync" => match str_arg(args, "scope").as_deref().unwrap_or("delta") {
-            "history" => match str_arg(args, "messageId") {
-                Some(id) => {
-                    crate::ids::validate_record_id("message", &id)?;
-                    Prepared::HistoryMessage(id)
-                }
-                None => {
-                    let kind = str_arg(args, "kind");
-                    let current = args
-                        .get("current")
-                        .and_then(Value::as_bool)
-                        .unwrap_or(false);
-                    let cursor = str_arg(args, "cursor");
-                    let limit = int_arg(args, "limit");
-                    messages::validate_history(kind.as_deref(), current, cursor.as_deref(), limit)?;
-                    Prepared::History {
-                        kind,
-                        current,
-                        cursor,
-                        limit,
-                    }
-                }
-            },
-            scope => {
-                let cursor = match str_arg(args, "cursor") {
-                    Some(text) => status::parse_cursor(&text)?,
-                    None => 0,
-                };
-                Prepared::Events {
-                    cursor,
-                    limit: status::event_limit(int_arg(args, "limit"))?,
-                    full: scope == "full",
-                }
-            }
-        },
-        "acc_work" => {
-            if args.get("clear") == Some(&Value::Bool(true)) {
-                Prepared::Work(None)
-            } else {
-                let request = IntentRequest {
-                    summary: str_arg(args, "summary").unwrap_or_default(),
-                    mode: str_arg(args, "mode").unwrap_or_default(),
-                    state: str_arg(args, "state"),
-                    resource_hints: list_arg(args, "resourceHints"),
-                };
-                intent::validate(&request)?;
-                Prepared::Work(Some(request))
-            }
+    match name {
+        "acc_status" => Ok(Prepared::Status),
+        "acc_sync" => prepare_sync(typed(args)?),
+        "acc_work" => prepare_work(typed(args)?),
+        "acc_claim" => prepare_claim(typed(args)?),
+        "acc_release" => prepare_release(typed(args)?),
+        "acc_message" => {
+            let args: args::Message = typed(args)?;
+            send(Core::prepare_message(&SendRequest {
+                to: args.to,
+                kind: args.kind,
+                obligation: args.obligation,
+                subject: args.subject,
+                body: args.body,
+                artifacts: Vec::new(),
+                supersedes: args.supersedes,
+                withdraws: args.withdraws,
+                client_message_id: args.client_message_id,
+            }))
         }
-        "acc_claim" => match str_arg(args, "claimId") {
-            Some(claim_id) => {
-                crate::ids::validate_record_id("claim", &claim_id)?;
-                Prepared::Renew {
-                    claim_id,
-                    lease: int_arg(args, "leaseSeconds"),
-                }
-            }
-            None => {
-                let scalar = args.contains_key("resource");
-                let resources = if scalar {
-                    str_arg(args, "resource").into_iter().collect()
-                } else {
-                    list_arg(args, "resources")
-                };
-                let request = AcquireRequest {
-                    resources,
-                    mode: crate::error::AccError::parse::<ClaimMode>(
-                        str_arg(args, "mode").as_deref().unwrap_or("exclusive"),
-                    )?,
-                    enforcement: Enforcement::Advisory,
-                    reason: str_arg(args, "reason"),
-                    lease_seconds: int_arg(args, "leaseSeconds"),
-                };
-                claims::validate_acquire(&request)?;
-                Prepared::Acquire { request, scalar }
-            }
-        },
-        "acc_release" => {
-            let (selector, scalar) = if let Some(id) = str_arg(args, "claimId") {
-                (ReleaseSelector::Ids(vec![id]), true)
-            } else if args.contains_key("claimIds") {
-                (ReleaseSelector::Ids(list_arg(args, "claimIds")), false)
-            } else if let Some(resource) = str_arg(args, "resource") {
-                (ReleaseSelector::Resources(vec![resource]), true)
-            } else if args.contains_key("resources") {
-                (
-                    ReleaseSelector::Resources(list_arg(args, "resources")),
-                    false,
-                )
-            } else {
-                (ReleaseSelector::All, false)
-            };
-            Prepared::Release {
-                selector: claims::validate_selector(&selector)?,
-                scalar,
-            }
+        "acc_request" => {
+            let args: args::Request = typed(args)?;
+            send(Core::prepare_message(&SendRequest {
+                to: args.to_participant_id.into_iter().collect(),
+                kind: Some("request".into()),
+                subject: args.title,
+                body: args.detail,
+                client_message_id: args.client_message_id,
+                ..SendRequest::default()
+            }))
         }
-        "acc_message" => Prepared::Send(Box::new(Core::prepare_message(&SendRequest {
-            to: list_arg(args, "to"),
-            kind: str_arg(args, "kind"),
-            obligation: str_arg(args, "obligation"),
-            subject: str_arg(args, "subject").unwrap_or_default(),
-            body: str_arg(args, "body").unwrap_or_default(),
-            artifacts: Vec::new(),
-            supersedes: list_arg(args, "supersedes"),
-            withdraws: list_arg(args, "withdraws"),
-            client_message_id: str_arg(args, "clientMessageId"),
-        })?)),
-        "acc_request" => Prepared::Send(Box::new(Core::prepare_message(&SendRequest {
-            to: str_arg(args, "toParticipantId").into_iter().collect(),
-            kind: Some("request".into()),
-            subject: str_arg(args, "title").unwrap_or_default(),
-            body: str_arg(args, "detail").unwrap_or_default(),
-            client_message_id: str_arg(args, "clientMessageId"),
-            ..SendRequest::default()
-        })?)),
-        "acc_reply" => Prepared::Send(Box::new(Core::prepare_reply(&ReplyRequest {
-            message_id: str_arg(args, "messageId").unwrap_or_default(),
-            body: str_arg(args, "body").unwrap_or_default(),
-            subject: str_arg(args, "subject"),
-            artifacts: Vec::new(),
-            client_message_id: str_arg(args, "clientMessageId"),
-        })?)),
-        "acc_finish" => Prepared::Send(Box::new(Core::prepare_finish(&FinishRequest {
-            goal: str_arg(args, "goal").unwrap_or_default(),
-            status: str_arg(args, "status"),
-            to: str_arg(args, "toParticipantId"),
-            completed: list_arg(args, "completed"),
-            remaining: list_arg(args, "remaining"),
-            blockers: list_arg(args, "blockers"),
-            verification: Vec::new(),
-            client_message_id: str_arg(args, "clientMessageId"),
-        })?)),
-        "acc_inbox" => match str_arg(args, "messageId") {
+        "acc_reply" => {
+            let args: args::Reply = typed(args)?;
+            send(Core::prepare_reply(&ReplyRequest {
+                message_id: args.message_id,
+                body: args.body,
+                subject: args.subject,
+                artifacts: Vec::new(),
+                client_message_id: args.client_message_id,
+            }))
+        }
+        "acc_finish" => {
+            let args: args::Finish = typed(args)?;
+            send(Core::prepare_finish(&FinishRequest {
+                goal: args.goal,
+                status: args.status,
+                to: args.to_participant_id,
+                completed: args.completed,
+                remaining: args.remaining,
+                blockers: args.blockers,
+                verification: Vec::new(),
+                client_message_id: args.client_message_id,
+            }))
+        }
+        "acc_inbox" => prepare_inbox(typed(args)?),
+        "acc_ack" => {
+            let args: args::Ack = typed(args)?;
+            crate::ids::validate_record_id("message", &args.message_id)?;
+            Ok(Prepared::Ack(args.message_id))
+        }
+        other => Err(AccError::usage(format!("unknown tool `{other}`"))),
+    }
+}
+
+/// The arguments as the tool's typed struct (they passed the schema already).
+fn typed<T: serde::de::DeserializeOwned>(args: &Map<String, Value>) -> AccResult<T> {
+    serde_json::from_value(Value::Object(args.clone()))
+        .map_err(|e| AccError::usage(format!("arguments: {e}")))
+}
+
+fn send(draft: AccResult<Draft>) -> AccResult<Prepared> {
+    Ok(Prepared::Send(Box::new(draft?)))
+}
+
+fn prepare_sync(args: args::Sync) -> AccResult<Prepared> {
+    match args.scope.as_deref().unwrap_or("delta") {
+        "history" => match args.message_id {
             Some(id) => {
                 crate::ids::validate_record_id("message", &id)?;
-                Prepared::Read(id)
+                Ok(Prepared::HistoryMessage(id))
             }
             None => {
-                let cursor = str_arg(args, "cursor");
-                let limit = int_arg(args, "limit");
-                messages::page_limit(limit)?;
-                messages::validate_cursor(cursor.as_deref())?;
-                Prepared::Inbox { cursor, limit }
+                let current = args.current.unwrap_or(false);
+                messages::validate_history(
+                    args.kind.as_deref(),
+                    current,
+                    args.cursor.as_deref(),
+                    args.limit,
+                )?;
+                Ok(Prepared::History {
+                    kind: args.kind,
+                    current,
+                    cursor: args.cursor,
+                    limit: args.limit,
+                })
             }
         },
-        "acc_ack" => {
-            let id = str_arg(args, "messageId").unwrap_or_default();
-            crate::ids::validate_record_id("message", &id)?;
-            Prepared::Ack(id)
-        }
-        other => return Err(AccError::usage(format!("unknown tool `{other}`"))),
+        scope => Ok(Prepared::Events {
+            cursor: match &args.cursor {
+                Some(text) => status::parse_cursor(text)?,
+                None => 0,
+            },
+            limit: status::event_limit(args.limit)?,
+            full: scope == "full",
+        }),
+    }
+}
+
+fn prepare_work(args: args::Work) -> AccResult<Prepared> {
+    if args.clear == Some(true) {
+        return Ok(Prepared::Work(None));
+    }
+    let request = IntentRequest {
+        summary: args.summary.unwrap_or_default(),
+        mode: args.mode.unwrap_or_default(),
+        state: args.state,
+        resource_hints: args.resource_hints,
     };
-    Ok(prepared)
+    intent::validate(&request)?;
+    Ok(Prepared::Work(Some(request)))
+}
+
+fn prepare_claim(args: args::Claim) -> AccResult<Prepared> {
+    if let Some(claim_id) = args.claim_id {
+        crate::ids::validate_record_id("claim", &claim_id)?;
+        return Ok(Prepared::Renew {
+            claim_id,
+            lease: args.lease_seconds,
+        });
+    }
+    let scalar = args.resource.is_some();
+    let resources = match args.resource {
+        Some(resource) => vec![resource],
+        None => args.resources.unwrap_or_default(),
+    };
+    let request = AcquireRequest {
+        resources,
+        mode: AccError::parse::<ClaimMode>(args.mode.as_deref().unwrap_or("exclusive"))?,
+        enforcement: Enforcement::Advisory,
+        reason: args.reason,
+        lease_seconds: args.lease_seconds,
+    };
+    claims::validate_acquire(&request)?;
+    Ok(Prepared::Acquire { request, scalar })
+}
+
+fn prepare_release(args: args::Release) -> AccResult<Prepared> {
+    let (selector, scalar) = if let Some(id) = args.claim_id {
+        (ReleaseSelector::Ids(vec![id]), true)
+    } else if let Some(ids) = args.claim_ids {
+        (ReleaseSelector::Ids(ids), false)
+    } else if let Some(resource) = args.resource {
+        (ReleaseSelector::Resources(vec![resource]), true)
+    } else if let Some(resources) = args.resources {
+        (ReleaseSelector::Resources(resources), false)
+    } else {
+        (ReleaseSelector::All, false)
+    };
+    Ok(Prepared::Release {
+        selector: claims::validate_selector(&selector)?,
+        scalar,
+    })
+}
+
+fn prepare_inbox(args: args::Inbox) -> AccResult<Prepared> {
+    if let Some(id) = args.message_id {
+        crate::ids::validate_record_id("message", &id)?;
+        return Ok(Prepared::Read(id));
+    }
+    messages::page_limit(args.limit)?;
+    messages::validate_cursor(args.cursor.as_deref())?;
+    Ok(Prepared::Inbox {
+        cursor: args.cursor,
+        limit: args.limit,
+    })
 }
 
 /// Whether a prepared call only reads (its presence refresh needs a separate heartbeat).

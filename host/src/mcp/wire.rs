@@ -135,3 +135,120 @@ pub struct SpeaksFor<'a> {
     pub source: &'static str,
     pub reason: &'a str,
 }
+
+/// The arguments of the tools, deserialised after the published schema validated them (so a
+/// wrong type never reaches here; unknown fields were refused by the closed schema). Each
+/// field is optional here; the rules between fields and the core's validators decide.
+pub mod args {
+    use serde::Deserialize;
+
+    /// `acc_sync`.
+    #[derive(Debug, Clone, Default, Deserialize)]
+    #[serde(rename_all = "camelCase", default)]
+    pub struct Sync {
+        pub scope: Option<String>,
+        pub cursor: Option<String>,
+        pub limit: Option<i64>,
+        pub kind: Option<String>,
+        pub message_id: Option<String>,
+        pub current: Option<bool>,
+    }
+
+    /// `acc_work`.
+    #[derive(Debug, Clone, Default, Deserialize)]
+    #[serde(rename_all = "camelCase", default)]
+    pub struct Work {
+        pub summary: Option<String>,
+        pub mode: Option<String>,
+        pub state: Option<String>,
+        pub resource_hints: Vec<String>,
+        pub clear: Option<bool>,
+    }
+
+    /// `acc_claim`.
+    #[derive(Debug, Clone, Default, Deserialize)]
+    #[serde(rename_all = "camelCase", default)]
+    pub struct Claim {
+        pub action: Option<String>,
+        pub resource: Option<String>,
+        pub resources: Option<Vec<String>>,
+        pub claim_id: Option<String>,
+        pub mode: Option<String>,
+        pub reason: Option<String>,
+        pub lease_seconds: Option<i64>,
+    }
+
+    /// `acc_release`.
+    #[derive(Debug, Clone, Default, Deserialize)]
+    #[serde(rename_all = "camelCase", default)]
+    pub struct Release {
+        pub claim_id: Option<String>,
+        pub claim_ids: Option<Vec<String>>,
+        pub resource: Option<String>,
+        pub resources: Option<Vec<String>>,
+        pub all: Option<bool>,
+    }
+
+    /// `acc_message`.
+    #[derive(Debug, Clone, Default, Deserialize)]
+    #[serde(rename_all = "camelCase", default)]
+    pub struct Message {
+        pub to: Vec<String>,
+        pub subject: String,
+        pub body: String,
+        pub kind: Option<String>,
+        pub obligation: Option<String>,
+        pub client_message_id: Option<String>,
+        pub supersedes: Vec<String>,
+        pub withdraws: Vec<String>,
+    }
+
+    /// `acc_request`.
+    #[derive(Debug, Clone, Default, Deserialize)]
+    #[serde(rename_all = "camelCase", default)]
+    pub struct Request {
+        pub to_participant_id: Option<String>,
+        pub title: String,
+        pub detail: String,
+        pub client_message_id: Option<String>,
+    }
+
+    /// `acc_inbox`.
+    #[derive(Debug, Clone, Default, Deserialize)]
+    #[serde(rename_all = "camelCase", default)]
+    pub struct Inbox {
+        pub message_id: Option<String>,
+        pub cursor: Option<String>,
+        pub limit: Option<i64>,
+    }
+
+    /// `acc_reply`.
+    #[derive(Debug, Clone, Default, Deserialize)]
+    #[serde(rename_all = "camelCase", default)]
+    pub struct Reply {
+        pub message_id: String,
+        pub body: String,
+        pub subject: Option<String>,
+        pub client_message_id: Option<String>,
+    }
+
+    /// `acc_ack`.
+    #[derive(Debug, Clone, Default, Deserialize)]
+    #[serde(rename_all = "camelCase", default)]
+    pub struct Ack {
+        pub message_id: String,
+    }
+
+    /// `acc_finish`.
+    #[derive(Debug, Clone, Default, Deserialize)]
+    #[serde(rename_all = "camelCase", default)]
+    pub struct Finish {
+        pub goal: String,
+        pub status: Option<String>,
+        pub completed: Vec<String>,
+        pub remaining: Vec<String>,
+        pub blockers: Vec<String>,
+        pub to_participant_id: Option<String>,
+        pub client_message_id: Option<String>,
+    }
+}
