@@ -69,16 +69,8 @@ pub fn parse_config(path: &Path, dir: &Path, text: &str) -> AccResult<(String, C
                 ),
             ));
         }
-        if !TOP_LEVEL_KEYS.contains(&key.as_str()) {
-            return Err(config_error(
-                path,
-                format!(
-                    "unknown key `{key}` (allowed: {})",
-                    TOP_LEVEL_KEYS.join(", ")
-                ),
-            ));
-        }
     }
+    known_keys(path, &object, "", TOP_LEVEL_KEYS)?;
     match object.get("schemaVersion") {
         Some(Value::Number(n)) if n.as_i64() == Some(1) => {}
         Some(other) => {
@@ -131,6 +123,26 @@ pub fn parse_config(path: &Path, dir: &Path, text: &str) -> AccResult<(String, C
             required_adapters,
         },
     ))
+}
+
+/// Refuse a key of `object` that is not in `allowed`, naming it (with `prefix`) and the
+/// allowed ones.
+fn known_keys(
+    path: &Path,
+    object: &serde_json::Map<String, Value>,
+    prefix: &str,
+    allowed: &[&str],
+) -> AccResult<()> {
+    match object.keys().find(|key| !allowed.contains(&key.as_str())) {
+        Some(key) => Err(config_error(
+            path,
+            format!(
+                "unknown key `{prefix}{key}` (allowed: {})",
+                allowed.join(", ")
+            ),
+        )),
+        None => Ok(()),
+    }
 }
 
 /// `roots`: relative paths inside the workspace (default `.`).
@@ -189,17 +201,7 @@ fn parse_policy(path: &Path, policy: Option<&Value>) -> AccResult<(ClaimPolicy, 
     match policy {
         None => {}
         Some(Value::Object(policy)) => {
-            for key in policy.keys() {
-                if !POLICY_KEYS.contains(&key.as_str()) {
-                    return Err(config_error(
-                        path,
-                        format!(
-                            "unknown key `policy.{key}` (allowed: {})",
-                            POLICY_KEYS.join(", ")
-                        ),
-                    ));
-                }
-            }
+            known_keys(path, policy, "policy.", POLICY_KEYS)?;
             match policy.get("claimMode") {
                 None => {}
                 Some(Value::String(mode)) if mode == "advisory" => {
