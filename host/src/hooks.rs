@@ -126,9 +126,10 @@ fn text<'a>(payload: &'a Value, key: &str) -> Option<&'a str> {
         .filter(|s| !s.is_empty())
 }
 
-/// Quote for a POSIX shell.
+/// Quote for the agent's shell, on one line whatever the text holds (`$'...'` for a path with
+/// a newline or another hidden character: the hook's context never gets a raw line from it).
 fn quote(text: &str) -> String {
-    format!("'{}'", text.replace('\'', "'\\''"))
+    acc_clients::render::shell_quote(text)
 }
 
 /// Everything a hook event needs: the core, the session, and how to reach it from a shell.

@@ -265,6 +265,53 @@ impl World {
         }
     }
 
+    /// Attach a participant in another directory (`--cwd`).
+    pub fn attach_in(&self, dir: &Path, participant: &str) -> Creds {
+        let dir = dir.to_string_lossy().into_owned();
+        let value = self
+            .acc(&["--cwd", &dir, "attach", "--participant", participant])
+            .ok_json();
+        Creds {
+            participant: participant.to_string(),
+            session: value["sessionId"].as_str().expect("sessionId").to_string(),
+            generation: value["generation"]
+                .as_str()
+                .expect("generation")
+                .to_string(),
+        }
+    }
+
+    /// Run `acc --json` as a session in another directory (`--cwd`).
+    pub fn acc_in_as(&self, dir: &Path, who: &Creds, args: &[&str]) -> Run {
+        let dir = dir.to_string_lossy().into_owned();
+        let mut all = vec!["--cwd", dir.as_str()];
+        all.extend_from_slice(args);
+        self.acc_as(who, &all)
+    }
+
+    /// Run `acc hook CLIENT EVENT` with `input` on stdin, under the default deadline.
+    pub fn hook(&self, client: &str, event: &str, input: &str) -> Run {
+        self.hook_with(client, event, input, &[])
+    }
+
+    /// `hook`, with extra environment variables.
+    pub fn hook_with(&self, client: &str, event: &str, input: &str, env: &[(&str, &str)]) -> Run {
+        use std::io::Write;
+        let mut command = self.command("acc");
+        command
+            .args(["hook", client, event])
+            .envs(env.iter().copied())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = command.spawn().expect("spawn acc hook");
+        if let Some(mut stdin) = child.stdin.take() {
+            // A hook that stops reading early must not fail the test here.
+            let _ = stdin.write_all(input.as_bytes());
+        }
+        Run::from_output(wait_with_deadline(child, COMMAND_TIMEOUT, "acc hook"))
+    }
+
     /// `acc status --json`.
     pub fn status(&self) -> Value {
         self.acc(&["status"]).ok_json()
@@ -613,4 +660,59 @@ pub fn golden(name: &str, actual: &Value) {
         path.display(),
         serde_json::to_string_pretty(actual).unwrap_or_default()
     );
+}
+
+/// The hostile strings every peer-text surface is tested with (frame lines, fences, ANSI and
+/// OSC sequences, bidirectional and zero-width characters, line and paragraph separators, a
+/// carriage return, NUL), plus one very long line (within the 4,000-character body limit).
+pub fn hostile_strings() -> Vec<String> {
+    let path = repo_root().join("tests/fixtures/hostile-strings.json");
+    let text = std::fs::read_to_string(&path).expect("hostile strings");
+    let mut strings: Vec<String> = serde_json::from_str(&text).expect("hostile strings json");
+    strings.push(format!("{}\nACC: after a long line", "x".repeat(3_900)));
+    strings
+}
+
+/// Assert that `output` (a surface's text) shows peer text only inside `acc-peer-message`
+/// blocks it cannot close: no hidden character (controls but line feeds and tabs, format
+/// characters, line and paragraph separators) anywhere, every block closed by a line of
+/// exactly the fence, no line inside a block that starts a fence, and none of `markers` (text
+/// only the peer wrote) outside a block.
+pub fn assert_peer_text_contained(output: &str, markers: &[&str], what: &str) {
+    if let Some(c) = output
+        .chars()
+        .find(|c| acc_clients::render::hidden(*c) && *c != '\n' && *c != '\t')
+    {
+        panic!(
+            "{what}: a raw U+{:04X} reached the surface:\n{output}",
+            c as u32
+        );
+    }
+    let fence = acc_clients::render::FENCE;
+    let mut inside = false;
+    let mut blocks = 0;
+    for line in output.lines() {
+        if !inside {
+            if line.starts_with(&format!("{fence}acc-peer-message ")) {
+                inside = true;
+                blocks += 1;
+                continue;
+            }
+            for marker in markers {
+                assert!(
+                    !line.contains(marker),
+                    "{what}: peer text `{marker}` outside a block, in line `{line}`:\n{output}"
+                );
+            }
+        } else if line == fence {
+            inside = false;
+        } else {
+            assert!(
+                !line.starts_with("~~~") && !line.starts_with("```"),
+                "{what}: a fence inside a block: `{line}`"
+            );
+        }
+    }
+    assert!(!inside, "{what}: a block left open:\n{output}");
+    assert!(blocks > 0, "{what}: no peer block at all:\n{output}");
 }

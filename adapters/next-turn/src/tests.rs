@@ -124,3 +124,48 @@ fn repeats_come_after_new_messages_with_their_repeat_line() {
         "nothing pending, nothing said"
     );
 }
+
+#[test]
+fn the_preamble_counts_what_is_carried_and_every_withheld_message_is_named() {
+    let messages: Vec<RenderMessage> = (0..8)
+        .map(|i| message(&format!("message_{i:02}"), &"b".repeat(200)))
+        .collect();
+    let one_block = block(&messages[0]).len();
+    let hint = withheld_hint(&messages[7]).len();
+    // Room for the preamble, six blocks and the two hints, not for a seventh block.
+    let budget = preamble(8).len() + 6 * one_block + 2 * hint + 10;
+    let answer = render(&request(budget, messages));
+    assert_eq!(answer.carried.len(), 6, "{answer:?}");
+    assert!(answer.text.starts_with(&preamble(6)), "{}", answer.text);
+    assert_eq!(answer.withheld, vec!["message_06", "message_07"]);
+    for id in &answer.withheld {
+        assert!(
+            answer.text.contains(&format!("acc inbox --message {id}")),
+            "{id} is named: {}",
+            answer.text
+        );
+    }
+    assert!(answer.text.len() <= budget);
+}
+
+#[test]
+fn withheld_messages_beyond_the_room_for_hints_are_counted_in_one_line() {
+    let messages: Vec<RenderMessage> = (0..40)
+        .map(|i| message(&format!("message_{i:02}"), &"b".repeat(100)))
+        .collect();
+    let answer = render(&request(1500, messages));
+    assert!(answer.text.len() <= 1500);
+    let named = answer
+        .withheld
+        .iter()
+        .filter(|id| answer.text.contains(&format!("acc inbox --message {id}")))
+        .count();
+    let rest = answer.withheld.len() - named;
+    assert!(rest > 0, "the budget cannot name all forty");
+    assert!(
+        answer.text.ends_with(&withheld_summary(rest)),
+        "{}",
+        answer.text
+    );
+    assert!(answer.text.starts_with(&preamble(answer.carried.len())));
+}

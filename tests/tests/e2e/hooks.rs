@@ -1,7 +1,5 @@
 //! `acc hook` never blocks its client: every failure fails open within the budget.
 
-use std::io::Write;
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use acc_tests::World;
@@ -24,30 +22,9 @@ fn hook(
     input: &str,
     env: &[(&str, &str)],
 ) -> (i32, String, String, Duration) {
-    let mut command = world.command("acc");
-    command
-        .args(["hook", client, event])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    for (key, value) in env {
-        command.env(key, value);
-    }
     let start = Instant::now();
-    let mut child = command.spawn().expect("spawn hook");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(input.as_bytes())
-        .expect("write");
-    let output = acc_tests::wait_with_deadline(child, Duration::from_secs(20), "acc hook");
-    (
-        output.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-        start.elapsed(),
-    )
+    let run = world.hook_with(client, event, input, env);
+    (run.code, run.stdout, run.stderr, start.elapsed())
 }
 
 fn assert_fails_open(result: &(i32, String, String, Duration), what: &str) {

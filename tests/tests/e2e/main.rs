@@ -17,6 +17,7 @@ mod mcp_clients;
 mod mcp_models;
 mod native_claude;
 mod native_codex;
+mod peer_text;
 mod plugins;
 mod router;
 mod store_safety;
