@@ -27,6 +27,9 @@ pub enum ErrorCode {
     StoreVersionUnsupported,
     /// A file or directory that is not an ACC store, or a damaged one.
     StoreCorrupt,
+    /// The environment refuses the store: a read-only or full file system, no permission, a
+    /// path that is not a directory (the message names the cause and the path).
+    StorageUnavailable,
     /// The config file already exists.
     ConfigExists,
     /// A named claim does not exist.
@@ -74,6 +77,7 @@ impl ErrorCode {
             Self::Timeout => "timeout",
             Self::StoreVersionUnsupported => "store_version_unsupported",
             Self::StoreCorrupt => "store_corrupt",
+            Self::StorageUnavailable => "storage_unavailable",
             Self::ConfigExists => "config_exists",
             Self::ClaimNotFound => "claim_not_found",
             Self::UnknownParticipant => "unknown_participant",
@@ -106,6 +110,7 @@ impl ErrorCode {
             Self::Timeout => 3,
             Self::StoreVersionUnsupported
             | Self::StoreCorrupt
+            | Self::StorageUnavailable
             | Self::ConfigExists
             | Self::ClaimNotFound
             | Self::UnknownParticipant
@@ -202,6 +207,7 @@ impl From<acc_store::StoreError> for AccError {
             acc_store::StoreErrorKind::Busy => ErrorCode::Timeout,
             acc_store::StoreErrorKind::Corrupt => ErrorCode::StoreCorrupt,
             acc_store::StoreErrorKind::VersionUnsupported => ErrorCode::StoreVersionUnsupported,
+            acc_store::StoreErrorKind::Unavailable => ErrorCode::StorageUnavailable,
             acc_store::StoreErrorKind::Internal => ErrorCode::Internal,
         };
         Self::new(code, error.message)

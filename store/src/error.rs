@@ -13,6 +13,9 @@ pub enum StoreErrorKind {
     Corrupt,
     /// A store of another protocol or schema version, or of another workspace.
     VersionUnsupported,
+    /// The environment refuses the store: a read-only or full file system, no permission, a
+    /// path that is not a directory. The message names the cause and the path.
+    Unavailable,
     /// Anything else: an I/O or SQLite failure that should not happen.
     Internal,
 }
@@ -70,6 +73,28 @@ impl From<rusqlite::Error> for StoreError {
                         format!("the store stayed locked by another process: {error}"),
                     );
                 }
+                rusqlite::ErrorCode::ReadOnly => {
+                    return Self::new(
+                        StoreErrorKind::Unavailable,
+                        format!(
+                            "the store cannot be written (read-only file or file system): {error}"
+                        ),
+                    );
+                }
+                rusqlite::ErrorCode::DiskFull => {
+                    return Self::new(
+                        StoreErrorKind::Unavailable,
+                        format!("the disk is full: {error}"),
+                    );
+                }
+                rusqlite::ErrorCode::CannotOpen | rusqlite::ErrorCode::PermissionDenied => {
+                    return Self::new(
+                        StoreErrorKind::Unavailable,
+                        format!(
+                            "the store cannot be opened (permissions, or a missing or read-only directory): {error}"
+                        ),
+                    );
+                }
                 rusqlite::ErrorCode::NotADatabase | rusqlite::ErrorCode::DatabaseCorrupt => {
                     return Self::new(
                         StoreErrorKind::Corrupt,
@@ -85,7 +110,37 @@ impl From<rusqlite::Error> for StoreError {
 
 impl From<std::io::Error> for StoreError {
     fn from(error: std::io::Error) -> Self {
-        Self::internal(format!("i/o error: {error}"))
+        match environment_cause(&error) {
+            Some(cause) => Self::new(StoreErrorKind::Unavailable, format!("{cause}: {error}")),
+            None => Self::internal(format!("i/o error: {error}")),
+        }
+    }
+}
+
+/// What in the environment an I/O error says refuses the store, if it is one of those.
+pub fn environment_cause(error: &std::io::Error) -> Option<&'static str> {
+    use std::io::ErrorKind;
+    Some(match error.kind() {
+        ErrorKind::ReadOnlyFilesystem => "the file system is read-only",
+        ErrorKind::StorageFull | ErrorKind::QuotaExceeded => "the disk is full",
+        ErrorKind::PermissionDenied => "permission denied",
+        ErrorKind::NotADirectory => "a part of the path is not a directory",
+        ErrorKind::IsADirectory => "the path is a directory",
+        _ => return None,
+    })
+}
+
+impl StoreError {
+    /// An I/O failure on `path` while doing `what`: the environment's cause when it is one,
+    /// naming the path.
+    pub fn io(what: &str, path: &std::path::Path, error: &std::io::Error) -> Self {
+        match environment_cause(error) {
+            Some(cause) => Self::new(
+                StoreErrorKind::Unavailable,
+                format!("cannot {what} `{}`: {cause} ({error})", path.display()),
+            ),
+            None => Self::internal(format!("cannot {what} `{}`: {error}", path.display())),
+        }
     }
 }
 

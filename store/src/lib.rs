@@ -88,19 +88,28 @@ fn refuse_foreign_files(dir: &Path) -> StoreResult<()> {
     Ok(())
 }
 
-fn check_header(path: &Path) -> StoreResult<bool> {
-    let mut file = std::fs::File::open(path)?;
+fn check_header(path: &Path) -> StoreResult<()> {
+    let mut file =
+        std::fs::File::open(path).map_err(|e| StoreError::io("open the store", path, &e))?;
     let mut header = [0u8; 16];
     let mut read = 0;
     while read < header.len() {
-        let n = file.read(&mut header[read..])?;
+        let n = file
+            .read(&mut header[read..])
+            .map_err(|e| StoreError::io("read the store", path, &e))?;
         if n == 0 {
             break;
         }
         read += n;
     }
     if read == 0 {
-        return Ok(false);
+        return Err(StoreError::new(
+            StoreErrorKind::Corrupt,
+            format!(
+                "`{}` is empty: not an acc store (a truncated store?); acc will not touch it. Move it aside to start afresh, or restore it from a backup",
+                path.display()
+            ),
+        ));
     }
     if read < 16 || &header != SQLITE_MAGIC {
         return Err(StoreError::new(
@@ -111,11 +120,17 @@ fn check_header(path: &Path) -> StoreResult<bool> {
             ),
         ));
     }
-    Ok(true)
+    Ok(())
 }
 
 impl Store {
     /// Open the store of `workspace` under `data_dir`, creating it when absent.
+    ///
+    /// A store appears only whole: it is created and initialised in a temporary file beside
+    /// its final name, then linked into place (which fails if another process got there
+    /// first, whose store is then opened). So an existing file is always either a complete
+    /// ACC store or something ACC refuses and leaves untouched: an empty file, a database
+    /// without ACC's tables, anything else.
     pub fn open_or_create(
         data_dir: &Path,
         workspace: &WorkspaceRecord,
@@ -126,33 +141,17 @@ impl Store {
             .recursive(true)
             .mode(0o700)
             .create(&dir)
-            .map_err(|e| {
-                StoreError::internal(format!(
-                    "cannot create the store directory `{}`: {e}",
-                    dir.display()
-                ))
-            })?;
+            .map_err(|e| StoreError::io("create the store directory", &dir, &e))?;
         let path = dir.join(STORE_FILE);
         if !path.exists() {
             refuse_foreign_files(&dir)?;
-            match OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .mode(0o600)
-                .open(&path)
-            {
-                Ok(_) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-                Err(e) => {
-                    return Err(StoreError::internal(format!(
-                        "cannot create the store `{}`: {e}",
-                        path.display()
-                    )));
-                }
-            }
+            create_whole(&dir, &path, workspace, now)?;
         }
         let mut store = Self::open_path(&path)?;
-        store.ensure_initialized(workspace, now)?;
+        if !store.has_meta()? {
+            return Err(store.not_acc_error());
+        }
+        store.check_version(&workspace.workspace_id)?;
         store.configure()?;
         Ok(store)
     }
@@ -167,9 +166,6 @@ impl Store {
         }
         let mut store = Self::open_path(&path)?;
         if !store.has_meta()? {
-            if store.table_count()? == 0 {
-                return Ok(None);
-            }
             return Err(store.not_acc_error());
         }
         store.check_version(workspace_id)?;
@@ -184,9 +180,14 @@ impl Store {
             OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )
         .map_err(|e| {
+            let error = StoreError::from(e);
             StoreError::new(
-                StoreErrorKind::Corrupt,
-                format!("cannot open the store `{}`: {e}", path.display()),
+                error.kind,
+                format!(
+                    "cannot open the store `{}`: {}",
+                    path.display(),
+                    error.message
+                ),
             )
         })?;
         conn.busy_timeout(BUSY_TIMEOUT)?;
@@ -220,12 +221,6 @@ impl Store {
             )
             .optional()?;
         Ok(found.is_some())
-    }
-
-    fn table_count(&self) -> StoreResult<i64> {
-        Ok(self
-            .conn
-            .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))?)
     }
 
     fn not_acc_error(&self) -> StoreError {
@@ -276,44 +271,6 @@ impl Store {
             ));
         }
         Ok(())
-    }
-
-    fn ensure_initialized(&mut self, workspace: &WorkspaceRecord, now: Millis) -> StoreResult<()> {
-        if self.has_meta()? {
-            return self.check_version(&workspace.workspace_id);
-        }
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let exists: Option<String> = tx
-            .query_row(
-                "SELECT name FROM sqlite_master WHERE type='table' AND name='acc_meta'",
-                [],
-                |r| r.get(0),
-            )
-            .optional()?;
-        if exists.is_none() {
-            let tables: i64 =
-                tx.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))?;
-            if tables != 0 {
-                drop(tx);
-                return Err(self.not_acc_error());
-            }
-            tx.execute_batch(SCHEMA_SQL)?;
-            tx.execute(
-                "INSERT INTO acc_meta(key, value) VALUES ('protocol_version', ?1), ('schema_version', ?2), ('workspace_id', ?3)",
-                params![PROTOCOL_VERSION, SCHEMA_VERSION.to_string(), workspace.workspace_id],
-            )?;
-            tx.execute(
-                "INSERT INTO workspace(workspace_id, display_name, root, created_at) VALUES (?1, ?2, ?3, ?4)",
-                params![workspace.workspace_id, workspace.display_name, workspace.root, now],
-            )?;
-            tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
-            tx.commit()?;
-            return Ok(());
-        }
-        drop(tx);
-        self.check_version(&workspace.workspace_id)
     }
 
     /// Path of the store file.
@@ -408,3 +365,57 @@ pub use messages::HistoryFilter;
 
 #[cfg(test)]
 mod tests;
+
+/// Create the store at `path` whole: a temporary file in `dir` gets the schema, the version
+/// marks and the workspace row in one transaction, is closed, and is then linked to `path`.
+/// Linking fails when `path` exists (another process created it meanwhile: its store is the
+/// one opened); the temporary file is removed either way.
+fn create_whole(
+    dir: &Path,
+    path: &Path,
+    workspace: &WorkspaceRecord,
+    now: Millis,
+) -> StoreResult<()> {
+    let temp = dir.join(format!(".{STORE_FILE}.{}.creating", std::process::id()));
+    let _ = std::fs::remove_file(&temp);
+    let created =
+        initialise(&temp, workspace, now).and_then(|()| match std::fs::hard_link(&temp, path) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+            Err(e) => Err(StoreError::io("create the store", path, &e)),
+        });
+    let _ = std::fs::remove_file(&temp);
+    created
+}
+
+/// A new store in the (new) file `path`, in rollback-journal mode so that the closed file is
+/// complete by itself; WAL is switched on when the store is opened under its final name.
+fn initialise(path: &Path, workspace: &WorkspaceRecord, now: Millis) -> StoreResult<()> {
+    OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(|e| StoreError::io("create the store", path, &e))?;
+    let mut conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )?;
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    tx.execute_batch(SCHEMA_SQL)?;
+    tx.execute(
+        "INSERT INTO acc_meta(key, value) VALUES ('protocol_version', ?1), ('schema_version', ?2), ('workspace_id', ?3)",
+        params![PROTOCOL_VERSION, SCHEMA_VERSION.to_string(), workspace.workspace_id],
+    )?;
+    tx.execute(
+        "INSERT INTO workspace(workspace_id, display_name, root, created_at) VALUES (?1, ?2, ?3, ?4)",
+        params![workspace.workspace_id, workspace.display_name, workspace.root, now],
+    )?;
+    tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
+    tx.commit()?;
+    conn.close().map_err(|(_, e)| StoreError::from(e))?;
+    // The file's bytes reach the disk before its name does.
+    std::fs::File::open(path)
+        .and_then(|f| f.sync_all())
+        .map_err(|e| StoreError::io("sync the new store", path, &e))
+}

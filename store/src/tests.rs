@@ -169,3 +169,36 @@ fn a_closed_value_or_json_column_the_store_cannot_read_is_damage_not_a_default()
         assert!(error.message.contains(expected), "{damage}: {error}");
     }
 }
+
+#[test]
+fn environment_failures_are_unavailable_and_say_their_cause() {
+    use std::io::{Error, ErrorKind};
+    let path = std::path::Path::new("/data/acc");
+    for (kind, cause) in [
+        (ErrorKind::ReadOnlyFilesystem, "read-only"),
+        (ErrorKind::StorageFull, "disk is full"),
+        (ErrorKind::PermissionDenied, "permission denied"),
+        (ErrorKind::NotADirectory, "not a directory"),
+    ] {
+        let error = StoreError::io("create the store", path, &Error::from(kind));
+        assert_eq!(error.kind, StoreErrorKind::Unavailable, "{kind:?}");
+        assert!(error.message.contains(cause), "{}", error.message);
+        assert!(error.message.contains("/data/acc"), "{}", error.message);
+    }
+    let other = StoreError::io(
+        "create the store",
+        path,
+        &Error::from(ErrorKind::Interrupted),
+    );
+    assert_eq!(other.kind, StoreErrorKind::Internal);
+    let read_only = StoreError::from(rusqlite::Error::SqliteFailure(
+        rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_READONLY),
+        None,
+    ));
+    assert_eq!(read_only.kind, StoreErrorKind::Unavailable);
+    assert!(
+        read_only.message.contains("read-only"),
+        "{}",
+        read_only.message
+    );
+}

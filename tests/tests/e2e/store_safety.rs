@@ -271,3 +271,84 @@ fn a_data_home_inside_the_workspace_is_refused() {
         .acc_with(&["status"], &[("ACC_DATA_HOME", "relative/dir")])
         .err(2, "invalid_arguments");
 }
+
+#[test]
+fn a_store_truncated_to_zero_bytes_is_refused_by_every_command_and_left_alone() {
+    let world = World::new();
+    let alice = world.attach("alice");
+    world
+        .acc_as(&alice, &["claim", "--resource", "file:a.rs"])
+        .ok_json();
+    let path = world.store_path();
+    std::fs::File::create(&path).expect("truncate");
+    assert_eq!(std::fs::metadata(&path).expect("meta").len(), 0);
+    assert_refused_untouched(&world, &path, "store_corrupt");
+    for args in [
+        vec!["inbox"],
+        vec!["claim", "--resource", "file:b.rs"],
+        vec!["message", "--subject", "s", "--body", "b"],
+        vec!["work", "--summary", "x", "--mode", "edit"],
+        vec!["prune", "--apply"],
+    ] {
+        let error = world.acc_as(&alice, &args).err(4, "store_corrupt");
+        assert!(
+            error["message"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("is empty"),
+            "{args:?}: {error}"
+        );
+    }
+    assert_eq!(
+        std::fs::metadata(&path).expect("meta").len(),
+        0,
+        "nothing was written over it"
+    );
+    let doctor = world.acc(&["doctor"]);
+    let checks = doctor.json()["checks"].clone();
+    let store = checks
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["name"] == "store")
+        .cloned()
+        .expect("a store check");
+    assert_eq!(store["status"], "error", "{store}");
+}
+
+#[test]
+fn a_sqlite_file_with_no_tables_is_not_taken_for_a_new_store() {
+    let world = World::new();
+    let (_, path) = foreign_store(&world, |path| {
+        let conn = rusqlite::Connection::open(path).expect("create");
+        conn.pragma_update(None, "user_version", 7)
+            .expect("write a header");
+    });
+    assert!(std::fs::metadata(&path).expect("meta").len() > 0);
+    assert_refused_untouched(&world, &path, "store_corrupt");
+}
+
+#[test]
+fn a_data_home_that_cannot_hold_a_store_is_named_with_its_cause() {
+    let world = World::new();
+    // The data home is a file.
+    std::fs::create_dir_all(world.data_home.parent().expect("parent")).expect("mkdir");
+    std::fs::write(&world.data_home, b"not a directory").expect("file");
+    let error = world
+        .acc(&["attach", "--participant", "alice"])
+        .err(4, "storage_unavailable");
+    let message = error["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("not a directory") || message.contains("Not a directory"),
+        "{message}"
+    );
+    assert!(
+        message.contains(&*world.data_home.to_string_lossy()),
+        "names the path: {message}"
+    );
+    assert_eq!(
+        std::fs::read(&world.data_home).expect("read"),
+        b"not a directory",
+        "left as it was"
+    );
+}
