@@ -9,11 +9,14 @@
 //!   request and returning a typed answer, frozen since API 1.0;
 //! - the request and answer payloads, defined with serde in [`wire`] and carried as JSON text,
 //!   so they can grow without changing the binary surface;
-//! - the plain C-ABI version symbol [`ACC_ADAPTER_ABI_SYMBOL`], which the host reads before
-//!   `abi_stable` runs its layout check, so a file of another major version is refused with a
-//!   one-line reason;
-//! - [`export_adapter!`], which an adapter calls once: it exports both symbols and wraps every
-//!   operation in [`guard`], so no panic ever crosses the boundary.
+//! - the marker [`Marker`], a plain data static named [`MARKER_SYMBOL`] that the host reads
+//!   from the file, without loading it, before anything else: its magic bytes say the file is
+//!   an ACC adapter, and it carries the ABI major, the API version and whether the library was
+//!   built to unwind panics (one built with `panic = "abort"` is refused: a panic in it would
+//!   end the host's process). Since API 1.2; a file without it is refused with the reason;
+//! - [`export_adapter!`], which an adapter calls once: it exports the marker, the root module
+//!   and a C function returning the version (for hosts before 1.2), and wraps every operation
+//!   in [`guard`], so no panic ever crosses the boundary.
 //!
 //! Authors implement the ordinary Rust trait [`AdapterImpl`] and never touch FFI types.
 //!
@@ -47,8 +50,57 @@ pub use serde_json;
 pub const ABI_MAJOR: u32 = 1;
 /// The version of this crate, which is the adapter API version.
 pub const API_VERSION: &str = env!("CARGO_PKG_VERSION");
-/// Name of the plain C-ABI symbol returning [`AbiVersion`].
+/// Name of the plain C-ABI symbol returning [`AbiVersion`] (what hosts before 1.2 call).
 pub const ACC_ADAPTER_ABI_SYMBOL: &[u8] = b"acc_adapter_abi_version\0";
+/// Name of the data symbol holding the adapter's [`Marker`].
+pub const MARKER_SYMBOL: &str = "acc_adapter_marker";
+/// The first eight bytes of every [`Marker`].
+pub const MARKER_MAGIC: [u8; 8] = *b"ACC-ADPT";
+
+/// What the host reads from an adapter file before loading it: a `repr(C)` data static of
+/// `size_of::<Marker>()` bytes (32), little- or big-endian as the platform is.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Marker {
+    /// [`MARKER_MAGIC`].
+    pub magic: [u8; 8],
+    /// The ABI major and API version the adapter was built against.
+    pub version: AbiVersion,
+    /// 1 when the library unwinds panics (`panic = "unwind"`), 0 when it aborts.
+    pub panic_unwind: u32,
+    /// Zero; room for a later field.
+    pub reserved: u32,
+}
+
+/// Parse a decimal number at compile time (the crate's version parts).
+const fn parse_u32(text: &str) -> u32 {
+    let bytes = text.as_bytes();
+    let mut value = 0u32;
+    let mut i = 0;
+    while i < bytes.len() {
+        value = value * 10 + (bytes[i] - b'0') as u32;
+        i += 1;
+    }
+    value
+}
+
+/// The [`AbiVersion`] of this build of the crate, at compile time.
+pub const ABI_VERSION: AbiVersion = AbiVersion {
+    abi_major: ABI_MAJOR,
+    api_major: parse_u32(env!("CARGO_PKG_VERSION_MAJOR")),
+    api_minor: parse_u32(env!("CARGO_PKG_VERSION_MINOR")),
+    api_patch: parse_u32(env!("CARGO_PKG_VERSION_PATCH")),
+};
+
+/// The marker of an adapter built against `version`, unwinding panics or not.
+pub const fn marker(version: AbiVersion, panic_unwind: bool) -> Marker {
+    Marker {
+        magic: MARKER_MAGIC,
+        version,
+        panic_unwind: panic_unwind as u32,
+        reserved: 0,
+    }
+}
 /// The adapter features this API defines; a host ignores unknown ones.
 pub const KNOWN_FEATURES: &[&str] = &["probe", "handshake", "offer", "render"];
 
@@ -68,15 +120,7 @@ pub struct AbiVersion {
 
 /// The [`AbiVersion`] of this build of the crate.
 pub fn abi_version() -> AbiVersion {
-    let mut parts = API_VERSION
-        .split('.')
-        .map(|p| p.parse::<u32>().unwrap_or(0));
-    AbiVersion {
-        abi_major: ABI_MAJOR,
-        api_major: parts.next().unwrap_or(0),
-        api_minor: parts.next().unwrap_or(0),
-        api_patch: parts.next().unwrap_or(0),
-    }
+    ABI_VERSION
 }
 
 /// How an adapter delivers.
@@ -369,9 +413,17 @@ pub fn boxed<T: AdapterImpl>(adapter: T) -> AdapterBox {
 #[macro_export]
 macro_rules! export_adapter {
     ($constructor:path) => {
-        $crate::export_adapter!($constructor, abi_version = $crate::abi_version());
+        $crate::export_adapter!($constructor, abi_version = $crate::ABI_VERSION);
     };
     ($constructor:path, abi_version = $abi:expr) => {
+        /// The marker the host reads from the file before loading it (`cfg!(panic)` is this
+        /// library's own panic strategy).
+        #[allow(unsafe_code, non_upper_case_globals)]
+        #[unsafe(no_mangle)]
+        #[used]
+        pub static acc_adapter_marker: $crate::Marker =
+            $crate::marker($abi, cfg!(panic = "unwind"));
+
         #[$crate::abi_stable::export_root_module]
         pub fn acc_adapter_root_module() -> $crate::AdapterModuleRef {
             use $crate::abi_stable::prefix_type::PrefixTypeTrait;

@@ -7,6 +7,7 @@
 //! installer (the installer's consent records reach it through [`router::ConsentRecords`]).
 
 pub mod contracts;
+pub mod inspect;
 pub mod plugins;
 pub mod router;
 

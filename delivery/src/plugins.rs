@@ -4,22 +4,21 @@
 //! on, and calling adapters so that no error, panic or hang reaches the host. Must not: give an
 //! adapter the store, or call an adapter inside a store transaction.
 //!
-//! Loading a file: `libloading` opens it and reads the plain C symbol
-//! `acc_adapter_abi_version` (a file without it is not an ACC adapter; another ABI major or an
-//! incompatible API version is refused naming both versions); only then does `abi_stable`
-//! check the full layout (`lib_header_from_path` + `init_root_module`, never the caching
+//! Loading a file: [`crate::inspect`] reads it as an object file without loading it (a regular
+//! file in a directory only this user or root can write, a shared library of this platform,
+//! ACC's marker as a data symbol: a file without it is not an ACC adapter; another ABI major
+//! or an incompatible API version is refused naming both versions; an adapter built with
+//! `panic = "abort"` is refused); only then does `abi_stable` open it and check the full layout (`lib_header_from_path` + `init_root_module`, never the caching
 //! loaders, which return the first module for every file); then the constructor runs with the
 //! adapter's configuration and `describe` answers. Libraries are never unloaded.
 
-// Opening a native library and reading a symbol from it cannot be expressed without unsafe;
-// the two blocks below are the only unsafe code of acc and acc-mcp.
-#![allow(unsafe_code)]
+// abi_stable's loader opens the library; this module has no unsafe block of its own.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::mpsc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use acc_adapter_api::abi_stable::std_types::{RResult, RStr};
 use acc_adapter_api::wire::ContractDeclaration;
@@ -144,24 +143,10 @@ fn version_text(v: &AbiVersion) -> String {
     format!("{}.{}.{}", v.api_major, v.api_minor, v.api_patch)
 }
 
-/// Read the plain C version symbol, refusing a file that is not an ACC adapter or speaks
-/// another ABI or API major.
-fn check_version_symbol(file: &Path) -> Result<AbiVersion, String> {
-    // SAFETY: loading runs the library's initialisers. Only files named like ACC adapters in
-    // the directories the user configured are loaded, and the library is never unloaded, so
-    // no symbol outlives it.
-    let library = unsafe { libloading::Library::new(file) }
-        .map_err(|e| format!("not a loadable library: {e}"))?;
-    let version = {
-        // SAFETY: the symbol, when present, is the `extern "C" fn() -> AbiVersion` that
-        // `export_adapter!` defines; `AbiVersion` is `repr(C)` with plain integers.
-        let symbol = unsafe {
-            library.get::<extern "C" fn() -> AbiVersion>(acc_adapter_api::ACC_ADAPTER_ABI_SYMBOL)
-        }
-        .map_err(|_| "not an ACC adapter: it has no acc_adapter_abi_version symbol".to_string())?;
-        symbol()
-    };
-    std::mem::forget(library);
+/// Check the file before any of its code runs ([`crate::inspect`]), then the versions its
+/// marker names: another ABI major or API major is refused naming both versions.
+fn check_marker(file: &Path) -> Result<AbiVersion, String> {
+    let version = crate::inspect::inspect(file)?.version;
     let host = host_version();
     if version.abi_major != host.abi_major {
         return Err(format!(
@@ -198,7 +183,7 @@ fn short_abi_error(report: &str) -> String {
 }
 
 fn load_file(file: &Path, config: &str) -> Result<LoadedAdapter, String> {
-    let version = check_version_symbol(file)?;
+    let version = check_marker(file)?;
     let header = acc_adapter_api::abi_stable::library::lib_header_from_path(file)
         .map_err(|e| format!("no ACC root module: {}", short_abi_error(&e.to_string())))?;
     let module = header
@@ -236,37 +221,68 @@ fn load_file(file: &Path, config: &str) -> Result<LoadedAdapter, String> {
     })
 }
 
-/// Run `f` on its own thread and wait at most `deadline`. A call that hangs is abandoned (its
-/// thread keeps running until the process ends) and reported as `timeout`.
+/// A call running on its own thread: wait for it under a deadline, or look later whether it
+/// answered. A call that hangs is abandoned (its thread keeps running until the process ends).
+#[derive(Debug)]
+pub struct PendingCall<T> {
+    receiver: mpsc::Receiver<Result<T, AdapterError>>,
+}
+
+impl<T: Send + 'static> PendingCall<T> {
+    /// Start `f` on its own thread.
+    pub fn start(f: impl FnOnce() -> Result<T, AdapterError> + Send + 'static) -> Result<Self, CallFailure> {
+        let (sender, receiver) = mpsc::channel();
+        std::thread::Builder::new()
+            .name("acc-adapter-call".into())
+            .spawn(move || {
+                let _ = sender.send(f());
+            })
+            .map_err(|e| CallFailure {
+                code: "transport_error".into(),
+                message: format!("cannot start the call: {e}"),
+            })?;
+        Ok(Self { receiver })
+    }
+
+    /// The answer if it comes by `deadline`; `None` while the call is still running then.
+    pub fn wait_until(&self, deadline: Instant) -> Option<Result<T, CallFailure>> {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match self.receiver.recv_timeout(left) {
+            Ok(answer) => Some(answer.map_err(failure)),
+            Err(mpsc::RecvTimeoutError::Timeout) => None,
+            Err(mpsc::RecvTimeoutError::Disconnected) => Some(Err(ended())),
+        }
+    }
+}
+
+fn failure(error: AdapterError) -> CallFailure {
+    CallFailure {
+        code: error.code.to_string(),
+        message: error.message.to_string(),
+    }
+}
+
+fn ended() -> CallFailure {
+    CallFailure {
+        code: "panic".into(),
+        message: "the adapter call ended without an answer".into(),
+    }
+}
+
+/// Run `f` on its own thread and wait at most `deadline`; a call still running then is
+/// reported as `timeout`.
 fn with_deadline<T: Send + 'static>(
     deadline: Duration,
     f: impl FnOnce() -> Result<T, AdapterError> + Send + 'static,
 ) -> Result<T, CallFailure> {
-    let (sender, receiver) = mpsc::channel();
-    std::thread::Builder::new()
-        .name("acc-adapter-call".into())
-        .spawn(move || {
-            let _ = sender.send(f());
+    PendingCall::start(f)?
+        .wait_until(Instant::now() + deadline)
+        .unwrap_or_else(|| {
+            Err(CallFailure {
+                code: "timeout".into(),
+                message: format!("the adapter did not answer within {deadline:?}"),
+            })
         })
-        .map_err(|e| CallFailure {
-            code: "transport_error".into(),
-            message: format!("cannot start the call: {e}"),
-        })?;
-    match receiver.recv_timeout(deadline) {
-        Ok(Ok(value)) => Ok(value),
-        Ok(Err(error)) => Err(CallFailure {
-            code: error.code.to_string(),
-            message: error.message.to_string(),
-        }),
-        Err(mpsc::RecvTimeoutError::Timeout) => Err(CallFailure {
-            code: "timeout".into(),
-            message: format!("the adapter did not answer within {deadline:?}"),
-        }),
-        Err(mpsc::RecvTimeoutError::Disconnected) => Err(CallFailure {
-            code: "panic".into(),
-            message: "the adapter call ended without an answer".into(),
-        }),
-    }
 }
 
 /// The operations of an adapter.
@@ -283,6 +299,25 @@ pub enum Operation {
 }
 
 impl LoadedAdapter {
+    /// Start an operation on its own thread (several offers run at once under one deadline).
+    pub fn start(
+        &self,
+        operation: Operation,
+        request: String,
+    ) -> Result<PendingCall<Answer>, CallFailure> {
+        let object = self.object.clone();
+        PendingCall::start(move || {
+            let request = RStr::from(request.as_str());
+            match operation {
+                Operation::Probe => object.probe(request),
+                Operation::Handshake => object.handshake(request),
+                Operation::Offer => object.offer(request),
+                Operation::Render => object.render(request),
+            }
+            .into_result()
+        })
+    }
+
     /// Call an operation with a JSON request under `deadline`.
     pub fn call(
         &self,
@@ -323,7 +358,9 @@ impl Plugins {
             };
             for entry in entries.flatten() {
                 let path = entry.path();
-                if short_name(&path).is_some() && path.is_file() {
+                // Every file named like an adapter is listed: loaded, or refused with why
+                // (a directory, a fifo or a device by that name included).
+                if short_name(&path).is_some() {
                     files.push(path);
                 }
             }

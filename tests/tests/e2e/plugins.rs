@@ -119,7 +119,7 @@ fn every_bad_file_is_refused_with_a_reason_and_the_host_carries_on() {
         refusal(&listing, &dll("acc_adapter_example_twin"))
             .contains("duplicate adapter id `example`")
     );
-    assert!(refusal(&listing, &dll("acc_adapter_text")).contains("not a loadable library"));
+    assert!(refusal(&listing, &dll("acc_adapter_text")).contains("not a shared library"));
     assert!(refusal(&listing, &dll("acc_adapter_foreign")).contains("not an ACC adapter"));
     assert_eq!(
         listing["refused"].as_array().map(Vec::len),
@@ -148,13 +148,18 @@ fn every_bad_file_is_refused_with_a_reason_and_the_host_carries_on() {
             "{mode}: the host carried on"
         );
     }
-    let listing = adapters_json(&world, &dir, &[("ACC_FAULTY_ABI_MAJOR", "7")]);
+    // The versions a marker names (written into copies of the file: the host reads them from
+    // the file, never by running it).
+    patch_marker(&dir.join(dll("acc_adapter_faulty")), 8, 7);
+    let listing = adapters_json(&world, &dir, &[]);
     let reason = refusal(&listing, &dll("acc_adapter_faulty"));
     assert!(
         reason.contains("built for ABI 7") && reason.contains("host speaks ABI 1"),
         "{reason}"
     );
-    let listing = adapters_json(&world, &dir, &[("ACC_FAULTY_API_MAJOR", "2")]);
+    patch_marker(&dir.join(dll("acc_adapter_faulty")), 8, 1);
+    patch_marker(&dir.join(dll("acc_adapter_faulty")), 12, 2);
+    let listing = adapters_json(&world, &dir, &[]);
     let reason = refusal(&listing, &dll("acc_adapter_faulty"));
     assert!(
         reason.contains("incompatible adapter API version 2.")
@@ -167,6 +172,151 @@ fn every_bad_file_is_refused_with_a_reason_and_the_host_carries_on() {
     world
         .acc_with(&["adapters"], &[("ACC_ADAPTER_CONFIG", "[1]")])
         .err(2, "invalid_arguments");
+}
+
+/// Overwrite the 32-bit word at `offset` of ACC's marker in `file` (little-endian).
+fn patch_marker(file: &Path, offset: usize, value: u32) {
+    let mut bytes = std::fs::read(file).expect("read adapter");
+    let magic = acc_adapter_api::MARKER_MAGIC;
+    let at = bytes
+        .windows(magic.len())
+        .position(|w| w == magic)
+        .expect("the marker is in the file");
+    bytes[at + offset..at + offset + 4].copy_from_slice(&value.to_le_bytes());
+    std::fs::write(file, bytes).expect("write adapter");
+}
+
+/// Compile a C shared library (gcc is on every machine the suite runs on).
+fn c_library(source: &str, out: &Path) {
+    let c = out.with_extension("c");
+    std::fs::write(&c, source).expect("c source");
+    let status = Command::new("gcc")
+        .args(["-shared", "-fPIC", "-o"])
+        .arg(out)
+        .arg(&c)
+        .status()
+        .expect("gcc");
+    assert!(status.success(), "gcc built {}", out.display());
+}
+
+/// Hostile files named like adapters, each refused with its reason before any code in it
+/// runs, while `acc adapters`, a hook and `acc-mcp` (binding and sending, which load every
+/// adapter) keep working and exit normally.
+#[test]
+fn hostile_files_are_refused_before_any_of_their_code_runs() {
+    use std::os::unix::fs::PermissionsExt;
+    let world = World::new();
+    let dir = world.temp.path().join("adapters");
+    std::fs::create_dir_all(&dir).expect("dir");
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).expect("chmod dir");
+    let example = acc_tests::bin_dir().join(dll("acc_adapter_example"));
+    std::fs::copy(&example, dir.join(dll("acc_adapter_example"))).expect("example");
+    let witness = world.temp.path().join("constructor-ran");
+    // A library whose constructor writes a file: refused unread, so the file never appears.
+    c_library(
+        &format!(
+            "#include <stdio.h>\n__attribute__((constructor)) static void run(void) {{ FILE *f = fopen(\"{}\", \"w\"); if (f) fclose(f); }}\nint acc_adapter_abi_version(void) {{ return 1; }}\n",
+            witness.display()
+        ),
+        &dir.join(dll("acc_adapter_constructor")),
+    );
+    // An impostor exporting the marker's name as a function.
+    c_library(
+        "void acc_adapter_marker(void) {}\n",
+        &dir.join(dll("acc_adapter_impostor")),
+    );
+    let random: Vec<u8> = (0..4096u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    std::fs::write(dir.join(dll("acc_adapter_random")), random).expect("random");
+    std::fs::write(dir.join(dll("acc_adapter_empty")), b"").expect("empty");
+    std::fs::create_dir(dir.join(dll("acc_adapter_directory"))).expect("directory");
+    let fifo = dir.join(dll("acc_adapter_fifo"));
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .expect("mkfifo")
+            .success(),
+        "mkfifo"
+    );
+    std::os::unix::fs::symlink("/dev/zero", dir.join(dll("acc_adapter_zero"))).expect("symlink");
+    let writable = dir.join(dll("acc_adapter_writable"));
+    std::fs::copy(&example, &writable).expect("copy");
+    std::fs::set_permissions(&writable, std::fs::Permissions::from_mode(0o666)).expect("chmod");
+    let aborting = dir.join(dll("acc_adapter_aborting"));
+    std::fs::copy(&example, &aborting).expect("copy");
+    patch_marker(&aborting, 24, 0);
+
+    let listing = adapters_json(&world, &dir, &[]);
+    assert_eq!(loaded(&listing), vec!["example"], "{listing}");
+    for (file, needle) in [
+        ("acc_adapter_constructor", "no acc_adapter_marker marker"),
+        ("acc_adapter_impostor", "is a Text symbol"),
+        ("acc_adapter_random", "not a shared library"),
+        ("acc_adapter_empty", "not a shared library"),
+        ("acc_adapter_directory", "not a regular file"),
+        ("acc_adapter_fifo", "not a regular file"),
+        ("acc_adapter_zero", "not a regular file"),
+        ("acc_adapter_writable", "writable by group or others"),
+        ("acc_adapter_aborting", "panic = \"abort\""),
+    ] {
+        let reason = refusal(&listing, &dll(file));
+        assert!(reason.contains(needle), "{file}: {reason}");
+    }
+    assert!(!witness.exists(), "no constructor of a refused file ran");
+
+    // A hook and acc-mcp with these files beside them: they work and exit normally.
+    let env = [("ACC_ADAPTER_PATH", dir.to_str().expect("utf8"))];
+    let prompt = serde_json::json!({
+        "session_id": "hostile-plugins",
+        "cwd": world.dir,
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": "hi",
+    })
+    .to_string();
+    let hook = world.hook_with("claude-code", "UserPromptSubmit", &prompt, &env);
+    assert_eq!(hook.code, 0, "the hook exits normally: {}", hook.stderr);
+    let bob = world.attach("bob");
+    let endpoint =
+        serde_json::json!({ "file": world.temp.path().join("offers.jsonl") }).to_string();
+    world
+        .acc_as_with(
+            &bob,
+            &[
+                "bind",
+                "--adapter",
+                "example",
+                "--policy",
+                "all",
+                "--endpoint",
+                &endpoint,
+            ],
+            &env,
+        )
+        .ok_json();
+    let mut mcp = acc_tests::JsonRpcChild::spawn({
+        let mut command = world.command("acc-mcp");
+        command.env("ACC_MCP_PARTICIPANT", "alice").envs(env);
+        command
+    });
+    mcp.request(
+        1,
+        "initialize",
+        serde_json::json!({ "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } }),
+    );
+    let sent = mcp.request(
+        2,
+        "tools/call",
+        serde_json::json!({ "name": "acc_message", "arguments": { "to": ["bob"], "subject": "s", "body": "b" } }),
+    );
+    assert_eq!(
+        sent["result"]["structuredContent"]["delivery"][0]["outcome"], "offered",
+        "{sent}"
+    );
+    let status = mcp.finish(Duration::from_secs(10));
+    assert!(status.success(), "acc-mcp exits normally: {status:?}");
+    assert!(!witness.exists());
 }
 
 #[test]

@@ -1,0 +1,172 @@
+//! What ACC checks of an adapter file before any of its code can run: that it is a regular
+//! file and its directory a directory, neither writable by others nor owned by anyone but this
+//! user or root; that it is a shared library of this platform (read with the `object` crate,
+//! never loaded); and that it carries ACC's marker as a data symbol whose bytes, read from the
+//! file, name an ABI and API this host speaks and a library that unwinds panics.
+//!
+//! Only a file that passes is handed to the dynamic loader, so a file that is not an ACC
+//! adapter (random bytes, a library with constructors, an impostor exporting the marker name
+//! as a function) never runs, and nothing in it can crash the host.
+
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+
+use acc_adapter_api::{AbiVersion, MARKER_MAGIC, MARKER_SYMBOL, Marker};
+use object::{Endianness, Object, ObjectSection, ObjectSymbol, SymbolKind};
+
+/// The largest adapter file read (a real adapter is a few MiB).
+const MAX_FILE_BYTES: u64 = 256 * 1024 * 1024;
+/// The marker's size in the file.
+const MARKER_BYTES: usize = std::mem::size_of::<Marker>();
+
+/// The marker of `file`, read without loading it, or why the file is refused.
+pub fn inspect(file: &Path) -> Result<Marker, String> {
+    trusted_location(file)?;
+    let data = std::fs::read(file).map_err(|e| format!("cannot read it: {e}"))?;
+    let object = object::File::parse(&*data)
+        .map_err(|_| "not a shared library (no object file format ACC reads)".to_string())?;
+    if object.kind() != object::ObjectKind::Dynamic {
+        return Err(format!(
+            "not a shared library (a {:?} object file)",
+            object.kind()
+        ));
+    }
+    let (format, architecture) = here();
+    if object.format() != format || object.architecture() != architecture {
+        return Err(format!(
+            "built for another platform ({:?} {:?}; this host is {format:?} {architecture:?})",
+            object.format(),
+            object.architecture()
+        ));
+    }
+    let symbol = object
+        .dynamic_symbols()
+        .chain(object.symbols())
+        .find(|s| {
+            s.name()
+                .is_ok_and(|n| n.trim_start_matches('_') == MARKER_SYMBOL)
+        })
+        .ok_or_else(|| {
+            format!(
+                "not an ACC adapter: it has no {MARKER_SYMBOL} marker (adapters built with adapter-api 1.2 or later have one; rebuild it)"
+            )
+        })?;
+    if symbol.kind() != SymbolKind::Data {
+        return Err(format!(
+            "not an ACC adapter: {MARKER_SYMBOL} is a {:?} symbol, not the marker's data",
+            symbol.kind()
+        ));
+    }
+    let bytes = marker_bytes(&object, &symbol)?;
+    let marker = parse(bytes, object.endianness())?;
+    if marker.panic_unwind != 1 {
+        return Err(
+            "built with panic = \"abort\": a panic in it would end the host's process; build it with panic = \"unwind\" (the default)".into(),
+        );
+    }
+    Ok(marker)
+}
+
+/// The object format and architecture of this host.
+fn here() -> (object::BinaryFormat, object::Architecture) {
+    let format = if cfg!(target_os = "macos") {
+        object::BinaryFormat::MachO
+    } else {
+        object::BinaryFormat::Elf
+    };
+    let architecture = match std::env::consts::ARCH {
+        "x86_64" => object::Architecture::X86_64,
+        "aarch64" => object::Architecture::Aarch64,
+        "x86" => object::Architecture::I386,
+        "arm" => object::Architecture::Arm,
+        "riscv64" => object::Architecture::Riscv64,
+        _ => object::Architecture::Unknown,
+    };
+    (format, architecture)
+}
+
+/// A regular file in a directory, neither writable by group or others nor owned by someone
+/// other than this user or root.
+fn trusted_location(file: &Path) -> Result<(), String> {
+    let me = rustix::process::geteuid().as_raw();
+    let meta = std::fs::metadata(file).map_err(|e| format!("cannot read it: {e}"))?;
+    if !meta.is_file() {
+        return Err("not a regular file".into());
+    }
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(format!(
+            "larger than {} MiB: not an adapter",
+            MAX_FILE_BYTES / 1024 / 1024
+        ));
+    }
+    let dir = file.parent().unwrap_or_else(|| Path::new("."));
+    let dir_meta = std::fs::metadata(dir).map_err(|e| format!("cannot read its directory: {e}"))?;
+    for (what, meta) in [("the file", &meta), ("its directory", &dir_meta)] {
+        if meta.mode() & 0o022 != 0 {
+            return Err(format!(
+                "{what} is writable by group or others (mode {:o}): anyone could replace the code acc would run",
+                meta.mode() & 0o7777
+            ));
+        }
+        if meta.uid() != me && meta.uid() != 0 {
+            return Err(format!(
+                "{what} belongs to user {}, not to you or root",
+                meta.uid()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The marker's bytes, from the section holding the symbol.
+fn marker_bytes<'a>(
+    object: &object::File<'a>,
+    symbol: &object::Symbol<'a, '_>,
+) -> Result<&'a [u8], String> {
+    let broken = || format!("not an ACC adapter: its {MARKER_SYMBOL} marker is not readable");
+    if symbol.size() != 0 && symbol.size() != MARKER_BYTES as u64 {
+        return Err(format!(
+            "not an ACC adapter: its {MARKER_SYMBOL} is {} bytes, not {MARKER_BYTES}",
+            symbol.size()
+        ));
+    }
+    let index = symbol.section_index().ok_or_else(broken)?;
+    let section = object.section_by_index(index).map_err(|_| broken())?;
+    let data = section.data().map_err(|_| broken())?;
+    let start = symbol
+        .address()
+        .checked_sub(section.address())
+        .and_then(|o| usize::try_from(o).ok())
+        .ok_or_else(broken)?;
+    data.get(start..start + MARKER_BYTES).ok_or_else(broken)
+}
+
+/// A marker from its bytes.
+fn parse(bytes: &[u8], endian: Endianness) -> Result<Marker, String> {
+    let word = |at: usize| {
+        let mut four = [0u8; 4];
+        four.copy_from_slice(&bytes[at..at + 4]);
+        match endian {
+            Endianness::Little => u32::from_le_bytes(four),
+            Endianness::Big => u32::from_be_bytes(four),
+        }
+    };
+    let mut magic = [0u8; 8];
+    magic.copy_from_slice(&bytes[..8]);
+    if magic != MARKER_MAGIC {
+        return Err(format!(
+            "not an ACC adapter: its {MARKER_SYMBOL} does not hold ACC's marker"
+        ));
+    }
+    Ok(Marker {
+        magic,
+        version: AbiVersion {
+            abi_major: word(8),
+            api_major: word(12),
+            api_minor: word(16),
+            api_patch: word(20),
+        },
+        panic_unwind: word(24),
+        reserved: word(28),
+    })
+}
