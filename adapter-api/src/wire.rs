@@ -183,6 +183,11 @@ pub struct OfferRequest {
     pub endpoint_ref: String,
     /// The client version admitted for the binding.
     pub client_version: String,
+    /// How long the host waits for the answer, in milliseconds (since 1.2; absent from older
+    /// hosts). An adapter must answer within it: an offer still running then is recorded with
+    /// an unknown outcome, and whatever it does later may not be counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
 }
 
 /// What the transport did with an offer.

@@ -260,6 +260,7 @@ fn drive(claude: &Path, temp: &Path) -> AccResult<Capture> {
         target_generation: 1,
         endpoint_ref,
         client_version: version.clone(),
+        timeout_ms: None,
     };
     let before = wake_seen(&model, &idle_id);
     let again = adapter.call(

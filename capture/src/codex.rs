@@ -266,6 +266,7 @@ fn drive(codex: &Path, temp: &Path) -> AccResult<Capture> {
         target_generation: 1,
         endpoint_ref: endpoint(&bob_thread).to_string(),
         client_version: version.clone(),
+        timeout_ms: None,
     };
     let again = adapter.call(
         Operation::Offer,

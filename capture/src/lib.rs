@@ -230,6 +230,7 @@ fn drive_example(temp: &Path, project: &Path) -> AccResult<Capture> {
         target_generation: 1,
         endpoint_ref: bob_file.to_string_lossy().into_owned(),
         client_version: version.clone(),
+        timeout_ms: None,
     };
     let again = adapter.call(
         Operation::Offer,

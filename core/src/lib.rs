@@ -50,6 +50,18 @@ impl std::fmt::Debug for Core {
 }
 
 impl Core {
+    /// Another core over the same workspace, data directory, clock and liveness, with a store
+    /// connection of its own (for work that outlives this core's transaction, on another
+    /// thread).
+    pub fn another(&self) -> AccResult<Self> {
+        Self::new(
+            self.workspace.clone(),
+            self.data_dir.clone(),
+            self.clock.clone(),
+            self.liveness.clone(),
+        )
+    }
+
     /// Bind to `workspace`, opening its store when it exists (nothing is created yet). Time and
     /// process liveness are the caller's to give.
     pub fn new(

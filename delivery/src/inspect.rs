@@ -22,8 +22,11 @@ const MARKER_BYTES: usize = std::mem::size_of::<Marker>();
 /// The marker of `file`, read without loading it, or why the file is refused.
 pub fn inspect(file: &Path) -> Result<Marker, String> {
     trusted_location(file)?;
-    let data = std::fs::read(file).map_err(|e| format!("cannot read it: {e}"))?;
-    let object = object::File::parse(&*data)
+    // Read lazily: only the headers, the symbol tables and the marker's section are read, not
+    // the whole (in a debug build, tens of MiB) library.
+    let opened = std::fs::File::open(file).map_err(|e| format!("cannot read it: {e}"))?;
+    let cache = object::ReadCache::new(opened);
+    let object = object::File::parse(&cache)
         .map_err(|_| "not a shared library (no object file format ACC reads)".to_string())?;
     if object.kind() != object::ObjectKind::Dynamic {
         return Err(format!(
@@ -119,9 +122,9 @@ fn trusted_location(file: &Path) -> Result<(), String> {
 }
 
 /// The marker's bytes, from the section holding the symbol.
-fn marker_bytes<'a>(
-    object: &object::File<'a>,
-    symbol: &object::Symbol<'a, '_>,
+fn marker_bytes<'a, R: object::ReadRef<'a>>(
+    object: &object::File<'a, R>,
+    symbol: &object::Symbol<'a, '_, R>,
 ) -> Result<&'a [u8], String> {
     let broken = || format!("not an ACC adapter: its {MARKER_SYMBOL} marker is not readable");
     if symbol.size() != 0 && symbol.size() != MARKER_BYTES as u64 {

@@ -230,7 +230,9 @@ pub struct PendingCall<T> {
 
 impl<T: Send + 'static> PendingCall<T> {
     /// Start `f` on its own thread.
-    pub fn start(f: impl FnOnce() -> Result<T, AdapterError> + Send + 'static) -> Result<Self, CallFailure> {
+    pub fn start(
+        f: impl FnOnce() -> Result<T, AdapterError> + Send + 'static,
+    ) -> Result<Self, CallFailure> {
         let (sender, receiver) = mpsc::channel();
         std::thread::Builder::new()
             .name("acc-adapter-call".into())

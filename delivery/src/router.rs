@@ -8,6 +8,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use acc_adapter_api::wire::{
     Envelope, HandshakeAnswer, HandshakeRequest, OfferRequest, RenderAnswer, RenderMessage,
@@ -29,7 +30,9 @@ use acc_store::{
     Writer,
 };
 
-use crate::plugins::{DEFAULT_DEADLINE, LoadedAdapter, OFFER_DEADLINE, Operation, Plugins};
+use crate::plugins::{
+    DEFAULT_DEADLINE, LoadedAdapter, OFFER_DEADLINE, Operation, PendingCall, Plugins,
+};
 
 /// The transport of a durable-only route.
 pub const DURABLE: &str = "durable";
@@ -40,6 +43,12 @@ pub const NEXT_TURN: &str = "next-turn";
 pub const NEXT_TURN_WINDOW: i64 = 100;
 /// A live offer is shown once more by next-turn after this long without retrieval.
 pub const REPEAT_AFTER_MS: Millis = 15 * 60_000;
+/// The code of an offer still running at its deadline: what the transport did is not known
+/// (a watcher records its answer if it comes while the process lives).
+pub const OUTCOME_UNKNOWN: &str = "offer_outcome_unknown";
+/// How long a watcher waits for a late offer's answer.
+pub const LATE_ANSWER_WAIT: Duration = Duration::from_secs(60);
+
 /// The safe closed error codes an offer may end with.
 pub const SAFE_CODES: &[&str] = &[
     "ambiguous_recipient_sessions",
@@ -190,6 +199,32 @@ pub fn admits(adapter: &LoadedAdapter, client_version: &str) -> Result<(), &'sta
         }
     }
     Ok(())
+}
+
+/// An offer that passed every check and is ready to start.
+struct ReadyOffer {
+    message: MessageRow,
+    recipient: String,
+    session_id: String,
+    generation: i64,
+    client_version: String,
+    transport: String,
+    adapter: LoadedAdapter,
+    request: String,
+}
+
+impl ReadyOffer {
+    fn attempt(&self) -> Attempt<'_> {
+        Attempt {
+            message: &self.message,
+            recipient: &self.recipient,
+            session_id: &self.session_id,
+            generation: self.generation,
+            adapter: &self.adapter.adapter_id,
+            transport: &self.transport,
+            client_version: &self.client_version,
+        }
+    }
 }
 
 /// One delivery attempt: which message, to whom, through what. Builds the attempt events,
@@ -376,6 +411,10 @@ enum Route {
 pub struct Delivery {
     plugins: Option<Arc<Plugins>>,
     records: Arc<dyn ConsentRecords>,
+    /// How long one send's live offers may take, all together (5 s).
+    pub offer_deadline: Duration,
+    /// The watchers of offers that were still running at their deadline.
+    late_offers: Vec<std::thread::JoinHandle<()>>,
     /// The live-delivery consent to use instead of the installation record's (the capture
     /// tool, which drives a client it started itself).
     pub consent_override: Option<LivePolicy>,
@@ -386,6 +425,7 @@ impl std::fmt::Debug for Delivery {
         f.debug_struct("Delivery")
             .field("plugins", &self.plugins)
             .field("consent_override", &self.consent_override)
+            .field("offer_deadline", &self.offer_deadline)
             .finish_non_exhaustive()
     }
 }
@@ -402,6 +442,8 @@ impl Delivery {
         Self {
             plugins: None,
             records,
+            offer_deadline: OFFER_DEADLINE,
+            late_offers: Vec::new(),
             consent_override: None,
         }
     }
@@ -450,25 +492,107 @@ impl Delivery {
         receipts: &[ReceiptRow],
     ) -> AccResult<Vec<DeliveryOutcome>> {
         let message = &message.message;
-        let mut outcomes = Vec::with_capacity(receipts.len());
-        for receipt in receipts {
+        let mut outcomes: Vec<Option<DeliveryOutcome>> = vec![None; receipts.len()];
+        let mut ready = Vec::new();
+        for (index, receipt) in receipts.iter().enumerate() {
             let recipient = receipt.participant_id.as_str();
             if message.to_participant_ids.is_empty() {
-                outcomes.push(outcome(recipient, receipt.state.as_str(), DURABLE, None));
+                outcomes[index] = Some(outcome(recipient, receipt.state.as_str(), DURABLE, None));
                 continue;
             }
-            let route = self.check_route(core, message, recipient)?;
-            let delivered = match route {
-                Route::Done(done) => done,
+            let prepared = match self.check_route(core, message, recipient)? {
+                Route::Done(done) => Err(done),
                 Route::Offer {
                     session_id,
                     generation,
                     binding,
-                } => self.offer(core, message, recipient, &session_id, generation, binding)?,
+                } => self.prepare(core, message, recipient, &session_id, generation, binding)?,
             };
-            outcomes.push(delivered);
+            match prepared {
+                Ok(offer) => ready.push((index, offer)),
+                Err(done) => outcomes[index] = Some(done),
+            }
         }
-        Ok(outcomes)
+        // Every live offer of this send runs at once, under one deadline.
+        let deadline = Instant::now() + self.offer_deadline;
+        let started: Vec<_> = ready
+            .into_iter()
+            .map(|(index, offer)| {
+                let call = offer.adapter.start(Operation::Offer, offer.request.clone());
+                (index, offer, call)
+            })
+            .collect();
+        for (index, offer, call) in started {
+            let answer = match call {
+                Err(failed) => Some(Err(failed)),
+                Ok(call) => match call.wait_until(deadline) {
+                    Some(answer) => Some(answer),
+                    None => {
+                        outcomes[index] = Some(self.late(core, offer, call)?);
+                        continue;
+                    }
+                },
+            };
+            if let Some(answer) = answer {
+                let now = core.now();
+                outcomes[index] = Some(record_answer(
+                    core.store_for_write()?,
+                    &offer.attempt(),
+                    answer,
+                    &offer.adapter,
+                    now,
+                )?);
+            }
+        }
+        Ok(outcomes.into_iter().flatten().collect())
+    }
+
+    /// An offer still running at the deadline: its outcome is unknown, and recorded so (not as
+    /// a refusal). A watcher keeps waiting for it while this process lives and records what
+    /// it finally answers: an acceptance makes the receipt `offered` then.
+    fn late(
+        &mut self,
+        core: &mut Core,
+        offer: ReadyOffer,
+        call: PendingCall<acc_adapter_api::Answer>,
+    ) -> AccResult<DeliveryOutcome> {
+        let now = core.now();
+        let attempt = offer.attempt();
+        core.store_for_write()?
+            .write(|w| attempt.record_failed(w, OUTCOME_UNKNOWN, now))?;
+        let done = outcome(
+            &offer.recipient,
+            "queued",
+            &offer.adapter.transport,
+            Some(OUTCOME_UNKNOWN),
+        );
+        if let Ok(mut watcher_core) = core.another() {
+            let spawned = std::thread::Builder::new()
+                .name("acc-late-offer".into())
+                .spawn(move || {
+                    let Some(answer) = call.wait_until(Instant::now() + LATE_ANSWER_WAIT) else {
+                        return;
+                    };
+                    let now = watcher_core.now();
+                    if let Ok(store) = watcher_core.store_for_write() {
+                        let _ = record_answer(store, &offer.attempt(), answer, &offer.adapter, now);
+                    }
+                });
+            if let Ok(handle) = spawned {
+                self.late_offers.push(handle);
+            }
+        }
+        Ok(done)
+    }
+
+    /// Wait, at most `limit`, for the late offers this process is still watching to answer
+    /// and be recorded (tests, and embedders that want them settled before they go on).
+    pub fn settle_late_offers(&mut self, limit: Duration) {
+        let end = Instant::now() + limit;
+        while Instant::now() < end && self.late_offers.iter().any(|h| !h.is_finished()) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        self.late_offers.retain(|h| !h.is_finished());
     }
 
     /// Steps 1 to 3 of the router: receipt still queued, sole live session, binding, policy.
@@ -546,8 +670,9 @@ impl Delivery {
         })
     }
 
-    /// Steps 4 to 6: contract admission, lease refresh, re-check, the offer, and its record.
-    fn offer(
+    /// Steps 4 and 5: contract admission, consent, lease refresh and the re-check just before
+    /// the transport; the offer ready to start, or what became of the recipient instead.
+    fn prepare(
         &mut self,
         core: &mut Core,
         message: &MessageRow,
@@ -555,21 +680,21 @@ impl Delivery {
         session_id: &str,
         generation: i64,
         binding: BindingRow,
-    ) -> AccResult<DeliveryOutcome> {
+    ) -> AccResult<Result<ReadyOffer, DeliveryOutcome>> {
         let adapter = match self.plugins()?.get(&binding.adapter_id) {
             Some(adapter) => adapter.clone(),
             None => {
-                return Ok(outcome(
+                return Ok(Err(outcome(
                     recipient,
                     "queued",
                     DURABLE,
                     Some("unsupported_client_version"),
-                ));
+                )));
             }
         };
         let transport = adapter.transport.clone();
         if let Err(code) = admits(&adapter, &binding.client_version) {
-            return Ok(outcome(recipient, "queued", DURABLE, Some(code)));
+            return Ok(Err(outcome(recipient, "queued", DURABLE, Some(code))));
         }
         // The recipient's recorded consent may have been narrowed since the binding was made.
         if let Some((client, dir)) =
@@ -577,12 +702,12 @@ impl Delivery {
         {
             let consent = recorded_consent(&*self.records, client, &dir);
             if !policy_allows(binding.live_policy.min(consent), message) {
-                return Ok(outcome(
+                return Ok(Err(outcome(
                     recipient,
                     "queued",
                     DURABLE,
                     Some("delivery_disabled"),
-                ));
+                )));
             }
         }
         let mut binding = binding;
@@ -596,7 +721,7 @@ impl Delivery {
                 &mut binding,
             )?;
             if let Err(code) = refreshed {
-                return Ok(outcome(recipient, "queued", DURABLE, Some(code)));
+                return Ok(Err(outcome(recipient, "queued", DURABLE, Some(code))));
             }
         }
         // Re-check policy, sole live session and the exact binding immediately before the transport.
@@ -608,14 +733,14 @@ impl Delivery {
             } if again == session_id
                 && gen_again == generation
                 && current.adapter_id == binding.adapter_id => {}
-            Route::Done(done) => return Ok(done),
+            Route::Done(done) => return Ok(Err(done)),
             Route::Offer { .. } => {
-                return Ok(outcome(
+                return Ok(Err(outcome(
                     recipient,
                     "queued",
                     DURABLE,
                     Some("session_generation_stale"),
-                ));
+                )));
             }
         }
         let request = OfferRequest {
@@ -631,21 +756,20 @@ impl Delivery {
             target_generation: generation,
             endpoint_ref: binding.endpoint_ref.clone(),
             client_version: binding.client_version.clone(),
+            timeout_ms: Some(self.offer_deadline.as_millis() as u64),
         };
         let request =
             serde_json::to_string(&request).map_err(|e| AccError::internal(e.to_string()))?;
-        let answer = adapter.call(Operation::Offer, request, OFFER_DEADLINE);
-        let now = core.now();
-        let attempt = Attempt {
-            message,
-            recipient,
-            session_id,
+        Ok(Ok(ReadyOffer {
+            message: message.clone(),
+            recipient: recipient.to_string(),
+            session_id: session_id.to_string(),
             generation,
-            adapter: &adapter.adapter_id,
-            transport: &transport,
-            client_version: &binding.client_version,
-        };
-        record_answer(core.store_for_write()?, &attempt, answer, &adapter, now)
+            client_version: binding.client_version,
+            transport,
+            adapter,
+            request,
+        }))
     }
 
     /// A lapsed lease: handshake again, store the refreshed binding (if the session is still

@@ -119,6 +119,7 @@ fn a_client_that_changed_version_under_the_binding_is_not_woken() {
                 target_generation: 1,
                 endpoint_ref: serde_json::to_string(&f.endpoint).expect("ref"),
                 client_version: client_version.into(),
+                timeout_ms: None,
             })
             .expect("answer")
     };

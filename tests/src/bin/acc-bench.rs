@@ -658,6 +658,69 @@ fn router() {
         "router's added cost per addressed recipient: {:>6.3} ms (route checks, the adapter call on its own thread, the example's file append and duplicate scan, the offer record)",
         ms(live_each.saturating_sub(durable_each))
     );
+    hung_recipients();
+}
+
+/// A send to N recipients bound to an adapter whose offers hang: one deadline for the whole
+/// send, whatever N (the floor is the deadline itself).
+fn hung_recipients() {
+    let (_temp, data, dir) = world();
+    let mut app = app_for(&data, &dir);
+    let configs = [(
+        "faulty".to_string(),
+        serde_json::json!({ "mode": "offer-hang" }).to_string(),
+    )]
+    .into_iter()
+    .collect();
+    let adapters = _temp.path().join("adapters");
+    std::fs::create_dir_all(&adapters).expect("adapters dir");
+    std::fs::copy(
+        bin("acc").with_file_name(format!("libfaulty_adapter{}", std::env::consts::DLL_SUFFIX)),
+        adapters.join(format!(
+            "libacc_adapter_faulty{}",
+            std::env::consts::DLL_SUFFIX
+        )),
+    )
+    .expect("the faulty fixture is built beside acc");
+    app.delivery
+        .set_plugins(std::sync::Arc::new(acc_host::plugins::Plugins::load_from(
+            vec![adapters],
+            &configs,
+        )));
+    let deadline = Duration::from_millis(200);
+    app.delivery.offer_deadline = deadline;
+    let sender = attach(&mut app.core, "sender");
+    let endpoint = serde_json::json!({ "file": _temp.path().join("offers.jsonl") });
+    let mut bound = Vec::new();
+    for n in [1usize, 2, 4, 8, 16] {
+        while bound.len() < n {
+            let name = format!("hung{}", bound.len());
+            let who = attach(&mut app.core, &name);
+            app.bind(&who, "faulty", "all", &endpoint).expect("bind");
+            bound.push(name);
+        }
+        let request = SendRequest {
+            to: bound.clone(),
+            kind: Some("question".into()),
+            subject: "bench".into(),
+            body: "hung".into(),
+            ..SendRequest::default()
+        };
+        let start = Instant::now();
+        let sent = app.send_message(&sender, &request).expect("send");
+        let took = start.elapsed();
+        assert!(
+            sent.delivery
+                .iter()
+                .all(|d| d.error_code.as_deref() == Some("offer_outcome_unknown"))
+        );
+        println!(
+            "send to {n:>2} hung recipients:            {:>9.1} ms  (deadline {} ms: {:.2}x)",
+            ms(took),
+            deadline.as_millis(),
+            ratio(took, deadline)
+        );
+    }
 }
 
 /// Time `acc hook claude-code UserPromptSubmit` as a whole process.

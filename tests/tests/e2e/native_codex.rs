@@ -212,6 +212,7 @@ fn a_message_becomes_one_queued_submission_in_exactly_the_recipients_codex_threa
             target_generation: 1,
             endpoint_ref,
             client_version: "0.169.0".into(),
+            timeout_ms: None,
         })
         .expect("offer");
     assert!(again.accepted, "{again:?}");

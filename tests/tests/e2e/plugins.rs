@@ -378,6 +378,21 @@ fn adapters_built_outside_the_workspace_load_or_are_refused_by_layout() {
         ),
     )
     .expect("manifest");
+    // The same sources built with `panic = "abort"` (a common release profile).
+    copy_dir(
+        &root.join("adapters/example/src"),
+        &outside.join("aborting-example/src"),
+    );
+    std::fs::write(
+        outside.join("aborting-example/Cargo.toml"),
+        standalone_manifest(
+            "aborting-example",
+            "acc_adapter_aborting",
+            &root.join("adapter-api"),
+            "",
+        ),
+    )
+    .expect("manifest");
     // A changed interface: the same API version, but a field appended to `Description`.
     copy_dir(&root.join("adapter-api"), &outside.join("changed-api"));
     let changed_lib = outside.join("changed-api/src/lib.rs");
@@ -416,9 +431,14 @@ fn adapters_built_outside_the_workspace_load_or_are_refused_by_layout() {
     // lockfile) with one target directory, so the dependencies compile once. The same
     // dependency versions as this repository, already downloaded: build offline.
     let target = world.temp.path().join("outside-target");
-    for (workspace, members) in [
-        ("author", vec!["author-example"]),
-        ("changed", vec!["changed-faulty"]),
+    for (workspace, members, profile) in [
+        ("author", vec!["author-example"], ""),
+        ("changed", vec!["changed-faulty"], ""),
+        (
+            "aborting",
+            vec!["aborting-example"],
+            "\n[profile.dev]\npanic = \"abort\"\n",
+        ),
     ] {
         let dir = outside.join(workspace);
         std::fs::create_dir_all(&dir).expect("workspace dir");
@@ -429,7 +449,7 @@ fn adapters_built_outside_the_workspace_load_or_are_refused_by_layout() {
         std::fs::write(
             dir.join("Cargo.toml"),
             format!(
-                "[workspace]\nresolver = \"3\"\nmembers = [{}]\n",
+                "[workspace]\nresolver = \"3\"\nmembers = [{}]\n{profile}",
                 list.join(", ")
             ),
         )
@@ -457,7 +477,11 @@ fn adapters_built_outside_the_workspace_load_or_are_refused_by_layout() {
 
     let dir = world.temp.path().join("installed");
     std::fs::create_dir_all(&dir).expect("dir");
-    for lib in ["acc_adapter_author", "acc_adapter_changed"] {
+    for lib in [
+        "acc_adapter_author",
+        "acc_adapter_changed",
+        "acc_adapter_aborting",
+    ] {
         std::fs::copy(target.join("debug").join(dll(lib)), dir.join(dll(lib))).expect("install");
     }
     let listing = adapters_json(&world, &dir, &[]);
@@ -472,6 +496,11 @@ fn adapters_built_outside_the_workspace_load_or_are_refused_by_layout() {
         "{reason}"
     );
     assert!(reason.len() < 400, "reduced to its Error: lines: {reason}");
+    let reason = refusal(&listing, &dll("acc_adapter_aborting"));
+    assert!(
+        reason.contains("built with panic = \"abort\""),
+        "an adapter built to abort is refused: {reason}"
+    );
 
     // And it works: bind and deliver through the author's build.
     let alice = world.attach("alice");

@@ -157,23 +157,23 @@ fn refused_panicking_and_hanging_offers_leave_the_receipt_queued() {
 
     room.run(&bob, &["unbind"], &none(), &[]).ok_json();
     room.bind(&bob, "faulty", "all", &none());
-    for mode in ["offer-panic", "offer-hang"] {
+    // A panic is a known failure; a hang past the deadline is an unknown outcome, not a
+    // refusal (the transport may still deliver).
+    for (mode, code) in [
+        ("offer-panic", "transport_error"),
+        ("offer-hang", "offer_outcome_unknown"),
+    ] {
         let config = json!({ "faulty": { "mode": mode } });
         let sent = room.send(&alice, "question", &config);
         assert_eq!(sent["delivery"][0]["outcome"], "queued", "{mode}");
-        assert_eq!(
-            sent["delivery"][0]["errorCode"], "transport_error",
-            "{mode}"
-        );
+        assert_eq!(sent["delivery"][0]["errorCode"], code, "{mode}");
         assert_eq!(room.receipt(&id(&sent))["state"], "queued");
     }
     let failed = room.events("message.offer_failed");
     assert_eq!(failed.len(), 3);
-    assert!(
-        failed[1..].iter().all(
-            |e| e["data"]["adapter"] == "faulty" && e["data"]["errorCode"] == "transport_error"
-        )
-    );
+    assert_eq!(failed[1]["data"]["errorCode"], "transport_error");
+    assert_eq!(failed[2]["data"]["errorCode"], "offer_outcome_unknown");
+    assert!(failed[1..].iter().all(|e| e["data"]["adapter"] == "faulty"));
     // The host keeps serving.
     room.world.status();
 }
@@ -248,4 +248,145 @@ fn panics_in_handshake_render_and_probe_are_contained() {
         .cloned();
     assert_eq!(example.expect("example checked")["eligible"], true);
     room.world.status();
+}
+
+/// One deadline for a whole send: four recipients bound to a hanging adapter cost one
+/// deadline (5 s), not four, and each is recorded with an unknown outcome.
+#[test]
+fn a_send_to_four_hung_recipients_costs_one_deadline() {
+    let room = Room::new();
+    let alice = room.world.attach("alice");
+    let hang = json!({ "faulty": { "mode": "offer-hang" } });
+    let mut names = Vec::new();
+    for name in ["bob", "carol", "dave", "erin"] {
+        let who = room.world.attach(name);
+        let endpoint = json!({ "file": room.endpoint }).to_string();
+        room.run(
+            &who,
+            &[
+                "bind",
+                "--adapter",
+                "faulty",
+                "--policy",
+                "all",
+                "--endpoint",
+                &endpoint,
+            ],
+            &hang,
+            &[],
+        )
+        .ok_json();
+        names.push(name);
+    }
+    let mut args = vec![
+        "message",
+        "--kind",
+        "question",
+        "--subject",
+        "q",
+        "--body",
+        "b",
+    ];
+    for name in &names {
+        args.extend(["--to", name]);
+    }
+    let start = std::time::Instant::now();
+    let sent = room.run(&alice, &args, &hang, &[]).ok_json();
+    let took = start.elapsed();
+    // One 5-second deadline plus process start, store work and a loaded machine's slack;
+    // offers one after another would take 20 s.
+    assert!(
+        took < std::time::Duration::from_secs(9),
+        "a send to four hung recipients took {took:?}"
+    );
+    let delivery = sent["delivery"].as_array().expect("delivery");
+    assert_eq!(delivery.len(), 4);
+    for outcome in delivery {
+        assert_eq!(outcome["outcome"], "queued", "{outcome}");
+        assert_eq!(outcome["errorCode"], "offer_outcome_unknown", "{outcome}");
+    }
+}
+
+/// An offer still running at its deadline that accepts afterwards, while the process lives,
+/// is recorded then: the receipt becomes `offered` and the success is an event.
+#[test]
+fn a_late_acceptance_is_recorded_when_it_comes() {
+    use acc_host::core::{Core, SessionSpec};
+    use acc_host::delivery::App;
+    use acc_host::store::{Enforcement, Lifecycle};
+    let room = Room::new();
+    let workspace = acc_host::workspace::discover(&room.world.dir).expect("workspace");
+    let core = Core::new(
+        workspace,
+        room.world.data_home.join("inprocess"),
+        std::sync::Arc::new(acc_host::clock::SystemClock::default()),
+        acc_host::process::liveness(),
+    )
+    .expect("core");
+    let mut app = App::new(core);
+    let configs = [(
+        "faulty".to_string(),
+        json!({ "mode": "offer-slow", "delayMs": 700 }).to_string(),
+    )]
+    .into_iter()
+    .collect();
+    app.delivery
+        .set_plugins(std::sync::Arc::new(acc_host::plugins::Plugins::load_from(
+            vec![room.adapters.clone()],
+            &configs,
+        )));
+    app.delivery.offer_deadline = std::time::Duration::from_millis(150);
+    let mut attach = |name: &str| {
+        let spec = SessionSpec {
+            participant_id: name.into(),
+            session_key: None,
+            harness: "cli".into(),
+            client_version: None,
+            checkout: None,
+            branch: None,
+            pid: Some(i64::from(std::process::id())),
+            enforcement: Enforcement::Advisory,
+            lifecycle: Lifecycle::Manual,
+        };
+        let opened = app.core.open_session(&spec, None).expect("attach");
+        acc_host::core::Caller {
+            session_id: opened.session.session_id,
+            generation: opened.generation_token,
+        }
+    };
+    let alice = attach("alice");
+    let bob = attach("bob");
+    app.bind(&bob, "faulty", "all", &json!({ "file": room.endpoint }))
+        .expect("bind");
+    let sent = app
+        .send_message(
+            &alice,
+            &acc_host::core::messages::SendRequest {
+                to: vec!["bob".into()],
+                kind: Some("question".into()),
+                subject: "late".into(),
+                body: "b".into(),
+                ..Default::default()
+            },
+        )
+        .expect("send");
+    assert_eq!(
+        sent.delivery[0].error_code.as_deref(),
+        Some("offer_outcome_unknown")
+    );
+    let id = sent.message.message.message_id.clone();
+    let state = |app: &mut App| {
+        app.core
+            .history_message(&id)
+            .map(|(_, receipts)| receipts[0].state)
+            .expect("history")
+    };
+    assert_eq!(state(&mut app), acc_host::store::ReceiptState::Queued);
+    app.delivery
+        .settle_late_offers(std::time::Duration::from_secs(10));
+    assert_eq!(
+        state(&mut app),
+        acc_host::store::ReceiptState::Offered,
+        "the late acceptance was recorded"
+    );
 }
