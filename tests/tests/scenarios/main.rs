@@ -121,7 +121,15 @@ impl Scenario {
     }
 
     fn run(&mut self, who: Option<&str>, args: &[String]) -> Result<(), String> {
-        let mut argv = vec!["acc".to_string(), "--json".to_string()];
+        // In the scenario's project, never the test process's own directory (whose checkout and
+        // branch `attach` would record).
+        let project = self.room.workspace.root.to_string_lossy().into_owned();
+        let mut argv = vec![
+            "acc".to_string(),
+            "--json".to_string(),
+            "--cwd".to_string(),
+            project,
+        ];
         if let Some(who) = who {
             let (session, generation) = self
                 .creds
