@@ -197,75 +197,23 @@ impl Daemon {
 }
 
 impl Daemon {
-    /// Every submission carrying `client_id` in a thread: those in its queue and those in its
-    /// `turns` newest turns. Codex 0.169.0 answers a thread that never had a user message with
-    /// "not materialized yet" (no history), and for a moment after a submission starts a turn
-    /// with "not supported yet": asked again every 50 ms for up to `wait`.
+    /// Every submission carrying `client_id` in a thread (its whole queue and history), asking
+    /// again for up to `wait` while Codex is between states. A thread whose state does not
+    /// settle in that time reads as holding none (callers that must not take "unknown" for
+    /// "absent" use [`lookup`]).
     pub fn submissions(
         &mut self,
         thread_id: &str,
         client_id: &str,
-        turns: u64,
+        _turns: u64,
         wait: Duration,
     ) -> Result<Vec<Submission>, DaemonError> {
-        let text = |content: &Value| {
-            content
-                .pointer("/0/text")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_string()
-        };
-        let queue = self.call("thread/queue/list", json!({ "threadId": thread_id }))?;
-        let mut found: Vec<Submission> = queue
-            .get("data")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter(|i| i.get("clientUserMessageId").and_then(Value::as_str) == Some(client_id))
-            .map(|i| Submission {
-                queued: true,
-                text: text(&i["input"]),
-            })
-            .collect();
-        let started = Instant::now();
-        let listed = loop {
-            match self.call(
-                "thread/turns/list",
-                json!({ "threadId": thread_id, "itemsView": "full", "limit": turns }),
-            ) {
-                Ok(listed) => break listed,
-                Err(DaemonError::Rejected(why)) if why.contains("not materialized") => {
-                    return Ok(found);
-                }
-                Err(DaemonError::Rejected(why))
-                    if why.contains("not supported yet") && started.elapsed() < wait =>
-                {
-                    std::thread::sleep(Duration::from_millis(50));
-                }
-                Err(other) => return Err(other),
-            }
-        };
-        for turn in listed
-            .get("data")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            for item in turn
-                .get("items")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
-                if item.get("clientId").and_then(Value::as_str) == Some(client_id) {
-                    found.push(Submission {
-                        queued: false,
-                        text: text(&item["content"]),
-                    });
-                }
-            }
-        }
-        Ok(found)
+        Ok(
+            match lookup(self, thread_id, client_id, Instant::now() + wait)? {
+                Lookup::Found(found) => found,
+                Lookup::Absent | Lookup::Unknown(_) => Vec::new(),
+            },
+        )
     }
 
     /// Ask until exactly one submission carrying `client_id` shows in the thread, for up to
@@ -295,5 +243,324 @@ impl Drop for Daemon {
     fn drop(&mut self) {
         let _ = self.socket.close(None);
         let _ = self.socket.flush();
+    }
+}
+
+/// What a thread says of a submission id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Lookup {
+    /// Submissions carrying the id, in the queue or in turns.
+    Found(Vec<Submission>),
+    /// None, in the whole queue and the whole history.
+    Absent,
+    /// Codex is between states and cannot say yet (why): never to be taken for absent.
+    Unknown(String),
+}
+
+/// The JSON-RPC calls a lookup makes: the daemon, or a scripted fake in tests.
+pub trait Rpc {
+    /// One request and its result.
+    fn call(&mut self, method: &str, params: Value) -> Result<Value, DaemonError>;
+}
+
+impl Rpc for Daemon {
+    fn call(&mut self, method: &str, params: Value) -> Result<Value, DaemonError> {
+        Daemon::call(self, method, params)
+    }
+}
+
+/// Turns per page of `thread/turns/list`.
+const TURN_PAGE: u64 = 50;
+/// The most pages read of one listing (a runaway cursor ends the read as unknown).
+const MAX_PAGES: usize = 1000;
+/// How long to wait before asking again while Codex is between states.
+const SETTLE_STEP: Duration = Duration::from_millis(40);
+
+/// Whether `client_id` is in the thread, asking again while Codex is between states, until
+/// `deadline`: the answer then is found, absent, or unknown (never a guess).
+pub fn lookup(
+    rpc: &mut impl Rpc,
+    thread_id: &str,
+    client_id: &str,
+    deadline: Instant,
+) -> Result<Lookup, DaemonError> {
+    loop {
+        let read = read_once(rpc, thread_id, client_id)?;
+        match read {
+            Lookup::Unknown(_) if Instant::now() + SETTLE_STEP < deadline => {
+                std::thread::sleep(SETTLE_STEP);
+            }
+            settled => return Ok(settled),
+        }
+    }
+}
+
+fn first_text(content: &Value) -> String {
+    content
+        .pointer("/0/text")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string()
+}
+
+/// The pages of one listing, following `nextCursor`; `Err(None)` when the history does not
+/// exist yet ("not materialized"), `Err(Some(why))` when Codex cannot list it right now.
+fn pages(
+    rpc: &mut impl Rpc,
+    method: &str,
+    params: &Value,
+) -> Result<Result<Vec<Value>, Option<String>>, DaemonError> {
+    let mut pages = Vec::new();
+    let mut cursor: Option<String> = None;
+    for _ in 0..MAX_PAGES {
+        let mut params = params.clone();
+        if let (Some(cursor), Value::Object(map)) = (&cursor, &mut params) {
+            map.insert("cursor".into(), Value::from(cursor.clone()));
+        }
+        let page = match rpc.call(method, params) {
+            Ok(page) => page,
+            Err(DaemonError::Rejected(why)) if why.contains("not materialized") => {
+                return Ok(Err(None));
+            }
+            Err(DaemonError::Rejected(why)) if why.contains("not supported yet") => {
+                return Ok(Err(Some(format!(
+                    "codex cannot list this thread yet ({why})"
+                ))));
+            }
+            Err(other) => return Err(other),
+        };
+        cursor = page
+            .get("nextCursor")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        pages.push(page);
+        if cursor.is_none() {
+            return Ok(Ok(pages));
+        }
+    }
+    Ok(Err(Some(format!(
+        "{method} did not end after {MAX_PAGES} pages"
+    ))))
+}
+
+/// One reading of the whole queue and the whole history, newest turn first.
+fn read_once(rpc: &mut impl Rpc, thread_id: &str, client_id: &str) -> Result<Lookup, DaemonError> {
+    let mut found = Vec::new();
+    let queue = match pages(rpc, "thread/queue/list", &json!({ "threadId": thread_id }))? {
+        Ok(pages) => pages,
+        Err(None) => Vec::new(),
+        Err(Some(why)) => return Ok(Lookup::Unknown(why)),
+    };
+    for item in queue.iter().flat_map(data) {
+        if item.get("clientUserMessageId").and_then(Value::as_str) == Some(client_id) {
+            found.push(Submission {
+                queued: true,
+                text: first_text(&item["input"]),
+            });
+        }
+    }
+    let turns = match pages(
+        rpc,
+        "thread/turns/list",
+        &json!({ "threadId": thread_id, "itemsView": "full", "limit": TURN_PAGE }),
+    )? {
+        Ok(pages) => pages,
+        Err(None) => Vec::new(),
+        Err(Some(why)) => return Ok(Lookup::Unknown(why)),
+    };
+    for (index, turn) in turns.iter().flat_map(data).enumerate() {
+        let items: Vec<&Value> = turn
+            .get("items")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .collect();
+        // Right after a submission leaves the queue, its turn is listed in progress before
+        // its user message is (Codex 0.169.0: tens of milliseconds): the submission is in
+        // neither place, and reading that as "absent" would add it twice.
+        if index == 0
+            && turn.get("status").and_then(Value::as_str) == Some("inProgress")
+            && !items
+                .iter()
+                .any(|i| i.get("type").and_then(Value::as_str) == Some("userMessage"))
+        {
+            return Ok(Lookup::Unknown(
+                "the newest turn is starting and does not list its message yet".into(),
+            ));
+        }
+        for item in items {
+            if item.get("clientId").and_then(Value::as_str) == Some(client_id) {
+                found.push(Submission {
+                    queued: false,
+                    text: first_text(&item["content"]),
+                });
+            }
+        }
+    }
+    Ok(if found.is_empty() {
+        Lookup::Absent
+    } else {
+        Lookup::Found(found)
+    })
+}
+
+fn data(page: &Value) -> impl Iterator<Item = &Value> {
+    page.get("data")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A daemon that answers each method from a script, one answer per call (the last one
+    /// repeats), and counts the calls.
+    struct Scripted {
+        answers: Vec<(&'static str, Vec<Result<Value, DaemonError>>)>,
+        calls: Vec<(String, Value)>,
+    }
+
+    impl Rpc for Scripted {
+        fn call(&mut self, method: &str, params: Value) -> Result<Value, DaemonError> {
+            self.calls.push((method.to_string(), params));
+            let (_, answers) = self
+                .answers
+                .iter_mut()
+                .find(|(m, _)| *m == method)
+                .expect("a scripted method");
+            if answers.len() > 1 {
+                answers.remove(0)
+            } else {
+                answers[0].clone()
+            }
+        }
+    }
+
+    fn empty_queue() -> Result<Value, DaemonError> {
+        Ok(json!({ "data": [], "nextCursor": null }))
+    }
+
+    fn soon() -> Instant {
+        Instant::now() + Duration::from_millis(600)
+    }
+
+    #[test]
+    fn a_starting_turn_is_unknown_until_it_lists_its_message() {
+        let starting =
+            json!({ "data": [{ "status": "inProgress", "items": [] }], "nextCursor": null });
+        let listed = json!({ "data": [{ "status": "inProgress", "items": [{ "type": "userMessage", "clientId": "acc-m1", "content": [{ "text": "hi" }] }] }], "nextCursor": null });
+        let mut rpc = Scripted {
+            answers: vec![
+                ("thread/queue/list", vec![empty_queue()]),
+                (
+                    "thread/turns/list",
+                    vec![Ok(starting.clone()), Ok(starting), Ok(listed)],
+                ),
+            ],
+            calls: Vec::new(),
+        };
+        let found = lookup(&mut rpc, "t", "acc-m1", soon()).expect("lookup");
+        assert_eq!(
+            found,
+            Lookup::Found(vec![Submission {
+                queued: false,
+                text: "hi".into()
+            }])
+        );
+    }
+
+    #[test]
+    fn a_state_that_never_settles_is_unknown_not_absent() {
+        let starting =
+            json!({ "data": [{ "status": "inProgress", "items": [] }], "nextCursor": null });
+        let mut rpc = Scripted {
+            answers: vec![
+                ("thread/queue/list", vec![empty_queue()]),
+                ("thread/turns/list", vec![Ok(starting)]),
+            ],
+            calls: Vec::new(),
+        };
+        assert!(matches!(
+            lookup(&mut rpc, "t", "acc-m1", soon()).expect("lookup"),
+            Lookup::Unknown(_)
+        ));
+        let mut rpc = Scripted {
+            answers: vec![
+                ("thread/queue/list", vec![empty_queue()]),
+                (
+                    "thread/turns/list",
+                    vec![Err(DaemonError::Rejected(
+                        "list_turns is not supported yet".into(),
+                    ))],
+                ),
+            ],
+            calls: Vec::new(),
+        };
+        assert!(matches!(
+            lookup(&mut rpc, "t", "acc-m1", soon()).expect("lookup"),
+            Lookup::Unknown(_)
+        ));
+    }
+
+    #[test]
+    fn every_page_of_the_queue_and_the_history_is_read() {
+        let mut rpc = Scripted {
+            answers: vec![
+                (
+                    "thread/queue/list",
+                    vec![
+                        Ok(
+                            json!({ "data": [{ "clientUserMessageId": "acc-other" }], "nextCursor": "q2" }),
+                        ),
+                        Ok(json!({ "data": [], "nextCursor": null })),
+                    ],
+                ),
+                (
+                    "thread/turns/list",
+                    vec![
+                        Ok(
+                            json!({ "data": [{ "status": "completed", "items": [] }], "nextCursor": "t2" }),
+                        ),
+                        Ok(
+                            json!({ "data": [{ "status": "completed", "items": [{ "type": "userMessage", "clientId": "acc-m1", "content": [] }] }], "nextCursor": null }),
+                        ),
+                    ],
+                ),
+            ],
+            calls: Vec::new(),
+        };
+        let found = lookup(&mut rpc, "t", "acc-m1", soon()).expect("lookup");
+        assert!(
+            matches!(found, Lookup::Found(ref f) if f.len() == 1),
+            "{found:?}"
+        );
+        let cursors: Vec<Option<&str>> = rpc
+            .calls
+            .iter()
+            .map(|(_, p)| p.get("cursor").and_then(Value::as_str))
+            .collect();
+        assert_eq!(cursors, vec![None, Some("q2"), None, Some("t2")]);
+    }
+
+    #[test]
+    fn a_thread_without_history_and_an_empty_queue_is_absent() {
+        let mut rpc = Scripted {
+            answers: vec![
+                ("thread/queue/list", vec![empty_queue()]),
+                (
+                    "thread/turns/list",
+                    vec![Err(DaemonError::Rejected(
+                        "thread is not materialized yet".into(),
+                    ))],
+                ),
+            ],
+            calls: Vec::new(),
+        };
+        assert_eq!(
+            lookup(&mut rpc, "t", "acc-m1", soon()).expect("lookup"),
+            Lookup::Absent
+        );
     }
 }

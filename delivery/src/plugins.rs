@@ -279,12 +279,14 @@ fn with_deadline<T: Send + 'static>(
 ) -> Result<T, CallFailure> {
     PendingCall::start(f)?
         .wait_until(Instant::now() + deadline)
-        .unwrap_or_else(|| {
-            Err(CallFailure {
-                code: "timeout".into(),
-                message: format!("the adapter did not answer within {deadline:?}"),
-            })
-        })
+        .unwrap_or_else(|| Err(timed_out(deadline)))
+}
+
+fn timed_out(deadline: Duration) -> CallFailure {
+    CallFailure {
+        code: "timeout".into(),
+        message: format!("the adapter did not answer within {deadline:?}"),
+    }
 }
 
 /// The operations of an adapter.
@@ -320,24 +322,17 @@ impl LoadedAdapter {
         })
     }
 
-    /// Call an operation with a JSON request under `deadline`.
+    /// Call an operation with a JSON request under `deadline`; a call still running then is
+    /// reported as `timeout`.
     pub fn call(
         &self,
         operation: Operation,
         request: String,
         deadline: Duration,
     ) -> Result<Answer, CallFailure> {
-        let object = self.object.clone();
-        with_deadline(deadline, move || {
-            let request = RStr::from(request.as_str());
-            match operation {
-                Operation::Probe => object.probe(request),
-                Operation::Handshake => object.handshake(request),
-                Operation::Offer => object.offer(request),
-                Operation::Render => object.render(request),
-            }
-            .into_result()
-        })
+        self.start(operation, request)?
+            .wait_until(Instant::now() + deadline)
+            .unwrap_or_else(|| Err(timed_out(deadline)))
     }
 }
 

@@ -137,6 +137,20 @@ pub struct Creds {
     pub generation: String,
 }
 
+impl Creds {
+    /// The credentials `acc attach --json` printed for `participant`.
+    pub fn from_attach(participant: &str, value: &Value) -> Self {
+        Self {
+            participant: participant.to_string(),
+            session: value["sessionId"].as_str().expect("sessionId").to_string(),
+            generation: value["generation"]
+                .as_str()
+                .expect("generation")
+                .to_string(),
+        }
+    }
+}
+
 /// One test's world: a temporary data home and a workspace directory.
 #[derive(Debug)]
 pub struct World {
@@ -255,14 +269,7 @@ impl World {
         let value = self
             .acc(&["attach", "--participant", participant])
             .ok_json();
-        Creds {
-            participant: participant.to_string(),
-            session: value["sessionId"].as_str().expect("sessionId").to_string(),
-            generation: value["generation"]
-                .as_str()
-                .expect("generation")
-                .to_string(),
-        }
+        Creds::from_attach(participant, &value)
     }
 
     /// Attach a participant in another directory (`--cwd`).
@@ -271,14 +278,7 @@ impl World {
         let value = self
             .acc(&["--cwd", &dir, "attach", "--participant", participant])
             .ok_json();
-        Creds {
-            participant: participant.to_string(),
-            session: value["sessionId"].as_str().expect("sessionId").to_string(),
-            generation: value["generation"]
-                .as_str()
-                .expect("generation")
-                .to_string(),
-        }
+        Creds::from_attach(participant, &value)
     }
 
     /// Run `acc --json` as a session in another directory (`--cwd`).

@@ -10,18 +10,23 @@
 //!
 //! Codex 0.169.0 does not deduplicate `clientUserMessageId` itself (two identical
 //! `thread/queue/add` calls queue two submissions), so the adapter does: the id is derived from
-//! the message id (`acc-<message id>`), and an offer first looks for it in the thread's queue
-//! and history and adds nothing when it is already there.
+//! the message id (`acc-<message id>`), and an offer first looks for it in the thread's whole
+//! queue and history (every page) and adds nothing when it is already there. Codex's handoff
+//! states (turns "not supported yet", the newest turn in progress without its user message,
+//! tens of milliseconds after a submission leaves the queue) are *unknown*, never *absent*:
+//! the offer reads again within its deadline, and if the state does not settle it adds nothing
+//! and refuses with `recipient_busy` (the message stays queued). An add whose answer was lost
+//! is looked up again before it is reported as failed.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use acc_adapter_api::wire::{
     ContractDeclaration, Describe, Envelope, HandshakeAnswer, HandshakeRequest, Minimum,
     OfferAnswer, OfferRequest, ProbeAnswer, ProbeRequest, RenderMessage,
 };
 use acc_adapter_api::{AdapterError, AdapterImpl, OfferKind, export_adapter};
-use acc_clients::codex_daemon::{self, Daemon, DaemonError, client_message_id};
+use acc_clients::codex_daemon::{self, Daemon, DaemonError, Lookup, client_message_id, lookup};
 use acc_clients::pid_alive;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -30,10 +35,6 @@ use serde_json::{Value, json};
 pub const CONTRACT_ID: &str = "codex-app-server-thread-queue-v1";
 /// The evidenced minimum (captured elsewhere on 0.152.1, confirmed on 0.152.1 and 0.153.4).
 pub const MINIMUM_VERSION: &str = "0.152.1";
-/// How many of a thread's newest turns a retry looks through for its earlier submission.
-pub const HISTORY_TURNS: u64 = 50;
-/// How long a retry waits for a thread's history to become listable.
-pub const HISTORY_WAIT: Duration = Duration::from_millis(1500);
 /// How long a binding lives without a refresh.
 pub const LEASE_SECONDS: u64 = 120;
 /// The budget of one conversation with the daemon (the host's offer deadline is 5 s).
@@ -71,14 +72,6 @@ fn refuse(code: &str, message: impl Into<String>) -> AdapterError {
     AdapterError::new(code, message)
 }
 
-/// `0.169.0` as numbers, for ordering; `None` unless it is three dotted numbers (with an
-/// optional `-pre` or `+build` suffix), the form the router's contract admission parses.
-pub fn version_key(text: &str) -> Option<Vec<u64>> {
-    let core = text.split(['-', '+']).next()?;
-    let parts: Option<Vec<u64>> = core.split('.').map(|p| p.parse().ok()).collect();
-    parts.filter(|p| p.len() == 3)
-}
-
 /// Build the adapter from its configuration.
 pub fn new(config: &str) -> Result<CodexAppServer, AdapterError> {
     let config: Config = serde_json::from_str(if config.trim().is_empty() {
@@ -95,15 +88,17 @@ pub fn new(config: &str) -> Result<CodexAppServer, AdapterError> {
     let minimum = match config.raise_minimum {
         None => MINIMUM_VERSION.to_string(),
         Some(raised) => {
-            let (Some(raised_key), Some(floor)) =
-                (version_key(&raised), version_key(MINIMUM_VERSION))
-            else {
+            // Semantic-version order, pre-releases included: 0.152.1-alpha is below 0.152.1.
+            let (Ok(raised_version), Ok(floor)) = (
+                semver::Version::parse(&raised),
+                semver::Version::parse(MINIMUM_VERSION),
+            ) else {
                 return Err(refuse(
                     "invalid_config",
                     format!("raiseMinimum must be a version like 0.170.0, got `{raised}`"),
                 ));
             };
-            if raised_key < floor {
+            if raised_version < floor {
                 return Err(refuse(
                     "invalid_config",
                     format!(
@@ -222,7 +217,7 @@ pub fn verify(endpoint: &Endpoint) -> Result<Verified, Refusal> {
         .and_then(|ua| ua.split_whitespace().next())
         .and_then(|first| first.split_once('/'))
         .map(|(_, v)| v.to_string())
-        .filter(|v| version_key(v).is_some())
+        .filter(|v| semver::Version::parse(v).is_ok())
         .ok_or_else(|| {
             refusal(
                 "protocol_mismatch",
@@ -280,18 +275,21 @@ pub fn submission_text(message: &Envelope) -> String {
     )
 }
 
-/// Whether a submission with this client id is already in the thread's queue or history.
-fn already_there(daemon: &mut Daemon, thread_id: &str, client_id: &str) -> Result<bool, Refusal> {
-    daemon
-        .submissions(thread_id, client_id, HISTORY_TURNS, HISTORY_WAIT)
-        .map(|found| !found.is_empty())
-        .map_err(|e| match e {
-            DaemonError::Rejected(why) => refusal(
-                "protocol_mismatch",
-                format!("the daemon does not answer the queue and history reads: {why}"),
-            ),
-            other => from_daemon(other),
-        })
+/// What the thread says of this client id, asking again while Codex is between states until
+/// `deadline`.
+fn look(
+    daemon: &mut Daemon,
+    thread_id: &str,
+    client_id: &str,
+    deadline: Instant,
+) -> Result<Lookup, Refusal> {
+    lookup(daemon, thread_id, client_id, deadline).map_err(|e| match e {
+        DaemonError::Rejected(why) => refusal(
+            "protocol_mismatch",
+            format!("the daemon does not answer the queue and history reads: {why}"),
+        ),
+        other => from_daemon(other),
+    })
 }
 
 fn parse_endpoint(value: Value) -> Result<Endpoint, AdapterError> {
@@ -367,10 +365,20 @@ impl AdapterImpl for CodexAppServer {
             return Ok(refused("unsupported_client_version"));
         }
         let client_id = client_message_id(&request.message.message_id);
+        // Within the host's deadline for this offer, with a margin to answer in.
+        let budget = request
+            .timeout_ms
+            .map(|ms| Duration::from_millis(ms).saturating_sub(Duration::from_millis(500)))
+            .unwrap_or(BUDGET)
+            .min(BUDGET);
+        let deadline = Instant::now() + budget;
         let daemon = &mut verified.daemon;
-        match already_there(daemon, &endpoint.thread_id, &client_id) {
-            Ok(true) => {}
-            Ok(false) => {
+        match look(daemon, &endpoint.thread_id, &client_id, deadline) {
+            Ok(Lookup::Found(_)) => {}
+            // Codex is between states: adding now could add it twice. Nothing is added; the
+            // message stays queued for the next offer or a durable read.
+            Ok(Lookup::Unknown(_)) => return Ok(refused("recipient_busy")),
+            Ok(Lookup::Absent) => {
                 let added = daemon.call(
                     "thread/queue/add",
                     json!({
@@ -382,6 +390,14 @@ impl AdapterImpl for CodexAppServer {
                 match added {
                     Ok(answer) if answer.pointer("/queuedSubmission/id").is_some() => {}
                     Ok(_) => return Ok(refused("protocol_mismatch")),
+                    // The request went out but its answer did not come back: it may have
+                    // been added. Look again before saying it was not.
+                    Err(DaemonError::Timeout) => {
+                        match look(daemon, &endpoint.thread_id, &client_id, deadline) {
+                            Ok(Lookup::Found(_)) => {}
+                            _ => return Ok(refused("transport_error")),
+                        }
+                    }
                     Err(e) => return Ok(refused(from_daemon(e).code)),
                 }
             }

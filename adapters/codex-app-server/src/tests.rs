@@ -22,15 +22,25 @@ fn the_minimum_can_be_raised_but_never_lowered() {
 }
 
 #[test]
-fn versions_order_numerically() {
-    assert!(version_key("0.169.0") > version_key("0.152.1"));
-    assert!(version_key("0.152.10") > version_key("0.152.9"));
-    assert_eq!(version_key("0.169.0-alpha.1"), Some(vec![0, 169, 0]));
-    assert_eq!(version_key("x.1"), None);
-    assert_eq!(
-        version_key("0.170"),
-        None,
-        "the router admits only full versions"
+fn a_pre_release_of_the_minimum_is_below_it_and_cannot_lower_it() {
+    for lower in ["0.152.1-alpha", "0.152.1-rc.1", "0.152.0", "0.100.0"] {
+        let refused = new(&format!(r#"{{"raiseMinimum":"{lower}"}}"#)).expect_err(lower);
+        assert!(
+            refused
+                .message
+                .as_str()
+                .contains("below the evidenced minimum"),
+            "{lower}: {}",
+            refused.message
+        );
+    }
+    assert!(
+        new(r#"{"raiseMinimum":"0.152.10"}"#).is_ok(),
+        "numeric, not text, order"
+    );
+    assert!(
+        new(r#"{"raiseMinimum":"0.170"}"#).is_err(),
+        "a full version only"
     );
 }
 

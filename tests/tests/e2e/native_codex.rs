@@ -94,7 +94,7 @@ fn a_message_becomes_one_queued_submission_in_exactly_the_recipients_codex_threa
 
     let daemon = StartedDaemon::start(&clients.codex, &codex_home, &[]).expect("codex daemon");
     // The Codex client side: a thread in the project, its connection kept open.
-    let mut client = Daemon::connect(&daemon.socket(), Duration::from_secs(10)).expect("connect");
+    let mut client = Daemon::connect(&daemon.socket(), Duration::from_secs(180)).expect("connect");
     let thread = client
         .call("thread/start", json!({ "cwd": project }))
         .expect("thread")["thread"]["id"]
@@ -221,6 +221,40 @@ fn a_message_becomes_one_queued_submission_in_exactly_the_recipients_codex_threa
         1,
         "no duplicate"
     );
+
+    // A retry at once after the add, while Codex hands the submission from its queue to a
+    // turn (a window where it is listed in neither), many times: never two submissions. The
+    // retry finds it, or finds the thread between states and adds nothing (recipient_busy).
+    for round in 0..8 {
+        let sent = message("bob", &[]);
+        assert_eq!(sent["delivery"][0]["outcome"], "offered", "{round}: {sent}");
+        let id = sent["message"]["messageId"]
+            .as_str()
+            .expect("id")
+            .to_string();
+        let retry = adapter
+            .offer(OfferRequest {
+                message: serde_json::from_value(sent["message"].clone()).expect("envelope"),
+                recipient_participant_id: "bob".into(),
+                target_session_id: bob.session.clone(),
+                target_generation: 1,
+                endpoint_ref:
+                    json!({ "codexHome": codex_home, "threadId": thread, "cwd": project })
+                        .to_string(),
+                client_version: "0.169.0".into(),
+                timeout_ms: Some(5000),
+            })
+            .expect("offer");
+        assert!(
+            retry.accepted || retry.code.as_deref() == Some("recipient_busy"),
+            "{round}: {retry:?}"
+        );
+        assert_eq!(
+            settled_submissions(&mut client, &thread, &format!("acc-{id}")).len(),
+            1,
+            "round {round}: one submission after an immediate retry"
+        );
+    }
 
     // A version below the contract's minimum (the user raised it) falls back durably.
     let raised = [(
