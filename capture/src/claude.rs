@@ -157,6 +157,8 @@ fn drive(claude: &Path, temp: &Path) -> AccResult<Capture> {
         app.delivery.set_plugins(plugins.clone());
         // The consent the capture recorded lives in its own data home, not this process's.
         app.delivery.consent_override = Some(acc_host::store::LivePolicy::All);
+        // The capture produces the evidence: it cannot wait for it.
+        app.delivery.admission = acc_host::delivery::Admission::Declared;
         Ok(app)
     };
     let is_bound = |core: &mut Core| {

@@ -205,6 +205,8 @@ fn drive(codex: &Path, temp: &Path) -> AccResult<Capture> {
     )?);
     app.delivery.set_plugins(plugins);
     app.delivery.consent_override = Some(acc_host::store::LivePolicy::All);
+    // The capture produces the evidence: it cannot wait for it.
+    app.delivery.admission = acc_host::delivery::Admission::Declared;
     let alice = attach(&mut app.core, "alice")?;
     let bob = attach(&mut app.core, "bob")?;
     let endpoint = |thread: &str| {

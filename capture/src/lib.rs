@@ -187,6 +187,8 @@ fn drive_example(temp: &Path, project: &Path) -> AccResult<Capture> {
         acc_host::process::liveness(),
     )?);
     app.delivery.set_plugins(plugins("{}"));
+    // The capture produces the evidence: it cannot wait for it.
+    app.delivery.admission = acc_host::delivery::Admission::Declared;
     let (adapter, probe, version) = probed(
         app.delivery.plugins()?,
         "example",

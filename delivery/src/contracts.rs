@@ -513,6 +513,146 @@ pub fn default_dir() -> Option<PathBuf> {
     .find(|d| d.is_dir())
 }
 
+/// Every folder the router reads evidence from, in order: `ACC_CONTRACTS_DIR` (a
+/// `:`-separated list) when set; else the source tree's `contracts/` (a development build), the
+/// installed `<exe dir>/../share/acc/contracts`, and the per-user folder for third-party
+/// adapters' contracts, `$XDG_DATA_HOME/acc/contracts` (default `~/.local/share/acc/contracts`).
+/// Folders that do not exist are skipped.
+pub fn search_path() -> Vec<PathBuf> {
+    if let Some(list) = std::env::var_os("ACC_CONTRACTS_DIR") {
+        return std::env::split_paths(&list)
+            .filter(|p| !p.as_os_str().is_empty())
+            .collect();
+    }
+    let mut dirs = Vec::new();
+    if let Some(exe_dir) = std::env::current_exe()
+        .ok()
+        .and_then(|e| e.parent().map(Path::to_path_buf))
+    {
+        dirs.push(exe_dir.join("../../contracts"));
+        dirs.push(exe_dir.join("../share/acc/contracts"));
+    }
+    let data_home = std::env::var_os("XDG_DATA_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")));
+    if let Some(data_home) = data_home {
+        dirs.push(data_home.join("acc/contracts"));
+    }
+    dirs
+}
+
+/// The evidence the router admits live delivery from: every contract and capture of the
+/// folders searched (a later folder never replaces a contract of an earlier one).
+#[derive(Debug, Clone, Default)]
+pub struct Evidence {
+    /// The folders read.
+    pub dirs: Vec<PathBuf>,
+    /// Contracts by id.
+    pub contracts: BTreeMap<String, Contract>,
+    /// Captures.
+    pub captures: Vec<Capture>,
+}
+
+impl Evidence {
+    /// Read every existing folder of `dirs` (an unreadable or invalid file is skipped: it is
+    /// no evidence; `acc contract verify` names it).
+    pub fn load(dirs: &[PathBuf]) -> Self {
+        let mut evidence = Self {
+            dirs: dirs.to_vec(),
+            ..Self::default()
+        };
+        for dir in dirs.iter().filter(|d| d.is_dir()) {
+            let Ok(folder) = read_folder(dir) else {
+                continue;
+            };
+            for (id, (_, contract)) in folder.contracts {
+                evidence.contracts.entry(id).or_insert(contract);
+            }
+            evidence
+                .captures
+                .extend(folder.captures.into_iter().map(|(_, c)| c));
+        }
+        evidence
+    }
+
+    /// Whether live delivery under `declared` to `client_version` on `platform` is admitted:
+    /// the folder holds the contract, the adapter declares it as the folder states it, and a
+    /// passing capture at or below the version anchors it here (`eligibility`). The code when
+    /// not: `no_evidence` (no contract, or no passing capture for this version and platform),
+    /// `contract_mismatch`, `below_minimum_version`, `known_bad_version`,
+    /// `unsupported_client_version` (not a version).
+    pub fn admits(
+        &self,
+        declared: &ContractDeclaration,
+        client_version: &str,
+        platform: &str,
+    ) -> Result<(), &'static str> {
+        if !declared.live_push {
+            return Err("unsupported_client_version");
+        }
+        let Some(contract) = self.contracts.get(&declared.contract_id) else {
+            return Err("no_evidence");
+        };
+        if !agrees(&contract.declaration(), declared) {
+            return Err("contract_mismatch");
+        }
+        match eligibility(contract, &self.captures, Some(client_version), platform) {
+            Ok(()) => {}
+            Err("native_delivery_unsupported") => return Err("no_evidence"),
+            Err("version_unavailable") => return Err("unsupported_client_version"),
+            Err(other) => return Err(other),
+        }
+        // What the adapter declares beyond the folder (a raised minimum, more known-bad
+        // versions: configuration may narrow, never widen) applies too.
+        let wanted = version(client_version).ok_or("unsupported_client_version")?;
+        let raised = declared
+            .minimums
+            .iter()
+            .find(|m| m.platform == platform)
+            .or_else(|| declared.minimums.iter().find(|m| m.platform == "*"))
+            .and_then(|m| version(&m.version));
+        if raised.is_some_and(|minimum| wanted < minimum) {
+            return Err("below_minimum_version");
+        }
+        if is_known_bad(&declared.known_bad, &wanted) {
+            return Err("known_bad_version");
+        }
+        Ok(())
+    }
+}
+
+/// Whether an adapter's declaration agrees with its contract as the folder states it: the
+/// same contract, client, offer kind and live push, minimums at or above the folder's on
+/// every platform (an adapter's configuration may raise a minimum, never lower it), and every
+/// known-bad entry of the folder kept.
+fn agrees(folder: &ContractDeclaration, declared: &ContractDeclaration) -> bool {
+    let minimum_for = |minimums: &[Minimum], platform: &str| {
+        minimums
+            .iter()
+            .find(|m| m.platform == platform)
+            .or_else(|| minimums.iter().find(|m| m.platform == "*"))
+            .and_then(|m| version(&m.version))
+    };
+    let minimums_kept = folder.minimums.iter().all(|m| {
+        match (
+            version(&m.version),
+            minimum_for(&declared.minimums, &m.platform),
+        ) {
+            (Some(floor), Some(declared)) => declared >= floor,
+            _ => false,
+        }
+    });
+    folder.contract_id == declared.contract_id
+        && folder.client == declared.client
+        && folder.offer_kind == declared.offer_kind
+        && folder.live_push == declared.live_push
+        && minimums_kept
+        && folder
+            .known_bad
+            .iter()
+            .all(|bad| declared.known_bad.contains(bad))
+}
+
 #[cfg(test)]
 mod tests;
 

@@ -167,9 +167,36 @@ pub fn platform() -> String {
     acc_clients::platform()
 }
 
-/// Whether an adapter's declared contract admits a client version here; the reason code
-/// when it does not.
-pub fn admits(adapter: &LoadedAdapter, client_version: &str) -> Result<(), &'static str> {
+/// What an admission code means, for a person.
+fn admission_hint(code: &str) -> &'static str {
+    match code {
+        "no_evidence" => {
+            "no passing capture in the contracts folders backs this version here (see acc contract verify; acc contract capture records one)"
+        }
+        "contract_mismatch" => {
+            "the adapter declares its contract otherwise than the contracts folder states it"
+        }
+        "below_minimum_version" => "the version is below the contract's evidenced minimum",
+        "known_bad_version" => "the contract lists this version as known bad",
+        _ => "the client's version is not one the contract can admit",
+    }
+}
+
+/// How live delivery is admitted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Admission {
+    /// From captured evidence: the contracts folders must hold the adapter's contract as it
+    /// declares it and a passing capture for the client version on this platform.
+    #[default]
+    Evidence,
+    /// From the adapter's declaration alone: only the capture tool, which produces the
+    /// evidence, drives a client this way.
+    Declared,
+}
+
+/// Whether an adapter's declared contract, taken at its word, admits a client version here;
+/// the reason code when it does not ([`Admission::Declared`]).
+pub fn declared_admits(adapter: &LoadedAdapter, client_version: &str) -> Result<(), &'static str> {
     let contract = &adapter.contract;
     if !contract.live_push {
         return Err("unsupported_client_version");
@@ -413,6 +440,11 @@ pub struct Delivery {
     records: Arc<dyn ConsentRecords>,
     /// How long one send's live offers may take, all together (5 s).
     pub offer_deadline: Duration,
+    /// How live delivery is admitted (from evidence, unless the embedder is the capture tool).
+    pub admission: Admission,
+    /// The contracts folders evidence is read from (`contracts::search_path` when `None`).
+    pub evidence_dirs: Option<Vec<std::path::PathBuf>>,
+    evidence: Option<Arc<crate::contracts::Evidence>>,
     /// The watchers of offers that were still running at their deadline.
     late_offers: Vec<std::thread::JoinHandle<()>>,
     /// The live-delivery consent to use instead of the installation record's (the capture
@@ -443,6 +475,9 @@ impl Delivery {
             plugins: None,
             records,
             offer_deadline: OFFER_DEADLINE,
+            admission: Admission::Evidence,
+            evidence_dirs: None,
+            evidence: None,
             late_offers: Vec::new(),
             consent_override: None,
         }
@@ -450,6 +485,25 @@ impl Delivery {
 }
 
 impl Delivery {
+    /// Whether live delivery through `adapter` to `client_version` is admitted here.
+    pub fn admit(
+        &mut self,
+        adapter: &LoadedAdapter,
+        client_version: &str,
+    ) -> Result<(), &'static str> {
+        if self.admission == Admission::Declared {
+            return declared_admits(adapter, client_version);
+        }
+        let evidence = self.evidence.get_or_insert_with(|| {
+            let dirs = self
+                .evidence_dirs
+                .clone()
+                .unwrap_or_else(crate::contracts::search_path);
+            Arc::new(crate::contracts::Evidence::load(&dirs))
+        });
+        evidence.admits(&adapter.contract, client_version, &platform())
+    }
+
     /// The plugins, discovered and loaded on first need.
     pub fn plugins(&mut self) -> AccResult<&Plugins> {
         if self.plugins.is_none() {
@@ -683,17 +737,18 @@ impl Delivery {
     ) -> AccResult<Result<ReadyOffer, DeliveryOutcome>> {
         let adapter = match self.plugins()?.get(&binding.adapter_id) {
             Some(adapter) => adapter.clone(),
+            // The recipient bound an adapter this sender's process cannot load.
             None => {
                 return Ok(Err(outcome(
                     recipient,
                     "queued",
                     DURABLE,
-                    Some("unsupported_client_version"),
+                    Some("adapter_unavailable"),
                 )));
             }
         };
         let transport = adapter.transport.clone();
-        if let Err(code) = admits(&adapter, &binding.client_version) {
+        if let Err(code) = self.admit(&adapter, &binding.client_version) {
             return Ok(Err(outcome(recipient, "queued", DURABLE, Some(code))));
         }
         // The recipient's recorded consent may have been narrowed since the binding was made.
@@ -806,7 +861,7 @@ impl Delivery {
             }
             Ok::<_, AccError>(())
         })?;
-        Ok(admits(adapter, &binding.client_version))
+        Ok(self.admit(adapter, &binding.client_version))
     }
 
     fn handshake(
@@ -889,6 +944,21 @@ impl Delivery {
             &session.participant_id,
             endpoint,
         )?;
+        // A live binding that evidence can never admit would only ever fall back: refuse it now,
+        // with the reason, rather than at every message.
+        if answer.modes.iter().any(|m| m == "live")
+            && let Err(code) = self.admit(&adapter, &answer.client_version)
+        {
+            return Err(AccError::new(
+                ErrorCode::InvalidData,
+                format!(
+                    "{code}: live delivery through `{adapter_id}` is not admitted for client version {} on {}: {}; nothing was bound, and messages reach this session durably",
+                    answer.client_version,
+                    platform(),
+                    admission_hint(code)
+                ),
+            ));
+        }
         let now = core.now();
         let binding = BindingRow {
             session_id: session.session_id.clone(),

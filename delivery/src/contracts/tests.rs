@@ -225,3 +225,67 @@ fn evidence_applies_forward() {
         Err("known_bad_version")
     );
 }
+
+/// The repository's own evidence, as the router reads it.
+fn repository_evidence() -> Evidence {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../contracts");
+    Evidence::load(&[root])
+}
+
+fn example_declaration() -> ContractDeclaration {
+    repository_evidence().contracts["example-file-v1"].declaration()
+}
+
+#[test]
+fn evidence_admits_a_declaration_as_the_folder_states_it_and_only_narrower() {
+    let evidence = repository_evidence();
+    let declared = example_declaration();
+    assert_eq!(evidence.admits(&declared, "1.2.0", "linux-x64"), Ok(()));
+    assert_eq!(
+        evidence.admits(&declared, "1.1.0", "linux-x64"),
+        Err("no_evidence"),
+        "no passing capture at or below 1.1.0"
+    );
+    assert_eq!(
+        evidence.admits(&declared, "1.3.1", "linux-x64"),
+        Err("known_bad_version")
+    );
+    // A raised minimum narrows; a lowered one, another offer kind or a dropped known-bad
+    // entry contradicts the folder.
+    let mut raised = declared.clone();
+    raised.minimums[0].version = "1.2.5".into();
+    assert_eq!(
+        evidence.admits(&raised, "1.2.0", "linux-x64"),
+        Err("below_minimum_version")
+    );
+    assert_eq!(evidence.admits(&raised, "1.2.6", "linux-x64"), Ok(()));
+    let mut lowered = declared.clone();
+    lowered.minimums[0].version = "1.0.0".into();
+    assert_eq!(
+        evidence.admits(&lowered, "1.2.0", "linux-x64"),
+        Err("contract_mismatch")
+    );
+    let mut wake = declared.clone();
+    wake.offer_kind = "wake".into();
+    assert_eq!(
+        evidence.admits(&wake, "1.2.0", "linux-x64"),
+        Err("contract_mismatch")
+    );
+    let mut forgiving = declared.clone();
+    forgiving.known_bad.clear();
+    assert_eq!(
+        evidence.admits(&forgiving, "1.3.1", "linux-x64"),
+        Err("contract_mismatch")
+    );
+    let mut unknown = declared;
+    unknown.contract_id = "nobody-v1".into();
+    assert_eq!(
+        evidence.admits(&unknown, "1.2.0", "linux-x64"),
+        Err("no_evidence")
+    );
+    assert_eq!(
+        Evidence::load(&[]).admits(&example_declaration(), "1.2.0", "linux-x64"),
+        Err("no_evidence"),
+        "no folder, no evidence"
+    );
+}

@@ -62,6 +62,16 @@ pub trait Opener: std::fmt::Debug + Send + Sync {
     fn plugins(&self) -> Option<Arc<crate::plugins::Plugins>> {
         None
     }
+
+    /// The contracts folders live delivery is admitted from (`None`: the search path).
+    fn contracts(&self) -> Option<Vec<PathBuf>> {
+        None
+    }
+
+    /// Admit live delivery from the adapters' own declarations (the capture tool's way).
+    fn declared_admission(&self) -> bool {
+        false
+    }
 }
 
 /// Every `acc` command.
@@ -602,8 +612,14 @@ fn open_core(cli: &Cli) -> AccResult<Core> {
 /// The application over the command's core, with the embedder's plugins when it has some.
 fn open_app(cli: &Cli) -> AccResult<App> {
     let mut app = App::new(open_core(cli)?);
-    if let Some(plugins) = cli.opener.as_ref().and_then(|o| o.plugins()) {
-        app.delivery.set_plugins(plugins);
+    if let Some(opener) = &cli.opener {
+        if let Some(plugins) = opener.plugins() {
+            app.delivery.set_plugins(plugins);
+        }
+        app.delivery.evidence_dirs = opener.contracts();
+        if opener.declared_admission() {
+            app.delivery.admission = crate::delivery::Admission::Declared;
+        }
     }
     Ok(app)
 }

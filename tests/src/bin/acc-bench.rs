@@ -689,6 +689,10 @@ fn hung_recipients() {
         )));
     let deadline = Duration::from_millis(200);
     app.delivery.offer_deadline = deadline;
+    app.delivery.evidence_dirs = Some(vec![
+        acc_tests::repo_root().join("contracts"),
+        acc_tests::repo_root().join("tests/fixtures/contracts"),
+    ]);
     let sender = attach(&mut app.core, "sender");
     let endpoint = serde_json::json!({ "file": _temp.path().join("offers.jsonl") });
     let mut bound = Vec::new();

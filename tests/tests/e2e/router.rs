@@ -14,6 +14,19 @@ struct Room {
     endpoint: PathBuf,
 }
 
+/// The contracts folders the router admits from here: the repository's, and the fixture
+/// evidence for the faulty adapter.
+fn evidence_dirs() -> String {
+    let root = acc_tests::repo_root();
+    std::env::join_paths([
+        root.join("contracts"),
+        root.join("tests/fixtures/contracts"),
+    ])
+    .expect("paths")
+    .to_string_lossy()
+    .into_owned()
+}
+
 impl Room {
     fn new() -> Self {
         let world = World::new();
@@ -46,6 +59,7 @@ impl Room {
                 self.adapters.to_string_lossy().into_owned(),
             ),
             ("ACC_ADAPTER_CONFIG".to_string(), config.to_string()),
+            ("ACC_CONTRACTS_DIR".to_string(), evidence_dirs()),
         ];
         env.extend(extra.iter().map(|(k, v)| (k.to_string(), v.clone())));
         env
@@ -336,6 +350,7 @@ fn a_late_acceptance_is_recorded_when_it_comes() {
             &configs,
         )));
     app.delivery.offer_deadline = std::time::Duration::from_millis(150);
+    app.delivery.evidence_dirs = Some(std::env::split_paths(&evidence_dirs()).collect());
     let mut attach = |name: &str| {
         let spec = SessionSpec {
             participant_id: name.into(),

@@ -10,8 +10,14 @@
 //! - `acc ARGS...`: `acc --json ARGS` with no credentials.
 //! - `advance DURATION`: move the clock (`90s`, `30m`, `2h`).
 //! - `repeat N STEP`: the step N times; `{i}` in it is the round (`00`, `01`, ...).
+//! - `adapters none`: the steps that follow load no adapter at all.
 //! - `adapters CONFIG`: load the `example` adapter and the faulty fixture (as `faulty`) with
 //!   CONFIG (what `ACC_ADAPTER_CONFIG` would hold) for the steps that follow.
+//! - `admission declared`: admit live delivery from the adapters' own declarations, as the
+//!   capture tool does, for the steps that follow (router rules apart from evidence).
+//! - `contracts without FILE` and `contracts with FILE`: admit from a copy of the repository's
+//!   contracts folder without FILE (a capture, say), or with it again, for the steps that follow.
+//! - A step that fails must be followed by an expectation of its error.
 //! - `lines FILE`: the JSON lines of FILE become the last output (what the `example` adapter
 //!   wrote). `$temp` is the scenario's temporary directory.
 //! - `=> JSON`: the last step succeeded and its `--json` output contains JSON (objects by the
@@ -55,6 +61,11 @@ struct Room {
     data_dir: PathBuf,
     clock: FixedClock,
     plugins: Mutex<Option<Arc<Plugins>>>,
+    /// The contracts folder live delivery is admitted from: the repository's, or a copy a
+    /// scenario changed (`contracts without FILE`).
+    contracts: Mutex<PathBuf>,
+    /// `admission declared`.
+    declared: std::sync::atomic::AtomicBool,
 }
 
 impl Opener for Room {
@@ -70,6 +81,14 @@ impl Opener for Room {
     fn plugins(&self) -> Option<Arc<Plugins>> {
         self.plugins.lock().ok()?.clone()
     }
+
+    fn contracts(&self) -> Option<Vec<PathBuf>> {
+        Some(vec![self.contracts.lock().ok()?.clone()])
+    }
+
+    fn declared_admission(&self) -> bool {
+        self.declared.load(std::sync::atomic::Ordering::SeqCst)
+    }
 }
 
 /// A running scenario.
@@ -80,6 +99,8 @@ struct Scenario {
     vars: BTreeMap<String, String>,
     last: Option<Result<Value, Value>>,
     last_step: String,
+    /// Whether the step being run ran a command.
+    ran: bool,
 }
 
 impl Scenario {
@@ -93,6 +114,8 @@ impl Scenario {
             data_dir: temp.path().join("data"),
             clock: FixedClock::new(START_MS),
             plugins: Mutex::new(None),
+            contracts: Mutex::new(acc_tests::repo_root().join("contracts")),
+            declared: std::sync::atomic::AtomicBool::new(false),
         });
         let vars = BTreeMap::from([(
             "temp".to_string(),
@@ -105,6 +128,7 @@ impl Scenario {
             vars,
             last: None,
             last_step: String::new(),
+            ran: false,
         }
     }
 
@@ -151,10 +175,12 @@ impl Scenario {
                 let first = rendered.lines().next().unwrap_or_default();
                 let usage = AccError::usage(first.trim_start_matches("error: "));
                 self.last = Some(Err(acc_host::views::error(&usage)));
+                self.ran = true;
                 return Ok(());
             }
         };
         cli.opener = Some(self.room.clone());
+        self.ran = true;
         self.last = Some(match acc_host::cli::run(cli) {
             Ok(output) => Ok(output.value),
             Err(error) => Err(acc_host::views::error(&error)),
@@ -202,6 +228,19 @@ impl Scenario {
                 }
                 Ok(())
             }
+            Some("admission") => {
+                let declared = words.get(1).map(String::as_str) == Some("declared");
+                self.room
+                    .declared
+                    .store(declared, std::sync::atomic::Ordering::SeqCst);
+                Ok(())
+            }
+            Some("contracts") => self.change_contracts(&words),
+            Some("adapters") if words.get(1).map(String::as_str) == Some("none") => {
+                *self.room.plugins.lock().map_err(|e| e.to_string())? =
+                    Some(Arc::new(Plugins::default()));
+                Ok(())
+            }
             Some("adapters") => {
                 let (_, config) = line.split_once(' ').ok_or("adapters CONFIG")?;
                 self.load_adapters(&self.substitute(config))
@@ -244,6 +283,28 @@ impl Scenario {
             }
             _ => Err("a step is `attach`, `advance`, `acc ...`, `WHO: ...`, `=> ...` or `$name = /pointer`".into()),
         }
+    }
+
+    /// `contracts without FILE` / `contracts with FILE`.
+    fn change_contracts(&mut self, words: &[String]) -> Result<(), String> {
+        let (with, file) = match (words.get(1).map(String::as_str), words.get(2)) {
+            (Some("without"), Some(file)) => (false, file),
+            (Some("with"), Some(file)) => (true, file),
+            _ => return Err("contracts without FILE, or contracts with FILE".into()),
+        };
+        let original = acc_tests::repo_root().join("contracts");
+        let copy = self.temp.path().join("contracts");
+        if !copy.exists() {
+            copy_dir(&original, &copy);
+        }
+        let changed = if with {
+            std::fs::copy(original.join(file), copy.join(file)).map(|_| ())
+        } else {
+            std::fs::remove_file(copy.join(file))
+        };
+        changed.map_err(|e| format!("{file}: {e}"))?;
+        *self.room.contracts.lock().map_err(|e| e.to_string())? = copy;
+        Ok(())
     }
 
     /// Copy the adapters into the scenario's adapter directory and load them with `config`.
@@ -517,13 +578,46 @@ fn contains(expected: &Value, actual: &Value, at: &str) -> Result<(), String> {
 fn run_file(path: &Path) {
     let text = std::fs::read_to_string(path).expect("scenario file");
     let mut scenario = Scenario::new();
+    // A failed step no expectation looked at.
+    let mut unchecked: Option<(usize, String)> = None;
     for (number, line) in text.lines().enumerate() {
         let line = line.trim();
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
+        if line.starts_with("=>") {
+            unchecked = None;
+        } else if let Some((at, step)) = unchecked.take() {
+            panic!(
+                "{}:{at}: {step}\nfailed, and no expectation followed: {}",
+                path.display(),
+                pretty(scenario.last.as_ref().and_then(|l| l.as_ref().err()))
+            );
+        }
+        scenario.ran = false;
         if let Err(why) = scenario.step(line) {
             panic!("{}:{}: {line}\n{why}", path.display(), number + 1);
+        }
+        if scenario.ran && matches!(scenario.last, Some(Err(_))) {
+            unchecked = Some((number + 1, line.to_string()));
+        }
+    }
+    if let Some((at, step)) = unchecked {
+        panic!(
+            "{}:{at}: {step}\nfailed, and no expectation followed",
+            path.display()
+        );
+    }
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for entry in std::fs::read_dir(from).expect("read dir").flatten() {
+        let target = to.join(entry.file_name());
+        if entry.path().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).expect("copy");
         }
     }
 }
@@ -578,4 +672,5 @@ scenarios!(
     next_turn,
     golden,
     golden_events,
+    router_evidence,
 );
