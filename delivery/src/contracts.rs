@@ -621,6 +621,42 @@ impl Evidence {
     }
 }
 
+impl Evidence {
+    /// Whether the folders can ever admit live delivery under `declared`, as a line for a
+    /// person: `Ok` naming the evidence, or why live delivery is refused whatever the version.
+    pub fn declaration_check(&self, declared: &ContractDeclaration) -> Result<String, String> {
+        if !declared.live_push {
+            return Ok("pushes nothing live (no evidence needed)".into());
+        }
+        let Some(contract) = self.contracts.get(&declared.contract_id) else {
+            return Err(format!(
+                "no_evidence: no contracts folder defines {} (searched: {})",
+                declared.contract_id,
+                self.dirs
+                    .iter()
+                    .map(|d| d.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        };
+        if !agrees(&contract.declaration(), declared) {
+            return Err(format!(
+                "contract_mismatch: it declares {} otherwise than the contracts folder states it",
+                declared.contract_id
+            ));
+        }
+        let captures = self
+            .captures
+            .iter()
+            .filter(|c| c.protocol_contract == declared.contract_id && c.result == "pass")
+            .count();
+        Ok(format!(
+            "{} as the contracts folder states it, {captures} passing capture(s)",
+            declared.contract_id
+        ))
+    }
+}
+
 /// Whether an adapter's declaration agrees with its contract as the folder states it: the
 /// same contract, client, offer kind and live push, minimums at or above the folder's on
 /// every platform (an adapter's configuration may raise a minimum, never lower it), and every

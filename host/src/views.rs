@@ -514,7 +514,7 @@ pub fn sync_full(page: &EventPage, attention_items: &[Attention], snapshot: Valu
 }
 
 /// The loaded and refused adapters.
-pub fn adapters(plugins: &crate::plugins::Plugins) -> Value {
+pub fn adapters(plugins: &crate::plugins::Plugins, evidence: &crate::contracts::Evidence) -> Value {
     wire::json(&wire::Adapters {
         search_path: plugins.search_path.iter().map(|p| lossy(p)).collect(),
         adapters: plugins
@@ -528,6 +528,16 @@ pub fn adapters(plugins: &crate::plugins::Plugins) -> Value {
                 api_version: &a.api_version,
                 features: &a.features,
                 contract: &a.contract,
+                evidence: match evidence.declaration_check(&a.contract) {
+                    Ok(detail) => wire::Evidence {
+                        admissible: true,
+                        detail,
+                    },
+                    Err(detail) => wire::Evidence {
+                        admissible: false,
+                        detail,
+                    },
+                },
             })
             .collect(),
         refused: plugins

@@ -345,6 +345,16 @@ pub struct Adapter<'a> {
     pub api_version: &'a str,
     pub features: &'a [String],
     pub contract: &'a acc_adapter_api::wire::ContractDeclaration,
+    /// What the contracts folders say of live delivery through it.
+    pub evidence: Evidence,
+}
+
+/// The evidence for an adapter's live delivery: admissible (for the versions its captures
+/// back), or refused whatever the version, with the reason.
+#[derive(Debug, Clone, Serialize)]
+pub struct Evidence {
+    pub admissible: bool,
+    pub detail: String,
 }
 
 /// A refused adapter file.

@@ -401,7 +401,10 @@ pub fn prune(report: &PruneReport) -> String {
 }
 
 /// The loaded and refused adapters.
-pub fn adapters(plugins: &crate::plugins::Plugins) -> String {
+pub fn adapters(
+    plugins: &crate::plugins::Plugins,
+    evidence: &crate::contracts::Evidence,
+) -> String {
     let mut out = String::new();
     if plugins.adapters.is_empty() {
         out.push_str("no adapters loaded\n");
@@ -427,6 +430,10 @@ pub fn adapters(plugins: &crate::plugins::Plugins) -> String {
                     .join(", ")
             }
         ));
+        match evidence.declaration_check(&a.contract) {
+            Ok(detail) => out.push_str(&format!("  evidence: {detail}\n")),
+            Err(why) => out.push_str(&format!("  refused for live delivery: {why}\n")),
+        }
     }
     for r in &plugins.refused {
         out.push_str(&format!("refused {}: {}\n", r.file.display(), r.reason));

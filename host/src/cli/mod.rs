@@ -795,9 +795,10 @@ fn install_command(install: bool, args: &InstallArgs) -> AccResult<Output> {
 fn adapters_command() -> AccResult<Output> {
     let configs = crate::plugins::configs_from_env().map_err(AccError::usage)?;
     let plugins = crate::plugins::Plugins::load(&configs);
+    let evidence = crate::contracts::Evidence::load(&crate::contracts::search_path());
     Ok(Output {
-        human: human::adapters(&plugins),
-        value: views::adapters(&plugins),
+        human: human::adapters(&plugins, &evidence),
+        value: views::adapters(&plugins, &evidence),
     })
 }
 

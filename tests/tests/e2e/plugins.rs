@@ -78,9 +78,34 @@ fn the_example_loads_from_beside_the_executable() {
     assert_eq!(example["offerKind"], "message");
     assert_eq!(example["apiVersion"], acc_adapter_api::API_VERSION);
     assert_eq!(example["contract"]["contractId"], "example-file-v1");
+    assert_eq!(example["evidence"]["admissible"], true, "{example}");
     assert!(
         listing["refused"].as_array().expect("refused").is_empty(),
         "{listing}"
+    );
+    // Without its contracts folder, the same adapter loads but can deliver nothing live.
+    let empty = world.temp.path().join("no-contracts");
+    std::fs::create_dir_all(&empty).expect("dir");
+    let listing = world
+        .acc_with(
+            &["adapters"],
+            &[("ACC_CONTRACTS_DIR", empty.to_str().expect("utf8"))],
+        )
+        .ok_json();
+    let example = listing["adapters"]
+        .as_array()
+        .expect("adapters")
+        .iter()
+        .find(|a| a["adapterId"] == "example")
+        .cloned()
+        .expect("example");
+    assert_eq!(example["evidence"]["admissible"], false, "{example}");
+    assert!(
+        example["evidence"]["detail"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("no_evidence"),
+        "{example}"
     );
 }
 
