@@ -716,3 +716,28 @@ pub fn assert_peer_text_contained(output: &str, markers: &[&str], what: &str) {
     assert!(!inside, "{what}: a block left open:\n{output}");
     assert!(blocks > 0, "{what}: no peer block at all:\n{output}");
 }
+
+/// The entry of `adapters` (in an `acc adapters` or `acc contract verify` listing) with this
+/// adapter id.
+pub fn listed_adapter(listing: &Value, adapter_id: &str) -> Value {
+    listing["adapters"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|a| a["adapterId"] == adapter_id)
+        .cloned()
+        .unwrap_or_else(|| panic!("{adapter_id} is not listed: {listing}"))
+}
+
+/// Copy a directory tree.
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for entry in std::fs::read_dir(from).expect("read dir").flatten() {
+        let target = to.join(entry.file_name());
+        if entry.path().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).expect("copy");
+        }
+    }
+}

@@ -36,13 +36,7 @@ fn the_repository_contracts_verify_and_the_example_is_eligible() {
     let world = World::new();
     let report = verify(&world, &repo_root().join("contracts")).ok_json();
     assert_eq!(report["valid"], true);
-    let example = report["adapters"]
-        .as_array()
-        .expect("adapters")
-        .iter()
-        .find(|a| a["adapterId"] == "example")
-        .cloned()
-        .expect("example");
+    let example = acc_tests::listed_adapter(&report, "example");
     assert_eq!(example["eligible"], true, "{report}");
     assert_eq!(example["clientVersion"], "1.2.0");
 }

@@ -68,13 +68,7 @@ fn the_example_loads_from_beside_the_executable() {
         loaded(&listing).contains(&"example".to_string()),
         "{listing}"
     );
-    let example = listing["adapters"]
-        .as_array()
-        .expect("adapters")
-        .iter()
-        .find(|a| a["adapterId"] == "example")
-        .cloned()
-        .expect("example");
+    let example = acc_tests::listed_adapter(&listing, "example");
     assert_eq!(example["offerKind"], "message");
     assert_eq!(example["apiVersion"], acc_adapter_api::API_VERSION);
     assert_eq!(example["contract"]["contractId"], "example-file-v1");
@@ -92,13 +86,7 @@ fn the_example_loads_from_beside_the_executable() {
             &[("ACC_CONTRACTS_DIR", empty.to_str().expect("utf8"))],
         )
         .ok_json();
-    let example = listing["adapters"]
-        .as_array()
-        .expect("adapters")
-        .iter()
-        .find(|a| a["adapterId"] == "example")
-        .cloned()
-        .expect("example");
+    let example = acc_tests::listed_adapter(&listing, "example");
     assert_eq!(example["evidence"]["admissible"], false, "{example}");
     assert!(
         example["evidence"]["detail"]
@@ -368,18 +356,6 @@ fn standalone_manifest(name: &str, lib: &str, api: &Path, extra_deps: &str) -> S
     )
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).expect("mkdir");
-    for entry in std::fs::read_dir(from).expect("read dir").flatten() {
-        let target = to.join(entry.file_name());
-        if entry.path().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).expect("copy");
-        }
-    }
-}
-
 /// Build adapters as their own packages, outside this workspace, the way an adapter author
 /// does: a copy of `adapters/example`, and the faulty fixture built against a copy of
 /// `adapter-api` whose `Description` gained a field (a changed interface).
@@ -389,7 +365,7 @@ fn adapters_built_outside_the_workspace_load_or_are_refused_by_layout() {
     let root = repo_root();
     let outside = world.temp.path().join("outside");
     // The author's package: a verbatim copy of the example's sources.
-    copy_dir(
+    acc_tests::copy_dir(
         &root.join("adapters/example/src"),
         &outside.join("author-example/src"),
     );
@@ -404,7 +380,7 @@ fn adapters_built_outside_the_workspace_load_or_are_refused_by_layout() {
     )
     .expect("manifest");
     // The same sources built with `panic = "abort"` (a common release profile).
-    copy_dir(
+    acc_tests::copy_dir(
         &root.join("adapters/example/src"),
         &outside.join("aborting-example/src"),
     );
@@ -419,7 +395,7 @@ fn adapters_built_outside_the_workspace_load_or_are_refused_by_layout() {
     )
     .expect("manifest");
     // A changed interface: the same API version, but a field appended to `Description`.
-    copy_dir(&root.join("adapter-api"), &outside.join("changed-api"));
+    acc_tests::copy_dir(&root.join("adapter-api"), &outside.join("changed-api"));
     let changed_lib = outside.join("changed-api/src/lib.rs");
     let source = std::fs::read_to_string(&changed_lib).expect("api source");
     let changed = source.replacen(
@@ -438,7 +414,7 @@ fn adapters_built_outside_the_workspace_load_or_are_refused_by_layout() {
         "[package]\nname = \"acc-adapter-api\"\nversion = \"1.0.0\"\nedition = \"2024\"\n\n[dependencies]\nabi_stable = \"0.11.3\"\nserde = { version = \"1\", features = [\"derive\"] }\nserde_json = \"1\"\n",
     )
     .expect("api manifest");
-    copy_dir(
+    acc_tests::copy_dir(
         &root.join("tests/fixtures/faulty-adapter/src"),
         &outside.join("changed-faulty/src"),
     );

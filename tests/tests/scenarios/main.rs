@@ -295,7 +295,7 @@ impl Scenario {
         let original = acc_tests::repo_root().join("contracts");
         let copy = self.temp.path().join("contracts");
         if !copy.exists() {
-            copy_dir(&original, &copy);
+            acc_tests::copy_dir(&original, &copy);
         }
         let changed = if with {
             std::fs::copy(original.join(file), copy.join(file)).map(|_| ())
@@ -607,18 +607,6 @@ fn run_file(path: &Path) {
             "{}:{at}: {step}\nfailed, and no expectation followed",
             path.display()
         );
-    }
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).expect("mkdir");
-    for entry in std::fs::read_dir(from).expect("read dir").flatten() {
-        let target = to.join(entry.file_name());
-        if entry.path().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).expect("copy");
-        }
     }
 }
 
