@@ -233,11 +233,13 @@ pub fn check_capture(capture: &Capture) -> Vec<String> {
             capture.observed_at
         ));
     }
+    // Sixty-four zeros is a placeholder, not a fingerprint.
     let sha_ok = capture.executable_sha256.len() == 64
         && capture
             .executable_sha256
             .bytes()
-            .all(|b| b.is_ascii_hexdigit());
+            .all(|b| b.is_ascii_hexdigit())
+        && capture.executable_sha256.bytes().any(|b| b != b'0');
     let elsewhere_unknown = capture.executable_sha256 == "unavailable"
         && capture.provenance == Provenance::CapturedElsewhere;
     if !(sha_ok || elsewhere_unknown) {
@@ -498,6 +500,37 @@ pub fn eligibility(
     Ok(())
 }
 
+/// Whether the captures made here of `version` on `platform` were made with the installed
+/// executable (`installed_sha`): each records the SHA-256 of the client it drove. `Ok` when
+/// the installed fingerprint is unknown (nothing to compare) or every such capture matches; else
+/// why, clearly.
+pub fn fingerprint(
+    captures: &[Capture],
+    contract: &Contract,
+    version: &str,
+    platform: &str,
+    installed_sha: Option<&str>,
+) -> Result<(), String> {
+    let Some(installed) = installed_sha else {
+        return Ok(());
+    };
+    for capture in captures.iter().filter(|c| {
+        c.client == contract.client
+            && c.capability == contract.capability
+            && c.version == version
+            && c.platform == platform
+            && c.provenance == Provenance::CapturedHere
+    }) {
+        if !capture.executable_sha256.eq_ignore_ascii_case(installed) {
+            return Err(format!(
+                "the capture of {} {version} on {platform} records executable {}, but the installed client's is {installed}: it was not captured with this client (or the client changed since); re-capture it with acc contract capture",
+                capture.client, capture.executable_sha256
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Where `acc contract` finds the folder: `--dir`, else `ACC_CONTRACTS_DIR`, else `contracts/`
 /// of the source tree the executable was built in, else `<exe dir>/../share/acc/contracts`.
 pub fn default_dir() -> Option<PathBuf> {
@@ -739,7 +772,7 @@ pub fn verify(dir: &Path, plugins: &crate::plugins::Plugins) -> AccResult<Verify
             ));
             continue;
         };
-        if &contract.declaration() != declared {
+        if !agrees(&contract.declaration(), declared) {
             problems.push(format!(
                 "adapter {} declares {} differently from {} (client, offer kind, live push, minimums and known-bad versions must match)",
                 adapter.adapter_id,
@@ -759,7 +792,7 @@ pub fn verify(dir: &Path, plugins: &crate::plugins::Plugins) -> AccResult<Verify
         let request =
             serde_json::to_string(&acc_adapter_api::wire::ProbeRequest { timeout_ms: 3000 })
                 .map_err(|e| AccError::internal(e.to_string()))?;
-        let client_version = adapter
+        let probe = adapter
             .call(
                 crate::plugins::Operation::Probe,
                 request,
@@ -769,15 +802,24 @@ pub fn verify(dir: &Path, plugins: &crate::plugins::Plugins) -> AccResult<Verify
             .and_then(|answer| {
                 serde_json::from_str::<acc_adapter_api::wire::ProbeAnswer>(answer.payload.as_str())
                     .ok()
-            })
-            .and_then(|probe| probe.client_version);
-        let eligibility = eligibility(
-            contract,
-            &captures,
-            client_version.as_deref(),
-            &crate::router::platform(),
-        )
-        .map_err(str::to_string);
+            });
+        let installed_sha = probe.as_ref().and_then(|p| p.executable_sha256.clone());
+        let client_version = probe.and_then(|p| p.client_version);
+        let here = crate::router::platform();
+        let mut eligibility = eligibility(contract, &captures, client_version.as_deref(), &here)
+            .map_err(str::to_string);
+        if eligibility.is_ok()
+            && let Err(why) = fingerprint(
+                &captures,
+                contract,
+                client_version.as_deref().unwrap_or_default(),
+                &here,
+                installed_sha.as_deref(),
+            )
+        {
+            problems.push(format!("adapter {}: {why}", adapter.adapter_id));
+            eligibility = Err("fingerprint_mismatch".into());
+        }
         adapters.push(AdapterCheck {
             adapter_id: adapter.adapter_id.clone(),
             contract_id: declared.contract_id.clone(),

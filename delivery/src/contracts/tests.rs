@@ -289,3 +289,69 @@ fn evidence_admits_a_declaration_as_the_folder_states_it_and_only_narrower() {
         "no folder, no evidence"
     );
 }
+
+#[test]
+fn a_capture_is_evidence_only_for_the_executable_it_drove() {
+    let contract = contract("1.2.0", &[]);
+    let captured = capture("1.2.0", "linux-x64", "pass");
+    let same = "a".repeat(64);
+    let other = "b".repeat(64);
+    assert_eq!(
+        fingerprint(
+            std::slice::from_ref(&captured),
+            &contract,
+            "1.2.0",
+            "linux-x64",
+            Some(&same)
+        ),
+        Ok(())
+    );
+    let differs = fingerprint(
+        std::slice::from_ref(&captured),
+        &contract,
+        "1.2.0",
+        "linux-x64",
+        Some(&other),
+    )
+    .expect_err("another executable");
+    assert!(
+        differs.contains("not captured with this client"),
+        "{differs}"
+    );
+    assert!(
+        differs.contains(&other),
+        "names the installed fingerprint: {differs}"
+    );
+    // Unknown installed fingerprint, another version or a capture made elsewhere: nothing to
+    // compare.
+    assert_eq!(
+        fingerprint(
+            std::slice::from_ref(&captured),
+            &contract,
+            "1.2.0",
+            "linux-x64",
+            None
+        ),
+        Ok(())
+    );
+    assert_eq!(
+        fingerprint(
+            std::slice::from_ref(&captured),
+            &contract,
+            "1.2.1",
+            "linux-x64",
+            Some(&other)
+        ),
+        Ok(())
+    );
+    // A zeroed hash is a placeholder, not a fingerprint.
+    let mut zeroed = captured;
+    zeroed.executable_sha256 = "0".repeat(64);
+    assert!(
+        check_capture(&zeroed)
+            .iter()
+            .any(|p| p.contains("executable_sha256")),
+        "{:?}",
+        check_capture(&zeroed)
+    );
+}

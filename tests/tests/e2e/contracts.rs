@@ -87,6 +87,18 @@ fn verify_refuses_what_the_evidence_does_not_support() {
     .expect("write");
     let text = problems(&verify(&world, &dir));
     assert!(text.contains("minimum 1.1.0 on * is not backed"), "{text}");
+    // The adapter's higher minimum only narrows the folder's: that agrees. Another offer kind
+    // does not.
+    assert!(
+        !text.contains("adapter example declares example-file-v1 differently"),
+        "{text}"
+    );
+    std::fs::write(
+        &contract,
+        contract_text.replace("offer_kind = \"message\"", "offer_kind = \"wake\""),
+    )
+    .expect("write");
+    let text = problems(&verify(&world, &dir));
     assert!(
         text.contains("adapter example declares example-file-v1 differently"),
         "{text}"
