@@ -296,24 +296,17 @@ fn a_capture_is_evidence_only_for_the_executable_it_drove() {
     let captured = capture("1.2.0", "linux-x64", "pass");
     let same = "a".repeat(64);
     let other = "b".repeat(64);
-    assert_eq!(
+    let check = |version: &str, installed: Option<&str>| {
         fingerprint(
             std::slice::from_ref(&captured),
             &contract,
-            "1.2.0",
+            version,
             "linux-x64",
-            Some(&same)
-        ),
-        Ok(())
-    );
-    let differs = fingerprint(
-        std::slice::from_ref(&captured),
-        &contract,
-        "1.2.0",
-        "linux-x64",
-        Some(&other),
-    )
-    .expect_err("another executable");
+            installed,
+        )
+    };
+    assert_eq!(check("1.2.0", Some(&same)), Ok(()));
+    let differs = check("1.2.0", Some(&other)).expect_err("another executable");
     assert!(
         differs.contains("not captured with this client"),
         "{differs}"
@@ -322,30 +315,11 @@ fn a_capture_is_evidence_only_for_the_executable_it_drove() {
         differs.contains(&other),
         "names the installed fingerprint: {differs}"
     );
-    // Unknown installed fingerprint, another version or a capture made elsewhere: nothing to
-    // compare.
-    assert_eq!(
-        fingerprint(
-            std::slice::from_ref(&captured),
-            &contract,
-            "1.2.0",
-            "linux-x64",
-            None
-        ),
-        Ok(())
-    );
-    assert_eq!(
-        fingerprint(
-            std::slice::from_ref(&captured),
-            &contract,
-            "1.2.1",
-            "linux-x64",
-            Some(&other)
-        ),
-        Ok(())
-    );
+    // Unknown installed fingerprint, or another version: nothing to compare.
+    assert_eq!(check("1.2.0", None), Ok(()));
+    assert_eq!(check("1.2.1", Some(&other)), Ok(()));
     // A zeroed hash is a placeholder, not a fingerprint.
-    let mut zeroed = captured;
+    let mut zeroed = captured.clone();
     zeroed.executable_sha256 = "0".repeat(64);
     assert!(
         check_capture(&zeroed)
