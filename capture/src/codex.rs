@@ -276,7 +276,7 @@ fn drive(codex: &Path, temp: &Path) -> AccResult<Capture> {
         DEFAULT_DEADLINE,
     );
     let count = client
-        .submissions(&bob_thread, &client_message_id(&id), 50, WAIT)
+        .submissions(&bob_thread, &client_message_id(&id), WAIT)
         .map(|f| f.len())
         .ok();
     let duplicate = if again.is_ok() && count == Some(1) {

@@ -205,7 +205,6 @@ impl Daemon {
         &mut self,
         thread_id: &str,
         client_id: &str,
-        _turns: u64,
         wait: Duration,
     ) -> Result<Vec<Submission>, DaemonError> {
         Ok(
@@ -226,7 +225,7 @@ impl Daemon {
     ) -> Option<Submission> {
         let started = Instant::now();
         loop {
-            if let Ok(mut found) = self.submissions(thread_id, client_id, 50, deadline)
+            if let Ok(mut found) = self.submissions(thread_id, client_id, deadline)
                 && found.len() == 1
             {
                 return found.pop();

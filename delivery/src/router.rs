@@ -216,14 +216,8 @@ pub fn declared_admits(adapter: &LoadedAdapter, client_version: &str) -> Result<
     if version < minimum {
         return Err("below_minimum_version");
     }
-    for bad in &contract.known_bad {
-        let hit = match semver::Version::parse(bad) {
-            Ok(exact) => exact == version,
-            Err(_) => semver::VersionReq::parse(bad).is_ok_and(|req| req.matches(&version)),
-        };
-        if hit {
-            return Err("known_bad_version");
-        }
+    if crate::contracts::is_known_bad(&contract.known_bad, &version) {
+        return Err("known_bad_version");
     }
     Ok(())
 }
@@ -578,25 +572,23 @@ impl Delivery {
             .collect();
         for (index, offer, call) in started {
             let answer = match call {
-                Err(failed) => Some(Err(failed)),
+                Err(failed) => Err(failed),
                 Ok(call) => match call.wait_until(deadline) {
-                    Some(answer) => Some(answer),
+                    Some(answer) => answer,
                     None => {
                         outcomes[index] = Some(self.late(core, offer, call)?);
                         continue;
                     }
                 },
             };
-            if let Some(answer) = answer {
-                let now = core.now();
-                outcomes[index] = Some(record_answer(
-                    core.store_for_write()?,
-                    &offer.attempt(),
-                    answer,
-                    &offer.adapter,
-                    now,
-                )?);
-            }
+            let now = core.now();
+            outcomes[index] = Some(record_answer(
+                core.store_for_write()?,
+                &offer.attempt(),
+                answer,
+                &offer.adapter,
+                now,
+            )?);
         }
         Ok(outcomes.into_iter().flatten().collect())
     }

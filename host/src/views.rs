@@ -210,11 +210,12 @@ pub fn status(report: &StatusReport, now: i64) -> Value {
 }
 
 /// The roster resource: the status report's workspace, participants and sessions.
-pub fn roster(status: &Value) -> Value {
+pub fn roster(report: &StatusReport) -> Value {
+    let status = status_wire(report, 0);
     wire::json(&wire::Roster {
-        workspace: &status["workspace"],
-        participants: &status["participants"],
-        sessions: &status["sessions"],
+        workspace: status.workspace,
+        participants: status.participants,
+        sessions: status.sessions,
     })
 }
 

@@ -174,9 +174,9 @@ pub struct Status<'a> {
 /// The roster resource: who is in the room.
 #[derive(Debug, Clone, Serialize)]
 pub struct Roster<'a> {
-    pub workspace: &'a Value,
-    pub participants: &'a Value,
-    pub sessions: &'a Value,
+    pub workspace: Workspace<'a>,
+    pub participants: Vec<Participant<'a>>,
+    pub sessions: Vec<Session<'a>>,
 }
 
 /// A sync page: `delta`, or `full` with the snapshot.

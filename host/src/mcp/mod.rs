@@ -539,7 +539,7 @@ impl Server {
                 .core()
                 .map(|core| core.status(false))
                 .and_then(|r| r)
-                .map(|report| views::roster(&views::status(&report, 0))),
+                .map(|report| views::roster(&report)),
             "acc://inbox" => self.with_session(|app, caller| {
                 Ok(views::inbox_page(&app.core.inbox(caller, None, None)?))
             }),

@@ -13,7 +13,7 @@ use serde_json::json;
 /// The texts of every submission in a thread with this client id, queued or already in a turn.
 fn submissions(client: &mut Daemon, thread: &str, client_id: &str) -> Vec<String> {
     client
-        .submissions(thread, client_id, 50, Duration::from_secs(15))
+        .submissions(thread, client_id, Duration::from_secs(15))
         .expect("the thread's queue and history")
         .into_iter()
         .map(|s| s.text)
