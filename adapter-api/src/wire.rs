@@ -249,3 +249,86 @@ pub struct RenderAnswer {
     #[serde(default)]
     pub withheld: Vec<String>,
 }
+
+/// One request of `acc contract capture` to an adapter author's capture driver: a program
+/// that runs the author's client for the capture. Requests go to the driver's stdin and
+/// answers ([`DriverAnswer`]) come back on its stdout, one JSON object a line, in order.
+/// See `docs/contracts.md`, "Capture drivers".
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "kebab-case")]
+pub enum DriverRequest {
+    /// The first request: a folder the driver may use (removed after the capture). Answer
+    /// with `executable` (the client program that runs, which the capture fingerprints) and
+    /// `launchMode`.
+    Start {
+        /// The scratch folder.
+        scratch: String,
+    },
+    /// Start a client session for `participant`; answer with its `endpoint` (what `acc bind
+    /// --endpoint` takes for the author's adapter).
+    Session {
+        /// The participant.
+        participant: String,
+    },
+    /// Make `participant`'s client busy: answer once a turn is running.
+    Busy {
+        /// The participant.
+        participant: String,
+    },
+    /// Let the running turn of `participant`'s client end: answer once it has ended.
+    EndTurn {
+        /// The participant.
+        participant: String,
+    },
+    /// Look for a message at `participant`'s client: answer with `seen` (how many times the
+    /// client holds or ran it) once it reaches `expect`, or when `waitMs` has passed;
+    /// `afterTurnEnd` when the client took it only after a turn ended (say nothing when it
+    /// cannot tell), and `frames`, the client's own records that show it.
+    #[serde(rename_all = "camelCase")]
+    Look {
+        /// The participant.
+        participant: String,
+        /// The ACC message id.
+        message_id: String,
+        /// How many the capture expects (0: it expects none, so look once).
+        expect: u32,
+        /// How long to wait for `expect`.
+        wait_ms: u64,
+    },
+    /// End `participant`'s client session: it is gone afterwards.
+    Stop {
+        /// The participant.
+        participant: String,
+    },
+    /// The last request: stop every client, clean up, exit.
+    Finish,
+}
+
+/// A capture driver's answer to one [`DriverRequest`].
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DriverAnswer {
+    /// Whether the request was done.
+    pub ok: bool,
+    /// Why not, when it was not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// `start`: the client program that runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub executable: Option<String>,
+    /// `start`: how the client is launched.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launch_mode: Option<String>,
+    /// `session`: the endpoint.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub endpoint: Option<serde_json::Value>,
+    /// `look`: how many times the client holds or ran the message.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seen: Option<u32>,
+    /// `look`: whether it was taken only after a running turn ended, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after_turn_end: Option<bool>,
+    /// `look`: the client's own records that show it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub frames: Vec<serde_json::Value>,
+}

@@ -1,7 +1,10 @@
 //! The `example` adapter: the template an adapter author copies.
 //!
-//! It implements every operation honestly over a plain file: a handshake checks that the
-//! endpoint's directory exists; an accepted offer appends one JSON line to that file; render
+//! It implements every operation honestly over a plain file, the example client's inbox: a
+//! handshake checks that the endpoint's directory exists; an offer is refused with
+//! `recipient_unavailable` when that directory is gone and `recipient_busy` while the client is
+//! in a turn (a `<file>.busy` marker beside the inbox); an accepted offer appends one JSON line
+//! to the file; render
 //! formats pending messages as plain text within the budget and reports exactly the ids it
 //! carried. Its configuration (JSON, from the host) chooses how offers are answered, so tests
 //! can drive every router outcome:
@@ -77,6 +80,14 @@ impl Example {
             .clone()
             .unwrap_or_else(|| "1.2.0".into())
     }
+}
+
+/// The file whose presence means the example client at `inbox` is in a turn: it takes no
+/// offer until the turn ends (the capture driver creates and removes it).
+pub fn busy_marker(inbox: &std::path::Path) -> std::path::PathBuf {
+    let mut name = inbox.as_os_str().to_owned();
+    name.push(".busy");
+    std::path::PathBuf::from(name)
 }
 
 fn platform() -> String {
@@ -171,6 +182,24 @@ impl AdapterImpl for Example {
                     format!("unknown offers mode {other}"),
                 ));
             }
+        }
+        // The example client's own state: its session folder is gone (the client stopped), or
+        // a turn is running (the capture driver's `busy` marker beside the inbox).
+        let inbox = std::path::Path::new(&request.endpoint_ref);
+        let refused = if !inbox.parent().is_some_and(std::path::Path::is_dir) {
+            Some("recipient_unavailable")
+        } else if busy_marker(inbox).exists() {
+            Some("recipient_busy")
+        } else {
+            None
+        };
+        if let Some(code) = refused {
+            return Ok(OfferAnswer {
+                accepted: false,
+                pending_approval: false,
+                code: Some(code.into()),
+                client_version,
+            });
         }
         let line = serde_json::json!({
             "messageId": request.message.message_id,
