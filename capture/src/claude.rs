@@ -3,24 +3,22 @@
 //! `claude` in a throwaway `HOME` (ACC's hooks installed there with live delivery `all`)
 //! against a model API this process serves on loopback.
 
-use std::io::Write;
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use acc_adapter_api::wire::OfferRequest;
 use serde_json::Value;
 
-use super::{Observed, attach, captured_here, failed, probed, question};
+use crate::failed;
 use crate::model::ModelServer;
+use crate::record::Finished;
+use crate::script::{self, Client, Look, Scratch, ScratchPaths, Session, Started};
 use acc_host::clock::SystemClock;
-use acc_host::contracts::Capture;
-use acc_host::core::messages::{ReplyRequest, SendRequest};
 use acc_host::core::{Caller, Core};
-use acc_host::delivery::App;
 use acc_host::error::AccResult;
-use acc_host::plugins::{DEFAULT_DEADLINE, Operation, Plugins, search_path};
 use acc_host::workspace;
 
 /// The registry fields the adapter reads.
@@ -54,314 +52,308 @@ fn quoted_after<'a>(text: &'a str, flag: &str) -> Option<&'a str> {
     Some(&rest[..end])
 }
 
-/// Capture the installed `claude`. Returns the capture (also checked by the validator).
-pub fn capture_claude() -> AccResult<Capture> {
+/// The text of the turn that keeps the session busy during the busy branch.
+const BUSY_TURN: &str = "acc capture: a turn that keeps this session busy";
+/// How long the model holds that turn.
+const BUSY_FOR: Duration = Duration::from_secs(4);
+/// How long a step waits for Claude Code.
+const WAIT: Duration = Duration::from_secs(60);
+
+/// Capture the installed `claude`.
+pub fn capture_claude() -> AccResult<Finished> {
     let claude = acc_clients::find_on_path("claude")
         .ok_or_else(|| failed("claude", "no `claude` on PATH"))?;
-    let temp = std::env::temp_dir().join(format!(
-        "acc-capture-claude-{}-{}",
-        std::process::id(),
-        acc_host::clock::Clock::now_ms(&SystemClock::default())
-    ));
-    let result = drive(&claude, &temp);
-    let _ = std::fs::remove_dir_all(&temp);
-    result
+    let scratch = Scratch::new("claude")?;
+    let mut client = ClaudeClient {
+        claude,
+        model: ModelServer::start(),
+        scratch: scratch.clone_paths(),
+        running: None,
+        stdin: None,
+        busy: None,
+        ended: Arc::new(AtomicUsize::new(0)),
+        ended_before_busy: 0,
+    };
+    script::run(&mut client, "claude-inbox", &scratch)
 }
 
-fn wake_seen(model: &ModelServer, id: &str) -> usize {
-    let needle = format!("a message for you is waiting ({id})");
-    model
-        .model_requests()
-        .iter()
-        .filter(|r| r.body.contains(&needle))
-        .count()
+/// The installed Claude Code in print mode with stream-json input held open, in a throwaway
+/// `HOME` with ACC's hooks installed (live delivery `all`), its model the capture's loopback
+/// model API.
+struct ClaudeClient {
+    claude: PathBuf,
+    model: ModelServer,
+    scratch: ScratchPaths,
+    running: Option<Running>,
+    stdin: Option<ChildStdin>,
+    /// The model request of the turn that keeps the session busy.
+    busy: Option<u64>,
+    /// How many turns Claude Code has ended (`result` lines on its stream-json output).
+    ended: Arc<AtomicUsize>,
+    /// That count when the busy turn started.
+    ended_before_busy: usize,
 }
 
-// One capture is one script: each branch is driven and observed in order against the same
-// running client, and the order is part of the evidence. The driver interface of issue 14
-// splits these along their branches.
-#[allow(clippy::too_many_lines)]
-fn drive(claude: &Path, temp: &Path) -> AccResult<Capture> {
-    let project = temp.join("project");
-    let home = temp.join("home");
-    let data = temp.join("data");
-    for dir in [&project, &home.join(".claude"), &data] {
-        std::fs::create_dir_all(dir).map_err(|e| failed("temporary folders", e))?;
-    }
-    let plugins = Arc::new(Plugins::load_from(search_path(), &Default::default()));
-    let (adapter, probe, version) = probed(
-        &plugins,
-        "claude-inbox",
-        Duration::from_secs(10),
-        Duration::from_secs(15),
-    )?;
-    let mut limitations = Vec::new();
-    // The hooks run `acc`, which sits beside this tool.
-    let acc = std::env::current_exe()
-        .map_err(|e| failed("acc", e))?
-        .with_file_name("acc");
-    let installed = Command::new(&acc)
-        .args(["--json", "install", "--client", "claude-code", "--home"])
-        .arg(&home)
-        .args(["--delivery", "all"])
-        .env("HOME", &home)
-        .env("ACC_DATA_HOME", &data)
-        .env_remove("CLAUDE_CONFIG_DIR")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .map_err(|e| failed("acc install", e))?;
-    if !installed.success() {
-        return Err(failed("acc install", "installing the hooks failed"));
+impl ClaudeClient {
+    fn home(&self) -> PathBuf {
+        self.scratch.client.join("home")
     }
 
-    let model = ModelServer::start();
-    *model.delay.lock().map_err(|_| failed("model", "lock"))? = Duration::from_secs(4);
-    let mut child = Command::new(claude)
-        .args([
-            "-p",
-            "--input-format",
-            "stream-json",
-            "--output-format",
-            "stream-json",
-            "--verbose",
-        ])
-        .current_dir(&project)
-        .env("HOME", &home)
-        .env("ACC_DATA_HOME", &data)
-        .env("ACC_PARTICIPANT", "bob")
-        .env("ANTHROPIC_API_KEY", "acc-capture-key")
-        .env("ANTHROPIC_BASE_URL", &model.base_url)
-        .env_remove("CLAUDE_CONFIG_DIR")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .map_err(|e| failed("claude", e))?;
-    let mut stdin = child.stdin.take();
-    let running = Running(child);
-    let first = acc_host::wire::json(&crate::wire::UserLine::new("hello"));
-    if let Some(stdin) = stdin.as_mut() {
-        let _ = writeln!(stdin, "{first}");
+    fn say(&mut self, text: &str) -> AccResult<()> {
+        let line = acc_host::wire::json(&crate::wire::UserLine::new(text));
+        let stdin = self
+            .stdin
+            .as_mut()
+            .ok_or_else(|| failed("claude", "not running"))?;
+        writeln!(stdin, "{line}")
+            .and_then(|()| stdin.flush())
+            .map_err(|e| failed("claude stdin", e))
     }
 
-    // The store appears with the hook's first write, so each look opens it afresh.
-    let open = |plugins: &Arc<Plugins>| -> AccResult<App> {
-        let ws = workspace::discover(&project)?;
-        let mut app = App::new(Core::new(
+    /// Whether `bob`'s session is bound to `claude-inbox` (the SessionStart hook's work).
+    fn bound(&self) -> bool {
+        let Ok(ws) = workspace::discover(&self.scratch.project) else {
+            return false;
+        };
+        Core::new(
             ws,
-            data.join("acc"),
+            self.scratch.data.join("acc"),
             Arc::new(SystemClock::default()),
             acc_host::process::liveness(),
-        )?);
-        app.delivery.set_plugins(plugins.clone());
-        // The consent the capture recorded lives in its own data home, not this process's.
-        app.delivery.consent_override = Some(acc_host::store::LivePolicy::All);
-        // The capture produces the evidence: it cannot wait for it.
-        app.delivery.admission = acc_host::delivery::Admission::Declared;
-        Ok(app)
-    };
-    let is_bound = |core: &mut Core| {
-        core.status(false).is_ok_and(|report| {
+        )
+        .and_then(|mut core| core.status(false))
+        .is_ok_and(|report| {
             report.sessions.iter().any(|s| {
                 s.session.participant_id == "bob"
                     && s.bindings.iter().any(|b| b.adapter_id == "claude-inbox")
             })
         })
-    };
-    let bound = wait_for(Duration::from_secs(60), || {
-        open(&plugins).is_ok_and(|mut app| is_bound(&mut app.core))
-    });
-    if !bound {
-        return Err(failed(
-            "claude",
-            "the SessionStart hook did not bind the session to claude-inbox within 60 s",
-        ));
     }
-    let mut app = open(&plugins)?;
-    // The surface the adapter relies on, as this client wrote it.
-    let pid = running.0.id();
-    let registry = std::fs::read(
-        home.join(".claude")
-            .join("sessions")
-            .join(format!("{pid}.json")),
-    )
-    .ok()
-    .and_then(|b| serde_json::from_slice::<Value>(&b).ok());
-    match &registry {
-        Some(registry) => {
-            for field in REGISTRY_FIELDS {
-                if registry.get(*field).is_none() {
-                    limitations.push(format!("surface: the session registry has no `{field}`"));
-                }
-            }
-            let socket = registry
-                .get("messagingSocketPath")
-                .and_then(Value::as_str)
-                .unwrap_or("");
-            use std::os::unix::fs::MetadataExt;
-            match std::fs::symlink_metadata(socket) {
-                Ok(meta) if meta.mode() & 0o077 == 0 => {}
-                Ok(_) => limitations
-                    .push("surface: the messaging socket is open to group or others".into()),
-                Err(_) => limitations.push("surface: the messaging socket does not exist".into()),
-            }
-        }
-        None => limitations.push("surface: no session registry file for the claude pid".into()),
-    }
-    let alice = attach(&mut app.core, "alice")?;
+}
 
-    // busy: a wake while the first turn still waits for the model runs after it.
-    let sent = app.send_message(&alice, &question("bob"))?;
-    let busy_id = sent.message.message.message_id.clone();
-    let woken = sent.delivery.first().is_some_and(|d| d.outcome == "woken");
-    let busy = if woken && wait_for(Duration::from_secs(60), || wake_seen(&model, &busy_id) > 0) {
-        "queued-after-turn"
-    } else {
-        limitations.push(format!(
-            "busy: the wake ended as {:?} and no later model request carried it",
-            sent.delivery.first().map(|d| &d.outcome)
-        ));
-        "unobserved"
-    };
-    // Let the woken turn finish: the session is then idle, waiting for input.
-    *model.delay.lock().map_err(|_| failed("model", "lock"))? = Duration::from_millis(200);
-    std::thread::sleep(Duration::from_secs(6));
-
-    // idle: a wake to the idle session starts a turn at once.
-    let sent = app.send_message(&alice, &question("bob"))?;
-    let idle_id = sent.message.message.message_id.clone();
-    let woken = sent.delivery.first().is_some_and(|d| d.outcome == "woken");
-    let idle = if woken && wait_for(Duration::from_secs(30), || wake_seen(&model, &idle_id) > 0) {
-        "offered"
-    } else {
-        limitations.push("idle: the idle session did not run the wake".into());
-        "unobserved"
-    };
-    std::thread::sleep(Duration::from_secs(3));
-
-    // duplicate: the same wake line again (same message id) runs no second turn.
-    let bob_binding = app
-        .core
-        .status(false)?
-        .sessions
-        .into_iter()
-        .find(|s| s.session.participant_id == "bob");
-    let endpoint_ref = bob_binding
-        .as_ref()
-        .and_then(|s| s.bindings.iter().find(|b| b.adapter_id == "claude-inbox"))
-        .map(|b| b.endpoint_ref.clone())
-        .unwrap_or_default();
-    let request = OfferRequest {
-        message: acc_host::delivery::envelope(&sent.message, &app.core.workspace.id),
-        recipient_participant_id: "bob".into(),
-        target_session_id: bob_binding
-            .as_ref()
-            .map(|s| s.session.session_id.clone())
-            .unwrap_or_default(),
-        target_generation: 1,
-        endpoint_ref,
-        client_version: version.clone(),
-        timeout_ms: None,
-    };
-    let before = wake_seen(&model, &idle_id);
-    let again = adapter.call(
-        Operation::Offer,
-        serde_json::to_string(&request).unwrap_or_default(),
-        DEFAULT_DEADLINE,
-    );
-    std::thread::sleep(Duration::from_secs(8));
-    let after = wake_seen(&model, &idle_id);
-    let duplicate = if again.is_ok() && after == before {
-        "same-message-id"
-    } else {
-        limitations.push(format!(
-            "duplicate: a second wake with the same message id was run again ({before} then {after} requests carried it)"
-        ));
-        "unobserved"
-    };
-
-    // reply: bob's question (with the credentials the hook gave the model) is answered by
-    // alice, and the answer wakes bob.
-    let credentials = model.model_requests().iter().rev().find_map(|r| {
-        let session = quoted_after(&r.body, "--session '")?;
-        let generation = quoted_after(&r.body, "--generation '")?;
-        Some(Caller {
-            session_id: session.to_string(),
-            generation: generation.to_string(),
+/// The new input of each main-loop model request (what came after the model's last answer:
+/// the user's or the wake's line and the hooks' context) that holds any of `needles`.
+fn inputs_with(model: &ModelServer, needles: &[&str]) -> Vec<Value> {
+    model
+        .model_requests()
+        .iter()
+        .filter(|r| r.is_main_loop())
+        .filter_map(|r| {
+            let body: Value = serde_json::from_str(&r.body).ok()?;
+            let messages = body.get("messages")?.as_array()?;
+            let mut input: Vec<Value> = messages
+                .iter()
+                .rev()
+                .take_while(|m| m.get("role").and_then(Value::as_str) != Some("assistant"))
+                .cloned()
+                .collect();
+            input.reverse();
+            let input = Value::Array(input);
+            let text = input.to_string();
+            needles.iter().any(|n| text.contains(n)).then_some(input)
         })
-    });
-    let routed = match credentials {
-        Some(bob) => {
-            let asked = app.send_message(
-                &bob,
-                &SendRequest {
-                    to: vec!["alice".into()],
-                    kind: Some("question".into()),
-                    subject: "capture".into(),
-                    body: "a capture question".into(),
-                    ..SendRequest::default()
-                },
-            )?;
-            let answer = app.reply(
-                &alice,
-                &ReplyRequest {
-                    message_id: asked.message.message.message_id.clone(),
-                    body: "answer".into(),
-                    ..ReplyRequest::default()
-                },
-            )?;
-            let answer_id = answer.message.message.message_id.clone();
-            if answer
-                .delivery
-                .first()
-                .is_some_and(|d| d.outcome == "woken")
-                && wait_for(Duration::from_secs(30), || {
-                    wake_seen(&model, &answer_id) > 0
+        .collect()
+}
+
+impl Client for ClaudeClient {
+    fn driver(&self) -> String {
+        "acc-capture".into()
+    }
+
+    fn start(&mut self, _scratch: &Scratch) -> AccResult<Started> {
+        let home = self.home();
+        std::fs::create_dir_all(home.join(".claude")).map_err(|e| failed("home", e))?;
+        // The hooks run `acc`, which sits beside this tool.
+        let acc = std::env::current_exe()
+            .map_err(|e| failed("acc", e))?
+            .with_file_name("acc");
+        let installed = Command::new(&acc)
+            .args(["--json", "install", "--client", "claude-code", "--home"])
+            .arg(&home)
+            .args(["--delivery", "all"])
+            .env("HOME", &home)
+            .env("ACC_DATA_HOME", &self.scratch.data)
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .map_err(|e| failed("acc install", e))?;
+        if !installed.success() {
+            return Err(failed("acc install", "installing the hooks failed"));
+        }
+        let executable = std::fs::canonicalize(&self.claude).map_err(|e| failed("claude", e))?;
+        Ok(Started {
+            executable,
+            launch_mode: "print mode with stream-json input held open, model API on loopback"
+                .into(),
+            notes: Vec::new(),
+        })
+    }
+
+    fn session(&mut self, participant: &str) -> AccResult<Session> {
+        let home = self.home();
+        let mut child = Command::new(&self.claude)
+            .args([
+                "-p",
+                "--input-format",
+                "stream-json",
+                "--output-format",
+                "stream-json",
+                "--verbose",
+            ])
+            .current_dir(&self.scratch.project)
+            .env("HOME", &home)
+            .env("ACC_DATA_HOME", &self.scratch.data)
+            .env("ACC_PARTICIPANT", participant)
+            .env("ANTHROPIC_API_KEY", "acc-capture-key")
+            .env("ANTHROPIC_BASE_URL", &self.model.base_url)
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| failed("claude", e))?;
+        self.stdin = child.stdin.take();
+        if let Some(stdout) = child.stdout.take() {
+            let ended = self.ended.clone();
+            std::thread::spawn(move || {
+                for line in BufReader::new(stdout).lines() {
+                    let Ok(line) = line else { break };
+                    let kind = serde_json::from_str::<Value>(&line)
+                        .ok()
+                        .and_then(|v| v.get("type").and_then(Value::as_str).map(str::to_string));
+                    if kind.as_deref() == Some("result") {
+                        ended.fetch_add(1, Ordering::SeqCst);
+                    }
+                }
+            });
+        }
+        self.running = Some(Running(child));
+        self.say("hello")?;
+        if !wait_for(WAIT, || {
+            self.bound() && self.ended.load(Ordering::SeqCst) >= 1
+        }) {
+            return Err(failed(
+                "claude",
+                "the SessionStart hook did not bind the session to claude-inbox, or the first turn did not end, within 60 s",
+            ));
+        }
+        // The credentials the hook gave the model, once the first turn has ended.
+        let credentials = self
+            .model
+            .wait_for_request("--generation '", WAIT)
+            .and_then(|first| {
+                self.model.wait_answered(first.seq, WAIT)?;
+                let session = quoted_after(&first.body, "--session '")?;
+                let generation = quoted_after(&first.body, "--generation '")?;
+                Some(Caller {
+                    session_id: session.to_string(),
+                    generation: generation.to_string(),
                 })
-            {
-                "routed"
-            } else {
-                limitations.push("reply: the answer did not wake its author".into());
-                "unobserved"
+            })
+            .ok_or_else(|| failed("claude", "the model never saw the session's credentials"))?;
+        Ok(Session::Hooked(credentials))
+    }
+
+    fn surface(&mut self) -> Vec<String> {
+        let pid = self.running.as_ref().map_or(0, |r| r.0.id());
+        let registry = std::fs::read(
+            self.home()
+                .join(".claude")
+                .join("sessions")
+                .join(format!("{pid}.json")),
+        )
+        .ok()
+        .and_then(|b| serde_json::from_slice::<Value>(&b).ok());
+        let Some(registry) = registry else {
+            return vec!["no session registry file for the claude pid".into()];
+        };
+        let mut notes: Vec<String> = REGISTRY_FIELDS
+            .iter()
+            .filter(|field| registry.get(**field).is_none())
+            .map(|field| format!("the session registry has no `{field}`"))
+            .collect();
+        let socket = registry
+            .get("messagingSocketPath")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        use std::os::unix::fs::MetadataExt;
+        match std::fs::symlink_metadata(socket) {
+            Ok(meta) if meta.mode() & 0o077 == 0 => {}
+            Ok(_) => notes.push("the messaging socket is open to group or others".into()),
+            Err(_) => notes.push("the messaging socket does not exist".into()),
+        }
+        notes
+    }
+
+    fn busy(&mut self, _participant: &str) -> AccResult<()> {
+        self.model.hold(BUSY_TURN, BUSY_FOR);
+        self.ended_before_busy = self.ended.load(Ordering::SeqCst);
+        self.say(BUSY_TURN)?;
+        let running = self
+            .model
+            .wait_for_request(BUSY_TURN, WAIT)
+            .ok_or_else(|| failed("claude", "the busy turn never reached the model"))?;
+        self.busy = Some(running.seq);
+        Ok(())
+    }
+
+    fn end_turn(&mut self, _participant: &str) -> AccResult<()> {
+        let seq = self
+            .busy
+            .ok_or_else(|| failed("claude", "no turn is running"))?;
+        let before = self.ended_before_busy;
+        if self.model.wait_answered(seq, BUSY_FOR + WAIT).is_none()
+            || !wait_for(WAIT, || self.ended.load(Ordering::SeqCst) > before)
+        {
+            return Err(failed("claude", "the busy turn never ended"));
+        }
+        Ok(())
+    }
+
+    fn look(
+        &mut self,
+        _participant: &str,
+        message_id: &str,
+        expect: u32,
+        wait: Duration,
+    ) -> AccResult<Look> {
+        // A wake carries only the message id; the message itself reaches the model once, in
+        // the `acc-peer-message` block a prompt hook adds (which records it). What counts is the
+        // message: a repeated wake that runs a turn carrying nothing is in the frames, not a copy.
+        let wake = format!("a message for you is waiting ({message_id})");
+        let block = format!("message={message_id} kind=");
+        let deadline = Instant::now() + wait;
+        let (inputs, seen) = loop {
+            let inputs = inputs_with(&self.model, &[&wake, &block]);
+            let seen = inputs
+                .iter()
+                .filter(|i| i.to_string().contains(&block))
+                .count();
+            if seen >= expect as usize || Instant::now() >= deadline {
+                break (inputs, seen);
             }
-        }
-        None => {
-            limitations.push("reply: the model never saw the session's credentials".into());
-            "unobserved"
-        }
-    };
+            std::thread::sleep(Duration::from_millis(100));
+        };
+        let after_turn_end = match self.busy {
+            Some(seq) if seen > 0 => self.model.arrived_after(&wake, seq),
+            _ => None,
+        };
+        Ok(Look {
+            seen: u32::try_from(seen).unwrap_or(u32::MAX),
+            after_turn_end,
+            frames: inputs,
+        })
+    }
 
-    // fallback: with the session gone the message waits durably.
-    drop(stdin);
-    drop(running);
-    let fallback_sent = app.send_message(&alice, &question("bob"))?;
-    let fallback = if fallback_sent
-        .delivery
-        .first()
-        .is_some_and(|d| d.outcome == "queued" && d.error_code.is_some())
-    {
-        "queued"
-    } else {
-        limitations.push(format!(
-            "fallback: with the session gone the send ended as {:?}",
-            fallback_sent.delivery.first()
-        ));
-        "unobserved"
-    };
+    fn stop(&mut self, _participant: &str) -> AccResult<()> {
+        self.stdin = None;
+        self.running = None;
+        Ok(())
+    }
 
-    captured_here(
-        "claude-code",
-        version,
-        "print mode with stream-json input held open, model API on loopback",
-        probe,
-        Observed {
-            idle,
-            busy,
-            reply: routed,
-            duplicate,
-            fallback,
-        },
-        limitations,
-    )
+    fn finish(&mut self) {
+        self.stdin = None;
+        self.running = None;
+    }
 }

@@ -1,27 +1,21 @@
 //! Capture the installed Codex: its protocol surface from its own generated schema, and the
 //! `codex-app-server` delivery branches through a LocalDaemon the capture starts in a throwaway
-//! `CODEX_HOME` (and stops again). No account is needed: a queued submission is accepted even
-//! though the turn it starts cannot reach a model.
+//! `CODEX_HOME` (and stops again), whose model is the capture's loopback model API: turns
+//! really run and end, so "after the turn" is observed, not assumed. No account is needed.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use acc_adapter_api::wire::OfferRequest;
 use acc_clients::codex_daemon::{self, Daemon, client_message_id};
 use acc_clients::run_bounded;
 use serde_json::{Value, json};
 
-use super::{Observed, attach, captured_here, failed, probed, question};
-use acc_host::clock::SystemClock;
-use acc_host::contracts::Capture;
-use acc_host::core::Core;
-use acc_host::core::messages::ReplyRequest;
-use acc_host::delivery::App;
+use crate::failed;
+use crate::model::ModelServer;
+use crate::record::Finished;
+use crate::script::{self, Client, Look, Scratch, Session, Started};
 use acc_host::error::AccResult;
-use acc_host::plugins::{DEFAULT_DEADLINE, Operation, Plugins, search_path};
-use acc_host::workspace;
 
 /// The methods the adapter calls, each of which the client's own schema must list.
 pub const METHODS: &[&str] = &[
@@ -54,19 +48,17 @@ pub fn check_surface(codex: &Path, codex_home: &Path, out: &Path) -> Vec<String>
         .ok()
         .is_some_and(|o| o.status.success())
     {
-        return vec![
-            "surface: `codex app-server generate-json-schema --experimental` failed".into(),
-        ];
+        return vec!["`codex app-server generate-json-schema --experimental` failed".into()];
     }
     let requests = std::fs::read_to_string(out.join("ClientRequest.json")).unwrap_or_default();
     let Ok(schema) = serde_json::from_str::<Value>(&requests) else {
-        return vec!["surface: the generated ClientRequest.json is not json".into()];
+        return vec!["the generated ClientRequest.json is not json".into()];
     };
     let text = schema.to_string();
     let mut missing: Vec<String> = METHODS
         .iter()
         .filter(|m| !text.contains(&format!("\"{m}\"")))
-        .map(|m| format!("surface: the client's schema lists no `{m}` request"))
+        .map(|m| format!("the client's schema lists no `{m}` request"))
         .collect();
     let params = schema
         .pointer("/definitions/ThreadQueueAddParams/properties")
@@ -74,7 +66,7 @@ pub fn check_surface(codex: &Path, codex_home: &Path, out: &Path) -> Vec<String>
     for field in QUEUE_ADD_FIELDS {
         if !params.is_some_and(|p| p.contains_key(*field)) {
             missing.push(format!(
-                "surface: thread/queue/add takes no `{field}` in the client's schema"
+                "thread/queue/add takes no `{field}` in the client's schema"
             ));
         }
     }
@@ -146,44 +138,99 @@ impl Drop for StartedDaemon {
     }
 }
 
-/// Capture the installed `codex`. Returns the capture (also checked by the validator).
-pub fn capture_codex() -> AccResult<Capture> {
+/// The text of the turn that keeps the thread busy during the busy branch.
+const BUSY_TURN: &str = "acc capture: a turn that keeps this thread busy";
+/// How long the model holds that turn.
+const BUSY_FOR: Duration = Duration::from_secs(4);
+
+/// Capture the installed `codex`.
+pub fn capture_codex() -> AccResult<Finished> {
     let codex =
         acc_clients::find_on_path("codex").ok_or_else(|| failed("codex", "no `codex` on PATH"))?;
-    let temp = std::env::temp_dir().join(format!(
-        "acc-capture-codex-{}-{}",
-        std::process::id(),
-        acc_host::clock::Clock::now_ms(&SystemClock::default())
-    ));
-    let result = drive(&codex, &temp);
-    let _ = std::fs::remove_dir_all(&temp);
-    result
+    let scratch = Scratch::new("codex")?;
+    let mut client = CodexClient {
+        codex,
+        model: ModelServer::start(),
+        home: scratch.client.join("codex-home"),
+        project: scratch.project.clone(),
+        daemon: None,
+        rpc: None,
+        thread: None,
+        busy: None,
+    };
+    script::run(&mut client, "codex-app-server", &scratch)
 }
 
-// One capture is one script: each branch is driven and observed in order against the same
-// running client, and the order is part of the evidence. The driver interface of issue 14
-// splits these along their branches.
-#[allow(clippy::too_many_lines)]
-fn drive(codex: &Path, temp: &Path) -> AccResult<Capture> {
-    let project = temp.join("project");
-    let home = temp.join("codex-home");
-    for dir in [&project, &home] {
-        std::fs::create_dir_all(dir).map_err(|e| failed("temporary folders", e))?;
-    }
-    let plugins = Arc::new(Plugins::load_from(search_path(), &Default::default()));
-    let (adapter, probe, version) = probed(
-        &plugins,
-        "codex-app-server",
-        Duration::from_secs(10),
-        Duration::from_secs(15),
-    )?;
-    let mut limitations = check_surface(codex, &home, &temp.join("schema"));
+/// The installed Codex, run as a LocalDaemon in the capture's own `CODEX_HOME` whose model is
+/// the capture's loopback model API, so turns really run and end.
+struct CodexClient {
+    codex: PathBuf,
+    model: ModelServer,
+    home: PathBuf,
+    project: PathBuf,
+    daemon: Option<StartedDaemon>,
+    rpc: Option<Daemon>,
+    thread: Option<String>,
+    /// The model request of the turn that keeps the thread busy.
+    busy: Option<u64>,
+}
 
-    let daemon = StartedDaemon::start(codex, &home, &[])?;
-    let mut client = Daemon::connect(&daemon.socket(), Duration::from_secs(20))
-        .map_err(|e| failed("codex daemon", e))?;
-    let mut thread_in = |cwd: &Path| -> AccResult<String> {
-        client
+impl CodexClient {
+    fn rpc(&mut self) -> AccResult<&mut Daemon> {
+        self.rpc
+            .as_mut()
+            .ok_or_else(|| failed("codex daemon", "not connected"))
+    }
+
+    fn thread(&self) -> AccResult<String> {
+        self.thread
+            .clone()
+            .ok_or_else(|| failed("codex", "no thread was started"))
+    }
+}
+
+/// The executable a running daemon really is (`/proc/<pid>/exe`), not the launcher that
+/// started it.
+fn daemon_executable(home: &Path) -> Option<PathBuf> {
+    codex_daemon::recorded_pids(home)
+        .into_iter()
+        .find_map(|pid| std::fs::read_link(format!("/proc/{pid}/exe")).ok())
+}
+
+impl Client for CodexClient {
+    fn driver(&self) -> String {
+        "acc-capture".into()
+    }
+
+    fn start(&mut self, scratch: &Scratch) -> AccResult<Started> {
+        std::fs::create_dir_all(&self.home).map_err(|e| failed("codex home", e))?;
+        std::fs::write(self.home.join("config.toml"), self.model.codex_config())
+            .map_err(|e| failed("codex config", e))?;
+        let notes = check_surface(&self.codex, &self.home, &scratch.client.join("schema"));
+        let daemon = StartedDaemon::start(
+            &self.codex,
+            &self.home,
+            &[("ACC_TEST_MODEL_KEY", "acc-capture")],
+        )?;
+        let executable = daemon_executable(&self.home)
+            .ok_or_else(|| failed("codex daemon", "its process is not to be found"))?;
+        self.rpc = Some(
+            Daemon::connect(&daemon.socket(), Duration::from_secs(20))
+                .map_err(|e| failed("codex daemon", e))?,
+        );
+        self.daemon = Some(daemon);
+        Ok(Started {
+            executable,
+            launch_mode: "app-server daemon in a throwaway CODEX_HOME, model API on loopback"
+                .into(),
+            notes,
+        })
+    }
+
+    fn session(&mut self, _participant: &str) -> AccResult<Session> {
+        let cwd = self.project.clone();
+        let thread = self
+            .rpc()?
             .call("thread/start", json!({ "cwd": cwd }))
             .ok()
             .and_then(|t| {
@@ -191,160 +238,103 @@ fn drive(codex: &Path, temp: &Path) -> AccResult<Capture> {
                     .and_then(Value::as_str)
                     .map(str::to_string)
             })
-            .ok_or_else(|| failed("codex daemon", "thread/start failed"))
-    };
-    let bob_thread = thread_in(&project)?;
-    let alice_thread = thread_in(&project)?;
-
-    let ws = workspace::discover(&project)?;
-    let mut app = App::new(Core::new(
-        ws,
-        temp.join("data").join("acc"),
-        Arc::new(SystemClock::default()),
-        acc_host::process::liveness(),
-    )?);
-    app.delivery.set_plugins(plugins);
-    app.delivery.consent_override = Some(acc_host::store::LivePolicy::All);
-    // The capture produces the evidence: it cannot wait for it.
-    app.delivery.admission = acc_host::delivery::Admission::Declared;
-    let alice = attach(&mut app.core, "alice")?;
-    let bob = attach(&mut app.core, "bob")?;
-    let endpoint = |thread: &str| {
-        acc_host::wire::json(&acc_host::wire::CodexEndpoint {
-            codex_home: &home,
-            thread_id: thread,
-            cwd: &project,
-        })
-    };
-    app.bind(&bob, "codex-app-server", "all", &endpoint(&bob_thread))?;
-    app.bind(&alice, "codex-app-server", "all", &endpoint(&alice_thread))?;
-
-    // idle: the idle thread takes the submission.
-    let sent = app.send_message(&alice, &question("bob"))?;
-    let id = sent.message.message.message_id.clone();
-    let offered = sent
-        .delivery
-        .first()
-        .is_some_and(|d| d.outcome == "offered");
-    let idle = if offered
-        && client
-            .one_submission(&bob_thread, &client_message_id(&id), WAIT)
-            .is_some()
-    {
-        "offered"
-    } else {
-        limitations.push(format!(
-            "idle: the offer ended as {:?} and the thread did not show it once",
-            sent.delivery.first().map(|d| &d.outcome)
-        ));
-        "unobserved"
-    };
-    // busy: the thread is still in the turn the first submission started (no model answers
-    // here), so the next one waits in its queue for the turn to end.
-    let busy_sent = app.send_message(&alice, &question("bob"))?;
-    let busy_id = format!("acc-{}", busy_sent.message.message.message_id);
-    let busy = match client.one_submission(&bob_thread, &busy_id, WAIT) {
-        Some(found)
-            if found.queued
-                && busy_sent
-                    .delivery
-                    .first()
-                    .is_some_and(|d| d.outcome == "offered") =>
-        {
-            "queued-after-turn"
-        }
-        other => {
-            limitations.push(format!(
-                "busy: the second submission was not seen waiting in the queue ({other:?})"
-            ));
-            "unobserved"
-        }
-    };
-    // duplicate: offering the first message again adds nothing.
-    let request = OfferRequest {
-        message: acc_host::delivery::envelope(&sent.message, &app.core.workspace.id),
-        recipient_participant_id: "bob".into(),
-        target_session_id: bob.session_id.clone(),
-        target_generation: 1,
-        endpoint_ref: endpoint(&bob_thread).to_string(),
-        client_version: version.clone(),
-        timeout_ms: None,
-    };
-    let again = adapter.call(
-        Operation::Offer,
-        serde_json::to_string(&request).unwrap_or_default(),
-        DEFAULT_DEADLINE,
-    );
-    let count = client
-        .submissions(&bob_thread, &client_message_id(&id), WAIT)
-        .map(|f| f.len())
-        .ok();
-    let duplicate = if again.is_ok() && count == Some(1) {
-        "same-message-id"
-    } else {
-        limitations.push(format!(
-            "duplicate: after a second offer the thread shows {count:?} submissions"
-        ));
-        "unobserved"
-    };
-    // reply: the answer reaches the author's own thread.
-    let reply = app.reply(
-        &bob,
-        &ReplyRequest {
-            message_id: id.clone(),
-            body: "answer".into(),
-            ..ReplyRequest::default()
-        },
-    )?;
-    let reply_id = client_message_id(&reply.message.message.message_id);
-    let routed = if reply
-        .delivery
-        .first()
-        .is_some_and(|d| d.outcome == "offered")
-        && client
-            .one_submission(&alice_thread, &reply_id, WAIT)
-            .is_some()
-    {
-        "routed"
-    } else {
-        limitations.push("reply: the answer did not reach the author's thread".into());
-        "unobserved"
-    };
-    // fallback: with the daemon stopped the message waits durably.
-    drop(client);
-    daemon.stop();
-    let gone = Instant::now();
-    while Daemon::connect(&daemon.socket(), Duration::from_secs(1)).is_ok()
-        && gone.elapsed() < Duration::from_secs(10)
-    {
-        std::thread::sleep(Duration::from_millis(100));
+            .ok_or_else(|| failed("codex daemon", "thread/start failed"))?;
+        self.thread = Some(thread.clone());
+        Ok(Session::Bind(acc_host::wire::json(
+            &acc_host::wire::CodexEndpoint {
+                codex_home: &self.home,
+                thread_id: &thread,
+                cwd: &self.project,
+            },
+        )))
     }
-    let fallback_sent = app.send_message(&alice, &question("bob"))?;
-    let fallback = if fallback_sent.delivery.first().is_some_and(|d| {
-        d.outcome == "queued" && d.error_code.as_deref() == Some("recipient_unavailable")
-    }) {
-        "queued"
-    } else {
-        limitations.push(format!(
-            "fallback: with the daemon stopped the send ended as {:?}",
-            fallback_sent.delivery.first()
-        ));
-        "unobserved"
-    };
-    drop(daemon);
 
-    captured_here(
-        "codex",
-        version,
-        "app-server daemon in a throwaway CODEX_HOME, no model",
-        probe,
-        Observed {
-            idle,
-            busy,
-            reply: routed,
-            duplicate,
-            fallback,
-        },
-        limitations,
-    )
+    fn busy(&mut self, _participant: &str) -> AccResult<()> {
+        let thread = self.thread()?;
+        self.model.hold(BUSY_TURN, BUSY_FOR);
+        self.rpc()?
+            .call(
+                "turn/start",
+                json!({ "threadId": thread, "input": [{ "type": "text", "text": BUSY_TURN }] }),
+            )
+            .map_err(|e| failed("codex turn/start", e))?;
+        let running = self
+            .model
+            .wait_for_request(BUSY_TURN, WAIT)
+            .ok_or_else(|| failed("codex", "the busy turn never reached the model"))?;
+        self.busy = Some(running.seq);
+        Ok(())
+    }
+
+    fn end_turn(&mut self, _participant: &str) -> AccResult<()> {
+        let seq = self
+            .busy
+            .ok_or_else(|| failed("codex", "no turn is running"))?;
+        self.model
+            .wait_answered(seq, BUSY_FOR + WAIT)
+            .map(drop)
+            .ok_or_else(|| failed("codex", "the busy turn was never answered"))
+    }
+
+    fn look(
+        &mut self,
+        _participant: &str,
+        message_id: &str,
+        expect: u32,
+        wait: Duration,
+    ) -> AccResult<Look> {
+        let thread = self.thread()?;
+        let client_id = client_message_id(message_id);
+        let deadline = Instant::now() + wait;
+        let found = loop {
+            let found = self
+                .rpc()?
+                .submissions(&thread, &client_id, Duration::from_secs(2))
+                .map_err(|e| failed("codex lookup", e))?;
+            if found.len() >= expect as usize || Instant::now() >= deadline {
+                break found;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        };
+        let needle = format!("({message_id})");
+        // A message taken into a turn reaches the model; when a busy turn ran, its order
+        // against that turn's end is what the busy branch claims.
+        let after_turn_end = match self.busy {
+            Some(seq) if !found.is_empty() => {
+                let left = deadline.saturating_duration_since(Instant::now());
+                self.model.wait_for_request(&needle, left);
+                self.model.arrived_after(&needle, seq)
+            }
+            _ => None,
+        };
+        Ok(Look {
+            seen: u32::try_from(found.len()).unwrap_or(u32::MAX),
+            after_turn_end,
+            frames: found
+                .iter()
+                .map(|f| json!({ "clientUserMessageId": client_id, "queued": f.queued, "text": f.text }))
+                .collect(),
+        })
+    }
+
+    fn stop(&mut self, _participant: &str) -> AccResult<()> {
+        self.rpc = None;
+        let Some(daemon) = self.daemon.take() else {
+            return Ok(());
+        };
+        daemon.stop();
+        let gone = Instant::now();
+        while Daemon::connect(&daemon.socket(), Duration::from_secs(1)).is_ok() {
+            if gone.elapsed() > WAIT {
+                return Err(failed("codex daemon", "it did not stop"));
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self) {
+        self.rpc = None;
+        self.daemon = None;
+    }
 }

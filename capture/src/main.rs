@@ -13,10 +13,14 @@ use clap::Parser;
 #[derive(Debug, Parser)]
 #[command(name = "acc-capture", version)]
 struct Args {
-    /// The client to capture: example, codex or claude-code.
+    /// The client to capture: codex, claude-code, or the client of an installed adapter whose
+    /// contract names a capture driver (example).
     #[arg(long)]
     client: String,
-    /// Where to write the capture (default: print it).
+    /// The capture driver to run instead of the one the adapter's contract names.
+    #[arg(long, value_name = "PATH")]
+    driver: Option<PathBuf>,
+    /// Where to write the capture and its transcript (default: print the capture only).
     #[arg(long)]
     out: Option<PathBuf>,
     /// Print JSON.
@@ -25,19 +29,11 @@ struct Args {
 }
 
 fn run(args: &Args) -> AccResult<(String, serde_json::Value)> {
-    let capture = match args.client.as_str() {
-        "example" => acc_capture::capture_example()?,
-        "codex" => acc_capture::codex::capture_codex()?,
-        "claude-code" => acc_capture::claude::capture_claude()?,
-        other => {
-            return Err(AccError::usage(format!(
-                "acc contract capture knows example, codex and claude-code, not `{other}`"
-            )));
-        }
-    };
-    let text = toml::to_string(&capture).map_err(|e| AccError::internal(e.to_string()))?;
+    let finished = acc_capture::capture(&args.client, args.driver.as_deref())?;
+    let capture = &finished.capture;
+    let text = toml::to_string(capture).map_err(|e| AccError::internal(e.to_string()))?;
     let written = match &args.out {
-        Some(dir) => Some(acc_capture::write(&capture, dir)?),
+        Some(dir) => Some(acc_capture::write(&finished, dir)?),
         None => None,
     };
     let human = match &written {
@@ -52,7 +48,7 @@ fn run(args: &Args) -> AccResult<(String, serde_json::Value)> {
         None => text,
     };
     let value = acc_host::wire::json(&acc_capture::wire::Captured {
-        capture: &capture,
+        capture,
         file: written.map(|p| p.to_string_lossy().into_owned()),
     });
     Ok((human, value))

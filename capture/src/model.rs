@@ -8,7 +8,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
@@ -30,10 +30,38 @@ pub enum Scripted {
 /// One recorded request.
 #[derive(Debug, Clone)]
 pub struct Recorded {
+    /// Its number, from 1, in order of arrival.
+    pub seq: u64,
     /// Method and path.
     pub target: String,
     /// The body, as text.
     pub body: String,
+    /// When it arrived.
+    pub received: Instant,
+    /// When its answer had been written whole (`None` until then).
+    pub answered: Option<Instant>,
+}
+
+impl Recorded {
+    /// Whether it is a model request (not another path).
+    pub fn is_model(&self) -> bool {
+        self.target.starts_with("POST /v1/messages")
+            || self.target.starts_with("POST /v1/responses")
+    }
+
+    /// Whether it is the client's main loop (it offers tools).
+    pub fn is_main_loop(&self) -> bool {
+        self.is_model() && offers_tools(&self.body)
+    }
+}
+
+/// The shared state of the server's threads.
+#[derive(Debug, Default)]
+struct Shared {
+    requests: Mutex<Vec<Recorded>>,
+    /// Requests whose body holds the text are answered only after the duration.
+    holds: Mutex<Vec<(String, Duration)>>,
+    next_seq: std::sync::atomic::AtomicU64,
 }
 
 /// The server.
@@ -41,7 +69,7 @@ pub struct Recorded {
 pub struct ModelServer {
     /// `http://127.0.0.1:<port>`.
     pub base_url: String,
-    requests: Arc<Mutex<Vec<Recorded>>>,
+    shared: Arc<Shared>,
     stop: Arc<AtomicBool>,
     /// Delay before each model answer (to keep a turn running).
     pub delay: Arc<Mutex<Duration>>,
@@ -202,7 +230,7 @@ fn responses_stream(text: &str) -> String {
 
 fn serve(
     mut stream: TcpStream,
-    requests: Arc<Mutex<Vec<Recorded>>>,
+    shared: Arc<Shared>,
     stop: Arc<AtomicBool>,
     delay: Arc<Mutex<Duration>>,
     script: Arc<Mutex<VecDeque<Scripted>>>,
@@ -243,9 +271,13 @@ fn serve(
             .collect::<Vec<_>>()
             .join(" ");
         let body = String::from_utf8_lossy(&body).into_owned();
-        requests.lock().expect("lock").push(Recorded {
+        let seq = shared.next_seq.fetch_add(1, Ordering::SeqCst) + 1;
+        shared.requests.lock().expect("lock").push(Recorded {
+            seq,
             target: target.clone(),
             body: body.clone(),
+            received: Instant::now(),
+            answered: None,
         });
         let messages = target.starts_with("POST /v1/messages") && !target.contains("count_tokens");
         let responses = target.starts_with("POST /v1/responses");
@@ -254,9 +286,16 @@ fn serve(
         } else {
             None
         };
-        let call = requests.lock().expect("lock").len();
+        let call = usize::try_from(seq).unwrap_or(usize::MAX);
         let (content_type, payload) = if messages || responses {
-            std::thread::sleep(*delay.lock().expect("lock"));
+            let held = shared
+                .holds
+                .lock()
+                .expect("lock")
+                .iter()
+                .find(|(needle, _)| body.contains(needle.as_str()))
+                .map(|(_, d)| *d);
+            std::thread::sleep(held.unwrap_or(*delay.lock().expect("lock")));
             let stream = match (&next, messages) {
                 (Some(Scripted::Tool { name, input }), true) => {
                     messages_tool_stream(call, name, input)
@@ -285,6 +324,15 @@ fn serve(
         {
             return;
         }
+        if let Some(r) = shared
+            .requests
+            .lock()
+            .expect("lock")
+            .iter_mut()
+            .find(|r| r.seq == seq)
+        {
+            r.answered = Some(Instant::now());
+        }
     }
 }
 
@@ -294,16 +342,11 @@ impl ModelServer {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
         listener.set_nonblocking(true).expect("nonblocking");
         let base_url = format!("http://{}", listener.local_addr().expect("addr"));
-        let requests = Arc::new(Mutex::new(Vec::new()));
+        let shared = Arc::new(Shared::default());
         let stop = Arc::new(AtomicBool::new(false));
         let delay = Arc::new(Mutex::new(Duration::ZERO));
         let script = Arc::new(Mutex::new(VecDeque::new()));
-        let (r, s, d, p) = (
-            requests.clone(),
-            stop.clone(),
-            delay.clone(),
-            script.clone(),
-        );
+        let (r, s, d, p) = (shared.clone(), stop.clone(), delay.clone(), script.clone());
         std::thread::spawn(move || {
             while !s.load(Ordering::SeqCst) {
                 match listener.accept() {
@@ -318,7 +361,7 @@ impl ModelServer {
         });
         Self {
             base_url,
-            requests,
+            shared,
             stop,
             delay,
             script,
@@ -347,23 +390,72 @@ impl ModelServer {
 
     /// Every request so far.
     pub fn requests(&self) -> Vec<Recorded> {
-        self.requests.lock().expect("lock").clone()
+        self.shared.requests.lock().expect("lock").clone()
     }
 
     /// Forget the requests so far (to look at one turn at a time).
     pub fn clear(&self) {
-        self.requests.lock().expect("lock").clear();
+        self.shared.requests.lock().expect("lock").clear();
     }
 
     /// The model requests (not other paths) so far.
     pub fn model_requests(&self) -> Vec<Recorded> {
         self.requests()
             .into_iter()
-            .filter(|r| {
-                r.target.starts_with("POST /v1/messages")
-                    || r.target.starts_with("POST /v1/responses")
-            })
+            .filter(Recorded::is_model)
             .collect()
+    }
+
+    /// Answer every request whose body holds `needle` only after `hold` (to keep a turn
+    /// running for as long as a test or capture needs).
+    pub fn hold(&self, needle: &str, hold: Duration) {
+        self.shared
+            .holds
+            .lock()
+            .expect("lock")
+            .push((needle.to_string(), hold));
+    }
+
+    /// The first model request whose body holds `needle`, waiting up to `wait` for it.
+    pub fn wait_for_request(&self, needle: &str, wait: Duration) -> Option<Recorded> {
+        let deadline = Instant::now() + wait;
+        loop {
+            let found = self
+                .model_requests()
+                .into_iter()
+                .find(|r| r.body.contains(needle));
+            if found.is_some() || Instant::now() >= deadline {
+                return found;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// When request `seq` was answered, waiting up to `wait` for it.
+    pub fn wait_answered(&self, seq: u64, wait: Duration) -> Option<Instant> {
+        let deadline = Instant::now() + wait;
+        loop {
+            let answered = self
+                .requests()
+                .into_iter()
+                .find(|r| r.seq == seq)
+                .and_then(|r| r.answered);
+            if answered.is_some() || Instant::now() >= deadline {
+                return answered;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Whether the first model request holding `needle` arrived only after request `seq` was
+    /// answered; `None` when either is not there.
+    pub fn arrived_after(&self, needle: &str, seq: u64) -> Option<bool> {
+        let requests = self.requests();
+        let ended = requests.iter().find(|r| r.seq == seq)?.answered?;
+        let first = requests
+            .iter()
+            .find(|r| r.is_model() && r.body.contains(needle))?;
+        Some(first.received > ended)
     }
 }
 

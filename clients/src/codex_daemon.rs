@@ -53,6 +53,40 @@ pub fn recorded_pids(codex_home: &Path) -> Vec<i64> {
         .collect()
 }
 
+/// The native program Codex's npm launcher (`@openai/codex/bin/codex.js`, a script) really
+/// runs, found where the launcher looks for it: the platform package's
+/// `vendor/<target triple>/bin/codex`, nested in the launcher's package, beside it in the
+/// `@openai` scope, or in the package's own `vendor/`. `None` when `launcher` is no script (it
+/// is then the program itself) or the program is not there.
+pub fn native_executable(launcher: &Path) -> Option<PathBuf> {
+    let mut head = [0u8; 2];
+    let script = std::fs::File::open(launcher)
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head))
+        .is_ok_and(|()| &head == b"#!");
+    if !script {
+        return None;
+    }
+    let (triple, package) = match (std::env::consts::OS, std::env::consts::ARCH) {
+        ("linux", "x86_64") => ("x86_64-unknown-linux-musl", "codex-linux-x64"),
+        ("linux", "aarch64") => ("aarch64-unknown-linux-musl", "codex-linux-arm64"),
+        ("macos", "x86_64") => ("x86_64-apple-darwin", "codex-darwin-x64"),
+        ("macos", "aarch64") => ("aarch64-apple-darwin", "codex-darwin-arm64"),
+        _ => return None,
+    };
+    let root = launcher.parent()?.parent()?;
+    let program = Path::new(triple).join("bin").join("codex");
+    [
+        root.join("node_modules/@openai")
+            .join(package)
+            .join("vendor"),
+        root.parent()?.join(package).join("vendor"),
+        root.join("vendor"),
+    ]
+    .into_iter()
+    .map(|vendor| vendor.join(&program))
+    .find(|candidate| candidate.is_file())
+}
+
 /// The `clientUserMessageId` ACC gives a message's submission: derived from the message id, so
 /// a retry is recognised.
 pub fn client_message_id(message_id: &str) -> String {

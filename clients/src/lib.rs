@@ -172,6 +172,18 @@ pub fn run_bounded_with_input(
 /// `timeout` (killed past it) and the real executable's fingerprint. `contract` is stated as
 /// the protocol contract when a version was found.
 pub fn probe_cli(executable: &str, contract: &str, timeout: Duration) -> ProbeAnswer {
+    probe_cli_running(executable, contract, timeout, |_| None)
+}
+
+/// [`probe_cli`] for a client whose command is a launcher: `runs` names the program the
+/// launcher really starts (`None`: the command is that program), and that program is what is
+/// fingerprinted.
+pub fn probe_cli_running(
+    executable: &str,
+    contract: &str,
+    timeout: Duration,
+    runs: impl Fn(&std::path::Path) -> Option<PathBuf>,
+) -> ProbeAnswer {
     let mut answer = ProbeAnswer {
         platform: platform(),
         ..ProbeAnswer::default()
@@ -181,6 +193,7 @@ pub fn probe_cli(executable: &str, contract: &str, timeout: Duration) -> ProbeAn
         return answer;
     };
     let real = std::fs::canonicalize(&exe).unwrap_or(exe.clone());
+    let real = runs(&real).unwrap_or(real);
     answer.executable_sha256 = file_sha256(&real);
     let mut command = std::process::Command::new(&exe);
     command.arg("--version");

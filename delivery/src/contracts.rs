@@ -5,7 +5,12 @@
 //! invent evidence, or admit a version that no passing capture backs.
 //!
 //! Layout: `contracts/<client>/contract-<contract id>.toml` holds a contract;
-//! `contracts/<client>/<version>-<platform>.toml` holds one capture.
+//! `contracts/<client>/<version>-<platform>.toml` holds one capture, and
+//! `contracts/<client>/<version>-<platform>.transcript.jsonl` what was observed while making it
+//! (required of a capture made here; see [`transcript`]).
+
+pub mod transcript;
+pub mod wire;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -21,7 +26,7 @@ pub const CAPTURE_SCHEMA: &str = "acc-capture-1";
 pub const CONTRACT_SCHEMA: &str = "acc-contract-1";
 /// The delivery branches a capture observes, with their observed values.
 pub const BRANCHES: &[(&str, &[&str])] = &[
-    ("idle", &["offered"]),
+    ("idle", &["offered", "woken"]),
     ("busy", &["queued-after-turn", "rejected-busy"]),
     ("reply", &["routed"]),
     ("duplicate", &["same-message-id"]),
@@ -57,7 +62,7 @@ pub enum Provenance {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Branches {
-    /// Idle recipient: `offered`.
+    /// Idle recipient: `offered`, or `woken` (a wake ran; the receipt stayed queued).
     pub idle: String,
     /// Busy recipient: `queued-after-turn` or `rejected-busy`.
     pub busy: String,
@@ -107,6 +112,12 @@ pub struct Capture {
     pub result: String,
     /// Where it was made.
     pub provenance: Provenance,
+    /// The transcript file, beside this one (required of a capture made here).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transcript: Option<String>,
+    /// SHA-256 of the transcript file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transcript_sha256: Option<String>,
     /// The branches.
     pub branches: Branches,
     /// What could not be observed, and why.
@@ -164,6 +175,11 @@ pub struct Contract {
     /// Known-bad versions or ranges.
     #[serde(default)]
     pub known_bad: Vec<String>,
+    /// The capture driver that runs this client for `acc contract capture` (a program name
+    /// looked for beside the adapter's library, then on `PATH`, or an absolute path); none for
+    /// the clients the capture tool drives itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub driver: Option<String>,
 }
 
 impl Contract {
@@ -192,7 +208,8 @@ impl Contract {
 pub struct Folder {
     /// Contracts by id, with their files.
     pub contracts: BTreeMap<String, (PathBuf, Contract)>,
-    /// Captures, with their files.
+    /// The captures that passed every check (schema, name, transcript, fingerprint), with
+    /// their files; the others are named in `problems` and are no evidence.
     pub captures: Vec<(PathBuf, Capture)>,
     /// Problems found, one line each, naming the file.
     pub problems: Vec<String>,
@@ -307,9 +324,8 @@ pub fn check_contract(dir: &Path, contract: &Contract) -> Vec<String> {
         let backed = contract.anchors.iter().any(|anchor| {
             anchor.version == minimum.version
                 && (minimum.platform == "*" || anchor.platform == minimum.platform)
-                && read_capture(&dir.join(&anchor.capture)).is_ok_and(|capture| {
+                && load_capture(&dir.join(&anchor.capture)).is_ok_and(|capture| {
                     capture.result == "pass"
-                        && check_capture(&capture).is_empty()
                         && capture.client == contract.client
                         && capture.version == anchor.version
                         && capture.platform == anchor.platform
@@ -324,6 +340,136 @@ pub fn check_contract(dir: &Path, contract: &Contract) -> Vec<String> {
         }
     }
     problems
+}
+
+/// Check a capture against its transcript: the file it names beside it, the digest, the
+/// transcript's own account of the run, and the verdicts its lines support
+/// ([`transcript::derive`]). A capture made here without a transcript is refused: nothing
+/// backs what it says. Evidence from elsewhere may come without one.
+pub fn check_transcript(dir: &Path, capture: &Capture) -> Vec<String> {
+    let (Some(name), Some(recorded)) = (&capture.transcript, &capture.transcript_sha256) else {
+        return if capture.provenance == Provenance::CapturedHere {
+            vec!["provenance captured-here does not hold: the capture names no transcript (transcript, transcript_sha256), so nothing backs what it says; re-capture it with acc contract capture".into()]
+        } else {
+            Vec::new()
+        };
+    };
+    if name.is_empty() || name.contains(['/', '\\']) || name.starts_with('.') {
+        return vec![format!(
+            "transcript `{name}` must be a file name beside the capture"
+        )];
+    }
+    let bytes = match std::fs::read(dir.join(name)) {
+        Ok(bytes) => bytes,
+        Err(e) => return vec![format!("transcript {name} cannot be read: {e}")],
+    };
+    let actual = transcript::digest(&bytes);
+    if !actual.eq_ignore_ascii_case(recorded) {
+        return vec![format!(
+            "transcript {name} has digest {actual}, but the capture records {recorded}: the capture or its transcript was changed after it was made"
+        )];
+    }
+    let entries = match std::str::from_utf8(&bytes)
+        .map_err(|e| e.to_string())
+        .and_then(transcript::parse)
+    {
+        Ok(entries) => entries,
+        Err(e) => return vec![format!("transcript {name}: {e}")],
+    };
+    let mut problems = Vec::new();
+    match entries.first() {
+        Some(wire::Entry::Run {
+            client,
+            version,
+            platform,
+            launch_mode,
+            protocol_contract,
+            executable_sha256,
+            ..
+        }) => {
+            for (field, stated, observed) in [
+                ("client", &capture.client, client),
+                ("version", &capture.version, version),
+                ("platform", &capture.platform, platform),
+                ("launch_mode", &capture.launch_mode, launch_mode),
+                (
+                    "protocol_contract",
+                    &capture.protocol_contract,
+                    protocol_contract,
+                ),
+                (
+                    "executable_sha256",
+                    &capture.executable_sha256,
+                    executable_sha256,
+                ),
+            ] {
+                if stated != observed {
+                    problems.push(format!(
+                        "{field} = `{stated}`, but its transcript records `{observed}`"
+                    ));
+                }
+            }
+        }
+        _ => problems.push(format!(
+            "transcript {name} does not begin with the run it records"
+        )),
+    }
+    let derived = transcript::derive(&entries);
+    for (branch, _) in BRANCHES {
+        let (stated, shown) = (capture.branches.get(branch), derived.branches.get(branch));
+        if stated != shown {
+            problems.push(format!(
+                "branch {branch} = `{stated}`, but its transcript shows `{shown}`"
+            ));
+        }
+    }
+    if derived.result != capture.result {
+        problems.push(format!(
+            "result = `{}`, but its transcript supports `{}`",
+            capture.result, derived.result
+        ));
+    }
+    if derived.limitations != capture.limitations {
+        problems.push(format!(
+            "limitations differ from what its transcript shows: {}",
+            if derived.limitations.is_empty() {
+                "none".to_string()
+            } else {
+                derived.limitations.join("; ")
+            }
+        ));
+    }
+    problems
+}
+
+/// A capture file read and checked whole (schema, name, transcript): the capture, or every
+/// problem found.
+fn load_capture(path: &Path) -> Result<Capture, Vec<String>> {
+    let capture = read_capture(path).map_err(|e| vec![e.message])?;
+    let mut problems = check_capture(&capture);
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let expected = format!("{}-{}.toml", capture.version, capture.platform);
+    if name != expected {
+        problems.push(format!(
+            "a capture of {} on {} is named {expected}",
+            capture.version, capture.platform
+        ));
+    }
+    problems.extend(check_transcript(
+        path.parent().unwrap_or(Path::new(".")),
+        &capture,
+    ));
+    if problems.is_empty() {
+        Ok(capture)
+    } else {
+        Err(problems
+            .into_iter()
+            .map(|p| format!("{}: {p}", path.display()))
+            .collect())
+    }
 }
 
 fn read_capture(path: &Path) -> AccResult<Capture> {
@@ -412,33 +558,43 @@ pub fn read_folder(dir: &Path) -> AccResult<Folder> {
                 )),
             }
         } else {
-            match toml::from_str::<Capture>(&text) {
-                Ok(capture) => {
-                    for problem in check_capture(&capture) {
-                        folder
-                            .problems
-                            .push(format!("{}: {problem}", file.display()));
-                    }
-                    let expected = format!("{}-{}.toml", capture.version, capture.platform);
-                    if name != expected {
-                        folder.problems.push(format!(
-                            "{}: a capture of {} on {} is named {expected}",
-                            file.display(),
-                            capture.version,
-                            capture.platform
-                        ));
-                    }
-                    folder.captures.push((file.clone(), capture));
-                }
-                Err(e) => folder.problems.push(format!(
-                    "{}: {}",
-                    file.display(),
-                    one_line(&e.to_string())
-                )),
+            match load_capture(&file) {
+                Ok(capture) => folder.captures.push((file.clone(), capture)),
+                Err(problems) => folder.problems.extend(problems),
             }
         }
     }
+    refuse_borrowed_fingerprints(&mut folder);
     Ok(folder)
+}
+
+/// A fingerprint is one executable: captures of different clients or versions recording the
+/// same one cannot all be what they say (one was written from another). Each is refused.
+fn refuse_borrowed_fingerprints(folder: &mut Folder) {
+    let mut refused = Vec::new();
+    let mut problems = Vec::new();
+    for (file, capture) in &folder.captures {
+        if capture.executable_sha256 == "unavailable" {
+            continue;
+        }
+        if let Some((other, theirs)) = folder.captures.iter().find(|(_, c)| {
+            c.executable_sha256
+                .eq_ignore_ascii_case(&capture.executable_sha256)
+                && (c.client != capture.client || c.version != capture.version)
+        }) {
+            problems.push(format!(
+                "{}: provenance does not hold: executable {} is also recorded for {} {} in {}",
+                file.display(),
+                capture.executable_sha256,
+                theirs.client,
+                theirs.version,
+                other.display()
+            ));
+            refused.push(file.clone());
+        }
+    }
+    folder.problems.extend(problems);
+    folder.captures.retain(|(file, _)| !refused.contains(file));
 }
 
 /// Whether evidence admits `client_version` of `contract` on `platform`, by "evidence applies

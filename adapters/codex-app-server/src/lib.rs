@@ -301,9 +301,15 @@ fn parse_endpoint(value: Value) -> Result<Endpoint, AdapterError> {
     })
 }
 
-/// Read-only probe: `codex --version` and the executable's fingerprint.
+/// Read-only probe: `codex --version` and the fingerprint of the program that really runs
+/// (the native binary behind npm's launcher script).
 pub fn probe(timeout: Duration) -> ProbeAnswer {
-    acc_clients::probe_cli("codex", CONTRACT_ID, timeout)
+    acc_clients::probe_cli_running(
+        "codex",
+        CONTRACT_ID,
+        timeout,
+        acc_clients::codex_daemon::native_executable,
+    )
 }
 
 impl AdapterImpl for CodexAppServer {

@@ -18,6 +18,8 @@ fn capture(version: &str, platform: &str, result: &str) -> Capture {
         capability: "livePush".into(),
         result: result.into(),
         provenance: Provenance::CapturedHere,
+        transcript: None,
+        transcript_sha256: None,
         branches: Branches {
             idle: observed.into(),
             busy: if result == "pass" {
@@ -70,6 +72,7 @@ fn contract(minimum: &str, known_bad: &[&str]) -> Contract {
             capture: format!("{minimum}-linux-x64.toml"),
         }],
         known_bad: known_bad.iter().map(|s| s.to_string()).collect(),
+        driver: None,
     }
 }
 
@@ -133,13 +136,18 @@ fn contract_minimums_need_a_passing_anchor() {
         problems.iter().any(|p| p.contains("not backed")),
         "{problems:?}"
     );
-    write(&capture("1.0.0", "linux-x64", "fail"));
+    // Evidence from elsewhere comes without a transcript; that is all this test is about.
+    let elsewhere = |result: &str| Capture {
+        provenance: Provenance::CapturedElsewhere,
+        ..capture("1.0.0", "linux-x64", result)
+    };
+    write(&elsewhere("fail"));
     assert!(
         check_contract(temp.path(), &contract("1.0.0", &[]))
             .iter()
             .any(|p| p.contains("not backed"))
     );
-    write(&capture("1.0.0", "linux-x64", "pass"));
+    write(&elsewhere("pass"));
     assert!(
         check_contract(
             temp.path(),
@@ -327,5 +335,134 @@ fn a_capture_is_evidence_only_for_the_executable_it_drove() {
             .any(|p| p.contains("executable_sha256")),
         "{:?}",
         check_capture(&zeroed)
+    );
+}
+
+/// A capture made here, written with the transcript that backs it: every branch observed.
+fn write_captured(dir: &Path) -> (PathBuf, Capture) {
+    use wire::Entry;
+    let mut capture = capture("1.2.0", "linux-x64", "pass");
+    let router = |branch: &str, id: &str, outcome: &str, code: Option<&str>| Entry::Router {
+        branch: branch.into(),
+        message_id: id.into(),
+        recipient: "bob".into(),
+        outcome: outcome.into(),
+        transport: "example".into(),
+        error_code: code.map(str::to_string),
+    };
+    let client = |branch: &str, id: &str, seen: u32| Entry::Client {
+        branch: branch.into(),
+        message_id: id.into(),
+        participant: "bob".into(),
+        seen,
+        after_turn_end: None,
+        frames: vec![],
+    };
+    let entries = vec![
+        Entry::Run {
+            client: capture.client.clone(),
+            version: capture.version.clone(),
+            platform: capture.platform.clone(),
+            launch_mode: capture.launch_mode.clone(),
+            protocol_contract: capture.protocol_contract.clone(),
+            executable_sha256: capture.executable_sha256.clone(),
+            driver: "acc-example-driver".into(),
+        },
+        router("idle", "m1", "offered", None),
+        client("idle", "m1", 1),
+        router("busy", "m2", "queued", Some("recipient_busy")),
+        client("busy", "m2", 0),
+        Entry::Offer {
+            branch: "duplicate".into(),
+            message_id: "m1".into(),
+            accepted: true,
+            code: None,
+        },
+        client("duplicate", "m1", 1),
+        router("reply", "m3", "offered", None),
+        client("reply", "m3", 1),
+        router("fallback", "m4", "queued", Some("recipient_unavailable")),
+    ];
+    let text = transcript::encode(&entries);
+    let name = "1.2.0-linux-x64.transcript.jsonl";
+    std::fs::write(dir.join(name), &text).expect("transcript");
+    capture.transcript = Some(name.into());
+    capture.transcript_sha256 = Some(transcript::digest(text.as_bytes()));
+    let path = dir.join("1.2.0-linux-x64.toml");
+    std::fs::write(&path, toml::to_string(&capture).expect("toml")).expect("capture");
+    (path, capture)
+}
+
+#[test]
+fn a_capture_made_here_is_what_its_transcript_shows() {
+    let temp = tempfile::tempdir().expect("tempdir");
+    let (path, capture) = write_captured(temp.path());
+    assert_eq!(load_capture(&path), Ok(capture.clone()));
+    let refused = |edited: &Capture| {
+        std::fs::write(&path, toml::to_string(edited).expect("toml")).expect("write");
+        load_capture(&path).expect_err("refused").join("; ")
+    };
+    // A changed branch.
+    let mut edited = capture.clone();
+    edited.branches.busy = "queued-after-turn".into();
+    let why = refused(&edited);
+    assert!(
+        why.contains("branch busy = `queued-after-turn`, but its transcript shows `rejected-busy`"),
+        "{why}"
+    );
+    // Another executable.
+    let mut edited = capture.clone();
+    edited.executable_sha256 = "b".repeat(64);
+    assert!(refused(&edited).contains("but its transcript records"));
+    // A changed digest, and a transcript changed after the capture.
+    let mut edited = capture.clone();
+    edited.transcript_sha256 = Some("c".repeat(64));
+    assert!(refused(&edited).contains("was changed after it was made"));
+    let transcript = temp.path().join("1.2.0-linux-x64.transcript.jsonl");
+    let text = std::fs::read_to_string(&transcript).expect("read");
+    std::fs::write(&transcript, text.replace("\"seen\":0", "\"seen\":1")).expect("write");
+    assert!(refused(&capture).contains("was changed after it was made"));
+    // No transcript at all.
+    let mut edited = capture.clone();
+    edited.transcript = None;
+    edited.transcript_sha256 = None;
+    assert!(refused(&edited).contains("provenance captured-here does not hold"));
+    // A transcript outside the folder.
+    edited.transcript = Some("../elsewhere.jsonl".into());
+    edited.transcript_sha256 = Some("c".repeat(64));
+    assert!(refused(&edited).contains("must be a file name beside the capture"));
+}
+
+#[test]
+fn a_fingerprint_recorded_for_two_clients_is_refused_for_both() {
+    let temp = tempfile::tempdir().expect("tempdir");
+    let dir = temp.path().join("example");
+    std::fs::create_dir_all(&dir).expect("dir");
+    let (_, capture) = write_captured(&dir);
+    let other = temp.path().join("other");
+    std::fs::create_dir_all(&other).expect("dir");
+    let borrowed = Capture {
+        client: "other".into(),
+        provenance: Provenance::CapturedElsewhere,
+        transcript: None,
+        transcript_sha256: None,
+        ..capture
+    };
+    std::fs::write(
+        other.join("1.2.0-linux-x64.toml"),
+        toml::to_string(&borrowed).expect("toml"),
+    )
+    .expect("write");
+    let folder = read_folder(temp.path()).expect("folder");
+    assert!(folder.captures.is_empty(), "{:?}", folder.captures);
+    assert_eq!(
+        folder
+            .problems
+            .iter()
+            .filter(|p| p.contains("provenance does not hold: executable"))
+            .count(),
+        2,
+        "{:?}",
+        folder.problems
     );
 }

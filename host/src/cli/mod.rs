@@ -144,12 +144,16 @@ pub enum Command {
 pub enum ContractCommand {
     /// Record what the installed client really does, as a capture file.
     Capture {
-        /// The client to capture: example, codex or claude-code.
+        /// The client to capture: codex, claude-code, or the client of an installed adapter
+        /// whose contract names a capture driver (example).
         #[arg(long)]
         client: String,
-        /// Where to write the capture (default: print it).
+        /// Where to write the capture and its transcript (default: print the capture only).
         #[arg(long)]
         out: Option<PathBuf>,
+        /// The capture driver to run instead of the one the adapter's contract names.
+        #[arg(long, value_name = "PATH")]
+        driver: Option<PathBuf>,
     },
     /// Check every capture and contract, each loaded adapter's declaration, and eligibility here.
     Verify {
@@ -530,8 +534,13 @@ pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> i32 {
         // A hook owns its stdout and exit code, and always lets the client proceed.
         return crate::hooks::run(client, event);
     }
-    if let Command::Contract(ContractCommand::Capture { client, out }) = &cli.command {
-        return capture_tool(cli.json, client, out.as_deref());
+    if let Command::Contract(ContractCommand::Capture {
+        client,
+        out,
+        driver,
+    }) = &cli.command
+    {
+        return capture_tool(cli.json, client, out.as_deref(), driver.as_deref());
     }
     let json_mode = cli.json;
     match run(cli) {
@@ -557,7 +566,12 @@ pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> i32 {
 /// `acc contract capture` runs `acc-capture`, which sits beside `acc`: the capture tool serves
 /// a model API on loopback, and keeping it in its own binary keeps every listener out of `acc`
 /// and `acc-mcp`. Its output and exit code are passed through.
-fn capture_tool(json: bool, client: &str, out: Option<&std::path::Path>) -> i32 {
+fn capture_tool(
+    json: bool,
+    client: &str,
+    out: Option<&std::path::Path>,
+    driver: Option<&std::path::Path>,
+) -> i32 {
     let tool = std::env::current_exe()
         .map(|exe| exe.with_file_name("acc-capture"))
         .ok()
@@ -578,6 +592,9 @@ fn capture_tool(json: bool, client: &str, out: Option<&std::path::Path>) -> i32 
     command.arg("--client").arg(client);
     if let Some(dir) = out {
         command.arg("--out").arg(dir);
+    }
+    if let Some(driver) = driver {
+        command.arg("--driver").arg(driver);
     }
     if json {
         command.arg("--json");

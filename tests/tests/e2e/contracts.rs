@@ -74,6 +74,74 @@ fn verify_refuses_what_the_evidence_does_not_support() {
     let text = problems(&verify(&world, &dir));
     assert!(text.contains("needs at least one limitation"), "{text}");
 
+    // Hand edits its transcript does not back: a branch, the digest, another client's
+    // fingerprint.
+    std::fs::write(
+        &capture,
+        original.replace("busy = \"rejected-busy\"", "busy = \"queued-after-turn\""),
+    )
+    .expect("write");
+    let text = problems(&verify(&world, &dir));
+    assert!(
+        text.contains(
+            "branch busy = `queued-after-turn`, but its transcript shows `rejected-busy`"
+        ),
+        "{text}"
+    );
+    let digest = |text: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix("transcript_sha256 = "))
+            .expect("digest")
+            .trim_matches('"')
+            .to_string()
+    };
+    std::fs::write(
+        &capture,
+        original.replace(&digest(&original), &"0".repeat(64).replacen('0', "1", 1)),
+    )
+    .expect("write");
+    let text = problems(&verify(&world, &dir));
+    assert!(text.contains("was changed after it was made"), "{text}");
+    let codex = std::fs::read_to_string(dir.join("codex/0.169.0-linux-x64.toml")).expect("codex");
+    let fingerprint = |text: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix("executable_sha256 = "))
+            .expect("fingerprint")
+            .trim_matches('"')
+            .to_string()
+    };
+    let borrowed = original.replace(&fingerprint(&original), &fingerprint(&codex));
+    std::fs::write(&capture, &borrowed).expect("write");
+    let text = problems(&verify(&world, &dir));
+    assert!(
+        text.contains("executable_sha256 = `") && text.contains("but its transcript records"),
+        "{text}"
+    );
+    // The same forgery carried into the transcript, its digest recomputed: the fingerprint is
+    // still another client's.
+    let transcript = dir.join("example/1.2.0-linux-x64.transcript.jsonl");
+    let lines = std::fs::read_to_string(&transcript)
+        .expect("transcript")
+        .replace(&fingerprint(&original), &fingerprint(&codex));
+    std::fs::write(&transcript, &lines).expect("write");
+    let forged_digest = acc_host::contracts::transcript::digest(lines.as_bytes());
+    std::fs::write(
+        &capture,
+        borrowed.replace(&digest(&original), &forged_digest),
+    )
+    .expect("write");
+    let text = problems(&verify(&world, &dir));
+    assert!(
+        text.contains("provenance does not hold: executable")
+            && text.contains("is also recorded for codex 0.169.0"),
+        "{text}"
+    );
+    std::fs::write(
+        &transcript,
+        lines.replace(&fingerprint(&codex), &fingerprint(&original)),
+    )
+    .expect("restore transcript");
+
     std::fs::write(&capture, &original).expect("restore");
     let contract = dir.join("example/contract-example-file-v1.toml");
     let contract_text = std::fs::read_to_string(&contract).expect("contract");
@@ -144,7 +212,7 @@ fn capture_produces_evidence_that_verify_accepts() {
 
 /// Capture an installed client into a copy of the contracts folder, check that every branch
 /// was observed, and that `acc contract verify` accepts the folder with the new capture.
-fn capture_installed(client: &str, version: &str) {
+fn capture_installed(client: &str, version: &str, idle: &str) {
     let world = World::new();
     let dir = copy_contracts(&world);
     let captured_file = dir.join(client).join(format!("{version}-linux-x64.toml"));
@@ -174,20 +242,33 @@ fn capture_installed(client: &str, version: &str) {
     assert_eq!(
         capture["branches"],
         serde_json::json!({
-            "idle": "offered", "busy": "queued-after-turn", "reply": "routed",
+            "idle": idle, "busy": "queued-after-turn", "reply": "routed",
             "duplicate": "same-message-id", "fallback": "queued",
         })
     );
     assert!(captured_file.is_file());
+    let transcript = captured_file.with_file_name(format!("{version}-linux-x64.transcript.jsonl"));
+    let text = std::fs::read_to_string(&transcript).expect("the transcript beside the capture");
+    assert!(
+        !text.contains("acc capture probe"),
+        "peer bodies are redacted: {text}"
+    );
+    // The busy branch's order was observed, not assumed.
+    assert!(
+        text.lines()
+            .any(|l| l.contains("\"branch\":\"busy\"") && l.contains("\"afterTurnEnd\":true")),
+        "{text}"
+    );
     verify(&world, &dir).ok_json();
 }
 
 #[test]
 fn the_installed_codex_is_captured_through_its_daemon_and_verify_accepts_the_capture() {
-    capture_installed("codex", "0.169.0");
+    capture_installed("codex", "0.169.0", "offered");
 }
 
 #[test]
 fn the_installed_claude_code_is_captured_with_a_loopback_model_and_verify_accepts_it() {
-    capture_installed("claude-code", "2.1.328");
+    // A wake runs a turn; the receipt stays queued until the prompt hook carries the message.
+    capture_installed("claude-code", "2.1.328", "woken");
 }

@@ -92,7 +92,16 @@ fn a_message_becomes_one_queued_submission_in_exactly_the_recipients_codex_threa
             .ok_json()
     };
 
-    let daemon = StartedDaemon::start(&clients.codex, &codex_home, &[]).expect("codex daemon");
+    // Its model is a model API on loopback, so the turns the submissions start really run and
+    // end, as in use.
+    let model = ModelServer::start();
+    std::fs::write(codex_home.join("config.toml"), model.codex_config()).expect("config");
+    let daemon = StartedDaemon::start(
+        &clients.codex,
+        &codex_home,
+        &[("ACC_TEST_MODEL_KEY", "acc-test")],
+    )
+    .expect("codex daemon");
     // The Codex client side: a thread in the project, its connection kept open.
     let mut client = Daemon::connect(&daemon.socket(), Duration::from_secs(180)).expect("connect");
     let thread = client

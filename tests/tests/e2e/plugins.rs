@@ -349,6 +349,51 @@ fn adapter_api_depends_on_abi_stable_and_serde_only() {
     );
 }
 
+/// The target directory of adapters built outside the workspace, shared by the tests that
+/// build them (cargo locks it), so their dependencies compile once.
+fn outside_target() -> PathBuf {
+    repo_root().join("target").join("outside-adapters")
+}
+
+/// Build `members` (packages under `outside`) as the standalone workspace `outside/<name>`, as
+/// an author would: their own lockfile (this repository's, so the same dependency versions,
+/// already downloaded: offline), their own profile.
+fn build_outside(outside: &Path, name: &str, members: &[&str], profile: &str) {
+    let dir = outside.join(name);
+    std::fs::create_dir_all(&dir).expect("workspace dir");
+    for member in members {
+        std::fs::rename(outside.join(member), dir.join(member)).expect("move member");
+    }
+    let list: Vec<String> = members.iter().map(|m| format!("\"{m}\"")).collect();
+    std::fs::write(
+        dir.join("Cargo.toml"),
+        format!(
+            "[workspace]\nresolver = \"3\"\nmembers = [{}]\n{profile}",
+            list.join(", ")
+        ),
+    )
+    .expect("workspace");
+    std::fs::copy(repo_root().join("Cargo.lock"), dir.join("Cargo.lock")).expect("lock");
+    let mut build = Command::new(env!("CARGO"));
+    build
+        .args(["build", "--offline", "--quiet"])
+        .current_dir(&dir)
+        .env("CARGO_TARGET_DIR", outside_target())
+        .env_remove("RUSTFLAGS")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let output = acc_tests::wait_with_deadline(
+        build.spawn().expect("cargo build"),
+        Duration::from_secs(900),
+        "cargo build outside",
+    );
+    assert!(
+        output.status.success(),
+        "{name}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
 fn standalone_manifest(name: &str, lib: &str, api: &Path, extra_deps: &str) -> String {
     format!(
         "[package]\nname = \"{name}\"\nversion = \"1.0.0\"\nedition = \"2024\"\n\n[lib]\nname = \"{lib}\"\ncrate-type = [\"cdylib\", \"rlib\"]\n\n[dependencies]\nacc-adapter-api = {{ path = \"{}\" }}\nabi_stable = \"0.11.3\"\nserde = {{ version = \"1\", features = [\"derive\"] }}\nserde_json = \"1\"\n{extra_deps}\n",
@@ -429,9 +474,8 @@ fn adapters_built_outside_the_workspace_load_or_are_refused_by_layout() {
     )
     .expect("manifest");
     // Two standalone workspaces (two different `acc-adapter-api` packages cannot share a
-    // lockfile) with one target directory, so the dependencies compile once. The same
-    // dependency versions as this repository, already downloaded: build offline.
-    let target = world.temp.path().join("outside-target");
+    // lockfile) with one target directory, so the dependencies compile once.
+    let target = outside_target();
     for (workspace, members, profile) in [
         ("author", vec!["author-example"], ""),
         ("changed", vec!["changed-faulty"], ""),
@@ -441,39 +485,7 @@ fn adapters_built_outside_the_workspace_load_or_are_refused_by_layout() {
             "\n[profile.dev]\npanic = \"abort\"\n",
         ),
     ] {
-        let dir = outside.join(workspace);
-        std::fs::create_dir_all(&dir).expect("workspace dir");
-        for member in &members {
-            std::fs::rename(outside.join(member), dir.join(member)).expect("move member");
-        }
-        let list: Vec<String> = members.iter().map(|m| format!("\"{m}\"")).collect();
-        std::fs::write(
-            dir.join("Cargo.toml"),
-            format!(
-                "[workspace]\nresolver = \"3\"\nmembers = [{}]\n{profile}",
-                list.join(", ")
-            ),
-        )
-        .expect("workspace");
-        std::fs::copy(root.join("Cargo.lock"), dir.join("Cargo.lock")).expect("lock");
-        let mut build = Command::new(env!("CARGO"));
-        build
-            .args(["build", "--offline", "--quiet"])
-            .current_dir(&dir)
-            .env("CARGO_TARGET_DIR", &target)
-            .env_remove("RUSTFLAGS")
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped());
-        let output = acc_tests::wait_with_deadline(
-            build.spawn().expect("cargo build"),
-            Duration::from_secs(900),
-            "cargo build outside",
-        );
-        assert!(
-            output.status.success(),
-            "{workspace}: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
+        build_outside(&outside, workspace, &members, profile);
     }
 
     let dir = world.temp.path().join("installed");
@@ -538,5 +550,236 @@ fn adapters_built_outside_the_workspace_load_or_are_refused_by_layout() {
             .lines()
             .count(),
         1
+    );
+}
+
+/// The contract a third-party author writes for their own client (no capture yet: the
+/// anchor names the capture `acc contract capture` is to make).
+const AUTHOR_CONTRACT: &str = r#"schema = "acc-contract-1"
+contract_id = "author-file-v1"
+client = "author"
+offer_kind = "message"
+live_push = true
+capability = "livePush"
+activation_kinds = ["question", "answer"]
+policy_source = "binding"
+known_bad = [">=1.3.0, <1.3.2"]
+driver = "author-driver"
+
+[[minimums]]
+platform = "*"
+version = "1.2.0"
+
+[[anchors]]
+platform = "linux-x64"
+version = "1.2.0"
+protocol_contract = "author-file-v1"
+capture = "1.2.0-linux-x64.toml"
+"#;
+
+/// A third-party adapter, built outside the workspace from the example's sources under its own
+/// ids, with its own capture driver: without evidence the router refuses it live delivery; its
+/// author captures their client through the driver into the per-user contracts folder, the
+/// capture verifies, and the router then admits it.
+#[test]
+fn a_third_party_adapter_captures_its_client_through_its_own_driver_and_is_then_admitted() {
+    let world = World::new();
+    let root = repo_root();
+    let outside = world.temp.path().join("outside");
+    let package = outside.join("third-party");
+    acc_tests::copy_dir(&root.join("adapters/example/src"), &package.join("src"));
+    // The author's own ids, and the driver under the author's name.
+    let lib = package.join("src/lib.rs");
+    let source = std::fs::read_to_string(&lib).expect("source");
+    let renamed = source
+        .replace("\"example-file-v1\"", "\"author-file-v1\"")
+        .replace(
+            "adapter_id: \"example\".into()",
+            "adapter_id: \"author\".into()",
+        )
+        .replace(
+            "transport: \"example\".into()",
+            "transport: \"author\".into()",
+        )
+        .replace("client: \"example\".into()", "client: \"author\".into()");
+    for id in [
+        "adapter_id: \"author\"",
+        "transport: \"author\"",
+        "client: \"author\"",
+        "\"author-file-v1\"",
+    ] {
+        assert!(renamed.contains(id), "renamed {id}");
+    }
+    std::fs::write(&lib, renamed).expect("write");
+    std::fs::rename(
+        package.join("src/bin/acc-example-driver.rs"),
+        package.join("src/bin/author-driver.rs"),
+    )
+    .expect("rename driver");
+    std::fs::write(
+        package.join("Cargo.toml"),
+        standalone_manifest(
+            "third-party",
+            "acc_adapter_third_party",
+            &root.join("adapter-api"),
+            "",
+        ),
+    )
+    .expect("manifest");
+    build_outside(&outside, "third", &["third-party"], "");
+
+    // Installed as an author would: the library and its driver in one folder, the contract in
+    // the per-user contracts folder.
+    let installed = world.temp.path().join("installed");
+    std::fs::create_dir_all(&installed).expect("dir");
+    let built = outside_target().join("debug");
+    std::fs::copy(
+        built.join(dll("acc_adapter_third_party")),
+        installed.join(dll("acc_adapter_third_party")),
+    )
+    .expect("install adapter");
+    std::fs::copy(built.join("author-driver"), installed.join("author-driver"))
+        .expect("install driver");
+    let xdg = world.temp.path().join("xdg");
+    let contracts = xdg.join("acc/contracts");
+    std::fs::create_dir_all(contracts.join("author")).expect("contracts");
+    std::fs::write(
+        contracts.join("author/contract-author-file-v1.toml"),
+        AUTHOR_CONTRACT,
+    )
+    .expect("contract");
+    let env = [
+        ("ACC_ADAPTER_PATH", installed.to_str().expect("utf8")),
+        ("XDG_DATA_HOME", xdg.to_str().expect("utf8")),
+    ];
+    let alice = world.attach("alice");
+    let bob = world.attach("bob");
+    let inbox = world.temp.path().join("bob.jsonl");
+    let endpoint = serde_json::json!({ "file": inbox }).to_string();
+    let bind = |env: &[(&str, &str)]| {
+        world.acc_as_with(
+            &bob,
+            &[
+                "bind",
+                "--adapter",
+                "author",
+                "--policy",
+                "all",
+                "--endpoint",
+                &endpoint,
+            ],
+            env,
+        )
+    };
+
+    // No evidence: the binding can never deliver live, and says why.
+    let refused = bind(&env).err(4, "invalid_data");
+    assert!(
+        refused["message"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("no_evidence: live delivery through `author`")),
+        "{refused}"
+    );
+
+    // The author captures their client through their driver, into the per-user folder.
+    let captured = world
+        .acc_with(
+            &[
+                "contract",
+                "capture",
+                "--client",
+                "author",
+                "--out",
+                contracts.join("author").to_str().expect("utf8"),
+            ],
+            &env,
+        )
+        .ok_json();
+    let capture = &captured["capture"];
+    assert_eq!(capture["result"], "pass", "{captured}");
+    assert_eq!(capture["client"], "author");
+    assert_eq!(
+        capture["branches"],
+        serde_json::json!({
+            "idle": "offered", "busy": "rejected-busy", "reply": "routed",
+            "duplicate": "same-message-id", "fallback": "queued",
+        })
+    );
+    let transcript =
+        std::fs::read_to_string(contracts.join("author/1.2.0-linux-x64.transcript.jsonl"))
+            .expect("transcript beside the capture");
+    assert!(
+        transcript.contains("\"driver\":\"author-driver\""),
+        "{transcript}"
+    );
+    assert!(
+        !transcript.contains("acc capture probe"),
+        "peer bodies are redacted: {transcript}"
+    );
+    let report = world
+        .acc_with(
+            &[
+                "contract",
+                "verify",
+                "--dir",
+                contracts.to_str().expect("utf8"),
+            ],
+            &env,
+        )
+        .ok_json();
+    let author = acc_tests::listed_adapter(&report, "author");
+    assert_eq!(author["eligible"], true, "{report}");
+
+    // Now admitted: bound, and a message is offered live through the author's adapter.
+    bind(&env).ok_json();
+    let sent = world
+        .acc_as_with(
+            &alice,
+            &["message", "--to", "bob", "--subject", "s", "--body", "b"],
+            &env,
+        )
+        .ok_json();
+    assert_eq!(sent["delivery"][0]["outcome"], "offered", "{sent}");
+    assert_eq!(
+        std::fs::read_to_string(&inbox)
+            .expect("inbox")
+            .lines()
+            .count(),
+        1
+    );
+
+    // A hand-edited capture is no evidence again: live delivery stops, with the reason.
+    let file = contracts.join("author/1.2.0-linux-x64.toml");
+    let text = std::fs::read_to_string(&file).expect("capture");
+    std::fs::write(
+        &file,
+        text.replace("busy = \"rejected-busy\"", "busy = \"queued-after-turn\""),
+    )
+    .expect("edit");
+    let sent = world
+        .acc_as_with(
+            &alice,
+            &["message", "--to", "bob", "--subject", "s", "--body", "b"],
+            &env,
+        )
+        .ok_json();
+    assert_eq!(sent["delivery"][0]["outcome"], "queued", "{sent}");
+    assert_eq!(sent["delivery"][0]["errorCode"], "no_evidence", "{sent}");
+    let problems = world
+        .acc_with(
+            &[
+                "contract",
+                "verify",
+                "--dir",
+                contracts.to_str().expect("utf8"),
+            ],
+            &env,
+        )
+        .err(4, "invalid_data");
+    assert!(
+        problems.to_string().contains(
+            "branch busy = `queued-after-turn`, but its transcript shows `rejected-busy`"
+        ),
+        "{problems}"
     );
 }

@@ -1,0 +1,288 @@
+//! A capture's transcript: parsing it, its digest, and deriving the capture's verdicts from it.
+//!
+//! Owns: the one rule that turns what was observed into branch values. The capture tool writes
+//! the verdicts this module derives; `acc contract verify` derives them again from the stored
+//! transcript and refuses a capture that says anything else.
+
+use sha2::{Digest, Sha256};
+
+use super::wire::Entry;
+use super::{BRANCHES, Branches};
+
+/// What a transcript supports: the branch values, the limitations (every `note`, then every
+/// branch that was not observed, with why) and the result.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Derived {
+    /// The branches.
+    pub branches: Branches,
+    /// The limitations.
+    pub limitations: Vec<String>,
+    /// `pass` when every branch was observed and nothing was noted, else `fail`.
+    pub result: String,
+}
+
+/// SHA-256 of a transcript's bytes, lowercase hex.
+pub fn digest(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The transcript's text: one entry a line.
+pub fn encode(entries: &[Entry]) -> String {
+    entries
+        .iter()
+        .map(|e| format!("{}\n", serde_json::to_string(e).unwrap_or_default()))
+        .collect()
+}
+
+/// Parse a transcript strictly: every line one entry; the line number of the first that is
+/// not.
+pub fn parse(text: &str) -> Result<Vec<Entry>, String> {
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(n, line)| {
+            serde_json::from_str::<Entry>(line).map_err(|e| format!("line {}: {e}", n + 1))
+        })
+        .collect()
+}
+
+/// The router's report in `name`: the message, the outcome and the code.
+fn router<'a>(entries: &'a [Entry], name: &str) -> Option<(&'a str, &'a str, Option<&'a str>)> {
+    entries.iter().find_map(|e| match e {
+        Entry::Router {
+            branch,
+            message_id,
+            outcome,
+            error_code,
+            ..
+        } if branch == name => Some((message_id.as_str(), outcome.as_str(), error_code.as_deref())),
+        _ => None,
+    })
+}
+
+/// The last look at `message` in `name`: how often it was seen, and whether after the turn.
+fn client(entries: &[Entry], name: &str, message: &str) -> Option<(u32, Option<bool>)> {
+    entries.iter().rev().find_map(|e| match e {
+        Entry::Client {
+            branch,
+            message_id,
+            seen,
+            after_turn_end,
+            ..
+        } if branch == name && message_id == message => Some((*seen, *after_turn_end)),
+        _ => None,
+    })
+}
+
+fn live(outcome: &str) -> bool {
+    matches!(outcome, "offered" | "woken")
+}
+
+/// The value of one branch, or why it was not observed.
+fn branch(entries: &[Entry], name: &str) -> Result<String, String> {
+    if name == "duplicate" {
+        let offer = entries.iter().find_map(|e| match e {
+            Entry::Offer {
+                branch,
+                message_id,
+                accepted,
+                code,
+            } if branch == name => Some((message_id.as_str(), *accepted, code.clone())),
+            _ => None,
+        });
+        let Some((message, accepted, code)) = offer else {
+            return Err("duplicate: no second offer was made".into());
+        };
+        return match client(entries, name, message) {
+            Some((1, _)) if accepted => Ok("same-message-id".into()),
+            seen => Err(format!(
+                "duplicate: the second offer was {} ({}) and the client then showed the message {} time(s)",
+                if accepted { "accepted" } else { "refused" },
+                code.unwrap_or_else(|| "no code".into()),
+                seen.map_or_else(|| "an unknown number of".into(), |(n, _)| n.to_string())
+            )),
+        };
+    }
+    let Some((message, outcome, code)) = router(entries, name) else {
+        return Err(format!("{name}: not driven"));
+    };
+    let seen = client(entries, name, message);
+    let shown = |seen: Option<(u32, Option<bool>)>| {
+        seen.map_or_else(
+            || "was not looked at".to_string(),
+            |(n, after)| {
+                format!(
+                    "showed it {n} time(s){}",
+                    match after {
+                        Some(true) => ", after the running turn ended",
+                        Some(false) => ", before the running turn ended",
+                        None => "",
+                    }
+                )
+            },
+        )
+    };
+    let refused = || {
+        Err(format!(
+            "{name}: the router reported `{outcome}` ({}) and the client {}",
+            code.unwrap_or("no code"),
+            shown(seen)
+        ))
+    };
+    match name {
+        "idle" if live(outcome) && seen.is_some_and(|(n, _)| n == 1) => Ok(outcome.into()),
+        "busy"
+            if outcome == "queued"
+                && code == Some("recipient_busy")
+                && seen.is_some_and(|(n, _)| n == 0) =>
+        {
+            Ok("rejected-busy".into())
+        }
+        "busy" if live(outcome) && seen == Some((1, Some(true))) => Ok("queued-after-turn".into()),
+        "reply" if live(outcome) && seen.is_some_and(|(n, _)| n == 1) => Ok("routed".into()),
+        // The route is gone: whatever the transport said, the receipt waits durably.
+        "fallback" if outcome == "queued" && code != Some("recipient_busy") => Ok("queued".into()),
+        _ => refused(),
+    }
+}
+
+/// Derive the verdicts a transcript supports.
+pub fn derive(entries: &[Entry]) -> Derived {
+    let mut limitations: Vec<String> = entries
+        .iter()
+        .filter_map(|e| match e {
+            Entry::Note { branch, text } => Some(format!("{branch}: {text}")),
+            _ => None,
+        })
+        .collect();
+    let mut values = Vec::new();
+    for (name, _) in BRANCHES {
+        match branch(entries, name) {
+            Ok(value) => values.push(value),
+            Err(why) => {
+                limitations.push(why);
+                values.push("unobserved".into());
+            }
+        }
+    }
+    let mut values = values.into_iter();
+    let mut next = || values.next().unwrap_or_default();
+    let branches = Branches {
+        idle: next(),
+        busy: next(),
+        reply: next(),
+        duplicate: next(),
+        fallback: next(),
+    };
+    Derived {
+        branches,
+        result: if limitations.is_empty() {
+            "pass"
+        } else {
+            "fail"
+        }
+        .into(),
+        limitations,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn router(branch: &str, id: &str, outcome: &str, code: Option<&str>) -> Entry {
+        Entry::Router {
+            branch: branch.into(),
+            message_id: id.into(),
+            recipient: "bob".into(),
+            outcome: outcome.into(),
+            transport: if outcome == "queued" {
+                "durable"
+            } else {
+                "example"
+            }
+            .into(),
+            error_code: code.map(str::to_string),
+        }
+    }
+
+    fn client(branch: &str, id: &str, seen: u32, after: Option<bool>) -> Entry {
+        Entry::Client {
+            branch: branch.into(),
+            message_id: id.into(),
+            participant: "bob".into(),
+            seen,
+            after_turn_end: after,
+            frames: vec![],
+        }
+    }
+
+    fn observed() -> Vec<Entry> {
+        vec![
+            router("idle", "m1", "woken", None),
+            client("idle", "m1", 1, None),
+            router("busy", "m2", "offered", None),
+            client("busy", "m2", 1, Some(true)),
+            router("reply", "m3", "offered", None),
+            client("reply", "m3", 1, None),
+            Entry::Offer {
+                branch: "duplicate".into(),
+                message_id: "m1".into(),
+                accepted: true,
+                code: None,
+            },
+            client("duplicate", "m1", 1, None),
+            router("fallback", "m4", "queued", Some("recipient_unavailable")),
+        ]
+    }
+
+    #[test]
+    fn every_branch_is_what_was_observed() {
+        let derived = derive(&observed());
+        assert_eq!(derived.result, "pass", "{:?}", derived.limitations);
+        assert_eq!(derived.branches.idle, "woken");
+        assert_eq!(derived.branches.busy, "queued-after-turn");
+        assert_eq!(derived.branches.duplicate, "same-message-id");
+        let text = encode(&observed());
+        assert_eq!(parse(&text), Ok(observed()));
+        assert!(parse("{\"entry\":\"run\"}\n").is_err_and(|e| e.starts_with("line 1:")));
+    }
+
+    #[test]
+    fn a_busy_message_taken_before_the_turn_ended_is_not_after_turn() {
+        let mut entries = observed();
+        entries[3] = client("busy", "m2", 1, Some(false));
+        let derived = derive(&entries);
+        assert_eq!(derived.branches.busy, "unobserved");
+        assert_eq!(derived.result, "fail");
+        assert!(
+            derived.limitations[0].contains("before the running turn ended"),
+            "{:?}",
+            derived.limitations
+        );
+        // A refusal the client confirms is the other busy branch.
+        entries[2] = router("busy", "m2", "queued", Some("recipient_busy"));
+        entries[3] = client("busy", "m2", 0, None);
+        assert_eq!(derive(&entries).branches.busy, "rejected-busy");
+    }
+
+    #[test]
+    fn a_second_copy_or_a_missing_look_is_unobserved_and_notes_fail_the_capture() {
+        let mut entries = observed();
+        entries[7] = client("duplicate", "m1", 2, None);
+        entries.remove(1);
+        entries.push(Entry::Note {
+            branch: "surface".into(),
+            text: "no registry".into(),
+        });
+        let derived = derive(&entries);
+        assert_eq!(derived.branches.idle, "unobserved");
+        assert_eq!(derived.branches.duplicate, "unobserved");
+        assert_eq!(derived.limitations[0], "surface: no registry");
+        assert!(derived.limitations[1].contains("was not looked at"));
+        assert!(derived.limitations[2].contains("2 time(s)"));
+    }
+}
