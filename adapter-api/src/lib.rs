@@ -20,12 +20,13 @@
 //!
 //! Authors implement the ordinary Rust trait [`AdapterImpl`] and never touch FFI types.
 //!
-//! # Versioning handshake
+//! # Versioning
 //!
 //! The host admits an adapter whose [`ABI_MAJOR`] equals its own and whose API version has the
-//! same major as the host's (caret-compatible in either direction: a newer minor may add JSON
-//! fields and features, which the older side ignores). Features the host does not know are
-//! ignored, never fatal.
+//! same major as the host's, its minor older or newer (from 1.2, the first with the marker): a
+//! newer minor may add JSON fields, features and payload types, which the older side ignores.
+//! Libraries built against 1.0 or 1.1 (no marker) and libraries built with `panic = "abort"` are
+//! refused. This crate's README states the policy in full.
 
 #![deny(missing_docs)]
 // `#[sabi_trait]` expands to impls that trip this lint on current compilers.

@@ -168,6 +168,99 @@ pub fn run_bounded_with_input(
     }
 }
 
+/// The base directory under which ACC keeps `acc/` (the stores, and the per-user `adapters` and
+/// `contracts` folders): `ACC_DATA_HOME` (absolute), else on macOS
+/// `~/Library/Application Support`, else `$XDG_DATA_HOME` (absolute), else `~/.local/share`.
+/// `Err` says why there is none.
+pub fn data_base() -> Result<PathBuf, String> {
+    if let Some(value) = std::env::var_os("ACC_DATA_HOME") {
+        let path = PathBuf::from(&value);
+        if !path.is_absolute() {
+            return Err(format!(
+                "ACC_DATA_HOME must be an absolute path, got `{}`",
+                path.display()
+            ));
+        }
+        return Ok(path);
+    }
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    if cfg!(target_os = "macos") {
+        if let Some(home) = home {
+            return Ok(home.join("Library").join("Application Support"));
+        }
+    } else {
+        if let Some(xdg) = std::env::var_os("XDG_DATA_HOME").map(PathBuf::from)
+            && xdg.is_absolute()
+        {
+            return Ok(xdg);
+        }
+        if let Some(home) = home {
+            return Ok(home.join(".local").join("share"));
+        }
+    }
+    Err("cannot find a data home: set ACC_DATA_HOME or HOME".into())
+}
+
+/// ACC's per-user folder `name` (`adapters`, `contracts`) under [`data_base`].
+pub fn user_dir(name: &str) -> Option<PathBuf> {
+    data_base().ok().map(|base| base.join("acc").join(name))
+}
+
+/// Where ACC looks for a kind of installed file, relative to the running executable.
+#[derive(Debug, Clone, Copy)]
+pub struct Places<'a> {
+    /// In a development build (an executable in cargo's `target/<profile>/`), relative to its
+    /// folder (`.` for the adapters built beside it, `../../contracts` for the source tree's).
+    pub dev: &'a str,
+    /// In the install layout, relative to the executable's folder (`../lib/acc/adapters`).
+    pub installed: &'a str,
+    /// The per-user folder's name under `<data base>/acc/` ([`user_dir`]).
+    pub user: &'a str,
+    /// The `:`-separated variable whose folders are added last.
+    pub env: &'a str,
+}
+
+/// `relative` (which may climb with `..`) resolved against `base` lexically, so the folders
+/// ACC names read as a person would write them (`<prefix>/lib/acc/adapters`).
+fn beside(base: &std::path::Path, relative: &str) -> PathBuf {
+    let mut path = base.to_path_buf();
+    for part in std::path::Path::new(relative).components() {
+        match part {
+            std::path::Component::ParentDir => {
+                path.pop();
+            }
+            std::path::Component::Normal(name) => path.push(name),
+            _ => {}
+        }
+    }
+    path
+}
+
+/// The folders ACC searches, in order of precedence: the development build's place (only when
+/// the executable runs from cargo's `target/`), the install layout's place relative to the
+/// executable, the per-user folder, then each folder of the variable, which adds to the path.
+pub fn search_path(places: Places<'_>) -> Vec<PathBuf> {
+    let mut dirs = Vec::new();
+    if let Some(exe_dir) = std::env::current_exe()
+        .ok()
+        .and_then(|e| e.parent().map(std::path::Path::to_path_buf))
+    {
+        let in_target = exe_dir
+            .parent()
+            .and_then(std::path::Path::file_name)
+            .is_some_and(|n| n == "target");
+        if in_target {
+            dirs.push(beside(&exe_dir, places.dev));
+        }
+        dirs.push(beside(&exe_dir, places.installed));
+    }
+    dirs.extend(user_dir(places.user));
+    if let Some(list) = std::env::var_os(places.env) {
+        dirs.extend(std::env::split_paths(&list).filter(|p| !p.as_os_str().is_empty()));
+    }
+    dirs
+}
+
 /// Read-only probe of the client `executable` on `PATH`: `<executable> --version` under
 /// `timeout` (killed past it) and the real executable's fingerprint. `contract` is stated as
 /// the protocol contract when a version was found.

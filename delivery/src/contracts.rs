@@ -32,6 +32,8 @@ pub const BRANCHES: &[(&str, &[&str])] = &[
     ("duplicate", &["same-message-id"]),
     ("fallback", &["queued"]),
 ];
+/// How a contract's problem says a minimum has no passing capture behind it yet.
+pub const UNBACKED: &str = "is not backed by an anchor";
 /// Eligibility reason codes.
 pub const REASONS: &[&str] = &[
     "native_delivery_unsupported",
@@ -334,7 +336,7 @@ pub fn check_contract(dir: &Path, contract: &Contract) -> Vec<String> {
         });
         if !backed {
             problems.push(format!(
-                "minimum {} on {} is not backed by an anchor with a passing capture of that version",
+                "minimum {} on {} {UNBACKED} with a passing capture of that version",
                 minimum.version, minimum.platform
             ));
         }
@@ -687,47 +689,26 @@ pub fn fingerprint(
     Ok(())
 }
 
-/// Where `acc contract` finds the folder: `--dir`, else `ACC_CONTRACTS_DIR`, else `contracts/`
-/// of the source tree the executable was built in, else `<exe dir>/../share/acc/contracts`.
+/// The folder `acc contract verify` checks without `--dir`: the first existing folder of
+/// [`search_path`] (the source tree's `contracts/` in a development build, else the installed
+/// `share/acc/contracts`, else the per-user folder, else `ACC_CONTRACTS_DIR`'s first).
 pub fn default_dir() -> Option<PathBuf> {
-    if let Some(dir) = std::env::var_os("ACC_CONTRACTS_DIR") {
-        return Some(PathBuf::from(dir));
-    }
-    let exe_dir = std::env::current_exe().ok()?.parent()?.to_path_buf();
-    [
-        exe_dir.join("../../contracts"),
-        exe_dir.join("../share/acc/contracts"),
-    ]
-    .into_iter()
-    .find(|d| d.is_dir())
+    search_path().into_iter().find(|d| d.is_dir())
 }
 
-/// Every folder the router reads evidence from, in order: `ACC_CONTRACTS_DIR` (a
-/// `:`-separated list) when set; else the source tree's `contracts/` (a development build), the
-/// installed `<exe dir>/../share/acc/contracts`, and the per-user folder for third-party
-/// adapters' contracts, `$XDG_DATA_HOME/acc/contracts` (default `~/.local/share/acc/contracts`).
-/// Folders that do not exist are skipped.
+/// Every folder the router reads evidence from, in order (a contract id found again later is
+/// ignored): the source tree's `contracts/` in a development build, the install layout's
+/// `<exe dir>/../share/acc/contracts`, the per-user `<data base>/acc/contracts`
+/// (`~/.local/share/acc/contracts`, for third-party adapters' contracts), then each folder of
+/// `ACC_CONTRACTS_DIR` (`:`-separated), which adds to the path. Folders that do not exist are
+/// skipped.
 pub fn search_path() -> Vec<PathBuf> {
-    if let Some(list) = std::env::var_os("ACC_CONTRACTS_DIR") {
-        return std::env::split_paths(&list)
-            .filter(|p| !p.as_os_str().is_empty())
-            .collect();
-    }
-    let mut dirs = Vec::new();
-    if let Some(exe_dir) = std::env::current_exe()
-        .ok()
-        .and_then(|e| e.parent().map(Path::to_path_buf))
-    {
-        dirs.push(exe_dir.join("../../contracts"));
-        dirs.push(exe_dir.join("../share/acc/contracts"));
-    }
-    let data_home = std::env::var_os("XDG_DATA_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")));
-    if let Some(data_home) = data_home {
-        dirs.push(data_home.join("acc/contracts"));
-    }
-    dirs
+    acc_clients::search_path(acc_clients::Places {
+        dev: "../../contracts",
+        installed: "../share/acc/contracts",
+        user: "contracts",
+        env: "ACC_CONTRACTS_DIR",
+    })
 }
 
 /// The evidence the router admits live delivery from: every contract and capture of the
@@ -917,9 +898,16 @@ pub fn verify(dir: &Path, plugins: &crate::plugins::Plugins) -> AccResult<Verify
     let mut problems = folder.problems.clone();
     let captures: Vec<Capture> = folder.captures.iter().map(|(_, c)| c.clone()).collect();
     let mut adapters = Vec::new();
+    // A folder is checked for the adapters whose contracts it holds; an adapter whose contract
+    // another folder of the search path defines is that folder's (the per-user folder holds
+    // only third-party contracts).
+    let elsewhere = Evidence::load(&search_path());
     for adapter in &plugins.adapters {
         let declared = &adapter.contract;
         let Some((file, contract)) = folder.contracts.get(&declared.contract_id) else {
+            if elsewhere.contracts.contains_key(&declared.contract_id) {
+                continue;
+            }
             problems.push(format!(
                 "adapter {} declares contract {}, which {} does not define",
                 adapter.adapter_id,

@@ -10,5 +10,6 @@ pub mod contracts;
 pub mod inspect;
 pub mod plugins;
 pub mod router;
+pub mod user_adapters;
 
 pub use router::{ConsentRecords, Delivery, DeliveryOutcome, NoRecords, envelope};

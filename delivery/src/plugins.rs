@@ -28,7 +28,8 @@ use acc_adapter_api::{AbiVersion, AdapterBox, AdapterError, AdapterModuleRef, An
 pub const DEFAULT_DEADLINE: Duration = Duration::from_secs(3);
 /// How long an offer may take.
 pub const OFFER_DEADLINE: Duration = Duration::from_secs(5);
-const FILE_PREFIX: &str = "libacc_adapter_";
+/// How an adapter file's name begins (then its short name and the platform's library suffix).
+pub const FILE_PREFIX: &str = "libacc_adapter_";
 
 /// A loaded adapter.
 #[derive(Clone)]
@@ -88,24 +89,35 @@ pub struct CallFailure {
     pub message: String,
 }
 
-/// The directories searched: `ACC_ADAPTER_PATH` (a `:`-separated list) when set, else the
-/// running executable's directory and `<exe dir>/../lib/acc/adapters`.
+/// The folders searched, in order of precedence (an adapter id found again later is refused
+/// as a duplicate): beside the executable in a development build (`target/<profile>/`), the
+/// install layout's `<exe dir>/../lib/acc/adapters`, the per-user `<data base>/acc/adapters`
+/// (`~/.local/share/acc/adapters`; `acc adapters install` puts files there), then each folder
+/// of `ACC_ADAPTER_PATH` (`:`-separated), which adds to the path.
 pub fn search_path() -> Vec<PathBuf> {
-    if let Some(list) = std::env::var_os("ACC_ADAPTER_PATH") {
-        return std::env::split_paths(&list)
-            .filter(|p| !p.as_os_str().is_empty())
-            .collect();
-    }
-    let Some(dir) = std::env::current_exe()
-        .ok()
-        .and_then(|e| e.parent().map(Path::to_path_buf))
-    else {
-        return Vec::new();
-    };
-    vec![
-        dir.clone(),
-        dir.join("..").join("lib").join("acc").join("adapters"),
-    ]
+    acc_clients::search_path(acc_clients::Places {
+        dev: ".",
+        installed: "../lib/acc/adapters",
+        user: "adapters",
+        env: "ACC_ADAPTER_PATH",
+    })
+}
+
+/// Whether a file is named like a shared library of this platform.
+fn is_library_name(path: &Path) -> bool {
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.ends_with(std::env::consts::DLL_SUFFIX))
+}
+
+/// An adapter's configuration from `ACC_ADAPTER_CONFIG`: under its adapter id
+/// (`codex-app-server`) or its file's short name (`codex_app_server`); `{}` when absent.
+fn config_for(configs: &BTreeMap<String, String>, short_name: &str) -> String {
+    configs
+        .get(&short_name.replace('_', "-"))
+        .or_else(|| configs.get(short_name))
+        .cloned()
+        .unwrap_or_else(|| "{}".into())
 }
 
 /// The short name of an adapter file (`libacc_adapter_example.so` → `example`), the key of its
@@ -180,6 +192,23 @@ fn short_abi_error(report: &str) -> String {
         errors.join(" ")
     };
     text.chars().take(400).collect()
+}
+
+/// Check that `file` is an adapter that loads (every check the search path applies, then
+/// construction with its configuration from `ACC_ADAPTER_CONFIG` and `describe`); the loaded
+/// adapter, or why not.
+pub fn check_file(file: &Path) -> Result<LoadedAdapter, String> {
+    let configs = configs_from_env()?;
+    let name = file
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .map(|s| {
+            s.trim_start_matches("lib")
+                .trim_start_matches("acc_adapter_")
+                .to_string()
+        })
+        .unwrap_or_default();
+    load_file(file, &config_for(&configs, &name))
 }
 
 fn load_file(file: &Path, config: &str) -> Result<LoadedAdapter, String> {
@@ -348,25 +377,47 @@ impl Plugins {
             search_path: dirs.clone(),
             ..Plugins::default()
         };
+        let exe_dir = std::env::current_exe()
+            .ok()
+            .and_then(|e| e.parent().and_then(|d| std::fs::canonicalize(d).ok()));
+        // Folders in order of precedence; files sorted within each; a file reached twice (two
+        // entries naming one folder) is taken once.
         let mut files: Vec<PathBuf> = Vec::new();
+        let mut seen = std::collections::BTreeSet::new();
         for dir in &dirs {
             let Ok(entries) = std::fs::read_dir(dir) else {
                 continue;
             };
+            // The executable's own folder holds other build products; elsewhere a library not
+            // named like an adapter is reported, not passed over in silence.
+            let report_misnamed = std::fs::canonicalize(dir).ok() != exe_dir;
+            let mut in_dir = Vec::new();
             for entry in entries.flatten() {
                 let path = entry.path();
                 // Every file named like an adapter is listed: loaded, or refused with why
                 // (a directory, a fifo or a device by that name included).
                 if short_name(&path).is_some() {
+                    in_dir.push(path);
+                } else if report_misnamed && is_library_name(&path) {
+                    plugins.refused.push(Refusal {
+                        reason: format!(
+                            "not loaded: an adapter file must be named {FILE_PREFIX}<name>{} (acc adapters install names it)",
+                            std::env::consts::DLL_SUFFIX
+                        ),
+                        file: path,
+                    });
+                }
+            }
+            in_dir.sort();
+            for path in in_dir {
+                if seen.insert(std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone())) {
                     files.push(path);
                 }
             }
         }
-        files.sort();
-        files.dedup_by(|a, b| std::fs::canonicalize(&*a).ok() == std::fs::canonicalize(&*b).ok());
         for file in files {
             let name = short_name(&file).unwrap_or_default();
-            let config = configs.get(&name).cloned().unwrap_or_else(|| "{}".into());
+            let config = config_for(configs, &name);
             match load_file(&file, &config) {
                 Ok(adapter) => {
                     if let Some(first) = plugins
@@ -407,7 +458,7 @@ impl Plugins {
             ..Plugins::default()
         };
         if let Some(path) = dirs.iter().map(|d| d.join(&file)).find(|p| p.is_file()) {
-            let config = configs.get(&name).cloned().unwrap_or_else(|| "{}".into());
+            let config = config_for(configs, &name);
             match load_file(&path, &config) {
                 Ok(adapter) if adapter.adapter_id == adapter_id => plugins.adapters.push(adapter),
                 Ok(adapter) => plugins.refused.push(Refusal {

@@ -996,6 +996,18 @@ impl Delivery {
     /// Render the caller's next-turn context through a body adapter: new queued messages
     /// first, then at most one repeat of each live offer older than 15 minutes. Records exactly
     /// the messages the renderer says it carried.
+    /// How many messages next-turn context would carry for `caller` now (new ones and the
+    /// one repeat of a live offer), without rendering or recording anything.
+    pub fn waiting(&self, core: &mut Core, caller: &Caller) -> AccResult<usize> {
+        let now = core.now();
+        let workspace_id = core.workspace.id.clone();
+        let Some(store) = core.store_for_read() else {
+            return Ok(0);
+        };
+        let pending = store.read(|r| pending_for(r, &workspace_id, caller, now))?;
+        Ok(pending.fresh.len() + pending.repeats.len())
+    }
+
     pub fn next_turn(
         &mut self,
         core: &mut Core,

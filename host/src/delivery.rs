@@ -88,6 +88,11 @@ impl App {
     ) -> AccResult<acc_adapter_api::wire::RenderAnswer> {
         self.delivery.next_turn(&mut self.core, caller, adapter_id)
     }
+
+    /// How many messages next-turn context would carry for `caller` now.
+    pub fn waiting(&mut self, caller: &Caller) -> AccResult<usize> {
+        self.delivery.waiting(&mut self.core, caller)
+    }
 }
 
 /// A recorded (or replayed) message and what became of each recipient.

@@ -333,7 +333,26 @@ pub fn run(start: &Path, home: Option<&Path>, repair: bool) -> Vec<Check> {
         };
         checks.extend(installation(&target, found.as_deref(), repair));
     }
-    checks.extend(adapter_checks());
+    let needed: Vec<(&str, String)> = [
+        (Client::ClaudeCode, "claude-inbox"),
+        (Client::Codex, "codex-app-server"),
+    ]
+    .into_iter()
+    .filter_map(|(client, adapter)| {
+        let target = Target::new(client, home).ok()?;
+        (install::recorded_delivery(&target) != "off").then(|| {
+            (
+                adapter,
+                format!(
+                    "the {} installation's live delivery ({}) needs it",
+                    client.as_str(),
+                    install::recorded_delivery(&target)
+                ),
+            )
+        })
+    })
+    .collect();
+    checks.extend(adapter_checks(&needed));
     let root = workspace::discover(start)
         .map(|ws| ws.root)
         .unwrap_or_else(|_| start.to_path_buf());
@@ -364,11 +383,48 @@ fn client_check(client: Client, exe: &str, found: Option<&Path>) -> Check {
     }
 }
 
-/// The adapters loaded and refused, and each live adapter's contract against the evidence.
-fn adapter_checks() -> Vec<Check> {
+/// The adapters loaded and refused, the ones ACC needs (`next-turn`, which every prompt hook
+/// renders through, and each adapter an installation's live delivery needs), and each live
+/// adapter's contract against the evidence.
+fn adapter_checks(needed: &[(&str, String)]) -> Vec<Check> {
     let mut checks = Vec::new();
     let configs = crate::plugins::configs_from_env().unwrap_or_default();
     let plugins = crate::plugins::Plugins::load(&configs);
+    let searched = plugins
+        .search_path
+        .iter()
+        .map(|d| d.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let next_turn = (
+        "next-turn",
+        "the prompt hooks need it to show messages to the model".to_string(),
+    );
+    for (adapter, for_what) in std::iter::once(&next_turn).chain(needed) {
+        if plugins.get(adapter).is_some() {
+            continue;
+        }
+        let refused = plugins.refused.iter().find(|r| {
+            crate::plugins::short_name(&r.file).is_some_and(|n| n.replace('_', "-") == *adapter)
+        });
+        checks.push(check(
+            format!("adapter {adapter}"),
+            Level::Error,
+            match refused {
+                Some(r) => format!(
+                    "{} is refused ({}), and {for_what}",
+                    r.file.display(),
+                    r.reason
+                ),
+                None => format!("not installed (searched: {searched}), and {for_what}"),
+            },
+            Some(format!(
+                "install ACC with scripts/install.sh, which puts the adapters in <prefix>/lib/acc/adapters; or place libacc_adapter_{}{} in one of the folders searched",
+                adapter.replace('-', "_"),
+                std::env::consts::DLL_SUFFIX
+            )),
+        ));
+    }
     for adapter in &plugins.adapters {
         checks.push(check(
             format!("adapter {}", adapter.adapter_id),

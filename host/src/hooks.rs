@@ -436,7 +436,10 @@ pub fn handle(client: &str, event: &str, input: &str) -> AccResult<Reply> {
             Ok(reply)
         }
         "UserPromptSubmit" => {
-            let rendered = context.app.next_turn(&context.caller, "next-turn")?;
+            let rendered = match context.app.next_turn(&context.caller, "next-turn") {
+                Ok(rendered) => rendered,
+                Err(error) => return unrendered(&mut context, event, &error),
+            };
             if rendered.text.is_empty() {
                 return Ok(Reply::default());
             }
@@ -486,6 +489,24 @@ pub fn handle(client: &str, event: &str, input: &str) -> AccResult<Reply> {
         // Stop: opening the session above already recorded the heartbeat.
         _ => Ok(Reply::default()),
     }
+}
+
+/// When next-turn context cannot be rendered (the `next-turn` adapter is missing or failed),
+/// the model still learns, in one line of ACC's own text, how many messages wait and how to
+/// read them; nothing was carried, so no receipt changes. With nothing waiting it fails open
+/// as any hook error does.
+fn unrendered(context: &mut Context, event: &str, error: &AccError) -> AccResult<Reply> {
+    let waiting = context.app.waiting(&context.caller).unwrap_or(0);
+    if waiting == 0 {
+        return Err(error.clone());
+    }
+    let text = format!(
+        "ACC: {waiting} message(s) from other participants are waiting for you and could not be shown here; read them with: {} inbox\n",
+        context.command()
+    );
+    let mut reply = context.inject(event, text);
+    reply.stderr = format!("acc hook: next-turn context unavailable: {error}\n");
+    Ok(reply)
 }
 
 #[cfg(test)]

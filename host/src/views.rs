@@ -515,6 +515,23 @@ pub fn sync_full(page: &EventPage, attention_items: &[Attention], snapshot: Valu
 }
 
 /// The loaded and refused adapters.
+/// `acc adapters install`.
+pub fn adapter_installed(installed: &crate::user_adapters::Installed) -> Value {
+    wire::json(&wire::AdapterInstalled {
+        adapter_id: installed.adapter_id.clone(),
+        file: lossy(&installed.file),
+        contracts: installed.contracts.iter().map(|p| lossy(p)).collect(),
+    })
+}
+
+/// `acc adapters remove`.
+pub fn adapter_removed(id: &str, file: &std::path::Path) -> Value {
+    wire::json(&wire::AdapterRemoved {
+        adapter_id: id,
+        file: lossy(file),
+    })
+}
+
 pub fn adapters(plugins: &crate::plugins::Plugins, evidence: &crate::contracts::Evidence) -> Value {
     wire::json(&wire::Adapters {
         search_path: plugins.search_path.iter().map(|p| lossy(p)).collect(),

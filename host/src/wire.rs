@@ -373,6 +373,23 @@ pub struct Adapters<'a> {
     pub refused: Vec<Refused<'a>>,
 }
 
+/// `acc adapters install`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AdapterInstalled {
+    pub adapter_id: String,
+    pub file: String,
+    pub contracts: Vec<String>,
+}
+
+/// `acc adapters remove`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AdapterRemoved<'a> {
+    pub adapter_id: &'a str,
+    pub file: String,
+}
+
 /// One adapter in `acc contract verify`.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]

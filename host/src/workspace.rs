@@ -437,34 +437,7 @@ pub fn start_dir(workspace_flag: Option<&Path>, cwd_flag: Option<&Path>) -> AccR
 
 /// The base directory under which ACC creates `acc/` (see SUPPLEMENT.md section 2).
 pub fn data_base() -> AccResult<PathBuf> {
-    if let Some(value) = std::env::var_os("ACC_DATA_HOME") {
-        let path = PathBuf::from(&value);
-        if !path.is_absolute() {
-            return Err(AccError::usage(format!(
-                "ACC_DATA_HOME must be an absolute path, got `{}`",
-                path.display()
-            )));
-        }
-        return Ok(path);
-    }
-    let home = std::env::var_os("HOME").map(PathBuf::from);
-    if cfg!(target_os = "macos") {
-        if let Some(home) = home {
-            return Ok(home.join("Library").join("Application Support"));
-        }
-    } else {
-        if let Some(xdg) = std::env::var_os("XDG_DATA_HOME").map(PathBuf::from)
-            && xdg.is_absolute()
-        {
-            return Ok(xdg);
-        }
-        if let Some(home) = home {
-            return Ok(home.join(".local").join("share"));
-        }
-    }
-    Err(AccError::usage(
-        "cannot find a data home: set ACC_DATA_HOME or HOME",
-    ))
+    acc_clients::data_base().map_err(AccError::usage)
 }
 
 /// Resolve a path as far as it exists, so a not-yet-created data home can still be compared.

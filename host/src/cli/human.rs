@@ -485,3 +485,16 @@ pub fn verify(report: &crate::contracts::VerifyReport) -> String {
     }
     out
 }
+
+/// `acc adapters install`.
+pub fn adapter_installed(installed: &crate::user_adapters::Installed) -> String {
+    let mut out = format!(
+        "installed {}: {}\n",
+        installed.adapter_id,
+        installed.file.display()
+    );
+    for file in &installed.contracts {
+        out.push_str(&format!("  contract file {}\n", file.display()));
+    }
+    out
+}

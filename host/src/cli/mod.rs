@@ -106,8 +106,12 @@ pub enum Command {
     /// Create or check acc.workspace.json.
     #[command(subcommand)]
     Config(ConfigCommand),
-    /// List the adapter plugins that loaded, their contracts, and what was refused and why.
-    Adapters,
+    /// List the adapter plugins that loaded, their contracts, and what was refused and why;
+    /// install or remove an adapter in the per-user folder.
+    Adapters {
+        #[command(subcommand)]
+        action: Option<AdaptersCommand>,
+    },
     /// Bind this session to a live delivery adapter (after the adapter verifies the endpoint).
     Bind(BindArgs),
     /// Remove this session's delivery bindings (one adapter, or all).
@@ -140,6 +144,26 @@ pub enum Command {
 }
 
 /// `acc contract`.
+/// `acc adapters install|remove`.
+#[derive(Debug, Subcommand)]
+pub enum AdaptersCommand {
+    /// Check that an adapter library loads, then copy it into the per-user adapter folder under
+    /// the name its id gives it (replacing an earlier install of that id there).
+    Install {
+        /// The adapter library (`.so`).
+        file: PathBuf,
+        /// A contracts folder (`<client>/contract-*.toml` and captures) whose files for the
+        /// adapter's client are checked and copied into the per-user contracts folder.
+        #[arg(long, value_name = "DIR")]
+        contracts: Option<PathBuf>,
+    },
+    /// Remove an adapter from the per-user adapter folder (its contracts stay).
+    Remove {
+        /// The adapter id.
+        id: String,
+    },
+}
+
 #[derive(Debug, Subcommand)]
 pub enum ContractCommand {
     /// Record what the installed client really does, as a capture file.
@@ -702,7 +726,7 @@ pub fn run(cli: Cli) -> AccResult<Output> {
         Command::Doctor { repair, home } => doctor_command(&cli, *repair, home.as_deref()),
         Command::Install(args) => install_command(true, args),
         Command::Uninstall(args) => install_command(false, args),
-        Command::Adapters => adapters_command(),
+        Command::Adapters { action } => adapters_command(action.as_ref()),
     }
 }
 
@@ -809,9 +833,26 @@ fn install_command(install: bool, args: &InstallArgs) -> AccResult<Output> {
 }
 
 /// `acc adapters`.
-fn adapters_command() -> AccResult<Output> {
+fn adapters_command(action: Option<&AdaptersCommand>) -> AccResult<Output> {
     let configs = crate::plugins::configs_from_env().map_err(AccError::usage)?;
     let plugins = crate::plugins::Plugins::load(&configs);
+    match action {
+        Some(AdaptersCommand::Install { file, contracts }) => {
+            let installed = crate::user_adapters::install(file, contracts.as_deref(), &plugins)?;
+            return Ok(Output {
+                human: human::adapter_installed(&installed),
+                value: views::adapter_installed(&installed),
+            });
+        }
+        Some(AdaptersCommand::Remove { id }) => {
+            let file = crate::user_adapters::remove(id, &plugins)?;
+            return Ok(Output {
+                human: format!("removed {id}: {}\n", file.display()),
+                value: views::adapter_removed(id, &file),
+            });
+        }
+        None => {}
+    }
     let evidence = crate::contracts::Evidence::load(&crate::contracts::search_path());
     Ok(Output {
         human: human::adapters(&plugins, &evidence),

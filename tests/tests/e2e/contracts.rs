@@ -172,11 +172,11 @@ fn verify_refuses_what_the_evidence_does_not_support() {
         "{text}"
     );
 
+    // A folder without the example's contract is not the example's folder: the development
+    // build's own contracts define it, so this folder is checked for what it holds. (An adapter
+    // whose contract no folder defines is a problem: `router::panics_in_handshake_render_and_probe_are_contained`.)
     std::fs::remove_file(&contract).expect("remove");
-    assert!(
-        problems(&verify(&world, &dir)).contains("which"),
-        "an adapter without its contract"
-    );
+    verify(&world, &dir).ok_json();
     world
         .acc(&["contract", "verify", "--dir", "/nonexistent/contracts"])
         .err(4, "invalid_data");

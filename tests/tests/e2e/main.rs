@@ -10,6 +10,7 @@ mod concurrency;
 mod contracts;
 mod hooks;
 mod hooks_real;
+mod install_layout;
 mod install_safety;
 mod layers;
 mod mcp;

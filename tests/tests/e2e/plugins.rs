@@ -39,6 +39,22 @@ fn loaded(listing: &Value) -> Vec<String> {
         .collect()
 }
 
+/// The ids loaded from files in `dir` (the development build's own adapters load too: the
+/// search path adds `ACC_ADAPTER_PATH` after them).
+fn loaded_from(listing: &Value, dir: &Path) -> Vec<String> {
+    listing["adapters"]
+        .as_array()
+        .expect("adapters")
+        .iter()
+        .filter(|a| {
+            a["file"]
+                .as_str()
+                .is_some_and(|f| Path::new(f).starts_with(dir))
+        })
+        .map(|a| a["adapterId"].as_str().expect("id").to_string())
+        .collect()
+}
+
 /// A shared library that is not an ACC adapter (the C math library).
 fn foreign_library() -> Option<PathBuf> {
     for dir in [
@@ -77,24 +93,8 @@ fn the_example_loads_from_beside_the_executable() {
         listing["refused"].as_array().expect("refused").is_empty(),
         "{listing}"
     );
-    // Without its contracts folder, the same adapter loads but can deliver nothing live.
-    let empty = world.temp.path().join("no-contracts");
-    std::fs::create_dir_all(&empty).expect("dir");
-    let listing = world
-        .acc_with(
-            &["adapters"],
-            &[("ACC_CONTRACTS_DIR", empty.to_str().expect("utf8"))],
-        )
-        .ok_json();
-    let example = acc_tests::listed_adapter(&listing, "example");
-    assert_eq!(example["evidence"]["admissible"], false, "{example}");
-    assert!(
-        example["evidence"]["detail"]
-            .as_str()
-            .unwrap_or_default()
-            .starts_with("no_evidence"),
-        "{example}"
-    );
+    // Without its capture the same adapter loads but can deliver nothing live: the scenario
+    // `router_evidence` (the contracts folders are the development build's own here).
 }
 
 #[test]
@@ -124,20 +124,33 @@ fn every_bad_file_is_refused_with_a_reason_and_the_host_carries_on() {
         foreign_library().expect("a system shared library to stand in for a non-ACC library");
     std::fs::copy(foreign, dir.join(dll("acc_adapter_foreign"))).expect("foreign");
 
+    std::fs::copy(
+        bins.join(dll("acc_adapter_example")),
+        dir.join("example-misnamed.so"),
+    )
+    .expect("misnamed");
+
     let listing = adapters_json(&world, &dir, &[]);
-    let mut ids = loaded(&listing);
-    ids.sort();
-    assert_eq!(ids, vec!["example", "faulty"]);
-    assert!(
-        refusal(&listing, &dll("acc_adapter_example_twin"))
-            .contains("duplicate adapter id `example`")
-    );
+    assert_eq!(loaded_from(&listing, &dir), vec!["faulty"], "{listing}");
+    // The development build's example comes first in the search path; copies of it are
+    // duplicates, named as such.
+    for copy in ["acc_adapter_example", "acc_adapter_example_twin"] {
+        assert!(
+            refusal(&listing, &dll(copy))
+                .contains("duplicate adapter id `example` (already loaded from"),
+            "{copy}"
+        );
+    }
     assert!(refusal(&listing, &dll("acc_adapter_text")).contains("not a shared library"));
     assert!(refusal(&listing, &dll("acc_adapter_foreign")).contains("not an ACC adapter"));
+    assert!(
+        refusal(&listing, "example-misnamed.so").contains("must be named libacc_adapter_<name>"),
+        "a library not named like an adapter is reported"
+    );
     assert_eq!(
         listing["refused"].as_array().map(Vec::len),
-        Some(3),
-        "README.md is not considered"
+        Some(5),
+        "README.md is not considered: {listing}"
     );
 
     for (mode, needle) in [
@@ -262,8 +275,13 @@ fn hostile_files_are_refused_before_any_of_their_code_runs() {
     patch_marker(&aborting, 24, 0);
 
     let listing = adapters_json(&world, &dir, &[]);
-    assert_eq!(loaded(&listing), vec!["example"], "{listing}");
+    assert!(loaded_from(&listing, &dir).is_empty(), "{listing}");
+    assert!(
+        loaded(&listing).contains(&"example".to_string()),
+        "{listing}"
+    );
     for (file, needle) in [
+        ("acc_adapter_example", "duplicate adapter id `example`"),
         ("acc_adapter_constructor", "no acc_adapter_marker marker"),
         ("acc_adapter_impostor", "is a Text symbol"),
         ("acc_adapter_random", "not a shared library"),
@@ -349,6 +367,50 @@ fn adapter_api_depends_on_abi_stable_and_serde_only() {
     );
 }
 
+/// `acc-adapter-api` as `cargo package` makes it for publishing (no upload), unpacked under
+/// `outside`: what an author's `acc-adapter-api = "1.3"` would download.
+fn packaged_api(outside: &Path) -> PathBuf {
+    let mut package = Command::new(env!("CARGO"));
+    package
+        .args([
+            "package",
+            "-p",
+            "acc-adapter-api",
+            "--no-verify",
+            "--allow-dirty",
+            "--offline",
+            "--quiet",
+        ])
+        .current_dir(repo_root())
+        .env("CARGO_TARGET_DIR", outside_target())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let output = acc_tests::wait_with_deadline(
+        package.spawn().expect("cargo package"),
+        Duration::from_secs(300),
+        "cargo package",
+    );
+    assert!(
+        output.status.success(),
+        "cargo package: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let version = acc_adapter_api::API_VERSION;
+    let crate_file = outside_target()
+        .join("package")
+        .join(format!("acc-adapter-api-{version}.crate"));
+    std::fs::create_dir_all(outside).expect("outside");
+    let unpacked = Command::new("tar")
+        .arg("-xzf")
+        .arg(&crate_file)
+        .arg("-C")
+        .arg(outside)
+        .status()
+        .expect("tar");
+    assert!(unpacked.success(), "unpack {}", crate_file.display());
+    outside.join(format!("acc-adapter-api-{version}"))
+}
+
 /// The target directory of adapters built outside the workspace, shared by the tests that
 /// build them (cargo locks it), so their dependencies compile once.
 fn outside_target() -> PathBuf {
@@ -409,21 +471,13 @@ fn adapters_built_outside_the_workspace_load_or_are_refused_by_layout() {
     let world = World::new();
     let root = repo_root();
     let outside = world.temp.path().join("outside");
-    // The author's package: a verbatim copy of the example's sources.
+    // The author's package: the template copied whole, its manifest unchanged, against
+    // `acc-adapter-api` exactly as `cargo package` would publish it.
     acc_tests::copy_dir(
-        &root.join("adapters/example/src"),
-        &outside.join("author-example/src"),
+        &root.join("adapters/example"),
+        &outside.join("author-example"),
     );
-    std::fs::write(
-        outside.join("author-example/Cargo.toml"),
-        standalone_manifest(
-            "author-example",
-            "acc_adapter_author",
-            &root.join("adapter-api"),
-            "",
-        ),
-    )
-    .expect("manifest");
+    let published = packaged_api(&outside);
     // The same sources built with `panic = "abort"` (a common release profile).
     acc_tests::copy_dir(
         &root.join("adapters/example/src"),
@@ -476,8 +530,12 @@ fn adapters_built_outside_the_workspace_load_or_are_refused_by_layout() {
     // Two standalone workspaces (two different `acc-adapter-api` packages cannot share a
     // lockfile) with one target directory, so the dependencies compile once.
     let target = outside_target();
+    let patch = format!(
+        "\n[patch.crates-io]\nacc-adapter-api = {{ path = \"{}\" }}\n",
+        published.display()
+    );
     for (workspace, members, profile) in [
-        ("author", vec!["author-example"], ""),
+        ("author", vec!["author-example"], patch.as_str()),
         ("changed", vec!["changed-faulty"], ""),
         (
             "aborting",
@@ -490,17 +548,20 @@ fn adapters_built_outside_the_workspace_load_or_are_refused_by_layout() {
 
     let dir = world.temp.path().join("installed");
     std::fs::create_dir_all(&dir).expect("dir");
-    for lib in [
-        "acc_adapter_author",
-        "acc_adapter_changed",
-        "acc_adapter_aborting",
-    ] {
+    for lib in ["acc_adapter_changed", "acc_adapter_aborting"] {
         std::fs::copy(target.join("debug").join(dll(lib)), dir.join(dll(lib))).expect("install");
     }
+    std::fs::copy(
+        target.join("debug").join(dll("acc_adapter_example")),
+        dir.join(dll("acc_adapter_author")),
+    )
+    .expect("install");
     let listing = adapters_json(&world, &dir, &[]);
-    assert_eq!(
-        loaded(&listing),
-        vec!["example"],
+    // The author's build loads: every check passes up to its id, which the development
+    // build's example already has (the renamed copy of the third-party test delivers).
+    assert!(
+        refusal(&listing, &dll("acc_adapter_author"))
+            .starts_with("duplicate adapter id `example` (already loaded from"),
         "the author's build loads: {listing}"
     );
     let reason = refusal(&listing, &dll("acc_adapter_changed"));
@@ -513,43 +574,6 @@ fn adapters_built_outside_the_workspace_load_or_are_refused_by_layout() {
     assert!(
         reason.contains("built with panic = \"abort\""),
         "an adapter built to abort is refused: {reason}"
-    );
-
-    // And it works: bind and deliver through the author's build.
-    let alice = world.attach("alice");
-    let bob = world.attach("bob");
-    let endpoint = world.temp.path().join("offers.jsonl");
-    let path = [("ACC_ADAPTER_PATH", dir.to_str().expect("utf8"))];
-    let file = serde_json::json!({ "file": endpoint }).to_string();
-    world
-        .acc_as_with(
-            &bob,
-            &[
-                "bind",
-                "--adapter",
-                "example",
-                "--policy",
-                "all",
-                "--endpoint",
-                &file,
-            ],
-            &path,
-        )
-        .ok_json();
-    let sent = world
-        .acc_as_with(
-            &alice,
-            &["message", "--to", "bob", "--subject", "s", "--body", "b"],
-            &path,
-        )
-        .ok_json();
-    assert_eq!(sent["delivery"][0]["outcome"], "offered");
-    assert_eq!(
-        std::fs::read_to_string(&endpoint)
-            .expect("offers")
-            .lines()
-            .count(),
-        1
     );
 }
 
@@ -628,30 +652,54 @@ fn a_third_party_adapter_captures_its_client_through_its_own_driver_and_is_then_
     .expect("manifest");
     build_outside(&outside, "third", &["third-party"], "");
 
-    // Installed as an author would: the library and its driver in one folder, the contract in
-    // the per-user contracts folder.
-    let installed = world.temp.path().join("installed");
-    std::fs::create_dir_all(&installed).expect("dir");
+    // The author's contract (no capture yet), beside the library and the driver the build
+    // made; installed with acc adapters install, without any environment variable.
     let built = outside_target().join("debug");
-    std::fs::copy(
-        built.join(dll("acc_adapter_third_party")),
-        installed.join(dll("acc_adapter_third_party")),
-    )
-    .expect("install adapter");
-    std::fs::copy(built.join("author-driver"), installed.join("author-driver"))
-        .expect("install driver");
-    let xdg = world.temp.path().join("xdg");
-    let contracts = xdg.join("acc/contracts");
-    std::fs::create_dir_all(contracts.join("author")).expect("contracts");
+    let kit = world.temp.path().join("kit");
+    std::fs::create_dir_all(kit.join("author")).expect("kit");
     std::fs::write(
-        contracts.join("author/contract-author-file-v1.toml"),
+        kit.join("author/contract-author-file-v1.toml"),
         AUTHOR_CONTRACT,
     )
     .expect("contract");
-    let env = [
-        ("ACC_ADAPTER_PATH", installed.to_str().expect("utf8")),
-        ("XDG_DATA_HOME", xdg.to_str().expect("utf8")),
-    ];
+    let installed = world
+        .acc(&[
+            "adapters",
+            "install",
+            built
+                .join(dll("acc_adapter_third_party"))
+                .to_str()
+                .expect("utf8"),
+            "--contracts",
+            kit.to_str().expect("utf8"),
+        ])
+        .ok_json();
+    let user_adapters = world.data_home.join("acc/adapters");
+    let contracts = world.data_home.join("acc/contracts");
+    assert_eq!(installed["adapterId"], "author", "{installed}");
+    assert_eq!(
+        installed["file"],
+        user_adapters
+            .join(dll("acc_adapter_author"))
+            .to_str()
+            .expect("utf8"),
+        "named for its id"
+    );
+    assert!(
+        user_adapters.join("author-driver").is_file(),
+        "its driver went with it"
+    );
+    assert!(
+        contracts
+            .join("author/contract-author-file-v1.toml")
+            .is_file()
+    );
+    let listing = world.acc(&["adapters"]).ok_json();
+    assert!(
+        loaded(&listing).contains(&"author".to_string()),
+        "{listing}"
+    );
+    let env: [(&str, &str); 0] = [];
     let alice = world.attach("alice");
     let bob = world.attach("bob");
     let inbox = world.temp.path().join("bob.jsonl");
@@ -782,4 +830,48 @@ fn a_third_party_adapter_captures_its_client_through_its_own_driver_and_is_then_
         ),
         "{problems}"
     );
+
+    // Removed again: no longer listed; its contracts stay.
+    let removed = world.acc(&["adapters", "remove", "author"]).ok_json();
+    assert_eq!(removed["adapterId"], "author");
+    let listing = world.acc(&["adapters"]).ok_json();
+    assert!(
+        !loaded(&listing).contains(&"author".to_string()),
+        "{listing}"
+    );
+    world
+        .acc(&["adapters", "remove", "author"])
+        .err(2, "invalid_arguments");
+    // An adapter installed elsewhere is not the per-user folder's to remove or shadow.
+    let refusal = world
+        .acc(&["adapters", "remove", "example"])
+        .err(4, "invalid_data");
+    assert!(
+        refusal["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("not in the per-user folder")),
+        "{refusal}"
+    );
+    let example = acc_tests::bin_dir().join(dll("acc_adapter_example"));
+    let shadow = world
+        .acc(&["adapters", "install", example.to_str().expect("utf8")])
+        .err(4, "invalid_data");
+    assert!(
+        shadow["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("already installed at")),
+        "{shadow}"
+    );
+    let garbage = world.temp.path().join("libacc_adapter_garbage.so");
+    std::fs::write(&garbage, "not a library").expect("write");
+    let refused = world
+        .acc(&["adapters", "install", garbage.to_str().expect("utf8")])
+        .err(4, "invalid_data");
+    assert!(
+        refused["message"].as_str().is_some_and(
+            |m| m.contains("cannot be installed") && m.contains("not a shared library")
+        ),
+        "{refused}"
+    );
+    assert!(!user_adapters.join("libacc_adapter_garbage.so").exists());
 }

@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# Build ACC and install it in its one layout, or pack that layout as a relocatable archive.
+#
+#   scripts/install.sh [--prefix DIR]     build (release) and install into DIR (default ~/.local)
+#   scripts/install.sh --archive DIR      build (release) and write DIR/acc-<version>-<target>.tar.gz
+#                                         and its .sha256
+#   scripts/install.sh --uninstall [--prefix DIR]
+#                                         remove exactly the files an install into DIR put there
+#   --debug                               use the dev profile instead of release (quicker to
+#                                         build; what the install-layout test uses)
+#
+# The layout (every path relative to the prefix; ACC finds its pieces relative to the running
+# executable, so the tree works wherever it is unpacked):
+#   bin/acc, bin/acc-mcp, bin/acc-capture
+#   lib/acc/adapters/libacc_adapter_{next_turn,claude_inbox,codex_app_server}.so
+#   share/acc/contracts/<client>/...      the contracts and captures live delivery is admitted from
+#   share/acc/install-manifest.txt        every file installed (what --uninstall removes)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+prefix="${HOME:?HOME is not set}/.local"
+archive=""
+uninstall=false
+profile=release
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --prefix) prefix="${2:?--prefix needs a folder}"; shift 2 ;;
+    --archive) archive="${2:?--archive needs a folder}"; shift 2 ;;
+    --uninstall) uninstall=true; shift ;;
+    --debug) profile=debug; shift ;;
+    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+    *) echo "install.sh: unknown argument \`$1\` (see --help)" >&2; exit 2 ;;
+  esac
+done
+case "$prefix" in /*) ;; *) prefix="$PWD/$prefix" ;; esac
+
+manifest_name="share/acc/install-manifest.txt"
+
+if $uninstall; then
+  manifest="$prefix/$manifest_name"
+  if [ ! -f "$manifest" ]; then
+    echo "install.sh: no ACC installation in $prefix (no $manifest_name)" >&2
+    exit 1
+  fi
+  # Every listed file, then the manifest, then the folders ACC alone owns if they are empty.
+  while IFS= read -r file; do
+    case "$file" in ''|/*|*..*) continue ;; esac
+    rm -f -- "$prefix/$file"
+  done < "$manifest"
+  rm -f -- "$manifest"
+  find "$prefix/share/acc/contracts" "$prefix/lib/acc" -depth -type d -empty -delete 2>/dev/null || true
+  rmdir "$prefix/share/acc" 2>/dev/null || true
+  echo "removed ACC from $prefix (client entries: acc uninstall --client <client>, before this; ACC's data: see README)"
+  exit 0
+fi
+
+if [ "$profile" = release ]; then
+  cargo build --locked --release --workspace
+else
+  cargo build --locked --workspace
+fi
+built="${CARGO_TARGET_DIR:-target}/$profile"
+case "$built" in /*) ;; *) built="$PWD/$built" ;; esac
+suffix=so
+[ "$(uname -s)" = Darwin ] && suffix=dylib
+
+# Put the layout under $1, writing each file whole (a temporary name, then renamed).
+stage() {
+  local dest="$1" file
+  local -a entries=()
+  put() { # put SOURCE RELATIVE MODE
+    install -d "$dest/$(dirname "$2")"
+    install -m "$3" "$1" "$dest/$2.tmp.$$"
+    mv -f "$dest/$2.tmp.$$" "$dest/$2"
+    entries+=("$2")
+  }
+  for bin in acc acc-mcp acc-capture; do
+    put "$built/$bin" "bin/$bin" 755
+  done
+  for adapter in next_turn claude_inbox codex_app_server; do
+    file="libacc_adapter_$adapter.$suffix"
+    put "$built/$file" "lib/acc/adapters/$file" 644
+  done
+  while IFS= read -r file; do
+    put "contracts/$file" "share/acc/contracts/$file" 644
+  done < <(cd contracts && find . -type f \( -name '*.toml' -o -name '*.jsonl' \) | sed 's|^\./||' | sort)
+  install -d "$dest/share/acc"
+  printf '%s\n' "${entries[@]}" > "$dest/$manifest_name.tmp.$$"
+  mv -f "$dest/$manifest_name.tmp.$$" "$dest/$manifest_name"
+}
+
+if [ -n "$archive" ]; then
+  version="$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n1)"
+  target="$(rustc -vV | sed -n 's/^host: //p')"
+  name="acc-$version-$target"
+  mkdir -p "$archive"
+  case "$archive" in /*) ;; *) archive="$PWD/$archive" ;; esac
+  work="$(mktemp -d)"
+  trap 'rm -rf "$work"' EXIT
+  stage "$work/$name"
+  tar -C "$work" -czf "$archive/$name.tar.gz.tmp" "$name"
+  mv -f "$archive/$name.tar.gz.tmp" "$archive/$name.tar.gz"
+  (cd "$archive" && sha256sum "$name.tar.gz" > "$name.tar.gz.sha256")
+  echo "$archive/$name.tar.gz"
+  exit 0
+fi
+
+stage "$prefix"
+echo "installed ACC into $prefix: $prefix/bin/acc (put $prefix/bin on PATH)"

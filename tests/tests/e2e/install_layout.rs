@@ -1,0 +1,305 @@
+//! The install layout, as a user gets it: `scripts/install.sh` run in a clean copy of the
+//! source tree (every file git does not ignore, no build products) into a temporary prefix, and
+//! its release archive unpacked somewhere else. ACC then runs from that layout alone: only its
+//! `bin` (and the system's) on `PATH`, no `ACC_*` path variable.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use acc_tests::model::ModelServer;
+use acc_tests::{World, clients, repo_root};
+
+/// Every file git does not ignore, copied: the tree a clean clone of this state would have.
+fn clean_copy(to: &Path) {
+    let root = repo_root();
+    let output = Command::new("git")
+        .args([
+            "ls-files",
+            "-z",
+            "--cached",
+            "--others",
+            "--exclude-standard",
+        ])
+        .current_dir(&root)
+        .output()
+        .expect("git ls-files");
+    assert!(output.status.success(), "git ls-files");
+    for name in output.stdout.split(|b| *b == 0).filter(|n| !n.is_empty()) {
+        let name = std::str::from_utf8(name).expect("utf8 path");
+        let from = root.join(name);
+        if !from.is_file() {
+            continue; // deleted in the working tree
+        }
+        let target = to.join(name);
+        std::fs::create_dir_all(target.parent().expect("parent")).expect("mkdir");
+        std::fs::copy(&from, &target).expect("copy");
+    }
+}
+
+/// Run the copy's install script with `args` (dev profile: the layout is the point, not the
+/// optimiser), its build in a target folder of its own that persists between runs.
+fn install_script(tree: &Path, args: &[&str]) -> String {
+    let mut command = Command::new(tree.join("scripts/install.sh"));
+    command
+        .arg("--debug")
+        .args(args)
+        .current_dir(tree)
+        .env(
+            "CARGO_TARGET_DIR",
+            repo_root().join("target/install-layout"),
+        )
+        .env_remove("RUSTFLAGS")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let output = acc_tests::wait_with_deadline(
+        command.spawn().expect("install.sh"),
+        Duration::from_secs(1800),
+        "scripts/install.sh",
+    );
+    assert!(
+        output.status.success(),
+        "install.sh {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// `acc` of the layout at `root`, run as a user of it would.
+fn acc(world: &World, root: &Path, args: &[&str]) -> acc_tests::Run {
+    let mut command = world.command_path(root.join("bin/acc"));
+    command
+        .arg("--json")
+        .args(args)
+        .env("PATH", path_with(root))
+        .env_remove("ACC_ADAPTER_PATH")
+        .env_remove("ACC_CONTRACTS_DIR")
+        .env_remove("ACC_ADAPTER_CONFIG");
+    world.run(command, "acc (installed)")
+}
+
+fn path_with(root: &Path) -> String {
+    format!("{}:/usr/bin:/bin", root.join("bin").display())
+}
+
+/// What the layout at `root` must do on its own.
+fn works_from(root: &Path) {
+    let world = World::new();
+    let listing = acc(&world, root, &["adapters"]).ok_json();
+    let adapters: Vec<(&str, &str)> = listing["adapters"]
+        .as_array()
+        .expect("adapters")
+        .iter()
+        .map(|a| {
+            (
+                a["adapterId"].as_str().expect("id"),
+                a["file"].as_str().expect("file"),
+            )
+        })
+        .collect();
+    for id in ["next-turn", "claude-inbox", "codex-app-server"] {
+        let file = adapters
+            .iter()
+            .find(|(a, _)| *a == id)
+            .map(|(_, f)| PathBuf::from(f))
+            .unwrap_or_else(|| panic!("{id} is loaded: {listing}"));
+        assert!(
+            file.starts_with(root.join("lib/acc/adapters")),
+            "{id} from the layout: {}",
+            file.display()
+        );
+    }
+    let report = acc(&world, root, &["contract", "verify"]).ok_json();
+    assert_eq!(report["valid"], true, "{report}");
+    assert!(
+        report["dir"].as_str().is_some_and(|d| Path::new(d)
+            .starts_with(root.join("share/acc/contracts"))
+            || d.contains("share/acc/contracts")),
+        "{report}"
+    );
+
+    // A real Claude Code turn with hooks installed from this layout receives a peer message.
+    let home = world.temp.path().join("home");
+    std::fs::create_dir_all(home.join(".claude")).expect("home");
+    acc(
+        &world,
+        root,
+        &[
+            "install",
+            "--client",
+            "claude-code",
+            "--home",
+            home.to_str().expect("utf8"),
+        ],
+    )
+    .ok_json();
+    let settings = std::fs::read_to_string(home.join(".claude/settings.json")).expect("settings");
+    assert!(
+        settings.contains(&root.join("bin/acc").display().to_string()),
+        "the hooks run the installed acc: {settings}"
+    );
+    let model = ModelServer::start();
+    claude_turn(&world, root, &home, &model, "hello");
+    let alice = attach(&world, root, "alice");
+    let mut send = world.command_path(root.join("bin/acc"));
+    send.args(["--json", "--session", &alice.0, "--generation", &alice.1])
+        .args([
+            "message",
+            "--to",
+            "bob",
+            "--subject",
+            "layout",
+            "--body",
+            "LAYOUT-BODY",
+        ])
+        .env("PATH", path_with(root));
+    world.run(send, "acc message").ok_json();
+    model.clear();
+    claude_turn(&world, root, &home, &model, "next");
+    assert!(
+        model
+            .model_requests()
+            .iter()
+            .any(|r| r.body.contains("LAYOUT-BODY") && r.body.contains("acc-peer-message")),
+        "the peer message reached the model through the installed next-turn"
+    );
+
+    // Without next-turn: doctor says so as an error, and the hook still tells the model that
+    // messages wait.
+    std::fs::remove_file(root.join("lib/acc/adapters/libacc_adapter_next_turn.so"))
+        .expect("remove next-turn");
+    let doctor = acc(
+        &world,
+        root,
+        &["doctor", "--home", home.to_str().expect("utf8")],
+    );
+    let checks = doctor.json();
+    let next_turn = checks["checks"]
+        .as_array()
+        .expect("checks")
+        .iter()
+        .find(|c| c["name"] == "adapter next-turn")
+        .cloned()
+        .unwrap_or_else(|| panic!("doctor checks next-turn: {checks}"));
+    assert_eq!(next_turn["status"], "error", "{next_turn}");
+    assert!(
+        next_turn["fix"]
+            .as_str()
+            .is_some_and(|f| f.contains("install.sh")),
+        "{next_turn}"
+    );
+    let mut send = world.command_path(root.join("bin/acc"));
+    send.args(["--json", "--session", &alice.0, "--generation", &alice.1])
+        .args([
+            "message",
+            "--to",
+            "bob",
+            "--subject",
+            "again",
+            "--body",
+            "SECOND-BODY",
+        ])
+        .env("PATH", path_with(root));
+    world.run(send, "acc message").ok_json();
+    model.clear();
+    claude_turn(&world, root, &home, &model, "once more");
+    let text: String = model.model_requests().into_iter().map(|r| r.body).collect();
+    assert!(
+        text.contains("1 message(s) from other participants are waiting for you"),
+        "the model is told that a message waits"
+    );
+    assert!(!text.contains("SECOND-BODY"), "but nothing was carried");
+}
+
+fn attach(world: &World, root: &Path, participant: &str) -> (String, String) {
+    let run = acc(world, root, &["attach", "--participant", participant]).ok_json();
+    let creds = acc_tests::Creds::from_attach(participant, &run);
+    (creds.session, creds.generation)
+}
+
+fn claude_turn(world: &World, root: &Path, home: &Path, model: &ModelServer, prompt: &str) {
+    let mut command = acc_tests::claude_print(world, home, model, prompt);
+    command
+        .env("ACC_PARTICIPANT", "bob")
+        .env("PATH", path_with(root))
+        .env_remove("ACC_ADAPTER_PATH")
+        .env_remove("ACC_CONTRACTS_DIR");
+    let run = world.run(command, "claude -p");
+    assert_eq!(run.code, 0, "claude: {}", run.stderr);
+}
+
+#[test]
+fn the_install_script_and_the_release_archive_give_a_layout_that_works_on_its_own() {
+    let _ = clients(); // the real Claude Code, installed before the layout is driven
+    let temp = tempfile::tempdir().expect("tempdir");
+    let tree = temp.path().join("source");
+    clean_copy(&tree);
+
+    let prefix = temp.path().join("prefix");
+    let said = install_script(&tree, &["--prefix", prefix.to_str().expect("utf8")]);
+    assert!(said.contains("installed ACC into"), "{said}");
+    for file in [
+        "bin/acc",
+        "bin/acc-mcp",
+        "bin/acc-capture",
+        "share/acc/contracts/codex/0.169.0-linux-x64.toml",
+        "share/acc/install-manifest.txt",
+    ] {
+        assert!(prefix.join(file).is_file(), "{file} installed");
+    }
+    works_from(&prefix);
+
+    // The archive, unpacked elsewhere: relocatable.
+    let dist = temp.path().join("dist");
+    let archive = install_script(&tree, &["--archive", dist.to_str().expect("utf8")]);
+    let archive = PathBuf::from(archive.trim());
+    let checked = Command::new("sha256sum")
+        .arg("-c")
+        .arg(format!(
+            "{}.sha256",
+            archive.file_name().expect("name").to_string_lossy()
+        ))
+        .current_dir(&dist)
+        .output()
+        .expect("sha256sum");
+    assert!(checked.status.success(), "the checksum matches");
+    let elsewhere = temp.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).expect("dir");
+    let unpacked = Command::new("tar")
+        .arg("-xzf")
+        .arg(&archive)
+        .arg("-C")
+        .arg(&elsewhere)
+        .status()
+        .expect("tar");
+    assert!(unpacked.success());
+    let name = archive
+        .file_name()
+        .expect("name")
+        .to_string_lossy()
+        .trim_end_matches(".tar.gz")
+        .to_string();
+    works_from(&elsewhere.join(name));
+
+    // Uninstalling removes exactly what was installed.
+    let mut uninstall = Command::new(tree.join("scripts/install.sh"));
+    uninstall
+        .args(["--uninstall", "--prefix", prefix.to_str().expect("utf8")])
+        .current_dir(&tree);
+    let status = uninstall.status().expect("uninstall");
+    assert!(status.success());
+    let left: Vec<PathBuf> = walk(&prefix);
+    assert!(left.is_empty(), "nothing of ACC is left: {left:?}");
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        if entry.path().is_dir() {
+            files.extend(walk(&entry.path()));
+        } else {
+            files.push(entry.path());
+        }
+    }
+    files
+}
