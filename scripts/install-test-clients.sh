@@ -9,6 +9,7 @@ TS_SDK=1.32.2
 PY_SDK=2.3.0
 CODEX=0.169.0
 CLAUDE=2.1.328
+GEMINI=0.61.0
 
 mkdir -p "$CACHE"
 cd "$CACHE"
@@ -22,6 +23,7 @@ want=()
 have_npm @modelcontextprotocol/sdk "$TS_SDK" || want+=("@modelcontextprotocol/sdk@$TS_SDK")
 have_npm @openai/codex "$CODEX" || want+=("@openai/codex@$CODEX")
 have_npm @anthropic-ai/claude-code "$CLAUDE" || want+=("@anthropic-ai/claude-code@$CLAUDE")
+have_npm @google/gemini-cli "$GEMINI" || want+=("@google/gemini-cli@$GEMINI")
 if [ "${#want[@]}" -gt 0 ]; then
   echo "install-test-clients: npm install ${want[*]} into $CACHE" >&2
   [ -f package.json ] || echo '{"name":"acc-test-clients","private":true}' > package.json
@@ -39,4 +41,5 @@ node -e "const p=require('$CACHE/node_modules/@modelcontextprotocol/sdk/package.
 "$CACHE/py/bin/python" -c "import mcp" 
 "$CACHE/node_modules/.bin/codex" --version | grep -q "codex-cli $CODEX" || { echo "codex $CODEX does not run" >&2; exit 1; }
 HOME="$CACHE/home" "$CACHE/node_modules/.bin/claude" --version | grep -q "^$CLAUDE" || { echo "claude $CLAUDE does not run" >&2; exit 1; }
+HOME="$CACHE/home" "$CACHE/node_modules/.bin/gemini" --version | grep -q "^$GEMINI" || { echo "gemini $GEMINI does not run" >&2; exit 1; }
 echo "$CACHE"

@@ -54,8 +54,6 @@ fn quoted_after<'a>(text: &'a str, flag: &str) -> Option<&'a str> {
 
 /// The text of the turn that keeps the session busy during the busy branch.
 const BUSY_TURN: &str = "acc capture: a turn that keeps this session busy";
-/// How long the model holds that turn.
-const BUSY_FOR: Duration = Duration::from_secs(4);
 /// How long a step waits for Claude Code.
 const WAIT: Duration = Duration::from_secs(60);
 
@@ -100,14 +98,7 @@ impl ClaudeClient {
     }
 
     fn say(&mut self, text: &str) -> AccResult<()> {
-        let line = acc_host::wire::json(&crate::wire::UserLine::new(text));
-        let stdin = self
-            .stdin
-            .as_mut()
-            .ok_or_else(|| failed("claude", "not running"))?;
-        writeln!(stdin, "{line}")
-            .and_then(|()| stdin.flush())
-            .map_err(|e| failed("claude stdin", e))
+        say_to(&mut self.stdin, text)
     }
 
     /// Whether `bob`'s session is bound to `claude-inbox` (the SessionStart hook's work).
@@ -129,6 +120,17 @@ impl ClaudeClient {
             })
         })
     }
+}
+
+/// One user turn on Claude Code's stream-json input.
+fn say_to(stdin: &mut Option<ChildStdin>, text: &str) -> AccResult<()> {
+    let line = acc_host::wire::json(&crate::wire::UserLine::new(text));
+    let stdin = stdin
+        .as_mut()
+        .ok_or_else(|| failed("claude", "not running"))?;
+    writeln!(stdin, "{line}")
+        .and_then(|()| stdin.flush())
+        .map_err(|e| failed("claude stdin", e))
 }
 
 /// The new input of each main-loop model request (what came after the model's last answer:
@@ -287,14 +289,12 @@ impl Client for ClaudeClient {
     }
 
     fn busy(&mut self, _participant: &str) -> AccResult<()> {
-        self.model.hold(BUSY_TURN, BUSY_FOR);
         self.ended_before_busy = self.ended.load(Ordering::SeqCst);
-        self.say(BUSY_TURN)?;
-        let running = self
-            .model
-            .wait_for_request(BUSY_TURN, WAIT)
-            .ok_or_else(|| failed("claude", "the busy turn never reached the model"))?;
-        self.busy = Some(running.seq);
+        let stdin = &mut self.stdin;
+        let seq = script::start_held_turn(&self.model, BUSY_TURN, "claude", || {
+            say_to(stdin, BUSY_TURN)
+        })?;
+        self.busy = Some(seq);
         Ok(())
     }
 
@@ -303,9 +303,8 @@ impl Client for ClaudeClient {
             .busy
             .ok_or_else(|| failed("claude", "no turn is running"))?;
         let before = self.ended_before_busy;
-        if self.model.wait_answered(seq, BUSY_FOR + WAIT).is_none()
-            || !wait_for(WAIT, || self.ended.load(Ordering::SeqCst) > before)
-        {
+        script::held_turn_answered(&self.model, seq, "claude")?;
+        if !wait_for(WAIT, || self.ended.load(Ordering::SeqCst) > before) {
             return Err(failed("claude", "the busy turn never ended"));
         }
         Ok(())

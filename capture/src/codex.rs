@@ -140,8 +140,6 @@ impl Drop for StartedDaemon {
 
 /// The text of the turn that keeps the thread busy during the busy branch.
 const BUSY_TURN: &str = "acc capture: a turn that keeps this thread busy";
-/// How long the model holds that turn.
-const BUSY_FOR: Duration = Duration::from_secs(4);
 
 /// Capture the installed `codex`.
 pub fn capture_codex() -> AccResult<Finished> {
@@ -251,18 +249,19 @@ impl Client for CodexClient {
 
     fn busy(&mut self, _participant: &str) -> AccResult<()> {
         let thread = self.thread()?;
-        self.model.hold(BUSY_TURN, BUSY_FOR);
-        self.rpc()?
-            .call(
+        let rpc = self
+            .rpc
+            .as_mut()
+            .ok_or_else(|| failed("codex daemon", "not connected"))?;
+        let seq = script::start_held_turn(&self.model, BUSY_TURN, "codex", || {
+            rpc.call(
                 "turn/start",
                 json!({ "threadId": thread, "input": [{ "type": "text", "text": BUSY_TURN }] }),
             )
-            .map_err(|e| failed("codex turn/start", e))?;
-        let running = self
-            .model
-            .wait_for_request(BUSY_TURN, WAIT)
-            .ok_or_else(|| failed("codex", "the busy turn never reached the model"))?;
-        self.busy = Some(running.seq);
+            .map(drop)
+            .map_err(|e| failed("codex turn/start", e))
+        })?;
+        self.busy = Some(seq);
         Ok(())
     }
 
@@ -270,10 +269,7 @@ impl Client for CodexClient {
         let seq = self
             .busy
             .ok_or_else(|| failed("codex", "no turn is running"))?;
-        self.model
-            .wait_answered(seq, BUSY_FOR + WAIT)
-            .map(drop)
-            .ok_or_else(|| failed("codex", "the busy turn was never answered"))
+        script::held_turn_answered(&self.model, seq, "codex")
     }
 
     fn look(

@@ -1,6 +1,7 @@
 //! A model API on loopback for real clients to talk to: Anthropic Messages (`POST
-//! /v1/messages`, answered with a minimal event stream) and OpenAI Responses (`POST
-//! /v1/responses`). Every request body is recorded, so a test can assert exactly what reached
+//! /v1/messages`, answered with a minimal event stream), OpenAI Responses (`POST
+//! /v1/responses`) and Gemini (`POST /v1beta/models/<model>:streamGenerateContent`, server-sent
+//! events, and `:generateContent`). Every request body is recorded, so a test can assert exactly what reached
 //! the model. Other paths answer `200 {}`. Bound to 127.0.0.1 only; stops when dropped.
 
 use std::collections::VecDeque;
@@ -45,8 +46,7 @@ pub struct Recorded {
 impl Recorded {
     /// Whether it is a model request (not another path).
     pub fn is_model(&self) -> bool {
-        self.target.starts_with("POST /v1/messages")
-            || self.target.starts_with("POST /v1/responses")
+        Api::of(&self.target).is_some()
     }
 
     /// Whether it is the client's main loop (it offers tools).
@@ -194,6 +194,69 @@ fn offers_tools(body: &str) -> bool {
         .unwrap_or(false)
 }
 
+/// The model APIs served.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Api {
+    /// Anthropic Messages (Claude Code).
+    Messages,
+    /// OpenAI Responses (Codex).
+    Responses,
+    /// Gemini `:streamGenerateContent` (SSE) or `:generateContent` (one JSON answer).
+    Gemini { stream: bool },
+}
+
+impl Api {
+    fn of(target: &str) -> Option<Self> {
+        if target.starts_with("POST /v1/messages") && !target.contains("count_tokens") {
+            Some(Self::Messages)
+        } else if target.starts_with("POST /v1/responses") {
+            Some(Self::Responses)
+        } else if target.starts_with("POST /v1beta/models/") {
+            Some(Self::Gemini {
+                stream: target.contains(":streamGenerateContent"),
+            })
+        } else {
+            None
+        }
+    }
+
+    /// The content type and body of the answer: the scripted step, else a short text.
+    fn answer(self, call: usize, next: Option<&Scripted>) -> (&'static str, String) {
+        let ok = Scripted::Text("ok".into());
+        let step = next.unwrap_or(&ok);
+        match (self, step) {
+            (Self::Messages, Scripted::Tool { name, input }) => {
+                ("text/event-stream", messages_tool_stream(call, name, input))
+            }
+            (Self::Messages, Scripted::Text(text)) => ("text/event-stream", messages_stream(text)),
+            (Self::Responses, Scripted::Tool { name, input }) => (
+                "text/event-stream",
+                responses_tool_stream(call, name, input),
+            ),
+            (Self::Responses, Scripted::Text(text)) => {
+                ("text/event-stream", responses_stream(text))
+            }
+            (Self::Gemini { stream }, step) => {
+                let part = match step {
+                    Scripted::Tool { name, input } => {
+                        json!({ "functionCall": { "name": name, "args": input } })
+                    }
+                    Scripted::Text(text) => json!({ "text": text }),
+                };
+                let chunk = json!({
+                    "candidates": [{ "content": { "role": "model", "parts": [part] }, "finishReason": "STOP", "index": 0 }],
+                    "usageMetadata": { "promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15 }
+                });
+                if stream {
+                    ("text/event-stream", format!("data: {chunk}\r\n\r\n"))
+                } else {
+                    ("application/json", chunk.to_string())
+                }
+            }
+        }
+    }
+}
+
 fn responses_stream(text: &str) -> String {
     let item = json!({ "type": "message", "id": "msg_acc_test", "role": "assistant", "status": "completed", "content": [{ "type": "output_text", "text": text, "annotations": [] }] });
     sse(&[
@@ -279,15 +342,14 @@ fn serve(
             received: Instant::now(),
             answered: None,
         });
-        let messages = target.starts_with("POST /v1/messages") && !target.contains("count_tokens");
-        let responses = target.starts_with("POST /v1/responses");
-        let next = if (messages || responses) && offers_tools(&body) {
+        let api = Api::of(&target);
+        let next = if api.is_some() && offers_tools(&body) {
             script.lock().expect("lock").pop_front()
         } else {
             None
         };
         let call = usize::try_from(seq).unwrap_or(usize::MAX);
-        let (content_type, payload) = if messages || responses {
+        let (content_type, payload) = if let Some(api) = api {
             let held = shared
                 .holds
                 .lock()
@@ -296,19 +358,7 @@ fn serve(
                 .find(|(needle, _)| body.contains(needle.as_str()))
                 .map(|(_, d)| *d);
             std::thread::sleep(held.unwrap_or(*delay.lock().expect("lock")));
-            let stream = match (&next, messages) {
-                (Some(Scripted::Tool { name, input }), true) => {
-                    messages_tool_stream(call, name, input)
-                }
-                (Some(Scripted::Tool { name, input }), false) => {
-                    responses_tool_stream(call, name, input)
-                }
-                (Some(Scripted::Text(text)), true) => messages_stream(text),
-                (Some(Scripted::Text(text)), false) => responses_stream(text),
-                (None, true) => messages_stream("ok"),
-                (None, false) => responses_stream("ok"),
-            };
-            ("text/event-stream", stream)
+            api.answer(call, next.as_ref())
         } else {
             ("application/json", "{}".to_string())
         };

@@ -21,6 +21,7 @@ use std::time::Duration;
 use acc_adapter_api::wire::OfferRequest;
 use serde_json::Value;
 
+use crate::model::ModelServer;
 use crate::record::{Finished, PEER_BODY, Recorder, Run, question};
 use crate::{attach, failed, probed};
 use acc_host::clock::SystemClock;
@@ -379,6 +380,36 @@ fn branches(
     c.client.stop("bob")?;
     c.send("fallback", alice)?;
     Ok(())
+}
+
+/// How long a held turn keeps a client busy.
+pub const HELD_TURN: Duration = Duration::from_secs(4);
+/// How long a step waits for a client to act.
+const CLIENT_WAIT: Duration = Duration::from_secs(60);
+
+/// Start a turn the model holds for [`HELD_TURN`]: the model is told to hold requests with
+/// `needle`, `start` makes `client` send one, and once it reaches the model the request's
+/// number is returned (for [`held_turn_answered`]).
+pub fn start_held_turn(
+    model: &ModelServer,
+    needle: &str,
+    client: &str,
+    start: impl FnOnce() -> AccResult<()>,
+) -> AccResult<u64> {
+    model.hold(needle, HELD_TURN);
+    start()?;
+    model
+        .wait_for_request(needle, CLIENT_WAIT)
+        .map(|running| running.seq)
+        .ok_or_else(|| failed(client, "the busy turn never reached the model"))
+}
+
+/// Return once the model has answered request `seq` (the held turn's).
+pub fn held_turn_answered(model: &ModelServer, seq: u64, client: &str) -> AccResult<()> {
+    model
+        .wait_answered(seq, HELD_TURN + CLIENT_WAIT)
+        .map(drop)
+        .ok_or_else(|| failed(client, "the busy turn was never answered"))
 }
 
 fn fingerprint(executable: &Path) -> AccResult<String> {

@@ -22,6 +22,8 @@ pub enum Client {
     ClaudeCode,
     /// Codex: plain stdout context, exit 2 to deny.
     Codex,
+    /// Gemini CLI: JSON `hookSpecificOutput` answers, `{"decision":"deny"}` to deny.
+    Gemini,
 }
 
 impl Client {
@@ -30,6 +32,7 @@ impl Client {
         match text {
             "claude-code" => Some(Self::ClaudeCode),
             "codex" => Some(Self::Codex),
+            "gemini" => Some(Self::Gemini),
             _ => None,
         }
     }
@@ -39,6 +42,7 @@ impl Client {
         match self {
             Self::ClaudeCode => "claude-code",
             Self::Codex => "codex",
+            Self::Gemini => "gemini",
         }
     }
 }

@@ -235,13 +235,14 @@ fn installation(target: &Target, codex_or_claude: Option<&Path>, repair: bool) -
     } else if repair {
         let options = install::Options {
             delivery: &delivery,
-            mcp: mcp.as_ref().map(|(_, participant)| match participant {
+            mcp: mcp.as_ref().map(|(_, participant, _)| match participant {
                 Some(p) => install::McpIdentity::Participant(p),
                 None => install::McpIdentity::Adopt,
             }),
             mcp_name: mcp
                 .as_ref()
-                .map_or(install::DEFAULT_MCP_NAME, |(name, _)| name.as_str()),
+                .map_or(install::DEFAULT_MCP_NAME, |(name, _, _)| name.as_str()),
+            mcp_trust: mcp.as_ref().is_some_and(|(_, _, trusted)| *trusted),
         };
         match install::install(target, &acc, options, false) {
             Ok(_) => checks.push(check(
@@ -325,7 +326,11 @@ fn unrecorded(target: &Target, name: String, install_fix: Option<String>) -> Che
 /// whose entries went missing, keeping the recorded consent.
 pub fn run(start: &Path, home: Option<&Path>, repair: bool) -> Vec<Check> {
     let mut checks = Vec::new();
-    for (client, exe) in [(Client::ClaudeCode, "claude"), (Client::Codex, "codex")] {
+    for (client, exe) in [
+        (Client::ClaudeCode, "claude"),
+        (Client::Codex, "codex"),
+        (Client::Gemini, "gemini"),
+    ] {
         let found = on_path(exe);
         checks.push(client_check(client, exe, found.as_deref()));
         let Ok(target) = Target::new(client, home) else {

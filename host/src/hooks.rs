@@ -179,9 +179,9 @@ impl Context {
             Client::ClaudeCode => std::env::var("CLAUDE_PID")
                 .ok()
                 .and_then(|p| p.parse::<i64>().ok()),
-            // Codex starts hooks and MCP servers as its own children; the hook records that
-            // process, so an `acc-mcp` of the same Codex can adopt this session.
-            Client::Codex => acc_clients::process::client_pid(),
+            // Codex and Gemini CLI start hooks and MCP servers as their own children; the hook
+            // records that process, so an `acc-mcp` of the same client can adopt this session.
+            Client::Codex | Client::Gemini => acc_clients::process::client_pid(),
         };
         let spec = SessionSpec {
             participant_id: participant.clone(),
@@ -242,7 +242,7 @@ impl Context {
 
     fn inject(&self, event: &str, context: String) -> Reply {
         match self.client {
-            Client::ClaudeCode => Reply {
+            Client::ClaudeCode | Client::Gemini => Reply {
                 stdout: context_output(event, &context),
                 ..Reply::default()
             },
@@ -305,7 +305,7 @@ fn context_output(event: &str, context: &str) -> String {
 }
 
 /// A write refused in each client's deny shape: Claude Code's `permissionDecision: "deny"`,
-/// Codex's exit 2 with the reason on stderr.
+/// Codex's exit 2 with the reason on stderr, Gemini CLI's `{"decision":"deny","reason"}`.
 pub fn deny(client: Client, reason: &str) -> Reply {
     match client {
         Client::ClaudeCode => Reply {
@@ -325,6 +325,15 @@ pub fn deny(client: Client, reason: &str) -> Reply {
             exit: 2,
             ..Reply::default()
         },
+        // The tool does not run; the model gets "Tool execution blocked: <reason>".
+        Client::Gemini => Reply {
+            stdout: crate::wire::json(&crate::wire::GeminiDecision {
+                decision: "deny",
+                reason,
+            })
+            .to_string(),
+            ..Reply::default()
+        },
     }
 }
 
@@ -342,6 +351,8 @@ fn bind_live(context: &mut Context, payload: &Value) -> Result<(), String> {
     }
     let session_id = text(payload, "session_id").unwrap_or("");
     let (adapter, endpoint) = match context.client {
+        // No adapter reaches a running Gemini CLI session: next-turn carries its messages.
+        Client::Gemini => return Ok(()),
         Client::ClaudeCode => {
             let (Ok(socket), Some(pid)) = (
                 std::env::var("CLAUDE_CODE_MESSAGING_SOCKET"),
@@ -386,21 +397,45 @@ fn bind_live(context: &mut Context, payload: &Value) -> Result<(), String> {
         .map_err(|e| e.message)
 }
 
+/// The part an event plays. Gemini CLI's events map onto the parts Claude Code's and Codex's
+/// play: BeforeAgent carries the next turn's context (as UserPromptSubmit does), BeforeTool
+/// guards writes (PreToolUse), AfterAgent ends a turn (Stop). `None`: not an event ACC handles.
+fn role(client: Client, event: &str) -> Option<&'static str> {
+    const ROLES: [&str; 5] = [
+        "SessionStart",
+        "UserPromptSubmit",
+        "PreToolUse",
+        "Stop",
+        "SessionEnd",
+    ];
+    match (client, event) {
+        (Client::Gemini, "BeforeAgent") => Some("UserPromptSubmit"),
+        (Client::Gemini, "BeforeTool") => Some("PreToolUse"),
+        (Client::Gemini, "AfterAgent") => Some("Stop"),
+        (Client::Gemini, "SessionStart" | "SessionEnd")
+        | (Client::ClaudeCode | Client::Codex, _) => ROLES.iter().copied().find(|r| *r == event),
+        (Client::Gemini, _) => None,
+    }
+}
+
 /// Handle one hook event. Errors become a fail-open reply in [`run`].
 pub fn handle(client: &str, event: &str, input: &str) -> AccResult<Reply> {
     let client = Client::parse(client).ok_or_else(|| {
-        AccError::usage(format!("unknown client `{client}` (claude-code or codex)"))
+        AccError::usage(format!(
+            "unknown client `{client}` (claude-code, codex or gemini)"
+        ))
     })?;
     let payload: Value = serde_json::from_str(input)
         .map_err(|e| AccError::usage(format!("the hook input is not json: {e}")))?;
-    if !matches!(
-        event,
-        "SessionStart" | "UserPromptSubmit" | "PreToolUse" | "Stop" | "SessionEnd"
-    ) {
+    let Some(part) = role(client, event) else {
         return Ok(Reply::default());
-    }
-    let mut context = Context::open(client, event, &payload)?;
-    match event {
+    };
+    let mut context = Context::open(client, part, &payload)?;
+    match part {
+        // Gemini CLI: the session opens (or resumes) here, but its context goes with each turn
+        // (BeforeAgent): on `--resume` Gemini drops stored user messages that begin with hook
+        // context, and in headless mode SessionStart's context displaces the first prompt.
+        "SessionStart" if client == Client::Gemini => Ok(Reply::default()),
         "SessionStart" => {
             let bound = bind_live(&mut context, &payload);
             let report = context.app.core.status(false)?;

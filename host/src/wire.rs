@@ -615,10 +615,21 @@ pub struct CodexEndpoint<'a> {
 /// One command of an installed hook group.
 #[derive(Debug, Clone, Serialize)]
 pub struct HookCommand {
+    /// Gemini CLI names each hook.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<&'static str>,
     #[serde(rename = "type")]
     pub kind: &'static str,
     pub command: String,
+    /// Seconds for Claude Code and Codex, milliseconds for Gemini CLI.
     pub timeout: u32,
+}
+
+/// Gemini CLI's answer to a BeforeTool hook that refuses the tool.
+#[derive(Debug, Clone, Serialize)]
+pub struct GeminiDecision<'a> {
+    pub decision: &'static str,
+    pub reason: &'a str,
 }
 
 /// A hook group as ACC installs it into a client's hooks file.
@@ -640,4 +651,7 @@ pub struct McpServer {
     pub args: Option<[&'static str; 0]>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub env: Option<std::collections::BTreeMap<&'static str, String>>,
+    /// Gemini CLI: run the server's tools without asking (only when the user chose it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trust: Option<bool>,
 }

@@ -50,8 +50,9 @@ async def main():
         page = await bob.call_tool("acc_inbox", {})
         assert page.structured_content["items"][0]["messageId"] == message_id
         read = await bob.call_tool("acc_inbox", {"messageId": message_id})
-        assert read.structured_content is None, "2025 array results are text only"
-        assert json.loads(read.content[0].text)[0]["body"] == "sqlite or files?"
+        items = json.loads(read.content[0].text)
+        assert read.structured_content == {"items": items}, "2025: the array as text, and as items in an object"
+        assert items[0]["body"] == "sqlite or files?"
         reply = await bob.call_tool("acc_reply", {"messageId": message_id, "body": "sqlite"})
         assert reply.structured_content["receipt"]["state"] == "acknowledged"
 

@@ -68,8 +68,8 @@ assert.equal(inbox.structuredContent.items[0].receipt.state, 'queued');
 assert.equal(inbox.structuredContent.items[0].body, undefined);
 
 const read = await call(bob, 'acc_inbox', { messageId: requestId });
-assert.equal(read.structuredContent, undefined, '2025 array results are text only');
 const readItems = JSON.parse(read.content[0].text);
+assert.deepEqual(read.structuredContent, { items: readItems }, '2025: the array as text, and as items in an object');
 assert.equal(readItems[0].body, 'see src/parse.rs');
 assert.equal(readItems[0].receipt.state, 'retrieved');
 

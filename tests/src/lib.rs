@@ -226,6 +226,25 @@ impl World {
         self.run(command, "acc")
     }
 
+    /// `from` asks `to` a question; the send's JSON.
+    pub fn ask(&self, from: &Creds, to: &str, subject: &str, body: &str) -> Value {
+        self.acc_as(
+            from,
+            &[
+                "message",
+                "--to",
+                to,
+                "--kind",
+                "question",
+                "--subject",
+                subject,
+                "--body",
+                body,
+            ],
+        )
+        .ok_json()
+    }
+
     /// Run `acc ARGS` without `--json`.
     pub fn acc_text(&self, args: &[&str]) -> Run {
         let mut command = self.command("acc");
@@ -402,6 +421,8 @@ pub struct Clients {
     pub codex: PathBuf,
     /// The `claude` executable.
     pub claude: PathBuf,
+    /// The `gemini` executable.
+    pub gemini: PathBuf,
 }
 impl Clients {
     /// `PATH` with the pinned clients' bin directory first (for `acc install --client codex`,
@@ -432,6 +453,50 @@ pub fn claude_print(
         .env("ANTHROPIC_BASE_URL", &model.base_url)
         .env_remove("CLAUDE_CONFIG_DIR")
         .env_remove("ANTHROPIC_AUTH_TOKEN");
+    command
+}
+
+/// Run `command` to its end within `deadline`, its output captured, and assert that it
+/// succeeded (naming `what` and its stderr when not); its output.
+pub fn run_checked(mut command: Command, deadline: Duration, what: &str) -> Output {
+    command.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let child = command
+        .spawn()
+        .unwrap_or_else(|e| panic!("{what} does not start: {e}"));
+    let output = wait_with_deadline(child, deadline, what);
+    assert!(
+        output.status.success(),
+        "{what}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output
+}
+
+/// The settings Gemini CLI needs to run headless turns offline against a loopback model (API
+/// key auth, no usage statistics, no update checks, no telemetry), as a user's own
+/// `~/.gemini/settings.json` would hold them.
+pub const GEMINI_SETTINGS: &str = "{\n  \"security\": { \"auth\": { \"selectedType\": \"gemini-api-key\" } },\n  \"privacy\": { \"usageStatisticsEnabled\": false },\n  \"general\": { \"enableAutoUpdate\": false, \"enableAutoUpdateNotification\": false },\n  \"telemetry\": { \"enabled\": false }\n}\n";
+
+/// `gemini -p PROMPT` in the world's project with `HOME=home`, its model the loopback `model`,
+/// the workspace trusted; `extra` arguments follow (`--session-id`, `--resume`, ...).
+pub fn gemini_print(
+    world: &World,
+    home: &Path,
+    model: &model::ModelServer,
+    prompt: &str,
+    extra: &[&str],
+) -> Command {
+    let mut command = world.command_path(&clients().gemini);
+    command
+        .args(["-p", prompt, "-m", "gemini-2.5-flash"])
+        .args(extra)
+        .env("HOME", home)
+        .env("GEMINI_API_KEY", "acc-test-key")
+        .env("GOOGLE_GEMINI_BASE_URL", &model.base_url)
+        .env("GEMINI_CLI_TRUST_WORKSPACE", "true")
+        .env_remove("GEMINI_CLI_HOME")
+        .env_remove("GOOGLE_API_KEY")
+        .env_remove("GOOGLE_CLOUD_PROJECT");
     command
 }
 
@@ -481,6 +546,7 @@ pub fn clients() -> Clients {
         python: cache.join("py/bin/python"),
         codex: cache.join("node_modules/.bin/codex"),
         claude: cache.join("node_modules/.bin/claude"),
+        gemini: cache.join("node_modules/.bin/gemini"),
         cache,
     };
     for path in [
@@ -488,6 +554,7 @@ pub fn clients() -> Clients {
         &clients.python,
         &clients.codex,
         &clients.claude,
+        &clients.gemini,
     ] {
         assert!(
             path.exists(),

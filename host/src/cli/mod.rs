@@ -121,7 +121,7 @@ pub enum Command {
     /// Capture a client's delivery behaviour as evidence, or verify the contracts folder.
     #[command(subcommand)]
     Contract(ContractCommand),
-    /// Install ACC's hooks into a client's configuration (claude-code or codex).
+    /// Install ACC's hooks into a client's configuration (claude-code, codex or gemini).
     Install(InstallArgs),
     /// Remove what acc install wrote, restoring the client's files.
     Uninstall(InstallArgs),
@@ -136,7 +136,7 @@ pub enum Command {
     },
     /// Called by client hooks: reads the client's hook JSON on stdin and answers in its shape.
     Hook {
-        /// claude-code or codex.
+        /// claude-code, codex or gemini.
         client: String,
         /// SessionStart, UserPromptSubmit, PreToolUse, Stop or SessionEnd.
         event: String,
@@ -204,7 +204,7 @@ pub struct BindArgs {
 /// `acc install` / `acc uninstall`.
 #[derive(Debug, Args)]
 pub struct InstallArgs {
-    /// claude-code or codex.
+    /// claude-code, codex or gemini.
     #[arg(long)]
     pub client: String,
     /// Your consent to live delivery: off (default), actionable or all (install only).
@@ -224,6 +224,10 @@ pub struct InstallArgs {
     /// The name of the MCP server `--mcp` registers (default acc; install only).
     #[arg(long, value_name = "NAME", default_value = "acc")]
     pub mcp_name: String,
+    /// Gemini CLI only: register acc-mcp with `"trust": true`, so Gemini offers its tools in
+    /// the default approval mode and runs them without asking you (install only).
+    #[arg(long)]
+    pub mcp_trust: bool,
 }
 
 /// `acc unbind`.
@@ -795,7 +799,7 @@ fn doctor_command(cli: &Cli, repair: bool, home: Option<&std::path::Path>) -> Ac
 fn install_command(install: bool, args: &InstallArgs) -> AccResult<Output> {
     let client = crate::hooks::Client::parse(&args.client).ok_or_else(|| {
         AccError::usage(format!(
-            "--client must be claude-code or codex, got `{}`",
+            "--client must be claude-code, codex or gemini, got `{}`",
             args.client
         ))
     })?;
@@ -809,6 +813,7 @@ fn install_command(install: bool, args: &InstallArgs) -> AccResult<Output> {
                 named => crate::install::McpIdentity::Participant(named),
             }),
             mcp_name: &args.mcp_name,
+            mcp_trust: args.mcp_trust,
         };
         crate::install::install(&target, &acc, options, args.dry_run)?
     } else {

@@ -97,6 +97,17 @@ fn claude_registrations(target: &Target, workspace_root: &Path) -> Vec<Registrat
     found
 }
 
+/// Gemini CLI's `mcpServers` in its `settings.json` (user scope).
+fn gemini_registrations(target: &Target) -> Vec<Registration> {
+    let mut found = Vec::new();
+    let settings = target.mcp_file();
+    if let Some(state) = read_json(&settings) {
+        let place = format!("{} (user)", settings.display());
+        from_json_servers(state.get("mcpServers"), &place, &mut found);
+    }
+    found
+}
+
 fn codex_registrations(target: &Target) -> Vec<Registration> {
     let mut found = Vec::new();
     let config = target.mcp_file();
@@ -242,13 +253,14 @@ fn judge(client: Client, registration: &Registration, cwd: &Path) -> Check {
 /// The MCP checks for both clients.
 pub fn checks(home: Option<&Path>, workspace_root: &Path, cwd: &Path) -> Vec<Check> {
     let mut checks = Vec::new();
-    for client in [Client::ClaudeCode, Client::Codex] {
+    for client in [Client::ClaudeCode, Client::Codex, Client::Gemini] {
         let Ok(target) = Target::new(client, home) else {
             continue;
         };
         let found = match client {
             Client::ClaudeCode => claude_registrations(&target, workspace_root),
             Client::Codex => codex_registrations(&target),
+            Client::Gemini => gemini_registrations(&target),
         };
         if found.is_empty() {
             checks.push(check(

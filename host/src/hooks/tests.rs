@@ -95,6 +95,34 @@ fn deny_shapes_per_client() {
         (codex.exit, codex.stdout.as_str(), codex.stderr.as_str()),
         (2, "", "held\n")
     );
+    let gemini = deny(Client::Gemini, "held");
+    assert_eq!(gemini.exit, 0);
+    let value: serde_json::Value = serde_json::from_str(&gemini.stdout).expect("json");
+    assert_eq!(
+        value,
+        serde_json::json!({ "decision": "deny", "reason": "held" })
+    );
+}
+
+#[test]
+fn gemini_events_play_the_parts_of_the_other_clients_events() {
+    assert_eq!(
+        role(Client::Gemini, "BeforeAgent"),
+        Some("UserPromptSubmit")
+    );
+    assert_eq!(role(Client::Gemini, "BeforeTool"), Some("PreToolUse"));
+    assert_eq!(role(Client::Gemini, "AfterAgent"), Some("Stop"));
+    assert_eq!(role(Client::Gemini, "SessionStart"), Some("SessionStart"));
+    assert_eq!(role(Client::Gemini, "SessionEnd"), Some("SessionEnd"));
+    // Claude Code's names mean nothing to Gemini CLI, and the reverse.
+    assert_eq!(role(Client::Gemini, "UserPromptSubmit"), None);
+    assert_eq!(role(Client::Gemini, "BeforeModel"), None);
+    assert_eq!(
+        role(Client::ClaudeCode, "UserPromptSubmit"),
+        Some("UserPromptSubmit")
+    );
+    assert_eq!(role(Client::Codex, "Stop"), Some("Stop"));
+    assert_eq!(role(Client::ClaudeCode, "BeforeAgent"), None);
 }
 
 #[test]

@@ -105,6 +105,20 @@ impl Target {
                     home,
                 }
             }
+            // Gemini CLI reads `$GEMINI_CLI_HOME/.gemini/settings.json` when that is set, else
+            // `~/.gemini/settings.json`: hooks and MCP servers in one file.
+            Client::Gemini => {
+                let base = match std::env::var_os("GEMINI_CLI_HOME").filter(|_| !explicit) {
+                    Some(dir) => PathBuf::from(dir),
+                    None => home.clone(),
+                };
+                Self {
+                    client,
+                    hooks_file: base.join(".gemini").join("settings.json"),
+                    trust_file: None,
+                    home,
+                }
+            }
         })
     }
 
@@ -113,6 +127,7 @@ impl Target {
     pub fn mcp_file(&self) -> PathBuf {
         match (&self.trust_file, self.client) {
             (Some(config), _) => config.clone(),
+            (None, Client::Gemini) => self.hooks_file.clone(),
             (None, _) => match std::env::var_os("CLAUDE_CONFIG_DIR") {
                 Some(dir) if self.hooks_file.starts_with(&dir) => {
                     PathBuf::from(dir).join(".claude.json")
@@ -137,6 +152,12 @@ impl Target {
                 client,
                 hooks_file: dir.join("hooks.json"),
                 trust_file: Some(dir.join("config.toml")),
+                home,
+            },
+            Client::Gemini => Self {
+                client,
+                hooks_file: dir.join("settings.json"),
+                trust_file: None,
                 home,
             },
         }
@@ -168,6 +189,13 @@ pub fn events(client: Client) -> &'static [(&'static str, Option<&'static str>)]
             ("PreToolUse", Some("apply_patch|shell")),
             ("Stop", None),
         ],
+        Client::Gemini => &[
+            ("SessionStart", Some("*")),
+            ("BeforeAgent", Some("*")),
+            ("BeforeTool", Some("write_file|replace|run_shell_command")),
+            ("AfterAgent", Some("*")),
+            ("SessionEnd", Some("*")),
+        ],
     }
 }
 
@@ -183,13 +211,16 @@ pub fn groups(client: Client, acc: &Path) -> Vec<(&'static str, Value)> {
             let group = crate::wire::HookGroup {
                 matcher: *matcher,
                 hooks: [crate::wire::HookCommand {
+                    // Gemini CLI names hooks (its trust records key them by name and command)
+                    // and counts the timeout in milliseconds.
+                    name: (client == Client::Gemini).then_some("acc"),
                     kind: "command",
                     command: format!(
                         "{} hook {} {event}",
                         quote(&acc.to_string_lossy()),
                         client.as_str()
                     ),
-                    timeout: 5,
+                    timeout: if client == Client::Gemini { 5000 } else { 5 },
                 }],
             };
             (*event, crate::wire::json(&group))
@@ -468,6 +499,8 @@ pub struct Options<'a> {
     pub mcp: Option<McpIdentity<'a>>,
     /// The MCP server's name (default `acc`).
     pub mcp_name: &'a str,
+    /// Gemini CLI: register the server with `"trust": true` (the user's choice).
+    pub mcp_trust: bool,
 }
 
 /// The plan (and, unless `dry_run`, the result) of an installation.
@@ -593,7 +626,7 @@ fn hook_entries(client: Client, acc: &Path) -> Vec<Entry> {
         .collect()
 }
 
-fn mcp_server(client: Client, acc_mcp: &Path, identity: McpIdentity<'_>) -> Value {
+fn mcp_server(client: Client, acc_mcp: &Path, identity: McpIdentity<'_>, trust: bool) -> Value {
     let mut env = std::collections::BTreeMap::new();
     if let McpIdentity::Participant(participant) = identity {
         env.insert("ACC_MCP_PARTICIPANT", participant.to_string());
@@ -606,12 +639,15 @@ fn mcp_server(client: Client, acc_mcp: &Path, identity: McpIdentity<'_>) -> Valu
             command,
             args: Some([]),
             env: Some(env),
+            trust: None,
         },
-        Client::Codex => crate::wire::McpServer {
+        // The shape `gemini mcp add` writes; `trust` only when the user asked for it.
+        Client::Codex | Client::Gemini => crate::wire::McpServer {
             kind: None,
             command,
-            args: None,
+            args: (client == Client::Gemini).then_some([]),
             env: Some(env).filter(|e| !e.is_empty()),
+            trust: trust.then_some(true),
         },
     })
 }
@@ -773,19 +809,26 @@ fn plan_files(
     let old_file = |path: &Path| old.and_then(|r| r.file(path));
 
     let hooks = hook_entries(target.client, acc);
+    let mcp_entry = options.mcp.map(|identity| Entry::McpServer {
+        name: options.mcp_name.to_string(),
+        server: mcp_server(target.client, &acc_mcp, identity, options.mcp_trust),
+    });
+    // Gemini CLI keeps hooks and MCP servers in one settings file: one plan for both.
+    let one_file = target.mcp_file() == target.hooks_file;
+    let mut hooks_file_entries = hooks.clone();
+    if one_file {
+        hooks_file_entries.extend(mcp_entry.clone());
+    }
     let hooks_plan = plan_file(
         target.client,
         &target.hooks_file,
         "json",
         old_file(&target.hooks_file),
-        hooks.clone(),
+        hooks_file_entries,
     )?;
     let mut planned = vec![hooks_plan];
-    let mcp_entry = options.mcp.map(|identity| Entry::McpServer {
-        name: options.mcp_name.to_string(),
-        server: mcp_server(target.client, &acc_mcp, identity),
-    });
     match (target.client, &target.trust_file) {
+        _ if one_file => {}
         (Client::Codex, Some(config)) => {
             let mut entries = trust_entries(target, codex, &planned[0].desired, &hooks, dry_run)?;
             entries.extend(mcp_entry.clone());
@@ -834,21 +877,20 @@ fn plan_files(
     Ok(planned)
 }
 
-/// Install ACC's hooks (and, with `options.mcp`, `acc-mcp`) for `target`, recording the
-/// delivery consent. With `dry_run`, check and plan only.
-pub fn install(
-    target: &Target,
-    acc: &Path,
-    options: Options<'_>,
-    dry_run: bool,
-) -> AccResult<Plan> {
+/// The options of an install, checked before anything else: the consent's spelling,
+/// `--mcp-trust` only for Gemini CLI with `--mcp`, the names, and `acc-mcp` beside `acc`.
+fn check_options(target: &Target, options: &Options<'_>, acc_mcp: &Path) -> AccResult<()> {
     if !DELIVERY.contains(&options.delivery) {
         return Err(AccError::usage(format!(
             "--delivery must be off, actionable or all, got `{}`",
             options.delivery
         )));
     }
-    let acc_mcp = acc.with_file_name("acc-mcp");
+    if options.mcp_trust && (target.client != Client::Gemini || options.mcp.is_none()) {
+        return Err(AccError::usage(
+            "--mcp-trust marks Gemini CLI's acc-mcp entry trusted: it needs --client gemini and --mcp",
+        ));
+    }
     if let Some(identity) = options.mcp {
         crate::ids::validate_portable_id("--mcp-name", options.mcp_name)?;
         if let McpIdentity::Participant(participant) = identity {
@@ -861,9 +903,22 @@ pub fn install(
             )));
         }
     }
+    Ok(())
+}
+
+/// Install ACC's hooks (and, with `options.mcp`, `acc-mcp`) for `target`, recording the
+/// delivery consent. With `dry_run`, check and plan only.
+pub fn install(
+    target: &Target,
+    acc: &Path,
+    options: Options<'_>,
+    dry_run: bool,
+) -> AccResult<Plan> {
+    let acc_mcp = acc.with_file_name("acc-mcp");
+    check_options(target, &options, &acc_mcp)?;
     let codex = match target.client {
         Client::Codex => Some(codex_trust::codex_executable()?),
-        Client::ClaudeCode => None,
+        Client::ClaudeCode | Client::Gemini => None,
     };
     let mut steps = Vec::new();
     if !dry_run && let Some(note) = roll_back(target)? {
@@ -914,6 +969,7 @@ pub fn install(
                 McpIdentity::Adopt => None,
                 McpIdentity::Participant(p) => Some(p.into()),
             },
+            trusted: options.mcp_trust,
         }),
         state: RecordState::Pending,
         files: planned.iter().map(|p| record_file(p, true)).collect(),
@@ -953,6 +1009,7 @@ fn write_record(path: &Path, record: &Record) -> AccResult<()> {
 /// wrote goes back to its bytes from before it began, and the record it replaced comes back.
 /// A note saying so when there was one.
 pub fn roll_back(target: &Target) -> AccResult<Option<String>> {
+    sweep_temporaries(target);
     let Some(record) = read_record(target)? else {
         return Ok(None);
     };
@@ -982,14 +1039,48 @@ pub fn roll_back(target: &Target) -> AccResult<Option<String>> {
     )))
 }
 
+/// How the temporary files ACC writes beside a file begin (then the writer's pid and a dash).
+const TEMP_PREFIX: &str = ".acc-install-";
+
+/// Remove the temporary files a killed writer left beside the files ACC edits and its record:
+/// those whose writer's pid no longer runs. A live writer's are left alone.
+fn sweep_temporaries(target: &Target) {
+    let mut dirs: Vec<PathBuf> = [
+        Some(target.hooks_file.clone()),
+        Some(target.mcp_file()),
+        target.trust_file.clone(),
+        target.record_path().ok(),
+    ]
+    .into_iter()
+    .flatten()
+    .filter_map(|f| f.parent().map(Path::to_path_buf))
+    .collect();
+    dirs.sort();
+    dirs.dedup();
+    for dir in dirs {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let writer = name
+                .strip_prefix(TEMP_PREFIX)
+                .and_then(|rest| rest.split('-').next())
+                .and_then(|pid| pid.parse::<i64>().ok());
+            if writer.is_some_and(|pid| !acc_clients::pid_alive(pid)) {
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
+    }
+}
+
 /// Write a file atomically: a temporary file in the same directory, fsynced, renamed over the
 /// target, and the directory fsynced. The target's permissions are kept.
 fn write_file(path: &Path, bytes: &[u8]) -> AccResult<()> {
     use std::io::Write;
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
+    // The writer's pid is in the name: a temporary file left by a writer that was killed is
+    // recognised and removed by the next install, uninstall or repair (`sweep_temporaries`).
     let mut temp = tempfile::Builder::new()
-        .prefix(".acc-install-")
+        .prefix(&format!("{TEMP_PREFIX}{}-", std::process::id()))
         .tempfile_in(dir)
         .map_err(|e| data_error(format!("cannot write beside {} ({e})", path.display())))?;
     temp.write_all(bytes)?;
@@ -1175,8 +1266,9 @@ pub fn recorded_delivery(target: &Target) -> String {
         .unwrap_or_else(|| "off".into())
 }
 
-/// The MCP registration an installation made: its name and pinned participant, if any.
-pub type RecordedMcp = (String, Option<String>);
+/// The MCP registration an installation made: its name, pinned participant if any, and
+/// whether the user chose to trust it (Gemini CLI).
+pub type RecordedMcp = (String, Option<String>, bool);
 
 /// What `doctor --repair` reinstalls: the recorded consent and MCP registration. `None` when
 /// nothing is recorded.
@@ -1187,7 +1279,10 @@ pub fn recorded_options(target: &Target) -> Option<(String, Option<RecordedMcp>)
     } else {
         record
     };
-    Some((record.delivery, record.mcp.map(|m| (m.name, m.participant))))
+    Some((
+        record.delivery,
+        record.mcp.map(|m| (m.name, m.participant, m.trusted)),
+    ))
 }
 
 /// Whether an interrupted installation is recorded (doctor reports it; its repair rolls back).

@@ -78,6 +78,9 @@ pub(super) struct McpRecord {
     pub(super) name: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(super) participant: Option<String>,
+    /// Gemini CLI: the user chose `"trust": true` for the server.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(super) trusted: bool,
 }
 
 /// The installation record (in the data home, never in a workspace).

@@ -371,17 +371,29 @@ impl Server {
         // Arguments are checked completely before any session is resolved.
         let outcome = tools::prepare(name, &args).and_then(|prepared| self.run_tool(&prepared));
         let (value, structured, is_error) = match outcome {
-            Ok(tools::ToolValue::Object(value)) => (value, true, false),
-            // The 2025 revisions carry an array result as text only.
-            Ok(tools::ToolValue::Array(value)) => (value, era == Era::Modern, false),
-            Err(error) => (error_value(&error), true, true),
+            Ok(tools::ToolValue::Object(value)) => (value.clone(), Some(value), false),
+            Ok(tools::ToolValue::Array(value)) if era == Era::Modern => {
+                (value.clone(), Some(value), false)
+            }
+            // The 2025 revisions require an object in structuredContent: an array result is
+            // JSON text, and its structured content is `{"items": [...]}`. Without it Gemini
+            // CLI 0.61.0 parses the text into structuredContent itself and refuses the array
+            // it finds there, failing the call.
+            Ok(tools::ToolValue::Array(value)) => {
+                let items = json(&wire::Items { items: &value });
+                (value, Some(items), false)
+            }
+            Err(error) => {
+                let value = error_value(&error);
+                (value.clone(), Some(value), true)
+            }
         };
         Ok(json(&wire::ToolResult {
             content: [wire::Text {
                 kind: "text",
                 text: value.to_string(),
             }],
-            structured_content: structured.then_some(value),
+            structured_content: structured,
             is_error,
         }))
     }

@@ -80,6 +80,12 @@ pub struct Text {
     pub text: String,
 }
 
+/// An array result as the object the 2025 revisions' `structuredContent` must be.
+#[derive(Debug, Clone, Serialize)]
+pub struct Items<'a> {
+    pub items: &'a Value,
+}
+
 /// A `tools/call` result: the value as text, as structured content where the era carries it,
 /// and `isError` for a failed call.
 #[derive(Debug, Clone, Serialize)]

@@ -49,18 +49,11 @@ fn install_script(tree: &Path, args: &[&str]) -> String {
             "CARGO_TARGET_DIR",
             repo_root().join("target/install-layout"),
         )
-        .env_remove("RUSTFLAGS")
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
-    let output = acc_tests::wait_with_deadline(
-        command.spawn().expect("install.sh"),
+        .env_remove("RUSTFLAGS");
+    let output = acc_tests::run_checked(
+        command,
         Duration::from_secs(1800),
-        "scripts/install.sh",
-    );
-    assert!(
-        output.status.success(),
-        "install.sh {args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
+        &format!("scripts/install.sh {args:?}"),
     );
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
@@ -141,19 +134,7 @@ fn works_from(root: &Path) {
     let model = ModelServer::start();
     claude_turn(&world, root, &home, &model, "hello");
     let alice = attach(&world, root, "alice");
-    let mut send = world.command_path(root.join("bin/acc"));
-    send.args(["--json", "--session", &alice.0, "--generation", &alice.1])
-        .args([
-            "message",
-            "--to",
-            "bob",
-            "--subject",
-            "layout",
-            "--body",
-            "LAYOUT-BODY",
-        ])
-        .env("PATH", path_with(root));
-    world.run(send, "acc message").ok_json();
+    send(&world, root, &alice, "LAYOUT-BODY");
     model.clear();
     claude_turn(&world, root, &home, &model, "next");
     assert!(
@@ -188,19 +169,7 @@ fn works_from(root: &Path) {
             .is_some_and(|f| f.contains("install.sh")),
         "{next_turn}"
     );
-    let mut send = world.command_path(root.join("bin/acc"));
-    send.args(["--json", "--session", &alice.0, "--generation", &alice.1])
-        .args([
-            "message",
-            "--to",
-            "bob",
-            "--subject",
-            "again",
-            "--body",
-            "SECOND-BODY",
-        ])
-        .env("PATH", path_with(root));
-    world.run(send, "acc message").ok_json();
+    send(&world, root, &alice, "SECOND-BODY");
     model.clear();
     claude_turn(&world, root, &home, &model, "once more");
     let text: String = model.model_requests().into_iter().map(|r| r.body).collect();
@@ -209,6 +178,23 @@ fn works_from(root: &Path) {
         "the model is told that a message waits"
     );
     assert!(!text.contains("SECOND-BODY"), "but nothing was carried");
+}
+
+/// Alice (with her credentials from `attach`) writes `body` to bob with the installed `acc`.
+fn send(world: &World, root: &Path, alice: &(String, String), body: &str) {
+    let mut send = world.command_path(root.join("bin/acc"));
+    send.args(["--json", "--session", &alice.0, "--generation", &alice.1])
+        .args([
+            "message",
+            "--to",
+            "bob",
+            "--subject",
+            "layout",
+            "--body",
+            body,
+        ])
+        .env("PATH", path_with(root));
+    world.run(send, "acc message").ok_json();
 }
 
 fn attach(world: &World, root: &Path, participant: &str) -> (String, String) {

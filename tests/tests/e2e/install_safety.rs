@@ -846,6 +846,17 @@ fn a_kill_at_any_point_of_an_install_leaves_files_the_clients_load_and_undoable(
         home.uninstall().ok_json();
         home.assert_absent("acc", &step);
         assert_eq!(home.snapshot(), original, "{step}: the originals");
+        // A writer killed between its temporary file and the rename leaves nothing behind.
+        for dir in [".claude", ".codex"] {
+            let litter: Vec<String> = std::fs::read_dir(home.home.join(dir))
+                .into_iter()
+                .flatten()
+                .flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with(".acc-install-"))
+                .collect();
+            assert!(litter.is_empty(), "{step}: {dir} holds {litter:?}");
+        }
     }
 }
 
@@ -951,4 +962,35 @@ fn uninstall_after_claude_code_rewrote_its_state_file_removes_only_accs_server()
     assert_eq!(after["numStartups"], rewritten["numStartups"]);
     assert_eq!(after["firstStartTime"], rewritten["firstStartTime"]);
     home.assert_absent("acc", "uninstall");
+}
+
+/// A temporary file a killed writer left beside the client's files or the record is removed by
+/// the next uninstall (or install, or repair); one of a writer still running is left alone.
+#[test]
+fn temporary_files_of_a_killed_writer_are_swept_and_a_live_writers_kept() {
+    let home = Home::new(Client::Claude);
+    home.install("acc").ok_json();
+    let records = home.world.data_home.join("acc").join("installations");
+    // A pid that ran and is gone: a child that has exited and been reaped.
+    let mut gone = std::process::Command::new("true").spawn().expect("spawn");
+    let dead = gone.id();
+    gone.wait().expect("wait");
+    let live = std::process::id();
+    let stale = [
+        home.home
+            .join(format!(".claude/.acc-install-{dead}-aB3dE9")),
+        records.join(format!(".acc-install-{dead}-Zz81xQ")),
+    ];
+    let kept = home
+        .home
+        .join(format!(".claude/.acc-install-{live}-kEpT00"));
+    for file in stale.iter().chain([&kept]) {
+        std::fs::write(file, "half written").expect("litter");
+    }
+    home.uninstall().ok_json();
+    for file in &stale {
+        assert!(!file.exists(), "{} was swept", file.display());
+    }
+    assert!(kept.exists(), "a running writer's file is not touched");
+    let _ = std::fs::remove_file(kept);
 }

@@ -8,6 +8,7 @@
 mod cli_contract;
 mod concurrency;
 mod contracts;
+mod gemini;
 mod hooks;
 mod hooks_real;
 mod install_layout;

@@ -1,4 +1,4 @@
-//! The MCP surface as the real clients' models get it: Claude Code and Codex run whole turns
+//! The MCP surface as the real clients' models get it: Claude Code, Codex and Gemini CLI run whole turns
 //! against a loopback model that plays a script of tool calls, so these tests see exactly which
 //! ACC tools each client offers its model, call every one of them through the client, and check
 //! the effect with the `acc` CLI.
@@ -619,4 +619,116 @@ fn hooks_and_acc_mcp_in_one_claude_code_session_are_one_participant() {
         !status.to_string().contains("\"participantId\":\"mcp\""),
         "no separate mcp participant: {status}"
     );
+}
+
+/// One headless Gemini CLI turn in `--approval-mode yolo` (which offers every tool, MCP ones
+/// included, and runs them without asking).
+fn gemini_turn(world: &World, home: &Path, model: &ModelServer) {
+    let mut command = acc_tests::gemini_print(
+        world,
+        home,
+        model,
+        "coordinate",
+        &["--approval-mode", "yolo"],
+    );
+    command.env_remove("ACC_PARTICIPANT");
+    let run = world.run(command, "gemini -p");
+    assert_eq!(
+        run.code, 0,
+        "gemini failed\nstdout: {}\nstderr: {}",
+        run.stdout, run.stderr
+    );
+}
+
+/// The ACC tools in Gemini CLI's first main-loop request, named `mcp_<server>_<tool>`.
+fn offered_by_gemini(model: &ModelServer) -> Vec<String> {
+    let first = model
+        .model_requests()
+        .into_iter()
+        .find(acc_tests::model::Recorded::is_main_loop)
+        .expect("a main-loop request");
+    let body: Value = serde_json::from_str(&first.body).expect("json body");
+    let mut offered: Vec<String> = body["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .flat_map(|t| {
+            t["functionDeclarations"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        })
+        .filter_map(|f| {
+            f["name"]
+                .as_str()
+                .and_then(|n| n.strip_prefix("mcp_acc_"))
+                .map(str::to_string)
+        })
+        .collect();
+    offered.sort();
+    offered
+}
+
+/// Every `functionResponse` Gemini CLI sent back (the last main-loop request carries them
+/// all): a refused or failed call has `response.error`.
+fn gemini_tool_results(model: &ModelServer) -> Vec<(bool, String)> {
+    let last = model
+        .model_requests()
+        .into_iter()
+        .rfind(acc_tests::model::Recorded::is_main_loop)
+        .expect("a request");
+    let body: Value = serde_json::from_str(&last.body).expect("json body");
+    body["contents"]
+        .as_array()
+        .expect("contents")
+        .iter()
+        .flat_map(|c| c["parts"].as_array().cloned().unwrap_or_default())
+        .filter_map(|p| p.get("functionResponse").cloned())
+        .map(|r| {
+            (
+                r["response"].get("error").is_some(),
+                r["response"].to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn gemini_offers_and_calls_all_eleven_tools_registered_by_acc_install() {
+    let world = World::new();
+    let home = world.temp.path().join("home");
+    let settings = home.join(".gemini/settings.json");
+    std::fs::create_dir_all(settings.parent().expect("dir")).expect("dir");
+    std::fs::write(&settings, acc_tests::GEMINI_SETTINGS).expect("settings");
+    let agent = "gemini-agent";
+    // Registered by ACC's own installer, pinned to the agent's participant.
+    world
+        .acc(&[
+            "install",
+            "--client",
+            "gemini",
+            "--home",
+            home.to_str().expect("utf8"),
+            "--mcp",
+            agent,
+        ])
+        .ok_json();
+    let model = ModelServer::start();
+    let room = room(&world, agent);
+    model.script(first_turn("mcp_acc_", &room));
+    gemini_turn(&world, &home, &model);
+    assert_eq!(offered_by_gemini(&model), sorted_tools());
+    assert_eq!(
+        model.scripted_left(),
+        0,
+        "the model played its whole script"
+    );
+    assert_all_succeeded(&gemini_tool_results(&model), 10);
+    check_first_turn(&world, agent, &room);
+
+    model.clear();
+    model.script(second_turn("mcp_acc_"));
+    gemini_turn(&world, &home, &model);
+    assert_all_succeeded(&gemini_tool_results(&model), 1);
+    check_second_turn(&world, agent, &room);
 }

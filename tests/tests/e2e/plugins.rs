@@ -382,19 +382,8 @@ fn packaged_api(outside: &Path) -> PathBuf {
             "--quiet",
         ])
         .current_dir(repo_root())
-        .env("CARGO_TARGET_DIR", outside_target())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
-    let output = acc_tests::wait_with_deadline(
-        package.spawn().expect("cargo package"),
-        Duration::from_secs(300),
-        "cargo package",
-    );
-    assert!(
-        output.status.success(),
-        "cargo package: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+        .env("CARGO_TARGET_DIR", outside_target());
+    acc_tests::run_checked(package, Duration::from_secs(300), "cargo package");
     let version = acc_adapter_api::API_VERSION;
     let crate_file = outside_target()
         .join("package")
@@ -441,18 +430,11 @@ fn build_outside(outside: &Path, name: &str, members: &[&str], profile: &str) {
         .args(["build", "--offline", "--quiet"])
         .current_dir(&dir)
         .env("CARGO_TARGET_DIR", outside_target())
-        .env_remove("RUSTFLAGS")
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
-    let output = acc_tests::wait_with_deadline(
-        build.spawn().expect("cargo build"),
+        .env_remove("RUSTFLAGS");
+    acc_tests::run_checked(
+        build,
         Duration::from_secs(900),
-        "cargo build outside",
-    );
-    assert!(
-        output.status.success(),
-        "{name}: {}",
-        String::from_utf8_lossy(&output.stderr)
+        &format!("cargo build {name}"),
     );
 }
 

@@ -1,0 +1,229 @@
+//! Gemini CLI 0.61.0, real, against a model API on loopback: `acc install --client gemini` into
+//! the user's own settings, a peer's message in the very model request of the next turn, a
+//! resumed conversation that stays one participant and does not see the message twice, and an
+//! uninstall that gives the settings back byte for byte.
+
+use acc_tests::model::ModelServer;
+use acc_tests::{GEMINI_SETTINGS, World, gemini_print};
+use serde_json::Value;
+
+fn turn(world: &World, home: &std::path::Path, model: &ModelServer, prompt: &str, extra: &[&str]) {
+    let run = world.run(gemini_print(world, home, model, prompt, extra), "gemini -p");
+    assert_eq!(
+        run.code, 0,
+        "gemini failed\nstdout: {}\nstderr: {}",
+        run.stdout, run.stderr
+    );
+}
+
+/// Every session of `participant`, closed ones included.
+fn sessions_of(world: &World, participant: &str) -> Vec<Value> {
+    let status = world.acc(&["status", "--all"]).ok_json();
+    status["sessions"]
+        .as_array()
+        .expect("sessions")
+        .iter()
+        .filter(|s| s["participantId"] == participant)
+        .cloned()
+        .collect()
+}
+
+/// The text of the model requests, each whole.
+fn bodies(model: &ModelServer) -> Vec<String> {
+    model.model_requests().into_iter().map(|r| r.body).collect()
+}
+
+#[test]
+fn gemini_receives_a_peer_message_in_the_next_model_request_once_across_a_resume() {
+    let world = World::new();
+    let home = world.temp.path().join("home");
+    let settings = home.join(".gemini/settings.json");
+    std::fs::create_dir_all(settings.parent().expect("dir")).expect("dir");
+    std::fs::write(&settings, GEMINI_SETTINGS).expect("the user's settings");
+    let home_arg = home.to_str().expect("utf8");
+
+    world
+        .acc(&["install", "--client", "gemini", "--home", home_arg])
+        .ok_json();
+    let installed: Value =
+        serde_json::from_slice(&std::fs::read(&settings).expect("read")).expect("json");
+    assert_eq!(
+        installed["security"]["auth"]["selectedType"], "gemini-api-key",
+        "the user's settings stay"
+    );
+    for event in [
+        "SessionStart",
+        "BeforeAgent",
+        "BeforeTool",
+        "AfterAgent",
+        "SessionEnd",
+    ] {
+        let command = installed["hooks"][event][0]["hooks"][0]["command"]
+            .as_str()
+            .unwrap_or_else(|| panic!("hooks.{event}: {installed}"));
+        assert!(
+            command.ends_with(&format!("hook gemini {event}")),
+            "{command}"
+        );
+    }
+
+    let session = "3f1c9a52-7d4e-4b8a-9c61-2e5f0a7b8d13";
+    let participant = format!("gemini-{session}");
+    let model = ModelServer::start();
+    turn(&world, &home, &model, "hello", &["--session-id", session]);
+    let sessions = sessions_of(&world, &participant);
+    assert_eq!(sessions.len(), 1, "SessionStart opened {participant}");
+    assert_eq!(sessions[0]["harness"], "gemini");
+    let session_id = sessions[0]["sessionId"].clone();
+
+    let alice = world.attach("alice");
+    let sent = world.ask(
+        &alice,
+        &participant,
+        "parser",
+        "GEMINI-BODY: is the parser done?",
+    );
+    let id = sent["message"]["messageId"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    assert_eq!(sent["delivery"][0]["transport"], "durable", "{sent}");
+
+    // The next turn, resumed: the message is in that turn's very model request, fenced.
+    model.clear();
+    turn(&world, &home, &model, "next", &["--resume", session]);
+    let requests = bodies(&model);
+    let targets: Vec<String> = model.requests().into_iter().map(|r| r.target).collect();
+    let first = requests
+        .first()
+        .unwrap_or_else(|| panic!("a model request: {targets:?}"));
+    assert!(
+        first.contains("GEMINI-BODY") && first.contains("acc-peer-message"),
+        "the message rides in the first request of the turn: {first:.2000}"
+    );
+    let receipt = world.receipt(&id);
+    assert_eq!(receipt["state"], "offered", "{receipt}");
+    assert_eq!(receipt["offer"]["transport"], "next-turn", "{receipt}");
+
+    // Resumed again: the same participant and session, and the message is not shown twice.
+    model.clear();
+    turn(&world, &home, &model, "and now?", &["--resume", session]);
+    let same = sessions_of(&world, &participant);
+    assert_eq!(same.len(), 1, "{same:?}");
+    assert_eq!(
+        same[0]["sessionId"], session_id,
+        "the resumed session is the same"
+    );
+    for body in bodies(&model) {
+        assert!(
+            body.matches(&format!("message={id} ")).count() <= 1,
+            "the message is shown at most once: {body:.2000}"
+        );
+    }
+    assert!(
+        bodies(&model)
+            .iter()
+            .all(|b| b.matches("GEMINI-BODY").count() <= 1),
+        "never twice in one request"
+    );
+
+    world
+        .acc(&["uninstall", "--client", "gemini", "--home", home_arg])
+        .ok_json();
+    assert_eq!(
+        std::fs::read_to_string(&settings).expect("read"),
+        GEMINI_SETTINGS,
+        "uninstall restores the user's settings byte for byte"
+    );
+}
+
+/// The user's own settings: their hooks, their own `acc` MCP server, tabs for indentation.
+const USERS_OWN: &str = "{\n\t\"security\": {\"auth\": {\"selectedType\": \"gemini-api-key\"}},\n\t\"privacy\": {\"usageStatisticsEnabled\": false},\n\t\"general\": {\"enableAutoUpdate\": false, \"enableAutoUpdateNotification\": false},\n\t\"telemetry\": {\"enabled\": false},\n\t\"hooks\": {\"BeforeTool\": [{\"matcher\": \"write_file\", \"hooks\": [{\"name\": \"mine\", \"type\": \"command\", \"command\": \"/usr/bin/true\", \"timeout\": 1000}]}]},\n\t\"mcpServers\": {\"acc\": {\"command\": \"/opt/mine/acc-mcp\"}}\n}\n";
+
+#[test]
+fn gemini_install_keeps_the_users_entries_and_their_later_edits() {
+    let world = World::new();
+    let home = world.temp.path().join("home");
+    let settings = home.join(".gemini/settings.json");
+    std::fs::create_dir_all(settings.parent().expect("dir")).expect("dir");
+    std::fs::write(&settings, USERS_OWN).expect("the user's settings");
+    let home_arg = home.to_str().expect("utf8");
+    let install = |extra: &[&str]| {
+        let mut args = vec!["install", "--client", "gemini", "--home", home_arg];
+        args.extend_from_slice(extra);
+        world.acc(&args)
+    };
+
+    // The user's own `acc` server is never taken: refused, naming it, nothing changed.
+    for dry in [&["--mcp", "--dry-run"][..], &["--mcp"][..]] {
+        let error = install(dry).err(4, "invalid_data");
+        assert!(
+            error["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("mcpServers.acc exists")),
+            "{error}"
+        );
+        assert_eq!(std::fs::read_to_string(&settings).expect("read"), USERS_OWN);
+    }
+    world
+        .acc(&[
+            "install",
+            "--client",
+            "claude-code",
+            "--home",
+            home_arg,
+            "--mcp-trust",
+            "--mcp",
+        ])
+        .err(2, "invalid_arguments");
+
+    install(&["--mcp", "--mcp-name", "acc-coordination", "--mcp-trust"]).ok_json();
+    let text = std::fs::read_to_string(&settings).expect("read");
+    assert!(
+        text.starts_with("{\n\t\"security\": {\"auth\""),
+        "the user's layout stays: {text}"
+    );
+    let installed: Value = serde_json::from_str(&text).expect("json");
+    assert_eq!(
+        installed["mcpServers"]["acc"]["command"],
+        "/opt/mine/acc-mcp"
+    );
+    assert_eq!(installed["mcpServers"]["acc-coordination"]["trust"], true);
+    let before_tool = installed["hooks"]["BeforeTool"].as_array().expect("groups");
+    assert_eq!(
+        before_tool.len(),
+        2,
+        "the user's hook and acc's: {before_tool:?}"
+    );
+    assert_eq!(before_tool[0]["hooks"][0]["name"], "mine");
+
+    // Gemini loads the file ACC wrote, and ACC's hooks run in it.
+    let model = ModelServer::start();
+    turn(&world, &home, &model, "hello", &[]);
+    let status = world.acc(&["status", "--all"]).ok_json();
+    assert!(
+        status["sessions"]
+            .as_array()
+            .expect("sessions")
+            .iter()
+            .any(|s| s["harness"] == "gemini"),
+        "{status}"
+    );
+
+    // The user edits the file afterwards; uninstall keeps the edit and their own entries.
+    let mut edited = installed.clone();
+    edited["ui"] = serde_json::json!({ "theme": "Dracula" });
+    std::fs::write(
+        &settings,
+        serde_json::to_string_pretty(&edited).expect("json"),
+    )
+    .expect("edit");
+    world
+        .acc(&["uninstall", "--client", "gemini", "--home", home_arg])
+        .ok_json();
+    let after: Value =
+        serde_json::from_slice(&std::fs::read(&settings).expect("read")).expect("json");
+    let mut expected: Value = serde_json::from_str(USERS_OWN).expect("json");
+    expected["ui"] = serde_json::json!({ "theme": "Dracula" });
+    assert_eq!(after, expected, "only acc's entries went");
+}
