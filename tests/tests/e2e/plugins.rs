@@ -682,6 +682,10 @@ fn a_third_party_adapter_captures_its_client_through_its_own_driver_and_is_then_
         "{listing}"
     );
     let env: [(&str, &str); 0] = [];
+    let verify = || {
+        let dir = contracts.to_str().expect("utf8");
+        world.acc(&["contract", "verify", "--dir", dir])
+    };
     let alice = world.attach("alice");
     let bob = world.attach("bob");
     let inbox = world.temp.path().join("bob.jsonl");
@@ -746,17 +750,7 @@ fn a_third_party_adapter_captures_its_client_through_its_own_driver_and_is_then_
         !transcript.contains("acc capture probe"),
         "peer bodies are redacted: {transcript}"
     );
-    let report = world
-        .acc_with(
-            &[
-                "contract",
-                "verify",
-                "--dir",
-                contracts.to_str().expect("utf8"),
-            ],
-            &env,
-        )
-        .ok_json();
+    let report = verify().ok_json();
     let author = acc_tests::listed_adapter(&report, "author");
     assert_eq!(author["eligible"], true, "{report}");
 
@@ -795,17 +789,7 @@ fn a_third_party_adapter_captures_its_client_through_its_own_driver_and_is_then_
         .ok_json();
     assert_eq!(sent["delivery"][0]["outcome"], "queued", "{sent}");
     assert_eq!(sent["delivery"][0]["errorCode"], "no_evidence", "{sent}");
-    let problems = world
-        .acc_with(
-            &[
-                "contract",
-                "verify",
-                "--dir",
-                contracts.to_str().expect("utf8"),
-            ],
-            &env,
-        )
-        .err(4, "invalid_data");
+    let problems = verify().err(4, "invalid_data");
     assert!(
         problems.to_string().contains(
             "branch busy = `queued-after-turn`, but its transcript shows `rejected-busy`"
