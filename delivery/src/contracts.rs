@@ -24,8 +24,11 @@ use acc_core::error::{AccError, AccResult, ErrorCode};
 pub const CAPTURE_SCHEMA: &str = "acc-capture-1";
 /// The schema tag of a contract file.
 pub const CONTRACT_SCHEMA: &str = "acc-contract-1";
+/// A capability's branches: each name with the values it may be observed as.
+pub type BranchSet = &'static [(&'static str, &'static [&'static str])];
+
 /// The delivery branches a capture observes, with their observed values.
-pub const BRANCHES: &[(&str, &[&str])] = &[
+pub const BRANCHES: BranchSet = &[
     ("idle", &["offered", "woken"]),
     ("busy", &["queued-after-turn", "rejected-busy"]),
     ("reply", &["routed"]),
@@ -60,31 +63,39 @@ pub enum Provenance {
     CapturedElsewhere,
 }
 
-/// Delivery branches observed (or `unobserved`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Branches {
-    /// Idle recipient: `offered`, or `woken` (a wake ran; the receipt stayed queued).
-    pub idle: String,
-    /// Busy recipient: `queued-after-turn` or `rejected-busy`.
-    pub busy: String,
-    /// A reply: `routed`.
-    pub reply: String,
-    /// The same message offered twice: `same-message-id`.
-    pub duplicate: String,
-    /// No route: `queued`.
-    pub fallback: String,
+/// The branches a capture of `capability` observes, with the values each may have
+/// (`unobserved` aside): live delivery's five, or none for a capability this build does not
+/// know.
+pub fn branches_of(capability: &str) -> Option<BranchSet> {
+    CAPABILITIES
+        .iter()
+        .find(|(c, _)| *c == capability)
+        .map(|(_, branches)| *branches)
 }
 
+/// Every capability captures observe, with its branches.
+pub const CAPABILITIES: &[(&str, BranchSet)] = &[("livePush", BRANCHES)];
+
+/// The branches observed, by name (or `unobserved`); which names a capture must have depends on
+/// its capability ([`branches_of`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Branches(pub BTreeMap<String, String>);
+
 impl Branches {
-    fn get(&self, name: &str) -> &str {
-        match name {
-            "idle" => &self.idle,
-            "busy" => &self.busy,
-            "reply" => &self.reply,
-            "duplicate" => &self.duplicate,
-            _ => &self.fallback,
-        }
+    /// The value of branch `name` (`unobserved` when it is not there).
+    pub fn get(&self, name: &str) -> &str {
+        self.0.get(name).map_or("unobserved", String::as_str)
+    }
+
+    /// Branches from `(name, value)` pairs.
+    pub fn from_pairs<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> Self {
+        Self(
+            pairs
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        )
     }
 }
 
@@ -265,7 +276,27 @@ pub fn check_capture(capture: &Capture) -> Vec<String> {
         problems.push("executable_sha256 must be 64 hex digits (or `unavailable` for evidence captured elsewhere)".into());
     }
     let mut unobserved = Vec::new();
-    for (name, allowed) in BRANCHES {
+    let Some(expected) = branches_of(&capture.capability) else {
+        problems.push(format!(
+            "capability `{}` is not one of {}",
+            capture.capability,
+            CAPABILITIES
+                .iter()
+                .map(|(c, _)| *c)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+        return problems;
+    };
+    for name in capture.branches.0.keys() {
+        if !expected.iter().any(|(known, _)| known == name) {
+            problems.push(format!(
+                "branch `{name}` is not a branch of {} captures",
+                capture.capability
+            ));
+        }
+    }
+    for (name, allowed) in expected {
         let value = capture.branches.get(name);
         if value == "unobserved" {
             unobserved.push(*name);
@@ -417,7 +448,7 @@ pub fn check_transcript(dir: &Path, capture: &Capture) -> Vec<String> {
         )),
     }
     let derived = transcript::derive(&entries);
-    for (branch, _) in BRANCHES {
+    for (branch, _) in branches_of(&capture.capability).unwrap_or_default() {
         let (stated, shown) = (capture.branches.get(branch), derived.branches.get(branch));
         if stated != shown {
             problems.push(format!(

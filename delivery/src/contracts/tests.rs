@@ -20,29 +20,41 @@ fn capture(version: &str, platform: &str, result: &str) -> Capture {
         provenance: Provenance::CapturedHere,
         transcript: None,
         transcript_sha256: None,
-        branches: Branches {
-            idle: observed.into(),
-            busy: if result == "pass" {
-                "rejected-busy".into()
-            } else {
-                "unobserved".into()
-            },
-            reply: if result == "pass" {
-                "routed".into()
-            } else {
-                "unobserved".into()
-            },
-            duplicate: if result == "pass" {
-                "same-message-id".into()
-            } else {
-                "unobserved".into()
-            },
-            fallback: if result == "pass" {
-                "queued".into()
-            } else {
-                "unobserved".into()
-            },
-        },
+        branches: Branches::from_pairs([
+            ("idle", observed),
+            (
+                "busy",
+                if result == "pass" {
+                    "rejected-busy"
+                } else {
+                    "unobserved"
+                },
+            ),
+            (
+                "reply",
+                if result == "pass" {
+                    "routed"
+                } else {
+                    "unobserved"
+                },
+            ),
+            (
+                "duplicate",
+                if result == "pass" {
+                    "same-message-id"
+                } else {
+                    "unobserved"
+                },
+            ),
+            (
+                "fallback",
+                if result == "pass" {
+                    "queued"
+                } else {
+                    "unobserved"
+                },
+            ),
+        ]),
         limitations: if result == "pass" {
             vec![]
         } else {
@@ -97,9 +109,27 @@ fn capture_rules() {
     let mut bad = capture("one", "linux-x64", "pass");
     bad.executable_sha256 = "xyz".into();
     bad.observed_at = "yesterday".into();
-    bad.branches.idle = "delivered".into();
+    bad.branches.0.insert("idle".into(), "delivered".into());
     let problems = check_capture(&bad);
     assert_eq!(problems.len(), 4, "{problems:?}");
+    // The branches are those of the capture's capability: no other, none missing.
+    let mut extra = capture("1.0.0", "linux-x64", "pass");
+    extra.branches.0.insert("surprise".into(), "offered".into());
+    assert!(
+        check_capture(&extra)
+            .iter()
+            .any(|p| p.contains("branch `surprise` is not a branch of livePush captures"))
+    );
+    let mut missing = capture("1.0.0", "linux-x64", "pass");
+    missing.branches.0.remove("reply");
+    assert!(
+        check_capture(&missing)
+            .iter()
+            .any(|p| p.contains("unobserved: reply"))
+    );
+    let mut unknown = capture("1.0.0", "linux-x64", "pass");
+    unknown.capability = "telepathy".into();
+    assert!(check_capture(&unknown)[0].contains("capability `telepathy` is not one of livePush"));
     let mut elsewhere = capture("1.0.0", "darwin-arm64", "pass");
     elsewhere.executable_sha256 = "unavailable".into();
     assert!(
@@ -404,7 +434,10 @@ fn a_capture_made_here_is_what_its_transcript_shows() {
     };
     // A changed branch.
     let mut edited = capture.clone();
-    edited.branches.busy = "queued-after-turn".into();
+    edited
+        .branches
+        .0
+        .insert("busy".into(), "queued-after-turn".into());
     let why = refused(&edited);
     assert!(
         why.contains("branch busy = `queued-after-turn`, but its transcript shows `rejected-busy`"),

@@ -158,25 +158,14 @@ pub fn derive(entries: &[Entry]) -> Derived {
             _ => None,
         })
         .collect();
-    let mut values = Vec::new();
+    let mut branches = Branches::default();
     for (name, _) in BRANCHES {
-        match branch(entries, name) {
-            Ok(value) => values.push(value),
-            Err(why) => {
-                limitations.push(why);
-                values.push("unobserved".into());
-            }
-        }
+        let value = branch(entries, name).unwrap_or_else(|why| {
+            limitations.push(why);
+            "unobserved".into()
+        });
+        branches.0.insert((*name).to_string(), value);
     }
-    let mut values = values.into_iter();
-    let mut next = || values.next().unwrap_or_default();
-    let branches = Branches {
-        idle: next(),
-        busy: next(),
-        reply: next(),
-        duplicate: next(),
-        fallback: next(),
-    };
     Derived {
         branches,
         result: if limitations.is_empty() {
@@ -243,9 +232,9 @@ mod tests {
     fn every_branch_is_what_was_observed() {
         let derived = derive(&observed());
         assert_eq!(derived.result, "pass", "{:?}", derived.limitations);
-        assert_eq!(derived.branches.idle, "woken");
-        assert_eq!(derived.branches.busy, "queued-after-turn");
-        assert_eq!(derived.branches.duplicate, "same-message-id");
+        assert_eq!(derived.branches.get("idle"), "woken");
+        assert_eq!(derived.branches.get("busy"), "queued-after-turn");
+        assert_eq!(derived.branches.get("duplicate"), "same-message-id");
         let text = encode(&observed());
         assert_eq!(parse(&text), Ok(observed()));
         assert!(parse("{\"entry\":\"run\"}\n").is_err_and(|e| e.starts_with("line 1:")));
@@ -256,7 +245,7 @@ mod tests {
         let mut entries = observed();
         entries[3] = client("busy", "m2", 1, Some(false));
         let derived = derive(&entries);
-        assert_eq!(derived.branches.busy, "unobserved");
+        assert_eq!(derived.branches.get("busy"), "unobserved");
         assert_eq!(derived.result, "fail");
         assert!(
             derived.limitations[0].contains("before the running turn ended"),
@@ -266,7 +255,7 @@ mod tests {
         // A refusal the client confirms is the other busy branch.
         entries[2] = router("busy", "m2", "queued", Some("recipient_busy"));
         entries[3] = client("busy", "m2", 0, None);
-        assert_eq!(derive(&entries).branches.busy, "rejected-busy");
+        assert_eq!(derive(&entries).branches.get("busy"), "rejected-busy");
     }
 
     #[test]
@@ -279,8 +268,8 @@ mod tests {
             text: "no registry".into(),
         });
         let derived = derive(&entries);
-        assert_eq!(derived.branches.idle, "unobserved");
-        assert_eq!(derived.branches.duplicate, "unobserved");
+        assert_eq!(derived.branches.get("idle"), "unobserved");
+        assert_eq!(derived.branches.get("duplicate"), "unobserved");
         assert_eq!(derived.limitations[0], "surface: no registry");
         assert!(derived.limitations[1].contains("was not looked at"));
         assert!(derived.limitations[2].contains("2 time(s)"));
