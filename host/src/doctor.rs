@@ -117,7 +117,8 @@ pub fn client_version(exe: &Path) -> Result<String, String> {
 }
 
 /// Whether the client will load its configuration files: each parsed the way the client parses
-/// it (strict JSON; for Codex, `codex mcp list` itself reads `config.toml`).
+/// it (strict JSON; JSON with comments for Gemini CLI's settings; for Codex, `codex mcp list`
+/// itself reads `config.toml`).
 fn loadable(target: &Target, codex: Option<&Path>) -> Vec<Check> {
     let mut checks = Vec::new();
     let mut json_files = vec![target.hooks_file.clone()];
@@ -131,7 +132,25 @@ fn loadable(target: &Target, codex: Option<&Path>) -> Vec<Check> {
         if bytes.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        if let Err(e) = serde_json::from_slice::<serde_json::Value>(&bytes) {
+        let parsed = if target.client == Client::Gemini {
+            let options = jsonc_parser::ParseOptions {
+                allow_comments: true,
+                allow_loose_object_property_names: false,
+                allow_trailing_commas: false,
+                ..Default::default()
+            };
+            jsonc_parser::parse_to_serde_value::<serde_json::Value>(
+                &String::from_utf8_lossy(&bytes),
+                &options,
+            )
+            .map(drop)
+            .map_err(|e| e.to_string())
+        } else {
+            serde_json::from_slice::<serde_json::Value>(&bytes)
+                .map(drop)
+                .map_err(|e| e.to_string())
+        };
+        if let Err(e) = parsed {
             checks.push(check(
                 format!("config {}", path.display()),
                 Level::Error,

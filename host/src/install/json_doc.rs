@@ -52,13 +52,34 @@ impl JsonDoc {
     /// Parse `text` the way the client does; an empty (or blank) file is an empty object. The
     /// error names the file and says that nothing was changed.
     pub fn parse(path: &Path, text: &str) -> AccResult<Self> {
+        Self::parse_as(path, text, false)
+    }
+
+    /// Parse `text` as JSON with `//` and `/* */` comments, which Gemini CLI's `settings.json`
+    /// may hold (its loader strips them; trailing commas it does not accept). The comments stay
+    /// where they are through every edit.
+    pub fn parse_commented(path: &Path, text: &str) -> AccResult<Self> {
+        Self::parse_as(path, text, true)
+    }
+
+    fn parse_as(path: &Path, text: &str, comments: bool) -> AccResult<Self> {
         let blank = text.trim().is_empty();
         let source = if blank { "{}\n" } else { text };
+        let options = ParseOptions {
+            allow_comments: comments,
+            ..strict()
+        };
         // The client's parser decides what is valid; the CST is only the editor.
-        let value = serde_json::from_str::<Value>(source).map_err(|e| {
+        let parsed = if comments {
+            jsonc_parser::parse_to_serde_value::<Value>(source, &options).map_err(|e| e.to_string())
+        } else {
+            serde_json::from_str::<Value>(source).map_err(|e| e.to_string())
+        };
+        let value = parsed.map_err(|e| {
             super::data_error(format!(
-                "{} is not valid JSON ({e}); the client will not load it either. Fix it, then run acc again: nothing was changed",
-                path.display()
+                "{} is not valid JSON{} ({e}); the client will not load it either. Fix it, then run acc again: nothing was changed",
+                path.display(),
+                if comments { " (comments aside)" } else { "" }
             ))
         })?;
         if !value.is_object() {
@@ -67,7 +88,7 @@ impl JsonDoc {
                 path.display()
             )));
         }
-        let root = CstRootNode::parse(source, &strict()).map_err(|e| {
+        let root = CstRootNode::parse(source, &options).map_err(|e| {
             super::data_error(format!(
                 "{} could not be read for editing ({e}); nothing was changed",
                 path.display()

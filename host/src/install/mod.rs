@@ -382,10 +382,10 @@ enum Doc {
 
 impl Doc {
     fn parse(path: &Path, format: &str, text: &str) -> AccResult<Self> {
-        if format == "toml" {
-            TomlDoc::parse(path, text).map(Self::Toml)
-        } else {
-            JsonDoc::parse(path, text).map(Self::Json)
+        match format {
+            "toml" => TomlDoc::parse(path, text).map(Self::Toml),
+            "jsonc" => JsonDoc::parse_commented(path, text).map(Self::Json),
+            _ => JsonDoc::parse(path, text).map(Self::Json),
         }
     }
 
@@ -822,7 +822,7 @@ fn plan_files(
     let hooks_plan = plan_file(
         target.client,
         &target.hooks_file,
-        "json",
+        hooks_format(target.client),
         old_file(&target.hooks_file),
         hooks_file_entries,
     )?;
@@ -856,11 +856,7 @@ fn plan_files(
     // Files an earlier installation wrote that this one no longer touches lose ACC's entries.
     for file in old.iter().flat_map(|r| r.files.iter()) {
         if !planned.iter().any(|p| p.path == file.path) {
-            let format = if file.format == "toml" {
-                "toml"
-            } else {
-                "json"
-            };
+            let format = known_format(&file.format);
             planned.push(plan_file(
                 target.client,
                 &file.path,
@@ -1159,11 +1155,7 @@ pub fn uninstall(target: &Target, dry_run: bool) -> AccResult<Plan> {
             }
             continue;
         }
-        let format = if file.format == "toml" {
-            "toml"
-        } else {
-            "json"
-        };
+        let format = known_format(&file.format);
         let mut doc = Doc::parse(&file.path, format, &utf8(&file.path, &current)?)?;
         let before = Doc::before(&file.path, format, file)?;
         let mut kept = Vec::new();
@@ -1213,6 +1205,25 @@ pub fn uninstall(target: &Target, dry_run: bool) -> AccResult<Plan> {
     })
 }
 
+/// A recorded file's format as the editor knows it: `toml`, `jsonc` (JSON with comments:
+/// Gemini CLI's settings), else strict `json`.
+fn known_format(recorded: &str) -> &'static str {
+    match recorded {
+        "toml" => "toml",
+        "jsonc" => "jsonc",
+        _ => "json",
+    }
+}
+
+/// The format of `client`'s hooks file.
+fn hooks_format(client: Client) -> &'static str {
+    if client == Client::Gemini {
+        "jsonc"
+    } else {
+        "json"
+    }
+}
+
 /// Whether a file's text without ACC's entries holds nothing of anyone's (blank, or an empty
 /// JSON object): a file ACC created and that still holds nothing else is removed, not kept.
 fn holds_nothing(format: &str, bytes: &[u8]) -> bool {
@@ -1220,7 +1231,8 @@ fn holds_nothing(format: &str, bytes: &[u8]) -> bool {
     if text.trim().is_empty() {
         return true;
     }
-    format == "json"
+    // A file with comments holds the user's comments: it is kept.
+    matches!(format, "json" | "jsonc")
         && serde_json::from_str::<Value>(&text)
             .is_ok_and(|v| v.as_object().is_some_and(Map::is_empty))
 }

@@ -227,3 +227,59 @@ fn gemini_install_keeps_the_users_entries_and_their_later_edits() {
     expected["ui"] = serde_json::json!({ "theme": "Dracula" });
     assert_eq!(after, expected, "only acc's entries went");
 }
+
+/// Gemini CLI reads its settings with `//` and `/* */` comments (the turn below runs only when
+/// the commented `security.auth` is read), so ACC edits them as they are, comments kept.
+#[test]
+fn gemini_settings_with_comments_are_edited_in_place_and_given_back() {
+    let world = World::new();
+    let home = world.temp.path().join("home");
+    let settings = home.join(".gemini/settings.json");
+    std::fs::create_dir_all(settings.parent().expect("dir")).expect("dir");
+    let commented = GEMINI_SETTINGS.replacen(
+        "{\n",
+        "{\n  // my settings, by hand\n  /* keep this block */\n",
+        1,
+    );
+    std::fs::write(&settings, &commented).expect("settings");
+    let home_arg = home.to_str().expect("utf8");
+    world
+        .acc(&["install", "--client", "gemini", "--home", home_arg, "--mcp"])
+        .ok_json();
+    let text = std::fs::read_to_string(&settings).expect("read");
+    assert!(
+        text.contains("// my settings, by hand") && text.contains("/* keep this block */"),
+        "{text}"
+    );
+    let doctor = world.acc(&["doctor", "--home", home_arg]).json();
+    assert!(
+        doctor["checks"]
+            .as_array()
+            .expect("checks")
+            .iter()
+            .all(
+                |c| !(c["name"].as_str().unwrap_or("").contains("settings.json")
+                    && c["status"] == "error")
+            ),
+        "doctor reads the commented file as Gemini does: {doctor}"
+    );
+    let model = ModelServer::start();
+    turn(&world, &home, &model, "hello", &[]);
+    let status = world.acc(&["status", "--all"]).ok_json();
+    assert!(
+        status["sessions"]
+            .as_array()
+            .expect("sessions")
+            .iter()
+            .any(|s| s["harness"] == "gemini"),
+        "Gemini ran ACC's hooks from the commented file: {status}"
+    );
+    world
+        .acc(&["uninstall", "--client", "gemini", "--home", home_arg])
+        .ok_json();
+    assert_eq!(
+        std::fs::read_to_string(&settings).expect("read"),
+        commented,
+        "byte for byte"
+    );
+}
