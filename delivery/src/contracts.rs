@@ -720,11 +720,10 @@ pub fn fingerprint(
     Ok(())
 }
 
-/// The folder `acc contract verify` checks without `--dir`: the first existing folder of
-/// [`search_path`] (the source tree's `contracts/` in a development build, else the installed
-/// `share/acc/contracts`, else the per-user folder, else `ACC_CONTRACTS_DIR`'s first).
-pub fn default_dir() -> Option<PathBuf> {
-    search_path().into_iter().find(|d| d.is_dir())
+/// The folders `acc contract verify` checks without `--dir`: every existing folder of
+/// [`search_path`], which is what the router reads.
+pub fn default_dirs() -> Vec<PathBuf> {
+    search_path().into_iter().filter(|d| d.is_dir()).collect()
 }
 
 /// Every folder the router reads evidence from, in order (a contract id found again later is
@@ -910,8 +909,10 @@ pub struct AdapterCheck {
 /// The result of `acc contract verify`.
 #[derive(Debug, Clone)]
 pub struct VerifyReport {
-    /// The folder.
+    /// The first folder checked.
     pub dir: PathBuf,
+    /// Every folder checked, in the search path's order.
+    pub dirs: Vec<PathBuf>,
     /// Contract ids found.
     pub contracts: Vec<String>,
     /// Capture files found.
@@ -922,10 +923,22 @@ pub struct VerifyReport {
     pub problems: Vec<String>,
 }
 
-/// Check the folder, each loaded adapter's declaration against it, and eligibility of the
-/// clients installed here.
-pub fn verify(dir: &Path, plugins: &crate::plugins::Plugins) -> AccResult<VerifyReport> {
-    let folder = read_folder(dir)?;
+/// Check the folders (together, as the router reads them: a contract id found again later is
+/// ignored), each loaded adapter's declaration against them, and eligibility of the clients
+/// installed here. `dirs` must not be empty; each must be a folder.
+pub fn verify(dirs: &[PathBuf], plugins: &crate::plugins::Plugins) -> AccResult<VerifyReport> {
+    let Some(dir) = dirs.first() else {
+        return Err(AccError::usage("no contracts folder to verify"));
+    };
+    let mut folder = Folder::default();
+    for each in dirs {
+        let read = read_folder(each)?;
+        folder.problems.extend(read.problems);
+        for (id, contract) in read.contracts {
+            folder.contracts.entry(id).or_insert(contract);
+        }
+        folder.captures.extend(read.captures);
+    }
     let mut problems = folder.problems.clone();
     let captures: Vec<Capture> = folder.captures.iter().map(|(_, c)| c.clone()).collect();
     let mut adapters = Vec::new();
@@ -1003,7 +1016,8 @@ pub fn verify(dir: &Path, plugins: &crate::plugins::Plugins) -> AccResult<Verify
         });
     }
     Ok(VerifyReport {
-        dir: dir.to_path_buf(),
+        dir: dir.clone(),
+        dirs: dirs.to_vec(),
         contracts: folder.contracts.keys().cloned().collect(),
         captures: folder.captures.iter().map(|(p, _)| p.clone()).collect(),
         adapters,

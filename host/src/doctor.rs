@@ -465,16 +465,17 @@ fn adapter_checks(needed: &[(&str, String)]) -> Vec<Check> {
             Some("acc adapters".into()),
         ));
     }
-    let Some(dir) = crate::contracts::default_dir() else {
+    let dirs = crate::contracts::default_dirs();
+    if dirs.is_empty() {
         checks.push(check(
             "contracts",
             Level::Warn,
             "no contracts folder found",
-            Some("set ACC_CONTRACTS_DIR".into()),
+            Some("install ACC with scripts/install.sh (share/acc/contracts), or set ACC_CONTRACTS_DIR".into()),
         ));
         return checks;
-    };
-    match crate::contracts::verify(&dir, &plugins) {
+    }
+    match crate::contracts::verify(&dirs, &plugins) {
         Ok(report) if report.problems.is_empty() => {
             for a in report
                 .adapters
@@ -503,7 +504,7 @@ fn adapter_checks(needed: &[(&str, String)]) -> Vec<Check> {
             "contracts",
             Level::Error,
             report.problems.join("; "),
-            Some(format!("acc contract verify --dir {}", dir.display())),
+            Some("acc contract verify".into()),
         )),
         Err(e) => checks.push(check("contracts", Level::Error, e.message, None)),
     }

@@ -582,6 +582,7 @@ pub fn binding(binding: &BindingRow) -> Value {
 pub fn verify(report: &crate::contracts::VerifyReport) -> Value {
     wire::json(&wire::Verify {
         dir: lossy(&report.dir),
+        dirs: report.dirs.iter().map(|d| lossy(d)).collect(),
         valid: report.problems.is_empty(),
         contracts: &report.contracts,
         captures: report.captures.iter().map(|p| lossy(p)).collect(),

@@ -406,6 +406,7 @@ pub struct AdapterEligibility<'a> {
 #[derive(Debug, Clone, Serialize)]
 pub struct Verify<'a> {
     pub dir: String,
+    pub dirs: Vec<String>,
     pub valid: bool,
     pub contracts: &'a [String],
     pub captures: Vec<String>,

@@ -454,7 +454,12 @@ pub fn adapters(
 pub fn verify(report: &crate::contracts::VerifyReport) -> String {
     let mut out = format!(
         "{}: {} contract(s), {} capture(s), valid\n",
-        report.dir.display(),
+        report
+            .dirs
+            .iter()
+            .map(|d| d.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
         report.contracts.len(),
         report.captures.len()
     );

@@ -181,7 +181,7 @@ pub enum ContractCommand {
     },
     /// Check every capture and contract, each loaded adapter's declaration, and eligibility here.
     Verify {
-        /// The contracts folder (default: ACC_CONTRACTS_DIR, else the source tree's contracts/).
+        /// One contracts folder (default: every folder of the search path, as the router reads them).
         #[arg(long)]
         dir: Option<PathBuf>,
     },
@@ -736,17 +736,18 @@ pub fn run(cli: Cli) -> AccResult<Output> {
 
 /// `acc contract verify`.
 fn contract_verify(dir: Option<&std::path::Path>) -> AccResult<Output> {
-    let Some(dir) = dir
-        .map(std::path::Path::to_path_buf)
-        .or_else(crate::contracts::default_dir)
-    else {
+    let dirs = match dir {
+        Some(dir) => vec![dir.to_path_buf()],
+        None => crate::contracts::default_dirs(),
+    };
+    if dirs.is_empty() {
         return Err(AccError::usage(
             "no contracts folder found: pass --dir or set ACC_CONTRACTS_DIR",
         ));
-    };
+    }
     let configs = crate::plugins::configs_from_env().map_err(AccError::usage)?;
     let plugins = crate::plugins::Plugins::load(&configs);
-    let report = crate::contracts::verify(&dir, &plugins)?;
+    let report = crate::contracts::verify(&dirs, &plugins)?;
     let value = views::verify(&report);
     if report.problems.is_empty() {
         Ok(Output {
@@ -759,7 +760,12 @@ fn contract_verify(dir: Option<&std::path::Path>) -> AccResult<Output> {
             format!(
                 "{} problem(s) in {}: {}",
                 report.problems.len(),
-                dir.display(),
+                report
+                    .dirs
+                    .iter()
+                    .map(|d| d.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", "),
                 report.problems.join("; ")
             ),
         )

@@ -753,6 +753,26 @@ fn a_third_party_adapter_captures_its_client_through_its_own_driver_and_is_then_
     let report = verify().ok_json();
     let author = acc_tests::listed_adapter(&report, "author");
     assert_eq!(author["eligible"], true, "{report}");
+    // Without --dir, verify reads every folder the router reads, the per-user one included.
+    let all = world.acc(&["contract", "verify"]).ok_json();
+    assert!(
+        all["dirs"]
+            .as_array()
+            .expect("dirs")
+            .iter()
+            .any(|d| d.as_str() == contracts.to_str()),
+        "{all}"
+    );
+    assert_eq!(
+        acc_tests::listed_adapter(&all, "author")["eligible"],
+        true,
+        "{all}"
+    );
+    assert_eq!(
+        acc_tests::listed_adapter(&all, "example")["eligible"],
+        true,
+        "{all}"
+    );
 
     // Now admitted: bound, and a message is offered live through the author's adapter.
     bind(&env).ok_json();
