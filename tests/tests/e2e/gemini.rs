@@ -283,3 +283,57 @@ fn gemini_settings_with_comments_are_edited_in_place_and_given_back() {
         "byte for byte"
     );
 }
+
+/// An install killed at any moment (it pauses between its steps) leaves a settings file Gemini
+/// loads, and the next uninstall gives the user's bytes back with nothing left behind.
+#[test]
+fn a_gemini_install_killed_at_any_point_leaves_a_file_gemini_loads_and_undoable() {
+    let mut seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(7);
+    eprintln!("seed {seed}");
+    for round in 0..4 {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let world = World::new();
+        let home = world.temp.path().join("home");
+        let settings = home.join(".gemini/settings.json");
+        std::fs::create_dir_all(settings.parent().expect("dir")).expect("dir");
+        std::fs::write(&settings, USERS_OWN).expect("settings");
+        let home_arg = home.to_str().expect("utf8");
+        let mut command = world.command("acc");
+        command
+            .args([
+                "--json", "install", "--client", "gemini", "--home", home_arg,
+            ])
+            .args(["--mcp", "--mcp-name", "acc-coordination"])
+            .env("ACC_TEST_INSTALL_PAUSE_MS", "150")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        let mut child = command.spawn().expect("spawn");
+        std::thread::sleep(std::time::Duration::from_millis((seed >> 33) % 600));
+        acc_tests::kill_pid(child.id());
+        let _ = child.wait();
+        let step = format!("round {round}");
+        // Gemini loads whatever is there now.
+        let model = ModelServer::start();
+        turn(&world, &home, &model, "hello", &[]);
+        world
+            .acc(&["uninstall", "--client", "gemini", "--home", home_arg])
+            .ok_json();
+        assert_eq!(
+            std::fs::read_to_string(&settings).expect("read"),
+            USERS_OWN,
+            "{step}: the user's bytes"
+        );
+        let litter: Vec<String> = std::fs::read_dir(settings.parent().expect("dir"))
+            .expect("dir")
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with(".acc-install-"))
+            .collect();
+        assert!(litter.is_empty(), "{step}: left behind {litter:?}");
+    }
+}
