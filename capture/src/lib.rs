@@ -6,14 +6,16 @@
 //! claim a pass with an unobserved branch (the verdicts are derived from the transcript, by the
 //! rule `acc contract verify` applies again).
 //!
-//! One script ([`script`]) drives every client. It drives Codex (`codex`) through a daemon it
-//! starts itself with a model API served on loopback, Claude Code (`claude`) in a throwaway
-//! `HOME` against that model API, and any other client through its adapter author's capture
-//! driver ([`driver`]), named in the adapter's contract (the `example` adapter ships one).
+//! One script ([`script`]) drives every client's live delivery. It drives Codex (`codex`)
+//! through a daemon it starts itself with a model API served on loopback, Claude Code (`claude`)
+//! in a throwaway `HOME` against that model API, and any other client through its adapter
+//! author's capture driver ([`driver`]), named in the adapter's contract (the `example` adapter
+//! ships one). Gemini CLI's next-turn context is captured by [`gemini`].
 
 pub mod claude;
 pub mod codex;
 pub mod driver;
+pub mod gemini;
 pub mod model;
 pub mod record;
 pub mod script;
@@ -89,12 +91,13 @@ pub fn probed(
     Ok((adapter, probe, version))
 }
 
-/// Capture `client`: Codex and Claude Code by the tool itself, any other through the driver
+/// Capture `client`: Codex, Claude Code and Gemini CLI by the tool itself, any other through the driver
 /// its adapter's contract names (or `driver`, when given).
 pub fn capture(client: &str, driver: Option<&Path>) -> AccResult<Finished> {
     match client {
         "codex" => codex::capture_codex(),
         "claude-code" => claude::capture_claude(),
+        "gemini" => gemini::capture_gemini(),
         other => capture_driven(other, driver),
     }
 }

@@ -13,8 +13,8 @@ use clap::Parser;
 #[derive(Debug, Parser)]
 #[command(name = "acc-capture", version)]
 struct Args {
-    /// The client to capture: codex, claude-code, or the client of an installed adapter whose
-    /// contract names a capture driver (example).
+    /// The client to capture: codex, claude-code, gemini, or the client of an installed
+    /// adapter whose contract names a capture driver (example).
     #[arg(long)]
     client: String,
     /// The capture driver to run instead of the one the adapter's contract names.

@@ -13,6 +13,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+/// The settings Gemini CLI needs to run headless turns offline against this server (API key
+/// auth, no usage statistics, no update checks, no telemetry), as a user's own
+/// `~/.gemini/settings.json` would hold them.
+pub const GEMINI_SETTINGS: &str = "{\n  \"security\": { \"auth\": { \"selectedType\": \"gemini-api-key\" } },\n  \"privacy\": { \"usageStatisticsEnabled\": false },\n  \"general\": { \"enableAutoUpdate\": false, \"enableAutoUpdateNotification\": false },\n  \"telemetry\": { \"enabled\": false }\n}\n";
+
 /// One scripted answer of the model.
 #[derive(Debug, Clone)]
 pub enum Scripted {

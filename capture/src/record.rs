@@ -58,6 +58,8 @@ pub struct Run {
     pub executable_sha256: String,
     /// Who drove it.
     pub driver: String,
+    /// The capability observed (`livePush`, `nextTurn`).
+    pub capability: String,
 }
 
 /// A capture and its transcript's text, ready to be written together.
@@ -146,6 +148,7 @@ impl Recorder {
             protocol_contract: run.protocol_contract.clone(),
             executable_sha256: run.executable_sha256.clone(),
             driver: run.driver,
+            capability: run.capability.clone(),
         }];
         entries.extend(self.entries);
         let derived = transcript::derive(&entries);
@@ -161,7 +164,7 @@ impl Recorder {
             launch_mode: run.launch_mode,
             protocol_contract: run.protocol_contract,
             executable_sha256: run.executable_sha256,
-            capability: "livePush".into(),
+            capability: run.capability,
             result: derived.result,
             provenance: Provenance::CapturedHere,
             branches: derived.branches,

@@ -162,7 +162,9 @@ const SHOW: Duration = Duration::from_secs(30);
 /// How long it waits for a second copy that must not come.
 const SECOND_COPY: Duration = Duration::from_secs(8);
 
-fn open(scratch: &Scratch, plugins: &Arc<Plugins>) -> AccResult<App> {
+/// The app over the scratch workspace and data home, with `plugins`, consenting and admitting
+/// as a capture must.
+pub fn open(scratch: &Scratch, plugins: &Arc<Plugins>) -> AccResult<App> {
     let ws = workspace::discover(&scratch.project)?;
     let mut app = App::new(Core::new(
         ws,
@@ -322,6 +324,7 @@ pub fn run(client: &mut dyn Client, adapter_id: &str, scratch: &Scratch) -> AccR
         protocol_contract: probe.protocol_contract.unwrap_or_default(),
         executable_sha256,
         driver: client.driver(),
+        capability: "livePush".into(),
     };
     let mut capture = Capture {
         app,

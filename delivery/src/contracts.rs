@@ -74,7 +74,18 @@ pub fn branches_of(capability: &str) -> Option<BranchSet> {
 }
 
 /// Every capability captures observe, with its branches.
-pub const CAPABILITIES: &[(&str, BranchSet)] = &[("livePush", BRANCHES)];
+pub const CAPABILITIES: &[(&str, BranchSet)] = &[
+    ("livePush", BRANCHES),
+    // Next-turn context: a peer's message is in the very model request of the recipient's next
+    // turn, and a resumed conversation does not show it again.
+    (
+        "nextTurn",
+        &[
+            ("carried", &["in-next-request"]),
+            ("resumed", &["not-repeated"]),
+        ],
+    ),
+];
 
 /// The branches observed, by name (or `unobserved`); which names a capture must have depends on
 /// its capability ([`branches_of`]).

@@ -472,10 +472,8 @@ pub fn run_checked(mut command: Command, deadline: Duration, what: &str) -> Outp
     output
 }
 
-/// The settings Gemini CLI needs to run headless turns offline against a loopback model (API
-/// key auth, no usage statistics, no update checks, no telemetry), as a user's own
-/// `~/.gemini/settings.json` would hold them.
-pub const GEMINI_SETTINGS: &str = "{\n  \"security\": { \"auth\": { \"selectedType\": \"gemini-api-key\" } },\n  \"privacy\": { \"usageStatisticsEnabled\": false },\n  \"general\": { \"enableAutoUpdate\": false, \"enableAutoUpdateNotification\": false },\n  \"telemetry\": { \"enabled\": false }\n}\n";
+/// The settings Gemini CLI needs to run headless turns against the loopback model.
+pub use acc_capture::model::GEMINI_SETTINGS;
 
 /// `gemini -p PROMPT` in the world's project with `HOME=home`, its model the loopback `model`,
 /// the workspace trusted; `extra` arguments follow (`--session-id`, `--resume`, ...).

@@ -397,6 +397,7 @@ fn write_captured(dir: &Path) -> (PathBuf, Capture) {
             protocol_contract: capture.protocol_contract.clone(),
             executable_sha256: capture.executable_sha256.clone(),
             driver: "acc-example-driver".into(),
+            capability: "livePush".into(),
         },
         router("idle", "m1", "offered", None),
         client("idle", "m1", 1),

@@ -7,7 +7,7 @@
 use sha2::{Digest, Sha256};
 
 use super::wire::Entry;
-use super::{BRANCHES, Branches};
+use super::{Branches, branches_of};
 
 /// What a transcript supports: the branch values, the limitations (every `note`, then every
 /// branch that was not observed, with why) and the result.
@@ -81,8 +81,38 @@ fn live(outcome: &str) -> bool {
     matches!(outcome, "offered" | "woken")
 }
 
+/// How many times the last look in branch `name` saw its message.
+fn seen_in(entries: &[Entry], name: &str) -> Option<u32> {
+    entries.iter().rev().find_map(|e| match e {
+        Entry::Client { branch, seen, .. } if branch == name => Some(*seen),
+        _ => None,
+    })
+}
+
 /// The value of one branch, or why it was not observed.
 fn branch(entries: &[Entry], name: &str) -> Result<String, String> {
+    match name {
+        // Next-turn context: once in the first request of the next turn, then never again.
+        "carried" => {
+            return match seen_in(entries, name) {
+                Some(1) => Ok("in-next-request".into()),
+                other => Err(format!(
+                    "carried: the next turn's model requests carried the message {} time(s)",
+                    other.map_or_else(|| "an unknown number of".into(), |n| n.to_string())
+                )),
+            };
+        }
+        "resumed" => {
+            return match (seen_in(entries, "carried"), seen_in(entries, name)) {
+                (Some(1), Some(0)) => Ok("not-repeated".into()),
+                (_, other) => Err(format!(
+                    "resumed: after the message was carried, the resumed turn delivered it {} time(s) more",
+                    other.map_or_else(|| "an unknown number of".into(), |n| n.to_string())
+                )),
+            };
+        }
+        _ => {}
+    }
     if name == "duplicate" {
         let offer = entries.iter().find_map(|e| match e {
             Entry::Offer {
@@ -158,8 +188,21 @@ pub fn derive(entries: &[Entry]) -> Derived {
             _ => None,
         })
         .collect();
+    let capability = entries
+        .iter()
+        .find_map(|e| match e {
+            Entry::Run { capability, .. } => Some(capability.as_str()),
+            _ => None,
+        })
+        .unwrap_or("livePush");
+    let set = branches_of(capability).unwrap_or_else(|| {
+        limitations.push(format!(
+            "capability `{capability}` is not one this build knows"
+        ));
+        &[]
+    });
     let mut branches = Branches::default();
-    for (name, _) in BRANCHES {
+    for (name, _) in set {
         let value = branch(entries, name).unwrap_or_else(|why| {
             limitations.push(why);
             "unobserved".into()

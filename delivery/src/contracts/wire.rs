@@ -7,6 +7,10 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+fn live_push() -> String {
+    "livePush".into()
+}
+
 /// One line of a transcript.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "entry", rename_all = "kebab-case")]
@@ -29,6 +33,9 @@ pub enum Entry {
         /// Who drove the client: `acc-capture` for a client ACC knows, else the driver's file
         /// name.
         driver: String,
+        /// The capability observed (`livePush` when absent).
+        #[serde(default = "live_push")]
+        capability: String,
     },
     /// What ACC's router reported for one recipient of a send.
     #[serde(rename_all = "camelCase")]

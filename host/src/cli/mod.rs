@@ -168,8 +168,8 @@ pub enum AdaptersCommand {
 pub enum ContractCommand {
     /// Record what the installed client really does, as a capture file.
     Capture {
-        /// The client to capture: codex, claude-code, or the client of an installed adapter
-        /// whose contract names a capture driver (example).
+        /// The client to capture: codex, claude-code, gemini, or the client of an installed
+        /// adapter whose contract names a capture driver (example).
         #[arg(long)]
         client: String,
         /// Where to write the capture and its transcript (default: print the capture only).

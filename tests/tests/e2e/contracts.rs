@@ -272,3 +272,42 @@ fn the_installed_claude_code_is_captured_with_a_loopback_model_and_verify_accept
     // A wake runs a turn; the receipt stays queued until the prompt hook carries the message.
     capture_installed("claude-code", "2.1.328", "woken");
 }
+
+/// Gemini CLI's next-turn context, captured from the installed client: the message stands in
+/// the very model request of the next turn, and a resumed conversation does not deliver it
+/// again.
+#[test]
+fn the_installed_gemini_next_turn_is_captured_and_verify_accepts_it() {
+    let world = World::new();
+    let dir = copy_contracts(&world);
+    let captured_file = dir.join("gemini/0.61.0-linux-x64.toml");
+    std::fs::remove_file(&captured_file).expect("remove the committed capture");
+    let path = acc_tests::clients().path();
+    let captured = world
+        .acc_with(
+            &[
+                "contract",
+                "capture",
+                "--client",
+                "gemini",
+                "--out",
+                dir.join("gemini").to_str().expect("utf8"),
+            ],
+            &[("PATH", &path)],
+        )
+        .ok_json();
+    let capture = &captured["capture"];
+    assert_eq!(capture["capability"], "nextTurn", "{captured}");
+    assert_eq!(capture["result"], "pass", "{captured}");
+    assert_eq!(
+        capture["branches"],
+        serde_json::json!({ "carried": "in-next-request", "resumed": "not-repeated" })
+    );
+    let transcript = std::fs::read_to_string(dir.join("gemini/0.61.0-linux-x64.transcript.jsonl"))
+        .expect("transcript");
+    assert!(
+        !transcript.contains("acc capture probe"),
+        "peer bodies are redacted"
+    );
+    verify(&world, &dir).ok_json();
+}
