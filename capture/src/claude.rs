@@ -165,24 +165,12 @@ impl Client for ClaudeClient {
     fn start(&mut self, _scratch: &Scratch) -> AccResult<Started> {
         let home = self.home();
         std::fs::create_dir_all(home.join(".claude")).map_err(|e| failed("home", e))?;
-        // The hooks run `acc`, which sits beside this tool.
-        let acc = std::env::current_exe()
-            .map_err(|e| failed("acc", e))?
-            .with_file_name("acc");
-        let installed = Command::new(&acc)
-            .args(["--json", "install", "--client", "claude-code", "--home"])
-            .arg(&home)
-            .args(["--delivery", "all"])
-            .env("HOME", &home)
-            .env("ACC_DATA_HOME", &self.scratch.data)
-            .env_remove("CLAUDE_CONFIG_DIR")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .map_err(|e| failed("acc install", e))?;
-        if !installed.success() {
-            return Err(failed("acc install", "installing the hooks failed"));
-        }
+        crate::install_hooks(
+            "claude-code",
+            &home,
+            &self.scratch.data,
+            &["--delivery", "all"],
+        )?;
         let executable = std::fs::canonicalize(&self.claude).map_err(|e| failed("claude", e))?;
         Ok(Started {
             executable,

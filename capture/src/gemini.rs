@@ -117,21 +117,7 @@ pub fn capture_gemini() -> AccResult<Finished> {
     std::fs::create_dir_all(home.join(".gemini")).map_err(|e| failed("home", e))?;
     std::fs::write(home.join(".gemini/settings.json"), GEMINI_SETTINGS)
         .map_err(|e| failed("settings", e))?;
-    // The hooks run `acc`, which sits beside this tool.
-    let acc = std::env::current_exe()
-        .map_err(|e| failed("acc", e))?
-        .with_file_name("acc");
-    let installed = Command::new(&acc)
-        .args(["--json", "install", "--client", "gemini", "--home"])
-        .arg(&home)
-        .env("ACC_DATA_HOME", &scratch.data)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .map_err(|e| failed("acc install", e))?;
-    if !installed.success() {
-        return Err(failed("acc install", "installing the hooks failed"));
-    }
+    crate::install_hooks("gemini", &home, &scratch.data, &[])?;
     let version = {
         let mut command = Command::new(&gemini);
         command.arg("--version").env("HOME", &home);

@@ -154,6 +154,30 @@ fn capture_driven(client: &str, driver: Option<&Path>) -> AccResult<Finished> {
     script::run(&mut running, &adapter_id, &scratch)
 }
 
+/// Install ACC's hooks for `client` into the throwaway `home` with the `acc` that sits beside
+/// this tool (the hooks run it), its data in `data`; `extra` arguments follow (`--delivery`).
+pub fn install_hooks(client: &str, home: &Path, data: &Path, extra: &[&str]) -> AccResult<()> {
+    let acc = std::env::current_exe()
+        .map_err(|e| failed("acc", e))?
+        .with_file_name("acc");
+    let installed = std::process::Command::new(&acc)
+        .args(["--json", "install", "--client", client, "--home"])
+        .arg(home)
+        .args(extra)
+        .env("HOME", home)
+        .env("ACC_DATA_HOME", data)
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .env_remove("GEMINI_CLI_HOME")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .map_err(|e| failed("acc install", e))?;
+    if !installed.success() {
+        return Err(failed("acc install", "installing the hooks failed"));
+    }
+    Ok(())
+}
+
 /// Write a capture into `dir` as `<version>-<platform>.toml`, its transcript beside it;
 /// returns the capture's file. The transcript is written first: a capture never names a
 /// transcript that is not there.

@@ -210,15 +210,10 @@ fn capture_produces_evidence_that_verify_accepts() {
         .err(2, "invalid_arguments");
 }
 
-/// Capture an installed client into a copy of the contracts folder, check that every branch
-/// was observed, and that `acc contract verify` accepts the folder with the new capture.
-fn capture_installed(client: &str, version: &str, idle: &str) {
-    let world = World::new();
-    let dir = copy_contracts(&world);
-    let captured_file = dir.join(client).join(format!("{version}-linux-x64.toml"));
-    let _ = std::fs::remove_file(&captured_file);
+/// `acc contract capture --client CLIENT` into `dir/CLIENT` with the pinned clients on PATH.
+fn capture_into(world: &World, dir: &Path, client: &str) -> serde_json::Value {
     let path = acc_tests::clients().path();
-    let captured = world
+    world
         .acc_with(
             &[
                 "contract",
@@ -230,7 +225,17 @@ fn capture_installed(client: &str, version: &str, idle: &str) {
             ],
             &[("PATH", &path)],
         )
-        .ok_json();
+        .ok_json()
+}
+
+/// Capture an installed client into a copy of the contracts folder, check that every branch
+/// was observed, and that `acc contract verify` accepts the folder with the new capture.
+fn capture_installed(client: &str, version: &str, idle: &str) {
+    let world = World::new();
+    let dir = copy_contracts(&world);
+    let captured_file = dir.join(client).join(format!("{version}-linux-x64.toml"));
+    let _ = std::fs::remove_file(&captured_file);
+    let captured = capture_into(&world, &dir, client);
     let capture = &captured["capture"];
     assert_eq!(capture["version"], version, "{captured}");
     assert_eq!(
@@ -282,20 +287,7 @@ fn the_installed_gemini_next_turn_is_captured_and_verify_accepts_it() {
     let dir = copy_contracts(&world);
     let captured_file = dir.join("gemini/0.61.0-linux-x64.toml");
     std::fs::remove_file(&captured_file).expect("remove the committed capture");
-    let path = acc_tests::clients().path();
-    let captured = world
-        .acc_with(
-            &[
-                "contract",
-                "capture",
-                "--client",
-                "gemini",
-                "--out",
-                dir.join("gemini").to_str().expect("utf8"),
-            ],
-            &[("PATH", &path)],
-        )
-        .ok_json();
+    let captured = capture_into(&world, &dir, "gemini");
     let capture = &captured["capture"];
     assert_eq!(capture["capability"], "nextTurn", "{captured}");
     assert_eq!(capture["result"], "pass", "{captured}");
