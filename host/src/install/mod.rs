@@ -882,6 +882,13 @@ fn check_options(target: &Target, options: &Options<'_>, acc_mcp: &Path) -> AccR
             options.delivery
         )));
     }
+    // No adapter reaches a running Gemini CLI session: a live consent would enable nothing.
+    if target.client == Client::Gemini && options.delivery != "off" {
+        return Err(AccError::usage(format!(
+            "--delivery {} consents to live delivery, which Gemini CLI does not have: its messages arrive through next-turn. Leave --delivery out",
+            options.delivery
+        )));
+    }
     if options.mcp_trust && (target.client != Client::Gemini || options.mcp.is_none()) {
         return Err(AccError::usage(
             "--mcp-trust marks Gemini CLI's acc-mcp entry trusted: it needs --client gemini and --mcp",

@@ -176,6 +176,15 @@ fn gemini_install_keeps_the_users_entries_and_their_later_edits() {
             "--mcp",
         ])
         .err(2, "invalid_arguments");
+    // A live consent would enable nothing for Gemini: refused, not recorded.
+    let refused = install(&["--delivery", "all"]).err(2, "invalid_arguments");
+    assert!(
+        refused["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("through next-turn")),
+        "{refused}"
+    );
+    assert_eq!(std::fs::read_to_string(&settings).expect("read"), USERS_OWN);
 
     install(&["--mcp", "--mcp-name", "acc-coordination", "--mcp-trust"]).ok_json();
     let text = std::fs::read_to_string(&settings).expect("read");
