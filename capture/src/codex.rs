@@ -282,16 +282,30 @@ impl Client for CodexClient {
         let thread = self.thread()?;
         let client_id = client_message_id(message_id);
         let deadline = Instant::now() + wait;
-        let found = loop {
-            let found = self
+        // The last answer Codex gave; a read while it is between states (a submission handed
+        // from the queue to a turn) tells nothing and is asked again, never taken for none.
+        let mut known: Option<Vec<codex_daemon::Submission>> = None;
+        loop {
+            if let Some(found) = self
                 .rpc()?
-                .submissions(&thread, &client_id, Duration::from_secs(2))
-                .map_err(|e| failed("codex lookup", e))?;
-            if found.len() >= expect as usize || Instant::now() >= deadline {
-                break found;
+                .lookup(&thread, &client_id, Duration::from_secs(2))
+                .map_err(|e| failed("codex lookup", e))?
+                .known()
+            {
+                known = Some(found);
+            }
+            let enough = known.as_ref().is_some_and(|f| f.len() >= expect as usize);
+            if enough || Instant::now() >= deadline {
+                break;
             }
             std::thread::sleep(Duration::from_millis(100));
-        };
+        }
+        let found = known.ok_or_else(|| {
+            failed(
+                "codex lookup",
+                format!("the thread never said whether it holds {client_id}"),
+            )
+        })?;
         let needle = format!("({message_id})");
         // A message taken into a turn reaches the model; when a busy turn ran, its order
         // against that turn's end is what the busy branch claims.

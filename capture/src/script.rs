@@ -318,7 +318,7 @@ pub fn run(client: &mut dyn Client, adapter_id: &str, scratch: &Scratch) -> AccR
         Session::Hooked(caller) => caller,
     };
     let run = Run {
-        client: String::new(),
+        client: adapter.contract.client.clone(),
         version,
         launch_mode: started.launch_mode,
         protocol_contract: probe.protocol_contract.unwrap_or_default(),
@@ -334,11 +334,7 @@ pub fn run(client: &mut dyn Client, adapter_id: &str, scratch: &Scratch) -> AccR
     };
     branches(&mut capture, &alice, &bob, &adapter)?;
     capture.client.finish();
-    let client_name = adapter.contract.client.clone();
-    capture.record.finish(Run {
-        client: client_name,
-        ..run
-    })
+    capture.record.finish(run)
 }
 
 fn branches(

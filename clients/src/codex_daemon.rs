@@ -231,44 +231,15 @@ impl Daemon {
 }
 
 impl Daemon {
-    /// Every submission carrying `client_id` in a thread (its whole queue and history), asking
-    /// again for up to `wait` while Codex is between states. A thread whose state does not
-    /// settle in that time reads as holding none (callers that must not take "unknown" for
-    /// "absent" use [`lookup`]).
-    pub fn submissions(
+    /// Whether `client_id` is in the thread (its whole queue and history), asking again for up
+    /// to `wait` while Codex is between states: found, absent, or still unknown ([`lookup`]).
+    pub fn lookup(
         &mut self,
         thread_id: &str,
         client_id: &str,
         wait: Duration,
-    ) -> Result<Vec<Submission>, DaemonError> {
-        Ok(
-            match lookup(self, thread_id, client_id, Instant::now() + wait)? {
-                Lookup::Found(found) => found,
-                Lookup::Absent | Lookup::Unknown(_) => Vec::new(),
-            },
-        )
-    }
-
-    /// Ask until exactly one submission carrying `client_id` shows in the thread, for up to
-    /// `deadline`; `None` when it never did (none, several, or the daemon kept refusing).
-    pub fn one_submission(
-        &mut self,
-        thread_id: &str,
-        client_id: &str,
-        deadline: Duration,
-    ) -> Option<Submission> {
-        let started = Instant::now();
-        loop {
-            if let Ok(mut found) = self.submissions(thread_id, client_id, deadline)
-                && found.len() == 1
-            {
-                return found.pop();
-            }
-            if started.elapsed() > deadline {
-                return None;
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
+    ) -> Result<Lookup, DaemonError> {
+        lookup(self, thread_id, client_id, Instant::now() + wait)
     }
 }
 
@@ -288,6 +259,17 @@ pub enum Lookup {
     Absent,
     /// Codex is between states and cannot say yet (why): never to be taken for absent.
     Unknown(String),
+}
+
+impl Lookup {
+    /// The submissions when the thread said (none when absent); `None` while it is unknown.
+    pub fn known(self) -> Option<Vec<Submission>> {
+        match self {
+            Self::Found(found) => Some(found),
+            Self::Absent => Some(Vec::new()),
+            Self::Unknown(_) => None,
+        }
+    }
 }
 
 /// The JSON-RPC calls a lookup makes: the daemon, or a scripted fake in tests.

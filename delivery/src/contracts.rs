@@ -98,16 +98,6 @@ impl Branches {
     pub fn get(&self, name: &str) -> &str {
         self.0.get(name).map_or("unobserved", String::as_str)
     }
-
-    /// Branches from `(name, value)` pairs.
-    pub fn from_pairs<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> Self {
-        Self(
-            pairs
-                .into_iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
-        )
-    }
 }
 
 /// Evidence recorded from a real installed client.
@@ -953,21 +943,28 @@ pub fn verify(dirs: &[PathBuf], plugins: &crate::plugins::Plugins) -> AccResult<
     let mut problems = folder.problems.clone();
     let captures: Vec<Capture> = folder.captures.iter().map(|(_, c)| c.clone()).collect();
     let mut adapters = Vec::new();
-    // A folder is checked for the adapters whose contracts it holds; an adapter whose contract
-    // another folder of the search path defines is that folder's (the per-user folder holds
-    // only third-party contracts).
-    let elsewhere = Evidence::load(&search_path());
+    // The folders are checked for the adapters whose contracts they hold; an adapter whose
+    // contract another folder of the search path defines is that folder's (the per-user folder
+    // holds only third-party contracts). Read only when an adapter's contract is missing here.
+    let mut elsewhere: Option<Evidence> = None;
     for adapter in &plugins.adapters {
         let declared = &adapter.contract;
         let Some((file, contract)) = folder.contracts.get(&declared.contract_id) else {
-            if elsewhere.contracts.contains_key(&declared.contract_id) {
+            if elsewhere
+                .get_or_insert_with(|| Evidence::load(&search_path()))
+                .contracts
+                .contains_key(&declared.contract_id)
+            {
                 continue;
             }
             problems.push(format!(
                 "adapter {} declares contract {}, which {} does not define",
                 adapter.adapter_id,
                 declared.contract_id,
-                dir.display()
+                dirs.iter()
+                    .map(|d| d.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ));
             continue;
         };

@@ -199,15 +199,7 @@ fn short_abi_error(report: &str) -> String {
 /// adapter, or why not.
 pub fn check_file(file: &Path) -> Result<LoadedAdapter, String> {
     let configs = configs_from_env()?;
-    let name = file
-        .file_stem()
-        .and_then(|s| s.to_str())
-        .map(|s| {
-            s.trim_start_matches("lib")
-                .trim_start_matches("acc_adapter_")
-                .to_string()
-        })
-        .unwrap_or_default();
+    let name = short_name(file).unwrap_or_default();
     load_file(file, &config_for(&configs, &name))
 }
 

@@ -61,8 +61,12 @@ fn copy_whole(from: &Path, to: &Path, mode: u32) -> AccResult<()> {
 }
 
 /// The files of `client` in the contracts folder `dir` to copy, after checking that the folder
-/// verifies and defines `contract_id`.
-fn contract_files(dir: &Path, client: &str, contract_id: &str) -> AccResult<Vec<PathBuf>> {
+/// verifies and defines `contract_id`, and the capture driver that contract names.
+fn contract_files(
+    dir: &Path,
+    client: &str,
+    contract_id: &str,
+) -> AccResult<(Vec<PathBuf>, Option<String>)> {
     let folder = read_folder(dir)?;
     // A contract whose minimum no capture backs yet is what an author installs before
     // capturing; anything else wrong is refused.
@@ -82,12 +86,13 @@ fn contract_files(dir: &Path, client: &str, contract_id: &str) -> AccResult<Vec<
                 .join("; ")
         )));
     }
-    if !folder.contracts.contains_key(contract_id) {
+    let Some((_, contract)) = folder.contracts.get(contract_id) else {
         return Err(refused(format!(
             "{} defines no contract {contract_id}, which the adapter declares",
             dir.display()
         )));
-    }
+    };
+    let driver = contract.driver.clone();
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir.join(client))
         .map_err(|e| refused(format!("{}: {e}", dir.join(client).display())))?
         .flatten()
@@ -100,7 +105,7 @@ fn contract_files(dir: &Path, client: &str, contract_id: &str) -> AccResult<Vec<
         })
         .collect();
     files.sort();
-    Ok(files)
+    Ok((files, driver))
 }
 
 /// Install the adapter library `source` into the per-user folder under its id's name, after
@@ -128,20 +133,17 @@ pub fn install(source: &Path, contracts: Option<&Path>, loaded: &Plugins) -> Acc
             existing.file.display()
         )));
     }
-    let copies = match contracts {
+    let (copies, driver) = match contracts {
         Some(folder) => contract_files(
             folder,
             &adapter.contract.client,
             &adapter.contract.contract_id,
         )?,
-        None => Vec::new(),
+        None => (Vec::new(), None),
     };
     // The contract's capture driver, when it sits beside the library, goes with it: the capture
     // looks for it beside the installed library.
-    let driver = contracts
-        .and_then(|folder| read_folder(folder).ok())
-        .and_then(|f| f.contracts.get(&adapter.contract.contract_id).cloned())
-        .and_then(|(_, contract)| contract.driver)
+    let driver = driver
         .filter(|name| Path::new(name).components().count() == 1)
         .and_then(|name| source.parent().map(|p| p.join(name)))
         .filter(|path| path.is_file());

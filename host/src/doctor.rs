@@ -132,25 +132,7 @@ fn loadable(target: &Target, codex: Option<&Path>) -> Vec<Check> {
         if bytes.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        let parsed = if target.client == Client::Gemini {
-            let options = jsonc_parser::ParseOptions {
-                allow_comments: true,
-                allow_loose_object_property_names: false,
-                allow_trailing_commas: false,
-                ..Default::default()
-            };
-            jsonc_parser::parse_to_serde_value::<serde_json::Value>(
-                &String::from_utf8_lossy(&bytes),
-                &options,
-            )
-            .map(drop)
-            .map_err(|e| e.to_string())
-        } else {
-            serde_json::from_slice::<serde_json::Value>(&bytes)
-                .map(drop)
-                .map_err(|e| e.to_string())
-        };
-        if let Err(e) = parsed {
+        if let Some(e) = install::json_problem(target, &path, &String::from_utf8_lossy(&bytes)) {
             checks.push(check(
                 format!("config {}", path.display()),
                 Level::Error,

@@ -1,5 +1,14 @@
 use super::*;
 
+fn branches<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> Branches {
+    Branches(
+        pairs
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+    )
+}
+
 fn capture(version: &str, platform: &str, result: &str) -> Capture {
     let observed = if result == "pass" {
         "offered"
@@ -20,7 +29,7 @@ fn capture(version: &str, platform: &str, result: &str) -> Capture {
         provenance: Provenance::CapturedHere,
         transcript: None,
         transcript_sha256: None,
-        branches: Branches::from_pairs([
+        branches: branches([
             ("idle", observed),
             (
                 "busy",

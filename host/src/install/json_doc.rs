@@ -33,6 +33,20 @@ fn strict() -> ParseOptions {
     }
 }
 
+/// `text` as the client reads it: strict JSON, or JSON with `//` and `/* */` comments
+/// (Gemini CLI's settings); the parser's complaint when it does not read.
+pub fn client_value(text: &str, comments: bool) -> Result<Value, String> {
+    if comments {
+        let options = ParseOptions {
+            allow_comments: true,
+            ..strict()
+        };
+        jsonc_parser::parse_to_serde_value::<Value>(text, &options).map_err(|e| e.to_string())
+    } else {
+        serde_json::from_str::<Value>(text).map_err(|e| e.to_string())
+    }
+}
+
 /// A parsed JSON configuration file.
 pub struct JsonDoc {
     root: CstRootNode,
@@ -70,12 +84,7 @@ impl JsonDoc {
             ..strict()
         };
         // The client's parser decides what is valid; the CST is only the editor.
-        let parsed = if comments {
-            jsonc_parser::parse_to_serde_value::<Value>(source, &options).map_err(|e| e.to_string())
-        } else {
-            serde_json::from_str::<Value>(source).map_err(|e| e.to_string())
-        };
-        let value = parsed.map_err(|e| {
+        let value = client_value(source, comments).map_err(|e| {
             super::data_error(format!(
                 "{} is not valid JSON{} ({e}); the client will not load it either. Fix it, then run acc again: nothing was changed",
                 path.display(),

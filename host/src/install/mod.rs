@@ -1042,6 +1042,13 @@ pub fn roll_back(target: &Target) -> AccResult<Option<String>> {
     )))
 }
 
+/// Why `client` would not load the JSON `text` of its file `path` (its hooks file: JSON with
+/// comments for Gemini CLI; any other JSON file strict), or `None` when it would.
+pub fn json_problem(target: &Target, path: &Path, text: &str) -> Option<String> {
+    let comments = path == target.hooks_file && hooks_format(target.client) == "jsonc";
+    json_doc::client_value(text, comments).err()
+}
+
 /// How the temporary files ACC writes beside a file begin (then the writer's pid and a dash).
 const TEMP_PREFIX: &str = ".acc-install-";
 

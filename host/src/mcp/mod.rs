@@ -370,29 +370,27 @@ impl Server {
         };
         // Arguments are checked completely before any session is resolved.
         let outcome = tools::prepare(name, &args).and_then(|prepared| self.run_tool(&prepared));
-        let (value, structured, is_error) = match outcome {
-            Ok(tools::ToolValue::Object(value)) => (value.clone(), Some(value), false),
+        let (text, structured, is_error) = match outcome {
+            Ok(tools::ToolValue::Object(value)) => (value.to_string(), value, false),
             Ok(tools::ToolValue::Array(value)) if era == Era::Modern => {
-                (value.clone(), Some(value), false)
+                (value.to_string(), value, false)
             }
             // The 2025 revisions require an object in structuredContent: an array result is
             // JSON text, and its structured content is `{"items": [...]}`. Without it Gemini
             // CLI 0.61.0 parses the text into structuredContent itself and refuses the array
             // it finds there, failing the call.
-            Ok(tools::ToolValue::Array(value)) => {
-                let items = json(&wire::Items { items: &value });
-                (value, Some(items), false)
-            }
+            Ok(tools::ToolValue::Array(value)) => (
+                value.to_string(),
+                json(&wire::Items { items: &value }),
+                false,
+            ),
             Err(error) => {
                 let value = error_value(&error);
-                (value.clone(), Some(value), true)
+                (value.to_string(), value, true)
             }
         };
         Ok(json(&wire::ToolResult {
-            content: [wire::Text {
-                kind: "text",
-                text: value.to_string(),
-            }],
+            content: [wire::Text { kind: "text", text }],
             structured_content: structured,
             is_error,
         }))

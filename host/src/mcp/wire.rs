@@ -86,14 +86,13 @@ pub struct Items<'a> {
     pub items: &'a Value,
 }
 
-/// A `tools/call` result: the value as text, as structured content where the era carries it,
-/// and `isError` for a failed call.
+/// A `tools/call` result: the value as text, as structured content (an object in the 2025
+/// revisions), and `isError` for a failed call.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolResult {
     pub content: [Text; 1],
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub structured_content: Option<Value>,
+    pub structured_content: Value,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub is_error: bool,
 }

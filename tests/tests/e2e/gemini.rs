@@ -28,6 +28,28 @@ fn sessions_of(world: &World, participant: &str) -> Vec<Value> {
         .collect()
 }
 
+/// `acc uninstall --client gemini`, then the settings file must be `expected` byte for byte.
+fn uninstall_restores(world: &World, home: &str, settings: &std::path::Path, expected: &str) {
+    world
+        .acc(&["uninstall", "--client", "gemini", "--home", home])
+        .ok_json();
+    assert_eq!(
+        std::fs::read_to_string(settings).expect("read"),
+        expected,
+        "uninstall gives the user's settings back byte for byte"
+    );
+}
+
+/// Whether a Gemini session was opened (ACC's hooks ran in Gemini).
+fn gemini_hooks_ran(world: &World) -> bool {
+    let status = world.acc(&["status", "--all"]).ok_json();
+    status["sessions"]
+        .as_array()
+        .expect("sessions")
+        .iter()
+        .any(|s| s["harness"] == "gemini")
+}
+
 /// The text of the model requests, each whole.
 fn bodies(model: &ModelServer) -> Vec<String> {
     model.model_requests().into_iter().map(|r| r.body).collect()
@@ -127,14 +149,7 @@ fn gemini_receives_a_peer_message_in_the_next_model_request_once_across_a_resume
         "never twice in one request"
     );
 
-    world
-        .acc(&["uninstall", "--client", "gemini", "--home", home_arg])
-        .ok_json();
-    assert_eq!(
-        std::fs::read_to_string(&settings).expect("read"),
-        GEMINI_SETTINGS,
-        "uninstall restores the user's settings byte for byte"
-    );
+    uninstall_restores(&world, home_arg, &settings, GEMINI_SETTINGS);
 }
 
 /// The user's own settings: their hooks, their own `acc` MCP server, tabs for indentation.
@@ -209,15 +224,7 @@ fn gemini_install_keeps_the_users_entries_and_their_later_edits() {
     // Gemini loads the file ACC wrote, and ACC's hooks run in it.
     let model = ModelServer::start();
     turn(&world, &home, &model, "hello", &[]);
-    let status = world.acc(&["status", "--all"]).ok_json();
-    assert!(
-        status["sessions"]
-            .as_array()
-            .expect("sessions")
-            .iter()
-            .any(|s| s["harness"] == "gemini"),
-        "{status}"
-    );
+    assert!(gemini_hooks_ran(&world), "Gemini ran ACC's hooks");
 
     // The user edits the file afterwards; uninstall keeps the edit and their own entries.
     let mut edited = installed.clone();
@@ -274,23 +281,11 @@ fn gemini_settings_with_comments_are_edited_in_place_and_given_back() {
     );
     let model = ModelServer::start();
     turn(&world, &home, &model, "hello", &[]);
-    let status = world.acc(&["status", "--all"]).ok_json();
     assert!(
-        status["sessions"]
-            .as_array()
-            .expect("sessions")
-            .iter()
-            .any(|s| s["harness"] == "gemini"),
-        "Gemini ran ACC's hooks from the commented file: {status}"
+        gemini_hooks_ran(&world),
+        "Gemini ran ACC's hooks from the commented file"
     );
-    world
-        .acc(&["uninstall", "--client", "gemini", "--home", home_arg])
-        .ok_json();
-    assert_eq!(
-        std::fs::read_to_string(&settings).expect("read"),
-        commented,
-        "byte for byte"
-    );
+    uninstall_restores(&world, home_arg, &settings, &commented);
 }
 
 /// An install killed at any moment (it pauses between its steps) leaves a settings file Gemini
@@ -329,14 +324,7 @@ fn a_gemini_install_killed_at_any_point_leaves_a_file_gemini_loads_and_undoable(
         // Gemini loads whatever is there now.
         let model = ModelServer::start();
         turn(&world, &home, &model, "hello", &[]);
-        world
-            .acc(&["uninstall", "--client", "gemini", "--home", home_arg])
-            .ok_json();
-        assert_eq!(
-            std::fs::read_to_string(&settings).expect("read"),
-            USERS_OWN,
-            "{step}: the user's bytes"
-        );
+        uninstall_restores(&world, home_arg, &settings, USERS_OWN);
         let litter: Vec<String> = std::fs::read_dir(settings.parent().expect("dir"))
             .expect("dir")
             .flatten()

@@ -681,7 +681,6 @@ fn a_third_party_adapter_captures_its_client_through_its_own_driver_and_is_then_
         loaded(&listing).contains(&"author".to_string()),
         "{listing}"
     );
-    let env: [(&str, &str); 0] = [];
     let verify = || {
         let dir = contracts.to_str().expect("utf8");
         world.acc(&["contract", "verify", "--dir", dir])
@@ -690,8 +689,8 @@ fn a_third_party_adapter_captures_its_client_through_its_own_driver_and_is_then_
     let bob = world.attach("bob");
     let inbox = world.temp.path().join("bob.jsonl");
     let endpoint = serde_json::json!({ "file": inbox }).to_string();
-    let bind = |env: &[(&str, &str)]| {
-        world.acc_as_with(
+    let bind = || {
+        world.acc_as(
             &bob,
             &[
                 "bind",
@@ -702,12 +701,19 @@ fn a_third_party_adapter_captures_its_client_through_its_own_driver_and_is_then_
                 "--endpoint",
                 &endpoint,
             ],
-            env,
         )
+    };
+    let send = || {
+        world
+            .acc_as(
+                &alice,
+                &["message", "--to", "bob", "--subject", "s", "--body", "b"],
+            )
+            .ok_json()
     };
 
     // No evidence: the binding can never deliver live, and says why.
-    let refused = bind(&env).err(4, "invalid_data");
+    let refused = bind().err(4, "invalid_data");
     assert!(
         refused["message"]
             .as_str()
@@ -717,17 +723,14 @@ fn a_third_party_adapter_captures_its_client_through_its_own_driver_and_is_then_
 
     // The author captures their client through their driver, into the per-user folder.
     let captured = world
-        .acc_with(
-            &[
-                "contract",
-                "capture",
-                "--client",
-                "author",
-                "--out",
-                contracts.join("author").to_str().expect("utf8"),
-            ],
-            &env,
-        )
+        .acc(&[
+            "contract",
+            "capture",
+            "--client",
+            "author",
+            "--out",
+            contracts.join("author").to_str().expect("utf8"),
+        ])
         .ok_json();
     let capture = &captured["capture"];
     assert_eq!(capture["result"], "pass", "{captured}");
@@ -775,14 +778,8 @@ fn a_third_party_adapter_captures_its_client_through_its_own_driver_and_is_then_
     );
 
     // Now admitted: bound, and a message is offered live through the author's adapter.
-    bind(&env).ok_json();
-    let sent = world
-        .acc_as_with(
-            &alice,
-            &["message", "--to", "bob", "--subject", "s", "--body", "b"],
-            &env,
-        )
-        .ok_json();
+    bind().ok_json();
+    let sent = send();
     assert_eq!(sent["delivery"][0]["outcome"], "offered", "{sent}");
     assert_eq!(
         std::fs::read_to_string(&inbox)
@@ -800,13 +797,7 @@ fn a_third_party_adapter_captures_its_client_through_its_own_driver_and_is_then_
         text.replace("busy = \"rejected-busy\"", "busy = \"queued-after-turn\""),
     )
     .expect("edit");
-    let sent = world
-        .acc_as_with(
-            &alice,
-            &["message", "--to", "bob", "--subject", "s", "--body", "b"],
-            &env,
-        )
-        .ok_json();
+    let sent = send();
     assert_eq!(sent["delivery"][0]["outcome"], "queued", "{sent}");
     assert_eq!(sent["delivery"][0]["errorCode"], "no_evidence", "{sent}");
     let problems = verify().err(4, "invalid_data");
