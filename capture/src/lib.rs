@@ -10,12 +10,14 @@
 //! through a daemon it starts itself with a model API served on loopback, Claude Code (`claude`)
 //! in a throwaway `HOME` against that model API, and any other client through its adapter
 //! author's capture driver ([`driver`]), named in the adapter's contract (the `example` adapter
-//! ships one). Gemini CLI's next-turn context is captured by [`gemini`].
+//! ships one). Gemini CLI's next-turn context is captured by [`gemini`], and the write guard of
+//! ACC's hooks in the three clients by [`guard`].
 
 pub mod claude;
 pub mod codex;
 pub mod driver;
 pub mod gemini;
+pub mod guard;
 pub mod model;
 pub mod record;
 pub mod script;
@@ -92,8 +94,17 @@ pub fn probed(
 }
 
 /// Capture `client`: Codex, Claude Code and Gemini CLI by the tool itself, any other through the driver
-/// its adapter's contract names (or `driver`, when given).
-pub fn capture(client: &str, driver: Option<&Path>) -> AccResult<Finished> {
+/// its adapter's contract names (or `driver`, when given). With `write_guard`, the write guard
+/// of ACC's hooks in Claude Code, Codex or Gemini CLI instead ([`guard`]).
+pub fn capture(client: &str, driver: Option<&Path>, write_guard: bool) -> AccResult<Finished> {
+    if write_guard {
+        return match acc_clients::Client::parse(client) {
+            Some(known) => guard::capture_write_guard(known),
+            None => Err(AccError::usage(format!(
+                "--write-guard captures ACC's own hooks, in claude-code, codex or gemini, not `{client}`"
+            ))),
+        };
+    }
     match client {
         "codex" => codex::capture_codex(),
         "claude-code" => claude::capture_claude(),
@@ -178,7 +189,8 @@ pub fn install_hooks(client: &str, home: &Path, data: &Path, extra: &[&str]) -> 
     Ok(())
 }
 
-/// Write a capture into `dir` as `<version>-<platform>.toml`, its transcript beside it;
+/// Write a capture into `dir` as `<version>-<platform>.toml` (`…-write-guard.toml` for a write
+/// guard), its transcript beside it;
 /// returns the capture's file. The transcript is written first: a capture never names a
 /// transcript that is not there.
 pub fn write(finished: &Finished, dir: &Path) -> AccResult<PathBuf> {
@@ -187,7 +199,10 @@ pub fn write(finished: &Finished, dir: &Path) -> AccResult<PathBuf> {
     if let Some(name) = &capture.transcript {
         write_whole(&dir.join(name), finished.transcript.as_bytes())?;
     }
-    let path = dir.join(format!("{}-{}.toml", capture.version, capture.platform));
+    let path = dir.join(format!(
+        "{}.toml",
+        acc_host::contracts::capture_stem(&capture.version, &capture.platform, &capture.capability)
+    ));
     let text = toml::to_string(capture).map_err(|e| failed("encode", e))?;
     let text = format!(
         "# Captured by `acc contract capture --client {}`; do not edit (acc contract verify\n# checks it against its transcript).\n{text}",

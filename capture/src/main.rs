@@ -20,6 +20,9 @@ struct Args {
     /// The capture driver to run instead of the one the adapter's contract names.
     #[arg(long, value_name = "PATH")]
     driver: Option<PathBuf>,
+    /// Capture the write guard of ACC's hooks (claude-code, codex, gemini) instead of delivery.
+    #[arg(long)]
+    write_guard: bool,
     /// Where to write the capture and its transcript (default: print the capture only).
     #[arg(long)]
     out: Option<PathBuf>,
@@ -29,7 +32,7 @@ struct Args {
 }
 
 fn run(args: &Args) -> AccResult<(String, serde_json::Value)> {
-    let finished = acc_capture::capture(&args.client, args.driver.as_deref())?;
+    let finished = acc_capture::capture(&args.client, args.driver.as_deref(), args.write_guard)?;
     let capture = &finished.capture;
     let text = toml::to_string(capture).map_err(|e| AccError::internal(e.to_string()))?;
     let written = match &args.out {

@@ -8,7 +8,9 @@
 //! what its transcript shows.
 
 use acc_host::contracts::wire::Entry;
-use acc_host::contracts::{CAPTURE_SCHEMA, Capture, Provenance, check_capture, transcript};
+use acc_host::contracts::{
+    CAPTURE_SCHEMA, Capture, Provenance, capture_stem, check_capture, transcript,
+};
 use acc_host::core::messages::SendRequest;
 use acc_host::delivery::{Sent, platform};
 use acc_host::error::AccResult;
@@ -129,6 +131,28 @@ impl Recorder {
         });
     }
 
+    /// A write the model asked for with `tool` into `path`: whether the file then held it, and
+    /// whether the model's next request carried the refusal; `frames` are the tool result the
+    /// model received (redacted here).
+    pub fn write(
+        &mut self,
+        branch: &str,
+        path: &str,
+        tool: &str,
+        written: bool,
+        refusal_seen: bool,
+        frames: Vec<Value>,
+    ) {
+        self.entries.push(Entry::Write {
+            branch: branch.into(),
+            path: path.into(),
+            tool: tool.into(),
+            written,
+            refusal_seen,
+            frames: frames.into_iter().map(redact).collect(),
+        });
+    }
+
     /// Something found (`branch` may be `surface`), which fails the capture.
     pub fn note(&mut self, branch: &str, text: impl Into<String>) {
         self.entries.push(Entry::Note {
@@ -155,7 +179,10 @@ impl Recorder {
         let text = transcript::encode(&entries);
         let capture = Capture {
             schema: CAPTURE_SCHEMA.into(),
-            transcript: Some(format!("{}-{platform}.transcript.jsonl", run.version)),
+            transcript: Some(format!(
+                "{}.transcript.jsonl",
+                capture_stem(&run.version, &platform, &run.capability)
+            )),
             transcript_sha256: Some(transcript::digest(text.as_bytes())),
             client: run.client,
             version: run.version,

@@ -8,6 +8,7 @@
 pub mod codex_daemon;
 pub mod process;
 pub mod render;
+pub mod running;
 
 use std::path::PathBuf;
 use std::time::Duration;

@@ -469,8 +469,13 @@ impl Core {
     ) -> AccResult<Vec<ClaimRow>> {
         let now = self.now();
         let liveness = self.liveness();
+        let guards = self.guards();
         let policy = self.workspace.config.claim_mode;
         let workspace_id = self.workspace.id.clone();
+        // An advisory room stops nothing: no evidence needs reading.
+        if policy != crate::workspace::ClaimPolicy::Guarded {
+            return Ok(Vec::new());
+        }
         let Some(store) = self.store_for_read() else {
             return Ok(Vec::new());
         };
@@ -483,6 +488,7 @@ impl Core {
                     presence: presence(&session, now, &*liveness),
                     intent: None,
                     bindings: Vec::new(),
+                    guard: crate::identity::guard(&session, &*guards),
                     session,
                 })
                 .collect();

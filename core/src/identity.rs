@@ -52,6 +52,60 @@ pub trait Liveness: Send + Sync {
     fn alive(&self, pid: i64) -> bool;
 }
 
+/// Whether a session's writes are really stopped when they would enter another session's
+/// guarded claim. A session declares `guarded` when ACC's hooks guard its client's writes; only
+/// evidence (a passing write-guard capture of that client version) makes the declaration count.
+/// The core reads no evidence itself: the host gives it ([`Core::set_guards`]).
+pub trait Guards: Send + Sync {
+    /// `Ok(why)` when `session`'s declared write guard is backed, else `Err(why not)`; both one
+    /// line for a person. Called only for sessions that declare `guarded`.
+    fn certify(&self, session: &SessionRow) -> Result<String, String>;
+}
+
+/// Certifies nothing: the default until the host gives the evidence.
+#[derive(Debug, Clone, Copy)]
+pub struct NoEvidence;
+
+impl Guards for NoEvidence {
+    fn certify(&self, _session: &SessionRow) -> Result<String, String> {
+        Err("no write-guard evidence was read by this process".into())
+    }
+}
+
+/// What a session really enforces, and why, one line for a person.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Guard {
+    /// `guarded` only when the session declares it and evidence backs it.
+    pub enforcement: Enforcement,
+    /// Why.
+    pub reason: String,
+}
+
+/// A session's real enforcement: what it declares, certified by `guards`.
+pub fn guard(session: &SessionRow, guards: &dyn Guards) -> Guard {
+    if session.enforcement != Enforcement::Guarded {
+        let reason = match session.harness.as_str() {
+            "cli" => "a shell session: nothing stops its writes".to_string(),
+            "mcp" => "an MCP client: ACC sees none of its writes".to_string(),
+            other => format!("its {other} hooks declare no write guard"),
+        };
+        return Guard {
+            enforcement: Enforcement::Advisory,
+            reason,
+        };
+    }
+    match guards.certify(session) {
+        Ok(reason) => Guard {
+            enforcement: Enforcement::Guarded,
+            reason,
+        },
+        Err(reason) => Guard {
+            enforcement: Enforcement::Advisory,
+            reason,
+        },
+    }
+}
+
 /// Presence by the rules of SUPPLEMENT.md section 4.
 pub fn presence(session: &SessionRow, now: Millis, liveness: &dyn Liveness) -> Presence {
     if session.closed_at.is_some() {
@@ -261,6 +315,20 @@ impl Core {
                     reopen(w, &mut session, hash, now)?;
                 } else {
                     w.touch_session(&session.session_id, now)?;
+                }
+                // A client's start reports its version again (it may have been upgraded between
+                // two openings of one conversation); other events report none and keep it.
+                if spec.client_version.is_some()
+                    && (spec.client_version != session.client_version
+                        || spec.enforcement != session.enforcement)
+                {
+                    session.client_version = spec.client_version.clone();
+                    session.enforcement = spec.enforcement;
+                    w.set_session_client(
+                        &session.session_id,
+                        session.client_version.as_deref(),
+                        session.enforcement,
+                    )?;
                 }
                 return Ok(OpenedSession {
                     session,

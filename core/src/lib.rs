@@ -28,7 +28,7 @@ pub mod messages;
 pub mod resource;
 pub mod status;
 
-pub use identity::{Caller, Liveness, OpenedSession, Presence, SessionSpec};
+pub use identity::{Caller, Guards, Liveness, NoEvidence, OpenedSession, Presence, SessionSpec};
 
 /// The protocol core bound to one workspace and its store.
 pub struct Core {
@@ -38,6 +38,7 @@ pub struct Core {
     store: Option<Store>,
     clock: Arc<dyn Clock>,
     liveness: Arc<dyn Liveness>,
+    guards: Arc<dyn Guards>,
 }
 
 impl std::fmt::Debug for Core {
@@ -54,16 +55,19 @@ impl Core {
     /// connection of its own (for work that outlives this core's transaction, on another
     /// thread).
     pub fn another(&self) -> AccResult<Self> {
-        Self::new(
+        let mut other = Self::new(
             self.workspace.clone(),
             self.data_dir.clone(),
             self.clock.clone(),
             self.liveness.clone(),
-        )
+        )?;
+        other.guards = self.guards.clone();
+        Ok(other)
     }
 
     /// Bind to `workspace`, opening its store when it exists (nothing is created yet). Time and
-    /// process liveness are the caller's to give.
+    /// process liveness are the caller's to give. No session's write guard is certified until
+    /// the caller gives the evidence ([`Core::set_guards`]).
     pub fn new(
         workspace: Workspace,
         data_dir: PathBuf,
@@ -77,7 +81,18 @@ impl Core {
             store,
             clock,
             liveness,
+            guards: Arc::new(NoEvidence),
         })
+    }
+
+    /// Certify sessions' write guards with `guards` (the evidence the host reads).
+    pub fn set_guards(&mut self, guards: Arc<dyn Guards>) {
+        self.guards = guards;
+    }
+
+    /// What certifies sessions' write guards for this core.
+    pub fn guards(&self) -> Arc<dyn Guards> {
+        self.guards.clone()
     }
 
     /// Now, from the injected clock.

@@ -80,6 +80,8 @@ pub struct SessionState {
     pub intent: Option<IntentRow>,
     /// Delivery bindings of the current generation (ephemeral; shown redacted).
     pub bindings: Vec<acc_store::BindingRow>,
+    /// What it really enforces, and why.
+    pub guard: crate::identity::Guard,
 }
 
 /// A claim with its derived liveness.
@@ -160,7 +162,8 @@ pub fn event_limit(limit: Option<i64>) -> AccResult<i64> {
     }
 }
 
-/// The room's protection: guarded only when configured so and every live session enforces.
+/// The room's protection: guarded only when configured so and every live session really
+/// enforces (its declared write guard certified by evidence).
 pub fn protection(policy: ClaimPolicy, sessions: &[SessionState]) -> &'static str {
     let live: Vec<&SessionState> = sessions
         .iter()
@@ -170,7 +173,7 @@ pub fn protection(policy: ClaimPolicy, sessions: &[SessionState]) -> &'static st
         && !live.is_empty()
         && live
             .iter()
-            .all(|s| s.session.enforcement == Enforcement::Guarded)
+            .all(|s| s.guard.enforcement == Enforcement::Guarded)
     {
         "guarded"
     } else {
@@ -252,6 +255,7 @@ fn session_states(
     include_closed: bool,
     now: Millis,
     liveness: &dyn Liveness,
+    guards: &dyn crate::identity::Guards,
 ) -> AccResult<Vec<SessionState>> {
     let intents = reader.intents()?;
     let sessions = reader.sessions(include_closed)?;
@@ -266,6 +270,7 @@ fn session_states(
             presence: presence(&session, now, liveness),
             intent,
             bindings,
+            guard: crate::identity::guard(&session, guards),
             session,
         });
     }
@@ -293,18 +298,19 @@ impl Core {
     pub fn status(&mut self, include_closed: bool) -> AccResult<StatusReport> {
         let now = self.now();
         let liveness = self.liveness();
+        let guards = self.guards();
         let mut report = self.empty_status();
         let policy = self.workspace.config.claim_mode;
         let Some(store) = self.store_for_read() else {
             return Ok(report);
         };
         store.read(|r| {
-            let all_open = session_states(r, false, now, &*liveness)?;
+            let all_open = session_states(r, false, now, &*liveness, &*guards)?;
             let claims = r.claims()?;
             report.protection = protection(policy, &all_open);
             report.attention = self::attention(r, &all_open, now, &*liveness)?;
             report.sessions = if include_closed {
-                session_states(r, true, now, &*liveness)?
+                session_states(r, true, now, &*liveness, &*guards)?
             } else {
                 all_open
             };
@@ -351,7 +357,8 @@ impl Core {
             let has_more = events.len() as i64 > limit;
             events.truncate(limit as usize);
             let next_cursor = events.last().map(|e| e.seq).unwrap_or(cursor);
-            let sessions = session_states(r, false, now, &*liveness)?;
+            // Attention reads presence only: no evidence needs reading for it.
+            let sessions = session_states(r, false, now, &*liveness, &crate::identity::NoEvidence)?;
             let attention = attention(r, &sessions, now, &*liveness)?;
             Ok((
                 EventPage {

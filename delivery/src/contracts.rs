@@ -5,9 +5,10 @@
 //! invent evidence, or admit a version that no passing capture backs.
 //!
 //! Layout: `contracts/<client>/contract-<contract id>.toml` holds a contract;
-//! `contracts/<client>/<version>-<platform>.toml` holds one capture, and
-//! `contracts/<client>/<version>-<platform>.transcript.jsonl` what was observed while making it
-//! (required of a capture made here; see [`transcript`]).
+//! `contracts/<client>/<version>-<platform>.toml` holds one capture (`…-write-guard.toml` one of
+//! the client's write guard, which needs no contract: see [`Evidence::write_guard`]), and
+//! `<same name>.transcript.jsonl` what was observed while making it (required of a capture made
+//! here; see [`transcript`]).
 
 pub mod transcript;
 pub mod wire;
@@ -85,7 +86,31 @@ pub const CAPABILITIES: &[(&str, BranchSet)] = &[
             ("resumed", &["not-repeated"]),
         ],
     ),
+    // The write guard: a write into another session's exclusive guarded claim is stopped before
+    // it happens and the model receives the refusal; a write outside any claim, and the same
+    // write after the release, go through.
+    (
+        "beforeWrite",
+        &[
+            ("claimed", &["denied"]),
+            ("unclaimed", &["written"]),
+            ("released", &["written"]),
+        ],
+    ),
 ];
+
+/// The capability whose captures certify a hooked session's write guard.
+pub const WRITE_GUARD: &str = "beforeWrite";
+
+/// A capture's file name without extension: `<version>-<platform>`, with `-write-guard` for a
+/// write-guard capture (a client version may have one of each).
+pub fn capture_stem(version: &str, platform: &str, capability: &str) -> String {
+    if capability == WRITE_GUARD {
+        format!("{version}-{platform}-write-guard")
+    } else {
+        format!("{version}-{platform}")
+    }
+}
 
 /// The branches observed, by name (or `unobserved`); which names a capture must have depends on
 /// its capability ([`branches_of`]).
@@ -485,11 +510,14 @@ fn load_capture(path: &Path) -> Result<Capture, Vec<String>> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let expected = format!("{}-{}.toml", capture.version, capture.platform);
+    let expected = format!(
+        "{}.toml",
+        capture_stem(&capture.version, &capture.platform, &capture.capability)
+    );
     if name != expected {
         problems.push(format!(
-            "a capture of {} on {} is named {expected}",
-            capture.version, capture.platform
+            "a {} capture of {} on {} is named {expected}",
+            capture.capability, capture.version, capture.platform
         ));
     }
     problems.extend(check_transcript(
@@ -631,6 +659,54 @@ fn refuse_borrowed_fingerprints(folder: &mut Folder) {
     folder.captures.retain(|(file, _)| !refused.contains(file));
 }
 
+/// "Evidence applies forward" for `capability` of `client` at `wanted` on `platform`: prefer
+/// this platform's valid captures, else all; keep those at or below the version; none means
+/// off; at the highest remaining version every capture must pass. `Ok` names the deciding
+/// capture (`<client> <version> on <platform>`); `Err` says why not.
+fn forward(
+    captures: &[Capture],
+    client: &str,
+    capability: &str,
+    wanted: &semver::Version,
+    platform: &str,
+) -> Result<String, String> {
+    let relevant: Vec<&Capture> = captures
+        .iter()
+        .filter(|c| c.client == client && c.capability == capability && check_capture(c).is_empty())
+        .collect();
+    let here: Vec<&Capture> = relevant
+        .iter()
+        .copied()
+        .filter(|c| c.platform == platform)
+        .collect();
+    let pool = if here.is_empty() { relevant } else { here };
+    let at_or_below: Vec<(semver::Version, &Capture)> = pool
+        .into_iter()
+        .filter_map(|c| version(&c.version).map(|v| (v, c)))
+        .filter(|(v, _)| v <= wanted)
+        .collect();
+    let Some(highest) = at_or_below.iter().map(|(v, _)| v.clone()).max() else {
+        return Err(format!(
+            "no {capability} capture of {client} at or below {wanted}"
+        ));
+    };
+    let top: Vec<&Capture> = at_or_below
+        .iter()
+        .filter(|(v, _)| *v == highest)
+        .map(|(_, c)| *c)
+        .collect();
+    match top.iter().find(|c| c.result != "pass") {
+        Some(failed) => Err(format!(
+            "the {capability} capture of {client} {} on {} failed",
+            failed.version, failed.platform
+        )),
+        None => Ok(format!(
+            "{client} {} on {}",
+            top[0].version, top[0].platform
+        )),
+    }
+}
+
 /// Whether evidence admits `client_version` of `contract` on `platform`, by "evidence applies
 /// forward": prefer this platform's captures of the contract's capability, else all; keep those
 /// at or below the version; none means off; at the highest remaining version every capture
@@ -644,35 +720,14 @@ pub fn eligibility(
     let Some(wanted) = client_version.and_then(version) else {
         return Err("version_unavailable");
     };
-    let relevant: Vec<&Capture> = captures
-        .iter()
-        .filter(|c| {
-            c.client == contract.client
-                && c.capability == contract.capability
-                && check_capture(c).is_empty()
-        })
-        .collect();
-    let here: Vec<&Capture> = relevant
-        .iter()
-        .copied()
-        .filter(|c| c.platform == platform)
-        .collect();
-    let pool = if here.is_empty() { relevant } else { here };
-    let at_or_below: Vec<(semver::Version, &Capture)> = pool
-        .into_iter()
-        .filter_map(|c| version(&c.version).map(|v| (v, c)))
-        .filter(|(v, _)| *v <= wanted)
-        .collect();
-    let Some(highest) = at_or_below.iter().map(|(v, _)| v.clone()).max() else {
-        return Err("native_delivery_unsupported");
-    };
-    if !at_or_below
-        .iter()
-        .filter(|(v, _)| *v == highest)
-        .all(|(_, c)| c.result == "pass")
-    {
-        return Err("native_delivery_unsupported");
-    }
+    forward(
+        captures,
+        &contract.client,
+        &contract.capability,
+        &wanted,
+        platform,
+    )
+    .map_err(|_| "native_delivery_unsupported")?;
     let minimum = contract
         .minimums
         .iter()
@@ -823,6 +878,31 @@ impl Evidence {
 }
 
 impl Evidence {
+    /// Whether `client` at `client_version` on `platform` really stops a write its hooks deny:
+    /// "evidence applies forward" over the passing write-guard captures ([`WRITE_GUARD`]). A
+    /// write guard is ACC's own hook, not an adapter, so no contract is involved. `Ok` and `Err`
+    /// are one line for a person.
+    pub fn write_guard(
+        &self,
+        client: &str,
+        client_version: Option<&str>,
+        platform: &str,
+    ) -> Result<String, String> {
+        let Some(text) = client_version else {
+            return Err(format!(
+                "the version of its {client} is unknown (it is learnt when the client starts a session)"
+            ));
+        };
+        let Some(wanted) = version(text) else {
+            return Err(format!("its {client} reports `{text}`, not a version"));
+        };
+        forward(&self.captures, client, WRITE_GUARD, &wanted, platform)
+            .map(|capture| {
+                format!("{client} {text}: its write guard is backed by the capture of {capture}")
+            })
+            .map_err(|why| format!("{client} {text}: {why}, so its write guard is not certified"))
+    }
+
     /// Whether the folders can ever admit live delivery under `declared`, as a line for a
     /// person: `Ok` naming the evidence, or why live delivery is refused whatever the version.
     pub fn declaration_check(&self, declared: &ContractDeclaration) -> Result<String, String> {

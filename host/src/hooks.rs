@@ -13,7 +13,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::core::identity::derived_token;
-use crate::core::{Caller, Core, SessionSpec};
+use crate::core::{Caller, SessionSpec};
 use crate::delivery::App;
 use crate::error::{AccError, AccResult};
 use crate::ids;
@@ -183,25 +183,27 @@ impl Context {
             // records that process, so an `acc-mcp` of the same client can adopt this session.
             Client::Codex | Client::Gemini => acc_clients::process::client_pid(),
         };
+        // ACC's hooks guard this client's writes (PreToolUse / BeforeTool), so the session
+        // declares `guarded`; only a write-guard capture of the client's version makes that
+        // count ([`crate::guards`]). The version is read at the client's start.
+        let client_version = (event == "SessionStart")
+            .then(|| acc_clients::running::version(client, pid))
+            .flatten();
         let spec = SessionSpec {
             participant_id: participant.clone(),
             session_key: Some(key.clone()),
             harness: client.as_str().into(),
-            client_version: None,
+            client_version,
             checkout,
             branch,
             pid,
-            enforcement: crate::store::Enforcement::Advisory,
+            enforcement: crate::store::Enforcement::Guarded,
             lifecycle: crate::store::Lifecycle::Managed,
         };
         let source = text(payload, "source").unwrap_or("startup");
         let rotate = event == "SessionStart" && !matches!(source, "resume" | "compact");
-        let mut core = Core::new(
-            ws,
-            data_dir,
-            Arc::new(crate::clock::system_from_env()?),
-            crate::process::liveness(),
-        )?;
+        let mut core =
+            crate::guards::core(ws, data_dir, Arc::new(crate::clock::system_from_env()?))?;
         let derive = |generation: i64| derived_token(&secret, &workspace_id, &key, generation);
         let opened = core.open_keyed_session(&spec, rotate, &derive)?;
         let caller = Caller {
@@ -262,33 +264,6 @@ impl Context {
             },
         }
     }
-}
-
-/// Files a tool call would write, from Claude Code's `file_path` or a Codex patch.
-fn written_paths(payload: &Value) -> Vec<String> {
-    let input = payload.get("tool_input").cloned().unwrap_or(Value::Null);
-    let mut paths = Vec::new();
-    if let Some(path) = input.get("file_path").and_then(Value::as_str) {
-        paths.push(path.to_string());
-    }
-    let mut texts = Vec::new();
-    match &input {
-        Value::String(s) => texts.push(s.clone()),
-        Value::Object(map) => {
-            texts.extend(map.values().filter_map(|v| v.as_str().map(str::to_string)))
-        }
-        _ => {}
-    }
-    for text in texts {
-        for line in text.lines() {
-            for marker in ["*** Update File: ", "*** Add File: ", "*** Delete File: "] {
-                if let Some(path) = line.strip_prefix(marker) {
-                    paths.push(path.trim().to_string());
-                }
-            }
-        }
-    }
-    paths
 }
 
 /// Context added by a hook, in Claude Code's shape (Codex's SessionStart reads it too).
@@ -483,7 +458,7 @@ pub fn handle(client: &str, event: &str, input: &str) -> AccResult<Reply> {
         }
         "PreToolUse" => {
             let root = context.app.core.workspace.root.clone();
-            let resources: Vec<String> = written_paths(&payload)
+            let resources: Vec<String> = writes::written_paths(&payload)
                 .into_iter()
                 .filter_map(|path| {
                     let absolute = if Path::new(&path).is_absolute() {
@@ -546,3 +521,4 @@ fn unrendered(context: &mut Context, event: &str, error: &AccError) -> AccResult
 
 #[cfg(test)]
 mod tests;
+mod writes;

@@ -6,6 +6,7 @@
 pub mod cli;
 pub mod delivery;
 pub mod doctor;
+pub mod guards;
 pub mod hooks;
 pub mod install;
 pub mod mcp;

@@ -76,7 +76,11 @@ pub struct Session<'a> {
     pub client_version: Option<&'a str>,
     pub presence: &'static str,
     pub lifecycle: Lifecycle,
+    /// What the session really enforces: `guarded` only when its hooks guard writes and a
+    /// passing write-guard capture backs its client version.
     pub enforcement: Enforcement,
+    /// Why, one line.
+    pub enforcement_reason: &'a str,
     pub generation: i64,
     pub checkout: Option<&'a str>,
     pub branch: Option<&'a str>,

@@ -7,6 +7,7 @@ use super::{
     ClaimRow, EventRow, IntentRow, ParticipantRow, Reader, SessionRow, Writer, json_text,
     parse_json,
 };
+use crate::Enforcement;
 use crate::Millis;
 use crate::StoreResult;
 
@@ -315,6 +316,20 @@ impl Writer<'_> {
                 "UPDATE sessions SET last_seen_at = max(last_seen_at, ?2) WHERE session_id = ?1",
             )?
             .execute(params![session_id, now])?;
+        Ok(())
+    }
+
+    /// Record what a session's client reported at its start: its version and what it enforces.
+    pub fn set_session_client(
+        &mut self,
+        session_id: &str,
+        client_version: Option<&str>,
+        enforcement: Enforcement,
+    ) -> StoreResult<()> {
+        self.tx.execute(
+            "UPDATE sessions SET client_version = ?2, enforcement = ?3 WHERE session_id = ?1",
+            params![session_id, client_version, enforcement],
+        )?;
         Ok(())
     }
 

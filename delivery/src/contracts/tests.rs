@@ -509,3 +509,110 @@ fn a_fingerprint_recorded_for_two_clients_is_refused_for_both() {
         folder.problems
     );
 }
+
+/// A write-guard capture of `client` at `version` on `platform` with `result`.
+fn guard_capture(client: &str, version: &str, platform: &str, result: &str) -> Capture {
+    let value = |v: &'static str| if result == "pass" { v } else { "unobserved" };
+    Capture {
+        client: client.into(),
+        capability: WRITE_GUARD.into(),
+        protocol_contract: format!("{client}-write-guard-v1"),
+        branches: branches([
+            ("claimed", value("denied")),
+            ("unclaimed", value("written")),
+            ("released", value("written")),
+        ]),
+        limitations: if result == "pass" {
+            Vec::new()
+        } else {
+            vec!["claimed: the file was written".into()]
+        },
+        ..capture(version, platform, result)
+    }
+}
+
+#[test]
+fn a_write_guard_is_certified_forward_from_passing_captures_only() {
+    let evidence = Evidence {
+        captures: vec![
+            guard_capture("codex", "0.169.0", "linux-x64", "pass"),
+            guard_capture("codex", "0.180.0", "linux-x64", "fail"),
+            // Delivery evidence of a client certifies nothing about its writes.
+            capture("2.1.328", "linux-x64", "pass"),
+        ],
+        ..Evidence::default()
+    };
+    for capture in &evidence.captures {
+        assert!(
+            check_capture(capture).is_empty(),
+            "{:?}",
+            check_capture(capture)
+        );
+    }
+    let ok = evidence
+        .write_guard("codex", Some("0.170.2"), "linux-x64")
+        .expect("0.169.0 applies forward");
+    assert!(ok.contains("codex 0.169.0 on linux-x64"), "{ok}");
+    // Another platform with no capture of its own takes this one's.
+    assert!(
+        evidence
+            .write_guard("codex", Some("0.169.0"), "darwin-arm64")
+            .is_ok()
+    );
+    let below = evidence
+        .write_guard("codex", Some("0.168.9"), "linux-x64")
+        .expect_err("nothing at or below");
+    assert!(below.contains("no beforeWrite capture of codex"), "{below}");
+    let failed = evidence
+        .write_guard("codex", Some("0.181.0"), "linux-x64")
+        .expect_err("the highest capture failed");
+    assert!(failed.contains("failed"), "{failed}");
+    assert!(
+        evidence
+            .write_guard("codex", None, "linux-x64")
+            .is_err_and(|e| e.contains("unknown"))
+    );
+    assert!(
+        evidence
+            .write_guard("codex", Some("latest"), "linux-x64")
+            .is_err_and(|e| e.contains("not a version"))
+    );
+    assert!(
+        evidence
+            .write_guard("example", Some("2.1.328"), "linux-x64")
+            .is_err()
+    );
+}
+
+#[test]
+fn a_write_guard_capture_has_its_own_name_and_branches() {
+    let capture = guard_capture("gemini", "0.61.0", "linux-x64", "pass");
+    assert_eq!(
+        capture_stem(&capture.version, &capture.platform, &capture.capability),
+        "0.61.0-linux-x64-write-guard"
+    );
+    assert_eq!(
+        capture_stem("0.61.0", "linux-x64", "nextTurn"),
+        "0.61.0-linux-x64"
+    );
+    let mut wrong = capture.clone();
+    wrong.branches = branches([("claimed", "written")]);
+    let problems = check_capture(&wrong);
+    assert!(
+        problems.iter().any(|p| p.contains("claimed = `written`")),
+        "{problems:?}"
+    );
+    // A capture under the delivery capture's name is refused for its misleading name.
+    let dir = std::env::temp_dir().join(format!("acc-guard-name-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let mut elsewhere = capture;
+    elsewhere.provenance = Provenance::CapturedElsewhere;
+    let path = dir.join("0.61.0-linux-x64.toml");
+    std::fs::write(&path, toml::to_string(&elsewhere).expect("toml")).expect("write");
+    let refused = load_capture(&path).expect_err("misnamed");
+    assert!(
+        refused[0].contains("is named 0.61.0-linux-x64-write-guard.toml"),
+        "{refused:?}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -89,29 +89,64 @@ fn seen_in(entries: &[Entry], name: &str) -> Option<u32> {
     })
 }
 
-/// The value of one branch, or why it was not observed.
-fn branch(entries: &[Entry], name: &str) -> Result<String, String> {
+/// The last write looked at in branch `name`: whether it was written, whether the model saw
+/// the refusal.
+fn write_in(entries: &[Entry], name: &str) -> Option<(bool, bool)> {
+    entries.iter().rev().find_map(|e| match e {
+        Entry::Write {
+            branch,
+            written,
+            refusal_seen,
+            ..
+        } if branch == name => Some((*written, *refusal_seen)),
+        _ => None,
+    })
+}
+
+/// The value of a next-turn or write-guard branch (`None`: a live-delivery branch).
+fn observed_branch(entries: &[Entry], name: &str) -> Option<Result<String, String>> {
     match name {
+        // The write guard: a write into another session's guarded claim does not happen and the
+        // model is told why; writes outside it, and after the release, go through.
+        "claimed" => Some(match write_in(entries, name) {
+            Some((false, true)) => Ok("denied".into()),
+            Some((written, seen)) => Err(format!(
+                "claimed: the file was {}written and the model {} the refusal",
+                if written { "" } else { "not " },
+                if seen { "received" } else { "did not receive" }
+            )),
+            None => Err("claimed: not driven".into()),
+        }),
+        "unclaimed" | "released" => Some(match write_in(entries, name) {
+            Some((true, _)) => Ok("written".into()),
+            Some((false, _)) => Err(format!("{name}: the write did not happen")),
+            None => Err(format!("{name}: not driven")),
+        }),
         // Next-turn context: once in the first request of the next turn, then never again.
-        "carried" => {
-            return match seen_in(entries, name) {
-                Some(1) => Ok("in-next-request".into()),
-                other => Err(format!(
-                    "carried: the next turn's model requests carried the message {} time(s)",
-                    other.map_or_else(|| "an unknown number of".into(), |n| n.to_string())
-                )),
-            };
-        }
-        "resumed" => {
-            return match (seen_in(entries, "carried"), seen_in(entries, name)) {
+        "carried" => Some(match seen_in(entries, name) {
+            Some(1) => Ok("in-next-request".into()),
+            other => Err(format!(
+                "carried: the next turn's model requests carried the message {} time(s)",
+                other.map_or_else(|| "an unknown number of".into(), |n| n.to_string())
+            )),
+        }),
+        "resumed" => Some(
+            match (seen_in(entries, "carried"), seen_in(entries, name)) {
                 (Some(1), Some(0)) => Ok("not-repeated".into()),
                 (_, other) => Err(format!(
                     "resumed: after the message was carried, the resumed turn delivered it {} time(s) more",
                     other.map_or_else(|| "an unknown number of".into(), |n| n.to_string())
                 )),
-            };
-        }
-        _ => {}
+            },
+        ),
+        _ => None,
+    }
+}
+
+/// The value of one branch, or why it was not observed.
+fn branch(entries: &[Entry], name: &str) -> Result<String, String> {
+    if let Some(value) = observed_branch(entries, name) {
+        return value;
     }
     if name == "duplicate" {
         let offer = entries.iter().find_map(|e| match e {
@@ -316,5 +351,67 @@ mod tests {
         assert_eq!(derived.limitations[0], "surface: no registry");
         assert!(derived.limitations[1].contains("was not looked at"));
         assert!(derived.limitations[2].contains("2 time(s)"));
+    }
+
+    fn write(branch: &str, written: bool, refusal_seen: bool) -> Entry {
+        Entry::Write {
+            branch: branch.into(),
+            path: "src/parser.rs".into(),
+            tool: "Write".into(),
+            written,
+            refusal_seen,
+            frames: vec![],
+        }
+    }
+
+    fn guard_run() -> Entry {
+        Entry::Run {
+            client: "claude-code".into(),
+            version: "2.1.328".into(),
+            platform: "linux-x64".into(),
+            launch_mode: "headless".into(),
+            protocol_contract: "claude-code-write-guard-v1".into(),
+            executable_sha256: "a".repeat(64),
+            driver: "acc-capture".into(),
+            capability: "beforeWrite".into(),
+        }
+    }
+
+    #[test]
+    fn a_write_guard_passes_only_when_the_write_was_stopped_and_the_model_told() {
+        let stopped = vec![
+            guard_run(),
+            write("claimed", false, true),
+            write("unclaimed", true, false),
+            write("released", true, false),
+        ];
+        let derived = derive(&stopped);
+        assert_eq!(derived.result, "pass", "{:?}", derived.limitations);
+        assert_eq!(derived.branches.get("claimed"), "denied");
+        // Written anyway, or stopped without the model learning why: not a guard.
+        for (written, seen, why) in [
+            (true, true, "was written"),
+            (false, false, "did not receive"),
+        ] {
+            let mut entries = stopped.clone();
+            entries[1] = write("claimed", written, seen);
+            let derived = derive(&entries);
+            assert_eq!(derived.branches.get("claimed"), "unobserved");
+            assert!(
+                derived.limitations[0].contains(why),
+                "{:?}",
+                derived.limitations
+            );
+        }
+        let mut entries = stopped;
+        entries.pop();
+        let derived = derive(&entries);
+        assert_eq!(derived.result, "fail");
+        assert!(
+            derived
+                .limitations
+                .iter()
+                .any(|l| l == "released: not driven")
+        );
     }
 }

@@ -82,6 +82,22 @@ pub enum Entry {
         /// The client's own frames or requests that show it, peer bodies redacted.
         frames: Vec<Value>,
     },
+    /// A write the model asked for, and what came of it (write-guard captures).
+    #[serde(rename_all = "camelCase")]
+    Write {
+        /// The branch (`claimed`, `unclaimed`, `released`).
+        branch: String,
+        /// The file, relative to the project.
+        path: String,
+        /// The tool the model called.
+        tool: String,
+        /// Whether the file then held what the model asked to write.
+        written: bool,
+        /// Whether the model's next request carried ACC's refusal naming the claim's holder.
+        refusal_seen: bool,
+        /// The client's own account: the tool result the model received.
+        frames: Vec<Value>,
+    },
     /// Something found about the client's surface, or a step that could not be done.
     #[serde(rename_all = "camelCase")]
     Note {

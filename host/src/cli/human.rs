@@ -100,6 +100,34 @@ fn attention_line(item: &Attention) -> String {
     line
 }
 
+/// A guarded policy the room does not reach: which live sessions weaken it, and why.
+fn weakened(report: &StatusReport) -> String {
+    let mut out = String::new();
+    if report.claim_policy != "guarded" || report.protection == "guarded" {
+        return out;
+    }
+    let weak: Vec<String> = report
+        .sessions
+        .iter()
+        .filter(|s| s.presence != crate::core::Presence::Offline)
+        .filter(|s| s.guard.enforcement != crate::store::Enforcement::Guarded)
+        .map(|s| {
+            format!(
+                "  {} is advisory: {}\n",
+                s.session.participant_id,
+                safe(&s.guard.reason)
+            )
+        })
+        .collect();
+    if weak.is_empty() {
+        out.push_str("  no live session: nothing stops a write\n");
+    }
+    for line in weak {
+        out.push_str(&line);
+    }
+    out
+}
+
 /// The status report.
 pub fn status(report: &StatusReport, now: i64) -> String {
     let mut out = format!(
@@ -111,6 +139,7 @@ pub fn status(report: &StatusReport, now: i64) -> String {
         report.protection,
         report.claim_policy
     );
+    out.push_str(&weakened(report));
     if report.sessions.is_empty() {
         out.push_str("sessions: none\n");
     } else {
@@ -128,6 +157,11 @@ pub fn status(report: &StatusReport, now: i64) -> String {
                     .as_ref()
                     .map(|b| format!(" on {b}"))
                     .unwrap_or_default()
+            ));
+            out.push_str(&format!(
+                "      writes: {} ({})\n",
+                state.guard.enforcement,
+                safe(&state.guard.reason)
             ));
             if let Some(intent) = &state.intent {
                 out.push_str(&format!(

@@ -178,6 +178,10 @@ pub enum ContractCommand {
         /// The capture driver to run instead of the one the adapter's contract names.
         #[arg(long, value_name = "PATH")]
         driver: Option<PathBuf>,
+        /// Capture the write guard of acc's hooks (claude-code, codex, gemini) instead of
+        /// delivery: a write into another session's guarded claim must be stopped.
+        #[arg(long)]
+        write_guard: bool,
     },
     /// Check every capture and contract, each loaded adapter's declaration, and eligibility here.
     Verify {
@@ -566,9 +570,16 @@ pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> i32 {
         client,
         out,
         driver,
+        write_guard,
     }) = &cli.command
     {
-        return capture_tool(cli.json, client, out.as_deref(), driver.as_deref());
+        return capture_tool(
+            cli.json,
+            client,
+            out.as_deref(),
+            driver.as_deref(),
+            *write_guard,
+        );
     }
     let json_mode = cli.json;
     match run(cli) {
@@ -599,6 +610,7 @@ fn capture_tool(
     client: &str,
     out: Option<&std::path::Path>,
     driver: Option<&std::path::Path>,
+    write_guard: bool,
 ) -> i32 {
     let tool = std::env::current_exe()
         .map(|exe| exe.with_file_name("acc-capture"))
@@ -623,6 +635,9 @@ fn capture_tool(
     }
     if let Some(driver) = driver {
         command.arg("--driver").arg(driver);
+    }
+    if write_guard {
+        command.arg("--write-guard");
     }
     if json {
         command.arg("--json");
@@ -651,7 +666,7 @@ fn open_core(cli: &Cli) -> AccResult<Core> {
     let start = start_dir(cli)?;
     let ws = workspace::discover(&start)?;
     let data_dir = workspace::data_dir_for(&ws)?;
-    Core::new(ws, data_dir, clock()?, crate::process::liveness())
+    crate::guards::core(ws, data_dir, clock()?)
 }
 
 /// The application over the command's core, with the embedder's plugins when it has some.

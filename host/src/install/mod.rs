@@ -173,26 +173,38 @@ impl Target {
     }
 }
 
-/// The hook events installed per client, with their tool matchers.
+/// The hook events installed per client, with their tool matchers. The write guard's matcher
+/// names every tool that can write (the hook itself then reads which files,
+/// `hooks::writes`): Codex 0.169 reports its shell tool as `Bash`, and runs `apply_patch` through
+/// it; MCP tools are matched so that one whose name says it writes is guarded too.
 pub fn events(client: Client) -> &'static [(&'static str, Option<&'static str>)] {
     match client {
         Client::ClaudeCode => &[
             ("SessionStart", None),
             ("UserPromptSubmit", None),
-            ("PreToolUse", Some("Write|Edit|MultiEdit|Bash")),
+            (
+                "PreToolUse",
+                Some("Write|Edit|MultiEdit|NotebookEdit|Bash|mcp__.*"),
+            ),
             ("Stop", None),
             ("SessionEnd", None),
         ],
         Client::Codex => &[
             ("SessionStart", None),
             ("UserPromptSubmit", None),
-            ("PreToolUse", Some("apply_patch|shell")),
+            (
+                "PreToolUse",
+                Some("Bash|apply_patch|shell|exec_command|mcp__.*"),
+            ),
             ("Stop", None),
         ],
         Client::Gemini => &[
             ("SessionStart", Some("*")),
             ("BeforeAgent", Some("*")),
-            ("BeforeTool", Some("write_file|replace|run_shell_command")),
+            (
+                "BeforeTool",
+                Some("write_file|replace|run_shell_command|mcp_.*"),
+            ),
             ("AfterAgent", Some("*")),
             ("SessionEnd", Some("*")),
         ],

@@ -439,11 +439,10 @@ impl Server {
                 Some(dir) => dir.clone(),
                 None => workspace::data_dir_for(&ws)?,
             };
-            self.app = Some(App::new(Core::new(
+            self.app = Some(App::new(crate::guards::core(
                 ws,
                 data_dir,
                 self.config.clock.clone(),
-                crate::process::liveness(),
             )?));
         }
         self.app

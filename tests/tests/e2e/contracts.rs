@@ -212,20 +212,92 @@ fn capture_produces_evidence_that_verify_accepts() {
 
 /// `acc contract capture --client CLIENT` into `dir/CLIENT` with the pinned clients on PATH.
 fn capture_into(world: &World, dir: &Path, client: &str) -> serde_json::Value {
+    capture_with(world, dir, client, &[])
+}
+
+/// `acc contract capture --client CLIENT --out <dir>/<client> EXTRA…`.
+fn capture_with(world: &World, dir: &Path, client: &str, extra: &[&str]) -> serde_json::Value {
     let path = acc_tests::clients().path();
-    world
-        .acc_with(
-            &[
-                "contract",
-                "capture",
-                "--client",
-                client,
-                "--out",
-                dir.join(client).to_str().expect("utf8"),
-            ],
-            &[("PATH", &path)],
-        )
-        .ok_json()
+    let out = dir.join(client);
+    let mut args = vec![
+        "contract",
+        "capture",
+        "--client",
+        client,
+        "--out",
+        out.to_str().expect("utf8"),
+    ];
+    args.extend_from_slice(extra);
+    world.acc_with(&args, &[("PATH", &path)]).ok_json()
+}
+
+/// Capture the write guard of ACC's hooks in an installed client into a copy of the contracts
+/// folder from which that client's committed write-guard capture was removed: every branch is
+/// observed and `acc contract verify` accepts the folder.
+fn capture_write_guard(client: &str, version: &str) {
+    let world = World::new();
+    let dir = copy_contracts(&world);
+    let stem = format!("{version}-linux-x64-write-guard");
+    for ext in ["toml", "transcript.jsonl"] {
+        std::fs::remove_file(dir.join(client).join(format!("{stem}.{ext}")))
+            .expect("remove the committed capture");
+    }
+    let captured = capture_with(&world, &dir, client, &["--write-guard"]);
+    let capture = &captured["capture"];
+    assert_eq!(capture["capability"], "beforeWrite", "{captured}");
+    assert_eq!(capture["result"], "pass", "{captured}");
+    assert_eq!(
+        capture["branches"],
+        serde_json::json!({ "claimed": "denied", "unclaimed": "written", "released": "written" })
+    );
+    assert!(
+        captured["file"]
+            .as_str()
+            .is_some_and(|f| f.ends_with(&format!("{stem}.toml"))),
+        "{captured}"
+    );
+    let transcript =
+        std::fs::read_to_string(dir.join(client).join(format!("{stem}.transcript.jsonl")))
+            .expect("transcript");
+    assert!(
+        transcript.contains("claimed exclusively (guarded) by holder"),
+        "{transcript}"
+    );
+    verify(&world, &dir).ok_json();
+}
+
+#[test]
+fn the_write_guard_of_claude_code_is_captured_and_verify_accepts_it() {
+    capture_write_guard("claude-code", "2.1.328");
+}
+
+#[test]
+fn the_write_guard_of_codex_is_captured_and_verify_accepts_it() {
+    capture_write_guard("codex", "0.169.0");
+}
+
+#[test]
+fn the_write_guard_of_gemini_cli_is_captured_and_verify_accepts_it() {
+    capture_write_guard("gemini", "0.61.0");
+}
+
+#[test]
+fn a_write_guard_capture_is_asked_of_a_client_acc_has_hooks_for() {
+    let world = World::new();
+    let refused = world.acc(&[
+        "contract",
+        "capture",
+        "--client",
+        "example",
+        "--write-guard",
+    ]);
+    let error = refused.err(2, "invalid_arguments");
+    assert!(
+        error["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("claude-code, codex or gemini")),
+        "{error}"
+    );
 }
 
 /// Capture an installed client into a copy of the contracts folder, check that every branch

@@ -259,6 +259,10 @@ const JSON_FRAMING: &[(&str, &str)] = &[
         "capture/src/model.rs",
         "the model APIs (Anthropic, OpenAI) the loopback model serves",
     ),
+    (
+        "capture/src/guard.rs",
+        "the scripted model's tool-call arguments, in each client's own tool schema",
+    ),
 ];
 
 /// Production text of a source file: not a test file, and without its trailing inline

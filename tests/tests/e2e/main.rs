@@ -9,6 +9,7 @@ mod cli_contract;
 mod concurrency;
 mod contracts;
 mod gemini;
+mod guards;
 mod hooks;
 mod hooks_real;
 mod install_layout;

@@ -1,0 +1,412 @@
+//! Capture a client's write guard: with ACC's hooks installed in a throwaway home, a workspace
+//! whose policy is `guarded` and another session's exclusive guarded claim on `src/parser.rs`, a
+//! scripted model asks to write that file and then another; the file under the claim must stay
+//! as it was and the model must receive ACC's refusal naming the holder, the other file must be
+//! written, and after the holder releases its claim the same write must go through.
+//!
+//! [`Writer`] drives Claude Code (`Write`), Codex (`apply_patch` run through its shell tool, as
+//! Codex 0.169 does) and Gemini CLI (`write_file`) in headless turns against the loopback model;
+//! the end-to-end tests drive the same clients with it, installed the user's way.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::failed;
+use crate::model::{GEMINI_SETTINGS, ModelServer, Scripted};
+use crate::record::{Finished, Recorder, Run};
+use crate::script::{self, Scratch};
+use acc_clients::Client;
+use acc_host::core::claims::{AcquireRequest, ClaimMode, ReleaseSelector};
+use acc_host::core::{Caller, Core, SessionSpec};
+use acc_host::error::AccResult;
+use acc_host::plugins::{Plugins, search_path};
+use acc_host::store::Enforcement;
+
+/// How long one headless turn may take.
+const TURN: Duration = Duration::from_secs(180);
+/// The file under the claim, and what it holds before anyone writes it.
+pub const CLAIMED: &str = "src/parser.rs";
+/// Its content before the writes.
+pub const ORIGINAL: &str = "pub fn parse() {}\n";
+/// What the model asks to write into it.
+pub const CHANGED: &str = "pub fn parse() { todo!() }\n";
+/// The file outside any claim.
+pub const UNCLAIMED: &str = "src/notes.rs";
+/// What the model writes there.
+pub const NOTES: &str = "// notes\n";
+
+/// One installed client, run headless in `home` on `project` against `model`.
+#[derive(Debug, Clone)]
+pub struct Writer {
+    /// Which client.
+    pub client: Client,
+    /// Its command.
+    pub exe: PathBuf,
+    /// Its throwaway home (`HOME`; Codex's `CODEX_HOME` is `<home>/.codex`).
+    pub home: PathBuf,
+    /// The workspace.
+    pub project: PathBuf,
+    /// ACC's data home (`ACC_DATA_HOME`).
+    pub data: PathBuf,
+    /// The model API, `http://127.0.0.1:<port>`.
+    pub base_url: String,
+    /// Other environment for the client (`ACC_PARTICIPANT`, `PATH`).
+    pub env: Vec<(String, String)>,
+}
+
+impl Writer {
+    /// The client's own settings for running against the loopback model, written into its
+    /// home before ACC's installer edits them (as a user's settings would be there first).
+    pub fn prepare_home(&self, model: &ModelServer) -> AccResult<()> {
+        let write = |path: PathBuf, text: &str| {
+            std::fs::create_dir_all(path.parent().unwrap_or(Path::new(".")))
+                .and_then(|()| std::fs::write(&path, text))
+                .map_err(|e| failed("client settings", e))
+        };
+        match self.client {
+            Client::ClaudeCode => std::fs::create_dir_all(self.home.join(".claude"))
+                .map_err(|e| failed("client settings", e)),
+            Client::Codex => write(self.home.join(".codex/config.toml"), &model.codex_config()),
+            Client::Gemini => write(self.home.join(".gemini/settings.json"), GEMINI_SETTINGS),
+        }
+    }
+
+    /// The model's call that writes `content` into `relative` (which holds `before`, if
+    /// anything), in the client's own tool.
+    pub fn write_call(&self, relative: &str, before: Option<&str>, content: &str) -> Scripted {
+        let absolute = self.project.join(relative).to_string_lossy().into_owned();
+        match self.client {
+            Client::ClaudeCode => Scripted::Tool {
+                name: "Write".into(),
+                input: json!({ "file_path": absolute, "content": content }),
+            },
+            Client::Gemini => Scripted::Tool {
+                name: "write_file".into(),
+                input: json!({ "file_path": absolute, "content": content }),
+            },
+            Client::Codex => {
+                let plus = |text: &str| text.lines().map(|l| format!("+{l}\n")).collect::<String>();
+                let body = match before {
+                    Some(old) => format!(
+                        "*** Update File: {relative}\n@@\n{}{}",
+                        old.lines().map(|l| format!("-{l}\n")).collect::<String>(),
+                        plus(content)
+                    ),
+                    None => format!("*** Add File: {relative}\n{}", plus(content)),
+                };
+                Scripted::Tool {
+                    name: "exec_command".into(),
+                    input: json!({
+                        "cmd": format!("apply_patch <<'PATCH'\n*** Begin Patch\n{body}*** End Patch\nPATCH")
+                    }),
+                }
+            }
+        }
+    }
+
+    /// The tool the model calls to write.
+    pub fn tool(&self) -> &'static str {
+        match self.client {
+            Client::ClaudeCode => "Write",
+            Client::Codex => "exec_command (apply_patch)",
+            Client::Gemini => "write_file",
+        }
+    }
+
+    /// One headless turn with `prompt`, to its end.
+    pub fn turn(&self, prompt: &str) -> AccResult<()> {
+        let mut command = Command::new(&self.exe);
+        match self.client {
+            Client::ClaudeCode => {
+                command
+                    .args(["-p", prompt, "--output-format", "stream-json", "--verbose"])
+                    .args(["--permission-mode", "acceptEdits"])
+                    .env("ANTHROPIC_API_KEY", "acc-capture-key")
+                    .env("ANTHROPIC_BASE_URL", &self.base_url)
+                    .env_remove("CLAUDE_CONFIG_DIR")
+                    .env_remove("ANTHROPIC_AUTH_TOKEN");
+            }
+            Client::Codex => {
+                command
+                    .args([
+                        "exec",
+                        "--skip-git-repo-check",
+                        "--dangerously-bypass-approvals-and-sandbox",
+                        prompt,
+                    ])
+                    .env("CODEX_HOME", self.home.join(".codex"))
+                    .env("ACC_TEST_MODEL_KEY", "acc-capture-key")
+                    .env_remove("OPENAI_API_KEY");
+            }
+            Client::Gemini => {
+                command
+                    .args(["-p", prompt, "-m", "gemini-2.5-flash"])
+                    .args(["--approval-mode", "auto_edit"])
+                    .env("GEMINI_API_KEY", "acc-capture-key")
+                    .env("GOOGLE_GEMINI_BASE_URL", &self.base_url)
+                    .env("GEMINI_CLI_TRUST_WORKSPACE", "true")
+                    .env_remove("GEMINI_CLI_HOME")
+                    .env_remove("GOOGLE_API_KEY");
+            }
+        }
+        command
+            .current_dir(&self.project)
+            .env("HOME", &self.home)
+            .env("ACC_DATA_HOME", &self.data)
+            .envs(self.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+            .stdin(Stdio::null());
+        let what = self.client.as_str();
+        match acc_clients::run_bounded(command, TURN) {
+            Ok(output) if output.status.success() => Ok(()),
+            Ok(output) => Err(failed(
+                what,
+                format!(
+                    "the turn failed ({}): {}",
+                    output.status,
+                    String::from_utf8_lossy(&output.stderr)
+                        .lines()
+                        .rev()
+                        .take(3)
+                        .collect::<Vec<_>>()
+                        .join(" | ")
+                ),
+            )),
+            Err(_) => Err(failed(what, "the turn did not end in time")),
+        }
+    }
+
+    /// The client's version (`<command> --version`) and the fingerprint of the program that
+    /// really runs (Codex: the native binary its npm launcher starts).
+    pub fn identify(&self) -> AccResult<(String, String)> {
+        let what = self.client.as_str();
+        let mut command = Command::new(&self.exe);
+        command.arg("--version").env("HOME", &self.home);
+        let output = acc_clients::run_bounded(command, Duration::from_secs(60))
+            .map_err(|_| failed(what, "`--version` did not answer"))?;
+        let text = String::from_utf8_lossy(&output.stdout).into_owned();
+        let version = acc_clients::version_word(&text)
+            .map(str::to_string)
+            .ok_or_else(|| failed(what, format!("no version in `{}`", text.trim())))?;
+        let real = std::fs::canonicalize(&self.exe).map_err(|e| failed(what, e))?;
+        let real = match self.client {
+            Client::Codex => acc_clients::codex_daemon::native_executable(&real).unwrap_or(real),
+            _ => real,
+        };
+        let sha =
+            acc_clients::file_sha256(&real).ok_or_else(|| failed("fingerprint", real.display()))?;
+        Ok((version, sha))
+    }
+}
+
+/// Every tool result in a model request, in the shape of its API: Anthropic `tool_result`
+/// blocks, OpenAI `function_call_output` items, Gemini `functionResponse` parts.
+pub fn tool_results(body: &str) -> Vec<Value> {
+    let Ok(body) = serde_json::from_str::<Value>(body) else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
+    for message in body["messages"].as_array().into_iter().flatten() {
+        for block in message["content"].as_array().into_iter().flatten() {
+            if block["type"] == "tool_result" {
+                found.push(block.clone());
+            }
+        }
+    }
+    for item in body["input"].as_array().into_iter().flatten() {
+        if item["type"] == "function_call_output" {
+            found.push(item.clone());
+        }
+    }
+    for content in body["contents"].as_array().into_iter().flatten() {
+        for part in content["parts"].as_array().into_iter().flatten() {
+            if let Some(response) = part.get("functionResponse") {
+                found.push(response.clone());
+            }
+        }
+    }
+    found
+}
+
+/// The results the model received in this turn: the tool results of the turn's last model
+/// request (which carries every earlier one).
+pub fn results_of_turn(model: &ModelServer) -> Vec<Value> {
+    model
+        .model_requests()
+        .into_iter()
+        .rfind(|r| r.is_main_loop())
+        .map(|r| tool_results(&r.body))
+        .unwrap_or_default()
+}
+
+/// The project file `relative` as it is now (`None`: absent).
+pub fn read(project: &Path, relative: &str) -> Option<String> {
+    std::fs::read_to_string(project.join(relative)).ok()
+}
+
+/// The capture's folders: a project whose policy is `guarded` holding `src/parser.rs`, and a
+/// data home marked as a capture's ([`acc_host::guards::CAPTURE_MARKER`]): the client's hooks
+/// must deny before any evidence of them exists.
+fn guarded_scratch(name: &str) -> AccResult<Scratch> {
+    let scratch = Scratch::new(&format!("{name}-write-guard"))?;
+    let project = |e: std::io::Error| failed("project", e);
+    std::fs::create_dir_all(scratch.project.join("src")).map_err(project)?;
+    std::fs::write(
+        scratch.project.join("acc.workspace.json"),
+        r#"{"schemaVersion":1,"workspaceId":"capture-write-guard","policy":{"claimMode":"guarded"}}"#,
+    )
+    .map_err(project)?;
+    std::fs::write(scratch.project.join(CLAIMED), ORIGINAL).map_err(project)?;
+    let data = |e: std::io::Error| failed("data home", e);
+    std::fs::create_dir_all(scratch.data.join("acc")).map_err(data)?;
+    std::fs::write(
+        scratch
+            .data
+            .join("acc")
+            .join(acc_host::guards::CAPTURE_MARKER),
+        "a write-guard capture's throwaway data home\n",
+    )
+    .map_err(data)?;
+    Ok(scratch)
+}
+
+/// The holder (a shell session) claims the file, guarded, and leaves: its claim outlives its
+/// presence, and the room's only live session is the client's.
+fn holder_claims_and_leaves(core: &mut Core) -> AccResult<Caller> {
+    let holder = crate::attach(core, "holder")?;
+    core.acquire_claims(
+        &holder,
+        &AcquireRequest {
+            resources: vec![format!("file:{CLAIMED}")],
+            mode: ClaimMode::Exclusive,
+            enforcement: Enforcement::Guarded,
+            reason: Some("write-guard capture".into()),
+            lease_seconds: None,
+        },
+    )?;
+    core.end_presence(&holder)?;
+    Ok(holder)
+}
+
+/// The holder comes back to its session, releases every claim, and leaves again.
+fn holder_releases(core: &mut Core, holder: &Caller) -> AccResult<()> {
+    let back = core.open_session(
+        &SessionSpec {
+            participant_id: "holder".into(),
+            session_key: None,
+            harness: "cli".into(),
+            client_version: None,
+            checkout: None,
+            branch: None,
+            pid: None,
+            enforcement: Enforcement::Advisory,
+            lifecycle: acc_host::store::Lifecycle::Manual,
+        },
+        Some(&holder.session_id),
+    )?;
+    let holder = Caller {
+        session_id: back.session.session_id,
+        generation: back.generation_token,
+    };
+    core.release_claims(&holder, &ReleaseSelector::All)?;
+    core.end_presence(&holder)
+}
+
+/// Capture `client`'s write guard.
+pub fn capture_write_guard(client: Client) -> AccResult<Finished> {
+    let name = match client {
+        Client::ClaudeCode => "claude",
+        Client::Codex => "codex",
+        Client::Gemini => "gemini",
+    };
+    let exe = acc_clients::find_on_path(name)
+        .ok_or_else(|| failed(name, format!("no `{name}` on PATH")))?;
+    let scratch = guarded_scratch(name)?;
+    let model = ModelServer::start();
+    let writer = Writer {
+        client,
+        exe,
+        home: scratch.client.join("home"),
+        project: scratch.project.clone(),
+        data: scratch.data.clone(),
+        base_url: model.base_url.clone(),
+        env: vec![("ACC_PARTICIPANT".into(), "writer".into())],
+    };
+    writer.prepare_home(&model)?;
+    crate::install_hooks(client.as_str(), &writer.home, &scratch.data, &[])?;
+    let (version, executable_sha256) = writer.identify()?;
+
+    let plugins = Arc::new(Plugins::load_from(search_path(), &Default::default()));
+    let mut app = script::open(&scratch, &plugins)?;
+    let holder = holder_claims_and_leaves(&mut app.core)?;
+    let mut record = Recorder::default();
+    model.script([
+        writer.write_call(CLAIMED, Some(ORIGINAL), CHANGED),
+        writer.write_call(UNCLAIMED, None, NOTES),
+        Scripted::Text("done".into()),
+    ]);
+    writer.turn("write the parser and the notes")?;
+    if model.scripted_left() != 0 {
+        record.note(
+            "surface",
+            "the client did not play the model's whole script",
+        );
+    }
+    let results = results_of_turn(&model);
+    let refusal = results.first().cloned().unwrap_or(Value::Null);
+    let refusal_text = refusal.to_string();
+    let refusal_seen =
+        refusal_text.contains("claimed exclusively") && refusal_text.contains("holder");
+    record.write(
+        "claimed",
+        CLAIMED,
+        writer.tool(),
+        read(&scratch.project, CLAIMED).as_deref() != Some(ORIGINAL),
+        refusal_seen,
+        vec![refusal],
+    );
+    record.write(
+        "unclaimed",
+        UNCLAIMED,
+        writer.tool(),
+        read(&scratch.project, UNCLAIMED).as_deref() == Some(NOTES),
+        false,
+        results.get(1).cloned().into_iter().collect(),
+    );
+
+    // The holder comes back and releases; the same write then goes through.
+    holder_releases(&mut app.core, &holder)?;
+    model.clear();
+    model.script([
+        writer.write_call(CLAIMED, Some(ORIGINAL), CHANGED),
+        Scripted::Text("done".into()),
+    ]);
+    writer.turn("write the parser again")?;
+    record.write(
+        "released",
+        CLAIMED,
+        writer.tool(),
+        read(&scratch.project, CLAIMED).as_deref() == Some(CHANGED),
+        false,
+        results_of_turn(&model),
+    );
+    record.finish(Run {
+        client: client.as_str().into(),
+        version,
+        launch_mode: format!(
+            "headless turns in a throwaway HOME with acc's hooks, a guarded workspace, model API on loopback ({})",
+            match client {
+                Client::ClaudeCode => "claude -p --permission-mode acceptEdits",
+                Client::Codex => "codex exec --dangerously-bypass-approvals-and-sandbox",
+                Client::Gemini => "gemini -p --approval-mode auto_edit",
+            }
+        ),
+        protocol_contract: format!("{}-write-guard-v1", client.as_str()),
+        executable_sha256,
+        driver: "acc-capture".into(),
+        capability: acc_host::contracts::WRITE_GUARD.into(),
+    })
+}

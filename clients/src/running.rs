@@ -1,0 +1,131 @@
+//! The version of the client a hook runs under, read from what that client wrote or ships
+//! (a hook has a few seconds, so nothing here starts a Node.js client again):
+//!
+//! - Claude Code: the session registry it writes, `<config dir>/sessions/<CLAUDE_PID>.json`,
+//!   field `version`;
+//! - Codex: the `package.json` of the npm package its launcher names in
+//!   `CODEX_MANAGED_PACKAGE_ROOT`, else the running native binary's own `--version`;
+//! - Gemini CLI: the `package.json` of `@google/gemini-cli` above the script its Node.js process
+//!   runs.
+//!
+//! `None` whenever the answer is not certain: a session whose version is unknown is never
+//! taken as guarded.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::Client;
+
+/// How long the native Codex binary may take to print its version.
+const VERSION_BUDGET: Duration = Duration::from_secs(2);
+
+/// The version of `client`, running as `client_pid` (the hook's client process, where known).
+pub fn version(client: Client, client_pid: Option<i64>) -> Option<String> {
+    let found = match client {
+        Client::ClaudeCode => claude_code(),
+        Client::Codex => codex(client_pid),
+        Client::Gemini => gemini(client_pid?),
+    }?;
+    is_version(&found).then_some(found)
+}
+
+/// `1.2.3` with optional pre-release or build parts: digits and dots first.
+fn is_version(text: &str) -> bool {
+    let core = text.split(['-', '+']).next().unwrap_or("");
+    let parts: Vec<&str> = core.split('.').collect();
+    parts.len() == 3
+        && parts
+            .iter()
+            .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+        && text.len() <= 64
+}
+
+fn field(path: &Path, key: &str) -> Option<String> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let value: Value = serde_json::from_str(&text).ok()?;
+    value.get(key)?.as_str().map(str::to_string)
+}
+
+fn claude_code() -> Option<String> {
+    let pid: i64 = std::env::var("CLAUDE_PID").ok()?.parse().ok()?;
+    let config = std::env::var_os("CLAUDE_CONFIG_DIR")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".claude")))?;
+    let registry = config.join("sessions").join(format!("{pid}.json"));
+    // The registry describes the process that named itself in the hook's environment.
+    let listed = std::fs::read_to_string(&registry)
+        .ok()
+        .and_then(|t| serde_json::from_str::<Value>(&t).ok())?;
+    if listed.get("pid").and_then(Value::as_i64) != Some(pid) {
+        return None;
+    }
+    listed.get("version")?.as_str().map(str::to_string)
+}
+
+fn codex(client_pid: Option<i64>) -> Option<String> {
+    if let Some(root) = std::env::var_os("CODEX_MANAGED_PACKAGE_ROOT") {
+        let package = PathBuf::from(root).join("package.json");
+        if field(&package, "name").as_deref() == Some("@openai/codex") {
+            return field(&package, "version");
+        }
+    }
+    let exe = std::fs::read_link(format!("/proc/{}/exe", client_pid?)).ok()?;
+    let mut command = std::process::Command::new(exe);
+    command.arg("--version");
+    let output = crate::run_bounded(command, VERSION_BUDGET).ok()?;
+    let text = String::from_utf8_lossy(&output.stdout);
+    // Only Codex's own answer counts (`codex-cli 0.169.0`), not some other program's.
+    text.starts_with("codex")
+        .then(|| crate::version_word(&text).map(str::to_string))
+        .flatten()
+}
+
+fn gemini(pid: i64) -> Option<String> {
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+    let script = cmdline
+        .split(|b| *b == 0)
+        .skip(1)
+        .map(|arg| PathBuf::from(String::from_utf8_lossy(arg).into_owned()))
+        .find(|p| p.is_absolute() && p.is_file())?;
+    let script = std::fs::canonicalize(script).ok()?;
+    script
+        .ancestors()
+        .skip(1)
+        .take(6)
+        .map(|dir| dir.join("package.json"))
+        .find(|p| field(p, "name").as_deref() == Some("@google/gemini-cli"))
+        .and_then(|p| field(&p, "version"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_plain_versions_count() {
+        assert!(is_version("2.1.328"));
+        assert!(is_version("0.61.0-nightly.1+abc"));
+        assert!(!is_version("2.1"));
+        assert!(!is_version("v2.1.3"));
+        assert!(!is_version("2.1.x"));
+        assert!(!is_version(""));
+    }
+
+    #[test]
+    fn a_package_json_is_read_for_its_name_and_version_only() {
+        let dir = std::env::temp_dir().join(format!("acc-running-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let package = dir.join("package.json");
+        std::fs::write(
+            &package,
+            r#"{"name":"@google/gemini-cli","version":"0.61.0"}"#,
+        )
+        .expect("write");
+        assert_eq!(field(&package, "version").as_deref(), Some("0.61.0"));
+        std::fs::write(&package, "not json").expect("write");
+        assert_eq!(field(&package, "version"), None);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

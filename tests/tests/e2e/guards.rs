@@ -1,0 +1,294 @@
+//! Guarded claims in the real clients: `acc install` the user's way into a temporary home, a
+//! workspace whose policy is `guarded`, another agent's exclusive guarded claim on
+//! `src/parser.rs`, and a scripted model that writes. The write into the claim must not happen
+//! and the model must be told who holds it; a write elsewhere goes through; after the release
+//! the same write goes through. The evidence is the committed write-guard capture of each
+//! client version (`contracts/<client>/<version>-<platform>-write-guard.toml`).
+
+use std::path::{Path, PathBuf};
+
+use acc_capture::guard::{self, CHANGED, CLAIMED, NOTES, ORIGINAL, UNCLAIMED, Writer};
+use acc_capture::model::{ModelServer, Scripted};
+use acc_clients::Client;
+use acc_tests::{Creds, World, clients};
+use serde_json::{Value, json};
+
+/// Bob: another agent's Claude Code conversation, opened and ended by ACC's own hooks (run
+/// here by hand, as its client would). Its claim outlives its presence, as claims do.
+struct Bob {
+    creds: Creds,
+}
+
+impl Bob {
+    fn payload(world: &World, event: &str, source: &str) -> String {
+        json!({
+            "session_id": "bob-conversation", "cwd": world.dir,
+            "hook_event_name": event, "source": source,
+        })
+        .to_string()
+    }
+
+    /// Bob's session starts (its credentials come from the context the hook gives its model).
+    fn start(world: &World, source: &str) -> Self {
+        let started = world.hook_with(
+            "claude-code",
+            "SessionStart",
+            &Self::payload(world, "SessionStart", source),
+            &[("ACC_PARTICIPANT", "bob")],
+        );
+        assert_eq!(started.code, 0, "{started:?}");
+        let quoted = |flag: &str| {
+            let at = started
+                .stdout
+                .find(&format!("{flag} '"))
+                .unwrap_or_else(|| panic!("{flag} in {}", started.stdout));
+            let rest = &started.stdout[at + flag.len() + 2..];
+            rest[..rest.find('\'').expect("closing quote")].to_string()
+        };
+        Self {
+            creds: Creds {
+                participant: "bob".into(),
+                session: quoted("--session"),
+                generation: quoted("--generation"),
+            },
+        }
+    }
+
+    fn end(&self, world: &World) {
+        let ended = world.hook_with(
+            "claude-code",
+            "SessionEnd",
+            &Self::payload(world, "SessionEnd", "other"),
+            &[("ACC_PARTICIPANT", "bob")],
+        );
+        assert_eq!(ended.code, 0, "{ended:?}");
+    }
+}
+
+/// A guarded workspace with `src/parser.rs`, the client installed the user's way in `home`,
+/// and Bob's exclusive guarded claim on the parser.
+fn room(world: &World, client: Client, model: &ModelServer) -> Writer {
+    std::fs::write(
+        world.dir.join("acc.workspace.json"),
+        r#"{"schemaVersion":1,"workspaceId":"guarded-room","policy":{"claimMode":"guarded"}}"#,
+    )
+    .expect("config");
+    std::fs::create_dir_all(world.dir.join("src")).expect("src");
+    std::fs::write(world.dir.join(CLAIMED), ORIGINAL).expect("parser");
+    let exe = match client {
+        Client::ClaudeCode => clients().claude,
+        Client::Codex => clients().codex,
+        Client::Gemini => clients().gemini,
+    };
+    let writer = Writer {
+        client,
+        exe,
+        home: world.temp.path().join("home"),
+        project: world.dir.clone(),
+        data: world.data_home.clone(),
+        base_url: model.base_url.clone(),
+        env: vec![
+            ("ACC_PARTICIPANT".into(), "alice".into()),
+            ("PATH".into(), clients().path()),
+        ],
+    };
+    writer.prepare_home(model).expect("client settings");
+    let home = writer.home.to_string_lossy().into_owned();
+    let installed = world.acc_with(
+        &["install", "--client", client.as_str(), "--home", &home],
+        &[("HOME", &home), ("PATH", &clients().path())],
+    );
+    assert_eq!(installed.code, 0, "{installed:?}");
+
+    let bob = Bob::start(world, "startup");
+    world
+        .acc_as(
+            &bob.creds,
+            &[
+                "claim",
+                "--resource",
+                &format!("file:{CLAIMED}"),
+                "--enforcement",
+                "guarded",
+                "--reason",
+                "rewriting the parser",
+            ],
+        )
+        .ok_json();
+    bob.end(world);
+    writer
+}
+
+/// Bob comes back to his conversation and releases his claims.
+fn bob_releases(world: &World) {
+    let bob = Bob::start(world, "resume");
+    world.acc_as(&bob.creds, &["release", "--all"]).ok_json();
+    bob.end(world);
+}
+
+fn file(world: &World, relative: &str) -> Option<String> {
+    guard::read(&world.dir, relative)
+}
+
+/// Alice's session in `acc status --all`.
+fn alice(status: &Value) -> Value {
+    status["sessions"]
+        .as_array()
+        .expect("sessions")
+        .iter()
+        .find(|s| s["participantId"] == "alice")
+        .cloned()
+        .unwrap_or_else(|| panic!("alice's session: {status}"))
+}
+
+/// The whole journey in one real client.
+fn a_write_into_a_guarded_claim_is_stopped(client: Client) -> (World, Writer, ModelServer) {
+    let world = World::new();
+    let model = ModelServer::start();
+    let writer = room(&world, client, &model);
+
+    model.script([
+        writer.write_call(CLAIMED, Some(ORIGINAL), CHANGED),
+        writer.write_call(UNCLAIMED, None, NOTES),
+        Scripted::Text("done".into()),
+    ]);
+    writer.turn("write the parser and the notes").expect("turn");
+    assert_eq!(
+        model.scripted_left(),
+        0,
+        "the model played its whole script"
+    );
+    assert_eq!(
+        file(&world, CLAIMED).as_deref(),
+        Some(ORIGINAL),
+        "{client:?}: the write into Bob's claim did not happen"
+    );
+    let results = guard::results_of_turn(&model);
+    let refusal = results.first().map(Value::to_string).unwrap_or_default();
+    assert!(
+        refusal.contains("claimed exclusively (guarded) by bob") && refusal.contains(CLAIMED),
+        "{client:?}: the model was told who holds the file: {results:?}"
+    );
+    assert_eq!(
+        file(&world, UNCLAIMED).as_deref(),
+        Some(NOTES),
+        "{client:?}: a write outside any claim goes through: {results:?}"
+    );
+    // The session learnt its client's version at its start, and the capture certifies it.
+    let status = world.acc(&["status", "--all"]).ok_json();
+    let session = alice(&status);
+    assert_eq!(session["harness"], client.as_str());
+    assert!(session["clientVersion"].is_string(), "{session}");
+    assert_eq!(session["enforcement"], "guarded", "{session}");
+    assert!(
+        session["enforcementReason"]
+            .as_str()
+            .is_some_and(|r| r.contains("write guard is backed by the capture")),
+        "{session}"
+    );
+
+    bob_releases(&world);
+    model.clear();
+    model.script([
+        writer.write_call(CLAIMED, Some(ORIGINAL), CHANGED),
+        Scripted::Text("done".into()),
+    ]);
+    writer.turn("write the parser again").expect("turn");
+    assert_eq!(
+        file(&world, CLAIMED).as_deref(),
+        Some(CHANGED),
+        "{client:?}: after the release the same write goes through: {:?}",
+        guard::results_of_turn(&model)
+    );
+    (world, writer, model)
+}
+
+/// The `acc` binary copied into `<root>/bin` beside `<root>/share/acc/contracts`, a copy of the
+/// source tree's contracts without `skip`: an installed layout whose evidence lacks one capture.
+fn acc_without(root: &Path, skip: &str) -> PathBuf {
+    let bin = root.join("bin");
+    std::fs::create_dir_all(&bin).expect("bin");
+    std::fs::copy(acc_tests::bin("acc"), bin.join("acc")).expect("copy acc");
+    let contracts = root.join("share/acc/contracts");
+    acc_tests::copy_dir(&acc_tests::repo_root().join("contracts"), &contracts);
+    for entry in std::fs::read_dir(contracts.join("claude-code")).expect("read") {
+        let path = entry.expect("entry").path();
+        if path
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with(skip))
+        {
+            std::fs::remove_file(path).expect("remove");
+        }
+    }
+    bin.join("acc")
+}
+
+#[test]
+fn claude_code_stops_a_write_into_a_guarded_claim() {
+    let (world, writer, model) = a_write_into_a_guarded_claim_is_stopped(Client::ClaudeCode);
+
+    // One live session nothing guards (a person at a shell) makes the whole room advisory:
+    // Bob's new claim then stops nothing, and status says who and why.
+    let bob = Bob::start(&world, "resume");
+    world
+        .acc_as(
+            &bob.creds,
+            &[
+                "claim",
+                "--resource",
+                &format!("file:{CLAIMED}"),
+                "--enforcement",
+                "guarded",
+            ],
+        )
+        .ok_json();
+    bob.end(&world);
+    world.attach("carol");
+    std::fs::write(world.dir.join(CLAIMED), ORIGINAL).expect("parser");
+    model.clear();
+    model.script([
+        writer.write_call(CLAIMED, Some(ORIGINAL), CHANGED),
+        Scripted::Text("done".into()),
+    ]);
+    writer.turn("write the parser").expect("turn");
+    assert_eq!(
+        file(&world, CLAIMED).as_deref(),
+        Some(CHANGED),
+        "an advisory room stops nothing"
+    );
+    let text = world.acc_text(&["status"]);
+    assert!(
+        text.stdout
+            .contains("protection: advisory (configured claim policy: guarded)")
+            && text.stdout.contains("carol is advisory: a shell session"),
+        "{}",
+        text.stdout
+    );
+
+    // Without Claude Code's write-guard capture its sessions are advisory again, and say why.
+    let copied = acc_without(
+        &world.temp.path().join("installed"),
+        "2.1.328-linux-x64-write-guard",
+    );
+    let mut status = world.command_path(&copied);
+    status.args(["--json", "status", "--all"]);
+    let status = world.run(status, "acc status").ok_json();
+    let session = alice(&status);
+    assert_eq!(session["enforcement"], "advisory", "{session}");
+    assert!(
+        session["enforcementReason"]
+            .as_str()
+            .is_some_and(|r| r.contains("no beforeWrite capture of claude-code")),
+        "{session}"
+    );
+}
+
+#[test]
+fn codex_stops_a_write_into_a_guarded_claim() {
+    a_write_into_a_guarded_claim_is_stopped(Client::Codex);
+}
+
+#[test]
+fn gemini_cli_stops_a_write_into_a_guarded_claim() {
+    a_write_into_a_guarded_claim_is_stopped(Client::Gemini);
+}
