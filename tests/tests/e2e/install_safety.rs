@@ -2,9 +2,12 @@
 //! empty, commented, with the user's own hooks or `acc` MCP entry, one written by
 //! `codex mcp add`, unusual formatting) and a sequence (install; install twice; install, user
 //! edit, uninstall; install, user edit, doctor --repair, uninstall; a failed install; an install
-//! killed between two files) for both clients. After every step: the user's bytes are there,
-//! ACC's entries are exactly present or absent, and the real client still loads the files
-//! (`codex mcp list` exits 0; Claude Code 2.1.328 runs a turn).
+//! killed between two files) for Claude Code and Codex, and the same starts and sequences for
+//! Gemini CLI, whose hooks and MCP server share one file (so no install can be killed between
+//! two of its files: `gemini::a_gemini_install_killed_at_any_point…` kills it at every point of
+//! its one write instead). After every step: the user's bytes are there, ACC's entries are
+//! exactly present or absent, and the real client still loads the files (`codex mcp list` and
+//! `gemini mcp list` exit 0; Claude Code 2.1.328 runs a turn).
 
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -18,6 +21,7 @@ use serde_json::Value;
 enum Client {
     Claude,
     Codex,
+    Gemini,
 }
 
 impl Client {
@@ -25,14 +29,25 @@ impl Client {
         match self {
             Self::Claude => "claude-code",
             Self::Codex => "codex",
+            Self::Gemini => "gemini",
         }
     }
 
-    /// The hooks file and the other file ACC edits, relative to the home.
+    /// The hooks file and the other file ACC edits, relative to the home (Gemini CLI: one file
+    /// holds both).
     fn files(self) -> [&'static str; 2] {
         match self {
             Self::Claude => [".claude/settings.json", ".claude.json"],
             Self::Codex => [".codex/hooks.json", ".codex/config.toml"],
+            Self::Gemini => [".gemini/settings.json", ".gemini/settings.json"],
+        }
+    }
+
+    /// The event a user's later hook is added to, and the one `doctor --repair` puts back.
+    fn edited_events(self) -> (&'static str, &'static str) {
+        match self {
+            Self::Gemini => ("BeforeAgent", "AfterAgent"),
+            Self::Claude | Self::Codex => ("UserPromptSubmit", "Stop"),
         }
     }
 
@@ -46,8 +61,44 @@ impl Client {
                 "SessionEnd",
             ],
             Self::Codex => &["SessionStart", "UserPromptSubmit", "PreToolUse", "Stop"],
+            Self::Gemini => &[
+                "SessionStart",
+                "BeforeAgent",
+                "BeforeTool",
+                "AfterAgent",
+                "SessionEnd",
+            ],
         }
     }
+}
+
+/// A settings file as Gemini CLI reads it: JSON with comments (which a serializer drops).
+fn json_with_comments(bytes: &[u8]) -> Option<Value> {
+    let text = String::from_utf8_lossy(bytes);
+    let mut plain = String::with_capacity(text.len());
+    let (mut in_string, mut escaped, mut chars) = (false, false, text.chars().peekable());
+    while let Some(c) = chars.next() {
+        if in_string {
+            plain.push(c);
+            match (escaped, c) {
+                (true, _) => escaped = false,
+                (false, '\\') => escaped = true,
+                (false, '"') => in_string = false,
+                _ => {}
+            }
+        } else if c == '/' && chars.peek() == Some(&'/') {
+            for rest in chars.by_ref() {
+                if rest == '\n' {
+                    plain.push('\n');
+                    break;
+                }
+            }
+        } else {
+            in_string = c == '"';
+            plain.push(c);
+        }
+    }
+    serde_json::from_str(&plain).ok()
 }
 
 /// A starting state of the user's files.
@@ -62,6 +113,10 @@ struct Start {
     mcp_refused: Option<&'static str>,
     /// Install is refused altogether with this in its message (a file the client refuses).
     refused: Option<&'static str>,
+    /// The client itself refuses the starting file (Gemini CLI an empty settings.json): ACC's
+    /// install may still go ahead, and uninstall gives that file back, which the client then
+    /// refuses as it did before.
+    client_refuses: bool,
 }
 
 struct Home {
@@ -77,6 +132,7 @@ impl Home {
         let home = world.temp.path().join("home");
         std::fs::create_dir_all(home.join(".claude")).expect("home");
         std::fs::create_dir_all(home.join(".codex")).expect("home");
+        std::fs::create_dir_all(home.join(".gemini")).expect("home");
         Self {
             path_env: clients().path(),
             world,
@@ -105,7 +161,8 @@ impl Home {
             .args(["--home", self.home.to_str().expect("utf8")])
             .env("PATH", &self.path_env)
             .env_remove("CODEX_HOME")
-            .env_remove("CLAUDE_CONFIG_DIR");
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .env_remove("GEMINI_CLI_HOME");
         for (key, value) in env {
             command.env(key, value);
         }
@@ -140,7 +197,7 @@ impl Home {
     fn acc_entries(&self, mcp_name: &str) -> (Vec<usize>, bool) {
         let hooks: Value = self
             .read(0)
-            .and_then(|b| serde_json::from_slice(&b).ok())
+            .and_then(|b| json_with_comments(&b))
             .unwrap_or(Value::Null);
         let counts = self
             .client
@@ -162,8 +219,7 @@ impl Home {
         let other = String::from_utf8_lossy(&self.read(1).unwrap_or_default()).into_owned();
         let acc_mcp = acc_tests::bin("acc-mcp").display().to_string();
         let mcp = match self.client {
-            Client::Claude => serde_json::from_str::<Value>(&other)
-                .ok()
+            Client::Claude | Client::Gemini => json_with_comments(other.as_bytes())
                 .and_then(|v| v.pointer(&format!("/mcpServers/{mcp_name}")).cloned())
                 .is_some_and(|s| s["command"] == acc_mcp.as_str()),
             Client::Codex => other
@@ -195,11 +251,11 @@ impl Home {
         let Some((_, original)) = start.files.iter().find(|(i, _)| *i == 0) else {
             return;
         };
-        let Ok(Value::Object(original)) = serde_json::from_str::<Value>(original) else {
+        let Some(Value::Object(original)) = json_with_comments(original.as_bytes()) else {
             return;
         };
         let current: Value =
-            serde_json::from_slice(&self.read(0).unwrap_or_default()).unwrap_or(Value::Null);
+            json_with_comments(&self.read(0).unwrap_or_default()).unwrap_or(Value::Null);
         for (key, value) in &original {
             if key == "hooks" {
                 for (event, groups) in value.as_object().into_iter().flatten() {
@@ -210,6 +266,15 @@ impl Home {
                             .is_some_and(|list| list.contains(group));
                         assert!(kept, "{step}: the user's hooks.{event} group {group}");
                     }
+                }
+            } else if let (Value::Object(mine), Value::Object(now)) = (value, &current[key]) {
+                // Gemini CLI keeps acc's MCP server beside the user's: each of theirs stays.
+                for (name, entry) in mine {
+                    assert_eq!(
+                        now.get(name),
+                        Some(entry),
+                        "{step}: the user's `{key}.{name}`"
+                    );
                 }
             } else {
                 assert_eq!(&current[key], value, "{step}: the user's `{key}`");
@@ -239,6 +304,20 @@ impl Home {
     /// for Claude Code. The client runs on a copy of the home, because clients rewrite their own
     /// state files as they run (Claude Code its `.claude.json`), which would blur what these
     /// tests check: what acc does to the user's bytes.
+    fn client_accepts(&self) -> bool {
+        let mut command = self.world.command_path(&clients().gemini);
+        command
+            .args(["mcp", "list"])
+            .env("HOME", &self.home)
+            .env_remove("GEMINI_CLI_HOME");
+        assert_eq!(
+            self.client,
+            Client::Gemini,
+            "only Gemini CLI refuses a start here"
+        );
+        self.world.run(command, "gemini mcp list").code == 0
+    }
+
     fn assert_client_loads(&self, step: &str) {
         let copy = self.world.temp.path().join("client-home");
         let _ = std::fs::remove_dir_all(&copy);
@@ -259,6 +338,15 @@ impl Home {
                     .env("HOME", home);
                 let run = self.world.run(command, "codex mcp list");
                 assert_eq!(run.code, 0, "{step}: codex refuses its config: {run:?}");
+            }
+            Client::Gemini => {
+                let mut command = self.world.command_path(&clients().gemini);
+                command
+                    .args(["mcp", "list"])
+                    .env("HOME", home)
+                    .env_remove("GEMINI_CLI_HOME");
+                let run = self.world.run(command, "gemini mcp list");
+                assert_eq!(run.code, 0, "{step}: gemini refuses its settings: {run:?}");
             }
             Client::Claude => {
                 let model = ModelServer::start();
@@ -281,15 +369,16 @@ impl Home {
     fn user_edit(&self, drop_stop: bool) {
         let path = self.file(0);
         let mut value: Value =
-            serde_json::from_slice(&std::fs::read(&path).expect("hooks file")).expect("json");
+            json_with_comments(&std::fs::read(&path).expect("hooks file")).expect("json");
+        let (prompt, stop) = self.client.edited_events();
         if let Some(list) = value
-            .pointer_mut("/hooks/UserPromptSubmit")
+            .pointer_mut(&format!("/hooks/{prompt}"))
             .and_then(Value::as_array_mut)
         {
             list.push(serde_json::json!({ "hooks": [{ "type": "command", "command": "/usr/local/bin/my-later-hook" }] }));
         }
         if drop_stop && let Some(hooks) = value["hooks"].as_object_mut() {
-            hooks.remove("Stop");
+            hooks.remove(stop);
         }
         let mut text = serde_json::to_string_pretty(&value).expect("json");
         text.push('\n');
@@ -345,6 +434,7 @@ fn starts(client: Client) -> Vec<Start> {
                 snippets: vec![],
                 mcp_refused: None,
                 refused: None,
+                client_refuses: false,
             },
             Start {
                 name: "empty",
@@ -352,6 +442,7 @@ fn starts(client: Client) -> Vec<Start> {
                 snippets: vec![],
                 mcp_refused: None,
                 refused: None,
+                client_refuses: false,
             },
             Start {
                 name: "comments",
@@ -359,6 +450,7 @@ fn starts(client: Client) -> Vec<Start> {
                 snippets: vec![(0, "// my theme")],
                 mcp_refused: None,
                 refused: Some("is not valid JSON"),
+                client_refuses: false,
             },
             Start {
                 name: "own hooks",
@@ -369,6 +461,7 @@ fn starts(client: Client) -> Vec<Start> {
                 snippets: vec![(0, "/usr/local/bin/my-guard"), (0, "\"model\": \"opus\"")],
                 mcp_refused: None,
                 refused: None,
+                client_refuses: false,
             },
             Start {
                 name: "own acc mcp entry",
@@ -379,6 +472,7 @@ fn starts(client: Client) -> Vec<Start> {
                 snippets: vec![(1, "/opt/mine/acc-mcp"), (1, "\"numStartups\": 4")],
                 mcp_refused: Some("--mcp-name NAME"),
                 refused: None,
+                client_refuses: false,
             },
             Start {
                 name: "unusual formatting",
@@ -393,6 +487,7 @@ fn starts(client: Client) -> Vec<Start> {
                 ],
                 mcp_refused: None,
                 refused: None,
+                client_refuses: false,
             },
         ],
         Client::Codex => vec![
@@ -402,6 +497,7 @@ fn starts(client: Client) -> Vec<Start> {
                 snippets: vec![],
                 mcp_refused: None,
                 refused: None,
+                client_refuses: false,
             },
             Start {
                 name: "empty",
@@ -409,6 +505,7 @@ fn starts(client: Client) -> Vec<Start> {
                 snippets: vec![],
                 mcp_refused: None,
                 refused: None,
+                client_refuses: false,
             },
             Start {
                 name: "comments",
@@ -421,6 +518,7 @@ fn starts(client: Client) -> Vec<Start> {
                 ],
                 mcp_refused: None,
                 refused: None,
+                client_refuses: false,
             },
             Start {
                 name: "own hooks",
@@ -434,6 +532,7 @@ fn starts(client: Client) -> Vec<Start> {
                 ],
                 mcp_refused: None,
                 refused: None,
+                client_refuses: false,
             },
             Start {
                 name: "own acc mcp entry",
@@ -444,6 +543,7 @@ fn starts(client: Client) -> Vec<Start> {
                 snippets: vec![(1, "command = \"/opt/mine/acc-mcp\"")],
                 mcp_refused: Some("--mcp-name NAME"),
                 refused: None,
+                client_refuses: false,
             },
             Start {
                 name: "codex mcp add",
@@ -452,6 +552,7 @@ fn starts(client: Client) -> Vec<Start> {
                 snippets: vec![(1, "[mcp_servers.acc]")],
                 mcp_refused: Some("--mcp-name NAME"),
                 refused: None,
+                client_refuses: false,
             },
             Start {
                 name: "unusual formatting",
@@ -468,6 +569,69 @@ fn starts(client: Client) -> Vec<Start> {
                 ],
                 mcp_refused: None,
                 refused: None,
+                client_refuses: false,
+            },
+        ],
+        Client::Gemini => vec![
+            Start {
+                name: "missing",
+                files: vec![],
+                snippets: vec![],
+                mcp_refused: None,
+                refused: None,
+                client_refuses: false,
+            },
+            Start {
+                name: "empty",
+                files: vec![(0, String::new())],
+                snippets: vec![],
+                mcp_refused: None,
+                refused: None,
+                client_refuses: true,
+            },
+            Start {
+                name: "comments",
+                files: vec![(
+                    0,
+                    "{\n  // my theme\n  \"ui\": { \"theme\": \"Dracula\" } // dark, always\n}\n".into(),
+                )],
+                snippets: vec![(0, "// my theme"), (0, "// dark, always")],
+                mcp_refused: None,
+                refused: None,
+                client_refuses: false,
+            },
+            Start {
+                name: "own hooks",
+                files: vec![(
+                    0,
+                    "{\n  \"general\": { \"vimMode\": true },\n  \"hooks\": {\n    \"BeforeTool\": [\n      {\n        \"matcher\": \"run_shell_command\",\n        \"hooks\": [{ \"name\": \"mine\", \"type\": \"command\", \"command\": \"/usr/local/bin/my-guard\" }]\n      }\n    ]\n  }\n}\n".into(),
+                )],
+                snippets: vec![(0, "/usr/local/bin/my-guard"), (0, "\"vimMode\": true")],
+                mcp_refused: None,
+                refused: None,
+                client_refuses: false,
+            },
+            Start {
+                name: "own acc mcp entry",
+                files: vec![(
+                    0,
+                    "{\n  \"mcpServers\": {\n    \"acc\": { \"command\": \"/opt/mine/acc-mcp\", \"env\": { \"ACC_MCP_PARTICIPANT\": \"me\" } }\n  }\n}\n".into(),
+                )],
+                snippets: vec![(0, "/opt/mine/acc-mcp")],
+                mcp_refused: Some("--mcp-name NAME"),
+                refused: None,
+                client_refuses: false,
+            },
+            Start {
+                name: "unusual formatting",
+                files: vec![(
+                    0,
+                    "{\"zeta\":1,\t\"alpha\":   [1,2,\n3],\"ui\":{\"theme\":\"Dracula\"}}".into(),
+                )],
+                snippets: vec![(0, "\"zeta\":1"), (0, "\"alpha\":   [1,2,\n3]")],
+                mcp_refused: None,
+                refused: None,
+                client_refuses: false,
             },
         ],
     }
@@ -491,7 +655,14 @@ fn check_restored(home: &Home, start: &Start, original: &[Option<Vec<u8>>; 2], s
         "{} / {step}: the files as they were",
         start.name
     );
-    home.assert_client_loads(step);
+    if start.client_refuses {
+        assert!(
+            !home.client_accepts(),
+            "{step}: the client refuses the file it refused before"
+        );
+    } else {
+        home.assert_client_loads(step);
+    }
 }
 
 fn run_sequences(client: Client, start_name: &str) {
@@ -587,10 +758,8 @@ fn run_sequences(client: Client, start_name: &str) {
                 home.assert_client_loads(&step("edit"));
                 if repair {
                     let report = home.acc(&["doctor", "--repair"], &[]).ok_json();
-                    assert!(
-                        report.to_string().contains("repaired: reinstalled Stop"),
-                        "{report}"
-                    );
+                    let reinstalled = format!("repaired: reinstalled {}", client.edited_events().1);
+                    assert!(report.to_string().contains(&reinstalled), "{report}");
                     home.assert_installed(mcp_name, &step("repair"));
                     home.assert_user_values(start, &step("repair"));
                     home.assert_client_loads(&step("repair"));
@@ -610,6 +779,7 @@ fn run_sequences(client: Client, start_name: &str) {
                 let broken = match client {
                     Client::Claude => "{ \"numStartups\": ",
                     Client::Codex => "[mcp_servers.acc\ncommand = ",
+                    Client::Gemini => "{ \"mcpServers\": ",
                 };
                 std::fs::write(&second, broken).expect("break");
                 let error = home
@@ -631,9 +801,15 @@ fn run_sequences(client: Client, start_name: &str) {
                         .is_some_and(|m| m.contains("nothing was changed")),
                     "{error}"
                 );
+                // Gemini CLI's one file is the broken one: it stays as it is.
+                let untouched = if client == Client::Gemini {
+                    Some(broken.as_bytes().to_vec())
+                } else {
+                    original[0].clone()
+                };
                 assert_eq!(
                     home.read(0),
-                    original[0],
+                    untouched,
                     "{}",
                     step("the first file untouched")
                 );
@@ -659,6 +835,9 @@ fn run_sequences(client: Client, start_name: &str) {
                 }
                 check_restored(&home, start, &original, &step("after the failures"));
             }
+            // One file: no install can stop between two (the Gemini tests kill its one write
+            // at every point instead).
+            "interrupted install" if client == Client::Gemini => {}
             "interrupted install" => {
                 interrupt_after_first_file(&home, mcp_name, &original);
                 for index in 0..2 {
@@ -790,6 +969,12 @@ matrix! {
     codex_with_the_users_own_acc_server: Client::Codex, "own acc mcp entry";
     codex_with_an_acc_server_from_codex_mcp_add: Client::Codex, "codex mcp add";
     codex_with_unusual_formatting: Client::Codex, "unusual formatting";
+    gemini_from_missing_files: Client::Gemini, "missing";
+    gemini_from_an_empty_file: Client::Gemini, "empty";
+    gemini_with_comments: Client::Gemini, "comments";
+    gemini_with_the_users_own_hooks: Client::Gemini, "own hooks";
+    gemini_with_the_users_own_acc_server: Client::Gemini, "own acc mcp entry";
+    gemini_with_unusual_formatting: Client::Gemini, "unusual formatting";
 }
 
 /// Kill -9 at random moments of an install that pauses between its steps: every file stays one
