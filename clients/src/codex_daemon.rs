@@ -358,22 +358,38 @@ fn pages(
     ))))
 }
 
-/// One reading of the whole queue and the whole history, newest turn first.
-fn read_once(rpc: &mut impl Rpc, thread_id: &str, client_id: &str) -> Result<Lookup, DaemonError> {
-    let mut found = Vec::new();
+/// The queued submissions carrying `client_id`; `Err` when the queue cannot be listed now.
+fn queued(
+    rpc: &mut impl Rpc,
+    thread_id: &str,
+    client_id: &str,
+) -> Result<Result<Vec<Submission>, String>, DaemonError> {
     let queue = match pages(rpc, "thread/queue/list", &json!({ "threadId": thread_id }))? {
         Ok(pages) => pages,
         Err(None) => Vec::new(),
-        Err(Some(why)) => return Ok(Lookup::Unknown(why)),
+        Err(Some(why)) => return Ok(Err(why)),
     };
-    for item in queue.iter().flat_map(data) {
-        if item.get("clientUserMessageId").and_then(Value::as_str) == Some(client_id) {
-            found.push(Submission {
-                queued: true,
-                text: first_text(&item["input"]),
-            });
-        }
-    }
+    Ok(Ok(queue
+        .iter()
+        .flat_map(data)
+        .filter(|item| item.get("clientUserMessageId").and_then(Value::as_str) == Some(client_id))
+        .map(|item| Submission {
+            queued: true,
+            text: first_text(&item["input"]),
+        })
+        .collect()))
+}
+
+/// One reading of the whole queue and the whole history, newest turn first. The two listings
+/// are separate calls, so the queue is read before and after the history: a submission that
+/// left the queue for a turn in between would otherwise be counted in both (or, the other way
+/// round, in neither), and a reading across such a move is unknown, never a count.
+fn read_once(rpc: &mut impl Rpc, thread_id: &str, client_id: &str) -> Result<Lookup, DaemonError> {
+    let before = match queued(rpc, thread_id, client_id)? {
+        Ok(found) => found,
+        Err(why) => return Ok(Lookup::Unknown(why)),
+    };
+    let mut found = Vec::new();
     let turns = match pages(
         rpc,
         "thread/turns/list",
@@ -412,6 +428,16 @@ fn read_once(rpc: &mut impl Rpc, thread_id: &str, client_id: &str) -> Result<Loo
             }
         }
     }
+    let after = match queued(rpc, thread_id, client_id)? {
+        Ok(found) => found,
+        Err(why) => return Ok(Lookup::Unknown(why)),
+    };
+    if after != before {
+        return Ok(Lookup::Unknown(
+            "the queue changed while the history was read".into(),
+        ));
+    }
+    found.extend(after);
     Ok(if found.is_empty() {
         Lookup::Absent
     } else {
@@ -556,7 +582,36 @@ mod tests {
             .iter()
             .map(|(_, p)| p.get("cursor").and_then(Value::as_str))
             .collect();
-        assert_eq!(cursors, vec![None, Some("q2"), None, Some("t2")]);
+        // The queue's two pages, the history's two, then the queue again (the script answers
+        // its last page from then on).
+        assert_eq!(cursors, vec![None, Some("q2"), None, Some("t2"), None]);
+    }
+
+    #[test]
+    fn a_submission_moving_from_the_queue_to_a_turn_during_a_read_is_not_counted_twice() {
+        let queued = json!({ "data": [{ "clientUserMessageId": "acc-m1", "input": [{ "text": "hi" }] }], "nextCursor": null });
+        let turn = json!({ "data": [{ "status": "inProgress", "items": [{ "type": "userMessage", "clientId": "acc-m1", "content": [{ "text": "hi" }] }] }], "nextCursor": null });
+        // First reading: queued before, in the turn during, gone after: unknown, read again.
+        // Second reading: settled in the turn.
+        let mut rpc = Scripted {
+            answers: vec![
+                ("thread/queue/list", vec![Ok(queued), empty_queue()]),
+                ("thread/turns/list", vec![Ok(turn)]),
+            ],
+            calls: Vec::new(),
+        };
+        assert_eq!(
+            lookup(&mut rpc, "t", "acc-m1", soon()).expect("lookup"),
+            Lookup::Found(vec![Submission {
+                queued: false,
+                text: "hi".into()
+            }])
+        );
+        assert!(
+            rpc.calls.len() >= 6,
+            "the first reading was not trusted: {:?}",
+            rpc.calls
+        );
     }
 
     #[test]
