@@ -9,6 +9,9 @@ use acc_store::{Enforcement, Lifecycle, Reader, SessionRow, Writer};
 
 /// Heartbeat cadence of live sessions; a session silent for two cadences is stale.
 pub const HEARTBEAT_CADENCE_MS: Millis = 60_000;
+/// A heartbeat is written only when the last one is this old: presence is `online` for two
+/// cadences after one, so a fresher heartbeat changes nothing anyone sees.
+pub const PRESENCE_REFRESH_MS: Millis = HEARTBEAT_CADENCE_MS / 2;
 /// A session without a pid is offline after this much silence.
 pub const OFFLINE_WITHOUT_PID_MS: Millis = 30 * 60_000;
 /// Any session is offline after this much silence.
@@ -161,7 +164,8 @@ pub struct OpenedSession {
     pub resumed: bool,
 }
 
-/// Check owner credentials inside a write transaction and record a heartbeat.
+/// Check owner credentials inside a write transaction and record a heartbeat when presence
+/// needs it ([`needs_refresh`]).
 pub fn verify_caller(
     writer: &mut Writer<'_>,
     workspace_id: &str,
@@ -169,8 +173,17 @@ pub fn verify_caller(
     now: Millis,
 ) -> AccResult<SessionRow> {
     let session = check_caller(&writer.reader(), workspace_id, caller)?;
-    writer.touch_session(&session.session_id, now)?;
+    if needs_refresh(&session, now) {
+        writer.touch_session(&session.session_id, now)?;
+    }
     Ok(session)
+}
+
+/// Whether a heartbeat now would change what others see: the last one is older than
+/// [`PRESENCE_REFRESH_MS`] (a quarter of the time a session stays `online` without one). A
+/// fresher one changes nothing a reader of presence can tell, and costs a write.
+pub fn needs_refresh(session: &SessionRow, now: Millis) -> bool {
+    now - session.last_seen_at >= PRESENCE_REFRESH_MS
 }
 
 /// Check owner credentials without writing (for reads).
@@ -276,10 +289,17 @@ impl Core {
         })
     }
 
-    /// Record a heartbeat for the caller (verifies the generation).
+    /// Record a heartbeat for the caller (verifies the generation). A read when presence is
+    /// fresh ([`needs_refresh`]): no write transaction at all.
     pub fn heartbeat(&mut self, caller: &Caller) -> AccResult<SessionRow> {
         let now = self.now();
         let workspace_id = self.workspace.id.clone();
+        if let Some(store) = self.store_for_read() {
+            let session = store.read(|r| check_caller(r, &workspace_id, caller))?;
+            if !needs_refresh(&session, now) {
+                return Ok(session);
+            }
+        }
         self.store_for_write()?
             .write(|w| verify_caller(w, &workspace_id, caller, now))
     }
@@ -295,14 +315,37 @@ impl Core {
         &mut self,
         spec: &SessionSpec,
         rotate: bool,
+        refresh: bool,
         derive: &dyn Fn(i64) -> String,
     ) -> AccResult<OpenedSession> {
         ids::validate_portable_id("participant", &spec.participant_id)?;
         let Some(key) = spec.session_key.clone() else {
             return Err(AccError::internal("a keyed session needs a session key"));
         };
-        let new_session_id = ids::new_id("session")?;
         let now = self.now();
+        // Most events find their session open at its generation with nothing to change: that
+        // is a read, and no write transaction is begun (a hook with nothing to do writes
+        // nothing; `refresh` asks for a heartbeat when presence needs one).
+        if !rotate && let Some(store) = self.store_for_read() {
+            let found = store.read(|r| r.session_by_key(&key))?;
+            if let Some(session) = found {
+                let token = derive(session.generation);
+                let unchanged = session.closed_at.is_none()
+                    && ids::hash_token(&token) == session.generation_hash
+                    && (spec.client_version.is_none()
+                        || (spec.client_version == session.client_version
+                            && spec.enforcement == session.enforcement))
+                    && !(refresh && needs_refresh(&session, now));
+                if unchanged {
+                    return Ok(OpenedSession {
+                        session,
+                        generation_token: token,
+                        resumed: true,
+                    });
+                }
+            }
+        }
+        let new_session_id = ids::new_id("session")?;
         self.store_for_write()?.write(|w| {
             if let Some(mut session) = w.reader().session_by_key(&key)? {
                 let was_closed = session.closed_at.is_some();
@@ -313,7 +356,7 @@ impl Core {
                 let hash = ids::hash_token(&token);
                 if rotate || was_closed || hash != session.generation_hash {
                     reopen(w, &mut session, hash, now)?;
-                } else {
+                } else if needs_refresh(&session, now) {
                     w.touch_session(&session.session_id, now)?;
                 }
                 // A client's start reports its version again (it may have been upgraded between

@@ -735,7 +735,9 @@ impl Core {
                     ),
                 ));
             }
-            w.touch_session(&session.session_id, now)?;
+            if crate::identity::needs_refresh(&session, now) {
+                w.touch_session(&session.session_id, now)?;
+            }
             let key = draft.client_message_id.clone().unwrap_or(generated_key);
             let (message, receipts) = write_message(
                 w,
@@ -799,11 +801,19 @@ impl Core {
     ) -> AccResult<Page<Received>> {
         let limit = page_limit(limit)?;
         validate_cursor(cursor)?;
-        let now = self.now();
         let workspace_id = self.workspace.id.clone();
-        self.store_for_write()?.write(|w| {
-            let session = crate::identity::verify_caller(w, &workspace_id, caller, now)?;
-            let reader = w.reader();
+        // A read: listing the inbox changes no receipt and writes no heartbeat.
+        let Some(store) = self.store_for_read() else {
+            return Err(AccError::new(
+                ErrorCode::CallerWorkspaceMismatch,
+                format!(
+                    "session `{}` is not part of workspace `{workspace_id}`",
+                    caller.session_id
+                ),
+            ));
+        };
+        store.read(|reader| {
+            let session = crate::identity::check_caller(reader, &workspace_id, caller)?;
             let before = match cursor {
                 None => None,
                 Some(cursor) => {
@@ -821,7 +831,7 @@ impl Core {
             rows.truncate(limit as usize);
             let mut items = Vec::with_capacity(rows.len());
             for (message, receipt) in rows {
-                let decision = decision_status(&reader, &message)?;
+                let decision = decision_status(reader, &message)?;
                 items.push(Received {
                     message: MessageView { message, decision },
                     receipt,

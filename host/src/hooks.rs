@@ -205,7 +205,10 @@ impl Context {
         let mut core =
             crate::guards::core(ws, data_dir, Arc::new(crate::clock::system_from_env()?))?;
         let derive = |generation: i64| derived_token(&secret, &workspace_id, &key, generation);
-        let opened = core.open_keyed_session(&spec, rotate, &derive)?;
+        // Only the events that mark the client's activity refresh presence (when it needs it); a
+        // prompt with nothing to carry, or a write check, reads.
+        let refresh = matches!(event, "SessionStart" | "Stop");
+        let opened = core.open_keyed_session(&spec, rotate, refresh, &derive)?;
         let caller = Caller {
             session_id: opened.session.session_id,
             generation: opened.generation_token,

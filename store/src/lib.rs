@@ -16,6 +16,7 @@ use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use rusqlite::config::DbConfig;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
 use serde_json::Value;
 
@@ -39,6 +40,8 @@ const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
 /// The store file name inside a workspace's data directory.
 pub const STORE_FILE: &str = "store.sqlite3";
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+/// The size the WAL file is trimmed to after a checkpoint (bytes).
+const WAL_SIZE_LIMIT: i64 = 4 * 1024 * 1024;
 
 /// The record of the workspace a store belongs to.
 #[derive(Debug, Clone)]
@@ -208,6 +211,15 @@ impl Store {
         }
         self.conn
             .execute_batch("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;")?;
+        // The WAL file stays between processes: every `acc` is one short process, and the last
+        // one to close would otherwise checkpoint the WAL into the database (fsyncs) and delete
+        // it, for the next process to create again. Commits stay durable (each one is fsynced in
+        // the WAL); SQLite's automatic checkpoint at commit (1,000 pages) moves the WAL into the
+        // database as it grows, and `journal_size_limit` trims the file after one.
+        self.conn
+            .set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)?;
+        self.conn
+            .pragma_update(None, "journal_size_limit", WAL_SIZE_LIMIT)?;
         Ok(())
     }
 

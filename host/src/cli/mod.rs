@@ -551,8 +551,22 @@ pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> i32 {
                 _ => {
                     let rendered = error.render().to_string();
                     if json_requested {
-                        let first = rendered.lines().next().unwrap_or("invalid arguments");
-                        let message = first.trim_start_matches("error: ").to_string();
+                        // The whole error, not its first line ("the following required
+                        // arguments were not provided:" names them on the next lines).
+                        let message = rendered
+                            .lines()
+                            .map(str::trim)
+                            .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more"))
+                            .filter(|l| !l.is_empty())
+                            .collect::<Vec<_>>()
+                            .join(" ")
+                            .trim_start_matches("error: ")
+                            .to_string();
+                        let message = if message.is_empty() {
+                            "invalid arguments".to_string()
+                        } else {
+                            message
+                        };
                         write_stdout(&views::error(&AccError::usage(message)).to_string());
                     } else {
                         write_stderr(&rendered);

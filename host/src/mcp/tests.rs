@@ -947,7 +947,7 @@ impl World {
             crate::core::identity::derived_token(&secret, &workspace_id, &key, generation)
         };
         let opened = core
-            .open_keyed_session(&spec, true, &derive)
+            .open_keyed_session(&spec, true, true, &derive)
             .expect("hooked session");
         Caller {
             session_id: opened.session.session_id,

@@ -19,6 +19,11 @@
 //!   socket laid out like Claude Code's: ACC's verify, connect and write, no Claude process)
 //!   and the `codex-app-server` queue add (a real Codex daemon in a throwaway `CODEX_HOME`),
 //!   beside the durable send alone, in one run.
+//! - `swarm [N ...]`: N agents at once (8, 32, 64 by default), each its own `acc-mcp` over real
+//!   pipes, 6,400 calls in all of a mixed load (40% sends, 30% inbox reads, 25% claims and
+//!   releases, 5% status): throughput, p50/p99/max per tool and for reads and writes, timeouts,
+//!   then, from the store file, messages lost or duplicated and `integrity_check`; beside a bare
+//!   SQLite commit.
 
 // A benchmark reports on stdout; that is its whole purpose.
 #![allow(clippy::print_stdout)]
@@ -63,6 +68,15 @@ fn main() {
             native();
             0
         }
+        Some("swarm") => {
+            let sizes: Vec<usize> = args[1..].iter().filter_map(|a| a.parse().ok()).collect();
+            swarm(if sizes.is_empty() {
+                &[8, 32, 64]
+            } else {
+                &sizes
+            });
+            0
+        }
         Some("all") | None => {
             foundation();
             messaging();
@@ -70,13 +84,14 @@ fn main() {
             router();
             hook();
             native();
+            swarm(&[8, 32, 64]);
             0
         }
         Some("claim-worker") => claim_worker(&args[1..]),
         Some("send-worker") => send_worker(&args[1..]),
         Some(other) => {
             eprintln!(
-                "acc-bench: unknown suite `{other}` (suites: foundation, messaging, mcp, router, hook, native, all)"
+                "acc-bench: unknown suite `{other}` (suites: foundation, messaging, mcp, router, hook, native, swarm [N ...], all)"
             );
             2
         }
@@ -999,4 +1014,203 @@ fn native() {
     );
     drop(client);
     drop(daemon);
+}
+
+/// What one agent of the swarm saw: per tool, each call's time and whether it failed.
+#[derive(Default)]
+struct AgentLog {
+    calls: Vec<(&'static str, Duration, CallEnd)>,
+    /// Subjects of the messages this agent sent and was told were recorded.
+    sent: Vec<String>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum CallEnd {
+    Ok,
+    /// A conflict the protocol reports (a claim someone else holds): an answer, not a failure.
+    Refused,
+    /// `timeout` (the store stayed locked past the budget): a failure.
+    Timeout,
+    /// Any other error: a failure.
+    Failed,
+}
+
+/// A small deterministic generator (each agent its own sequence).
+struct Lcg(u64);
+
+impl Lcg {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        (self.0 >> 33) % n
+    }
+}
+
+/// One agent: its own `acc-mcp`, `calls` tool calls of the mixed load (40% sends to another
+/// agent, 30% inbox reads, 25% claims and releases of one of 64 files, 5% status).
+fn swarm_agent(data: &Path, dir: &Path, index: usize, agents: usize, calls: usize) -> AgentLog {
+    let me = format!("agent-{index}");
+    let mut server = start_mcp(data, dir, &me);
+    initialize(&mut server);
+    let mut rng = Lcg(index as u64 + 1);
+    let mut log = AgentLog::default();
+    let mut held: Option<String> = None;
+    for call in 0..calls {
+        let roll = rng.below(100);
+        let (tool, arguments): (&'static str, serde_json::Value) = if roll < 40 {
+            let to = (index + 1 + rng.below(agents as u64 - 1) as usize) % agents;
+            let subject = format!("swarm {me} {call}");
+            log.sent.push(subject.clone());
+            (
+                "acc_message",
+                serde_json::json!({ "to": [format!("agent-{to}")], "subject": subject, "body": "swarm body" }),
+            )
+        } else if roll < 70 {
+            ("acc_inbox", serde_json::json!({ "limit": 20 }))
+        } else if roll < 95 {
+            match held.take() {
+                Some(resource) => ("acc_release", serde_json::json!({ "resource": resource })),
+                None => {
+                    let resource = format!("file:src/f{}.rs", rng.below(64));
+                    held = Some(resource.clone());
+                    (
+                        "acc_claim",
+                        serde_json::json!({ "action": "acquire", "resource": resource, "leaseSeconds": 600 }),
+                    )
+                }
+            }
+        } else {
+            ("acc_status", serde_json::json!({}))
+        };
+        let id = call as u64 + 1;
+        let start = Instant::now();
+        let answer = server.request(
+            id,
+            "tools/call",
+            serde_json::json!({ "name": tool, "arguments": arguments }),
+        );
+        let took = start.elapsed();
+        let error = answer["result"]["structuredContent"]["error"]["code"]
+            .as_str()
+            .map(str::to_string);
+        let end = match (answer["result"]["isError"] == true, error.as_deref()) {
+            (false, _) => CallEnd::Ok,
+            (true, Some("claim_conflict")) => {
+                held = None;
+                CallEnd::Refused
+            }
+            (true, Some("timeout" | "busy")) => CallEnd::Timeout,
+            (true, _) => CallEnd::Failed,
+        };
+        if tool == "acc_message" && end != CallEnd::Ok {
+            log.sent.pop();
+        }
+        log.calls.push((tool, took, end));
+    }
+    server.finish(Duration::from_secs(30));
+    log
+}
+
+/// Every message sent, once, with one receipt each, and the store's integrity, read from the
+/// store file itself after the swarm: (lost, duplicated, integrity).
+fn swarm_check(data: &Path, dir: &Path, sent: &[String]) -> (usize, usize, String) {
+    let workspace = acc_host::workspace::discover(dir).expect("workspace");
+    let store = data
+        .join("acc/workspaces")
+        .join(&workspace.id)
+        .join("store.sqlite3");
+    let conn = rusqlite::Connection::open(&store).expect("open the store");
+    let mut lost = 0;
+    let mut duplicated = 0;
+    for subject in sent {
+        let (messages, receipts): (i64, i64) = conn
+            .query_row(
+                "SELECT count(DISTINCT m.message_id), count(r.message_seq) FROM messages m LEFT JOIN receipts r ON r.message_seq = m.seq WHERE m.subject = ?1",
+                [subject],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .expect("count");
+        match (messages, receipts) {
+            (1, 1) => {}
+            (0, _) => lost += 1,
+            _ => duplicated += 1,
+        }
+    }
+    let integrity: String = conn
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .expect("integrity");
+    (lost, duplicated, integrity)
+}
+
+fn swarm(sizes: &[usize]) {
+    println!("== swarm ==");
+    const TOTAL: usize = 6400;
+    let (_temp, data, _) = world();
+    std::fs::create_dir_all(&data).expect("data");
+    let floor = bare_sqlite_commits(&data, 500);
+    println!(
+        "floor: bare SQLite commit (WAL, synchronous=FULL) from 1 process: {floor:>8.0}/s ({:.2} ms a commit)",
+        1000.0 / floor
+    );
+    for &agents in sizes {
+        let (_temp, data, dir) = world();
+        let calls = TOTAL / agents;
+        let start = Instant::now();
+        let logs: Vec<AgentLog> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..agents)
+                .map(|i| {
+                    let (data, dir) = (&data, &dir);
+                    scope.spawn(move || swarm_agent(data, dir, i, agents, calls))
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("agent"))
+                .collect()
+        });
+        let elapsed = start.elapsed();
+        let all: Vec<&(&str, Duration, CallEnd)> = logs.iter().flat_map(|l| &l.calls).collect();
+        let sent: Vec<String> = logs.iter().flat_map(|l| l.sent.clone()).collect();
+        let (lost, duplicated, integrity) = swarm_check(&data, &dir, &sent);
+        let count = |end: CallEnd| all.iter().filter(|c| c.2 == end).count();
+        println!(
+            "{agents:>3} agents, {} calls in {:.2} s: {:>6.0} calls/s; timeouts {}, other failures {}, claim conflicts {}; lost {lost}, duplicated {duplicated}, integrity {integrity}",
+            all.len(),
+            elapsed.as_secs_f64(),
+            all.len() as f64 / elapsed.as_secs_f64(),
+            count(CallEnd::Timeout),
+            count(CallEnd::Failed),
+            count(CallEnd::Refused),
+        );
+        for (label, tools) in [
+            ("reads ", &["acc_inbox", "acc_status"][..]),
+            ("writes", &["acc_message", "acc_claim", "acc_release"][..]),
+            ("acc_message", &["acc_message"][..]),
+            ("acc_inbox", &["acc_inbox"][..]),
+            ("acc_claim", &["acc_claim"][..]),
+            ("acc_release", &["acc_release"][..]),
+            ("acc_status", &["acc_status"][..]),
+        ] {
+            let mut samples: Vec<Duration> = all
+                .iter()
+                .filter(|c| tools.contains(&c.0))
+                .map(|c| c.1)
+                .collect();
+            if samples.is_empty() {
+                continue;
+            }
+            let p50 = percentile(&mut samples, 0.50);
+            let p99 = percentile(&mut samples, 0.99);
+            let max = samples.iter().max().copied().unwrap_or_default();
+            println!(
+                "      {label:<12} n {:>5}  p50 {:>8.2} ms  p99 {:>8.2} ms  max {:>8.2} ms",
+                samples.len(),
+                ms(p50),
+                ms(p99),
+                ms(max)
+            );
+        }
+    }
 }

@@ -128,13 +128,26 @@ fn a_locked_or_interrupted_store_fails_open_within_the_budget_and_stays_intact()
     assert!(first.1.contains("additionalContext"));
     let store = world.store_path();
 
-    // Another process holds the write lock for longer than the budget.
+    // Another process holds the write lock for longer than the budget. A prompt with nothing
+    // to carry only reads, which a held write lock does not block (WAL): it answers at once.
     let conn = rusqlite::Connection::open(&store).expect("open");
     conn.execute_batch("BEGIN IMMEDIATE").expect("lock");
-    let locked = hook(
+    let reads = hook(
         &world,
         "claude-code",
         "UserPromptSubmit",
+        &prompt(&world, "s1"),
+        &[],
+    );
+    assert_fails_open(&reads, "a read beside a held write lock");
+    assert!(reads.2.is_empty(), "no failure to report: {}", reads.2);
+    assert!(reads.3 < Duration::from_secs(3), "{:?}", reads.3);
+    // A new conversation must write (its session's new generation): it fails open at the
+    // budget.
+    let locked = hook(
+        &world,
+        "claude-code",
+        "SessionStart",
         &prompt(&world, "s1"),
         &[],
     );
@@ -147,7 +160,7 @@ fn a_locked_or_interrupted_store_fails_open_within_the_budget_and_stays_intact()
     let held = hook(
         &world,
         "claude-code",
-        "UserPromptSubmit",
+        "SessionStart",
         &prompt(&world, "s1"),
         &[("ACC_TEST_HOLD_WRITE_MS", "20000")],
     );

@@ -22,6 +22,7 @@ mod native_claude;
 mod native_codex;
 mod peer_text;
 mod plugins;
+mod reads;
 mod router;
 mod store_safety;
 mod workspace_config;

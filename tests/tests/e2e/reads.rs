@@ -1,0 +1,134 @@
+//! Reads never write: a hook with nothing to do, `acc inbox`, `status`, `sync`, history and
+//! `next-turn` with nothing to carry leave the store and its WAL byte for byte as they were, and
+//! the hook makes no `fsync` at all (seen by `strace`). A write is seen by the same check.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+
+use acc_tests::{World, run_checked};
+use serde_json::json;
+
+/// The store's files (database and WAL), as bytes.
+fn files(world: &World) -> Vec<(PathBuf, Option<Vec<u8>>)> {
+    let store = world.store_path();
+    let wal = PathBuf::from(format!("{}-wal", store.display()));
+    [store, wal]
+        .into_iter()
+        .map(|p| {
+            let bytes = std::fs::read(&p).ok();
+            (p, bytes)
+        })
+        .collect()
+}
+
+fn unchanged(world: &World, before: &[(PathBuf, Option<Vec<u8>>)], what: &str) {
+    let after = files(world);
+    for ((path, was), (_, now)) in before.iter().zip(&after) {
+        assert!(
+            was == now,
+            "{what} changed {} ({} bytes before, {} after)",
+            path.display(),
+            was.as_ref().map_or(0, Vec::len),
+            now.as_ref().map_or(0, Vec::len)
+        );
+    }
+}
+
+fn payload(world: &World, event: &str) -> String {
+    json!({
+        "session_id": "conversation-1", "cwd": world.dir,
+        "hook_event_name": event, "prompt": "hello", "source": "startup",
+    })
+    .to_string()
+}
+
+/// The fsync-family calls of `acc hook claude-code UserPromptSubmit`, its children included.
+fn hook_syncs(world: &World, trace: &Path) -> usize {
+    use std::io::Write;
+    let mut command = world.command_path("strace");
+    command
+        .args([
+            "-f",
+            "-qq",
+            "-e",
+            "trace=fsync,fdatasync,sync_file_range,syncfs",
+            "-o",
+        ])
+        .arg(trace)
+        .arg(acc_tests::bin("acc"))
+        .args(["hook", "claude-code", "UserPromptSubmit"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = command
+        .spawn()
+        .unwrap_or_else(|e| panic!("strace (installed by the machine setup) must run: {e}"));
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(payload(world, "UserPromptSubmit").as_bytes())
+        .expect("payload");
+    let output =
+        acc_tests::wait_with_deadline(child, acc_tests::COMMAND_TIMEOUT, "strace acc hook");
+    assert!(output.status.success(), "{output:?}");
+    assert!(
+        output.stdout.is_empty(),
+        "nothing to deliver: {}",
+        String::from_utf8_lossy(&output.stdout)
+    );
+    std::fs::read_to_string(trace)
+        .expect("trace")
+        .lines()
+        .filter(|l| l.contains("sync"))
+        .count()
+}
+
+#[test]
+fn reads_leave_the_store_as_it_was_and_a_hook_with_nothing_to_do_makes_no_fsync() {
+    let world = World::new();
+    let started = world.hook(
+        "claude-code",
+        "SessionStart",
+        &payload(&world, "SessionStart"),
+    );
+    assert_eq!(started.code, 0, "{started:?}");
+    let alice = world.attach("alice");
+    let bob = world.attach("bob");
+    world.ask(&alice, "bob", "which store?", "sqlite?");
+
+    let before = files(&world);
+    assert!(
+        before[1].1.is_some(),
+        "the WAL file stays between processes"
+    );
+    let syncs = hook_syncs(&world, &world.temp.path().join("trace"));
+    assert_eq!(syncs, 0, "a hook with nothing to deliver makes no fsync");
+    unchanged(&world, &before, "a prompt hook with nothing to deliver");
+    for args in [
+        vec!["status"],
+        vec!["status", "--all"],
+        vec!["sync"],
+        vec!["sync", "--scope", "history"],
+        vec!["inbox"],
+        vec!["next-turn"],
+    ] {
+        let run = world.acc_as(&alice, &args);
+        assert_eq!(run.code, 0, "{args:?}: {run:?}");
+        unchanged(&world, &before, &format!("acc {}", args.join(" ")));
+    }
+    // Bob's inbox lists the question without changing its receipt.
+    world.acc_as(&bob, &["inbox"]).ok_json();
+    unchanged(&world, &before, "bob's inbox");
+    let mut status = world.command("acc");
+    status.arg("status");
+    run_checked(status, acc_tests::COMMAND_TIMEOUT, "acc status (human)");
+    unchanged(&world, &before, "acc status (human)");
+
+    // The same check sees a write.
+    world.ask(&bob, "alice", "yes", "sqlite");
+    assert!(
+        files(&world) != before,
+        "a send is a write, and the check sees it"
+    );
+}
