@@ -1050,10 +1050,19 @@ impl Lcg {
 
 /// One agent: its own `acc-mcp`, `calls` tool calls of the mixed load (40% sends to another
 /// agent, 30% inbox reads, 25% claims and releases of one of 64 files, 5% status).
-fn swarm_agent(data: &Path, dir: &Path, index: usize, agents: usize, calls: usize) -> AgentLog {
+fn swarm_agent(
+    data: &Path,
+    dir: &Path,
+    (index, agents, calls): (usize, usize, usize),
+    ready: &std::sync::Barrier,
+) -> AgentLog {
     let me = format!("agent-{index}");
     let mut server = start_mcp(data, dir, &me);
     initialize(&mut server);
+    // Every agent is in the room (its session opened) before anyone addresses it.
+    let mut id = 1_000_000;
+    call(&mut server, &mut id, "acc_status", serde_json::json!({}));
+    ready.wait();
     let mut rng = Lcg(index as u64 + 1);
     let mut log = AgentLog::default();
     let mut held: Option<String> = None;
@@ -1102,7 +1111,12 @@ fn swarm_agent(data: &Path, dir: &Path, index: usize, agents: usize, calls: usiz
                 CallEnd::Refused
             }
             (true, Some("timeout" | "busy")) => CallEnd::Timeout,
-            (true, _) => CallEnd::Failed,
+            (true, _) => {
+                if std::env::var_os("ACC_BENCH_VERBOSE").is_some() {
+                    eprintln!("{tool}: {answer}");
+                }
+                CallEnd::Failed
+            }
         };
         if tool == "acc_message" && end != CallEnd::Ok {
             log.sent.pop();
@@ -1157,14 +1171,17 @@ fn swarm(sizes: &[usize]) {
     for &agents in sizes {
         let (_temp, data, dir) = world();
         let calls = TOTAL / agents;
-        let start = Instant::now();
+        let ready = std::sync::Barrier::new(agents + 1);
+        let mut start = Instant::now();
         let logs: Vec<AgentLog> = std::thread::scope(|scope| {
             let handles: Vec<_> = (0..agents)
                 .map(|i| {
-                    let (data, dir) = (&data, &dir);
-                    scope.spawn(move || swarm_agent(data, dir, i, agents, calls))
+                    let (data, dir, ready) = (&data, &dir, &ready);
+                    scope.spawn(move || swarm_agent(data, dir, (i, agents, calls), ready))
                 })
                 .collect();
+            ready.wait();
+            start = Instant::now();
             handles
                 .into_iter()
                 .map(|h| h.join().expect("agent"))

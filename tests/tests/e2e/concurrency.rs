@@ -184,3 +184,46 @@ fn many_processes_sending_at_once_lose_nothing() {
         "5 participants and sessions, 40 messages"
     );
 }
+
+/// Writers queue on a lock file beside the store before SQLite's own lock. A holder that never
+/// lets go (here, this test holding the queue) makes a writer answer `timeout` within the
+/// bound, having written nothing, while reads go on; once the holder lets go, writes go through.
+#[test]
+fn a_writer_that_never_lets_go_of_the_queue_bounds_the_others_and_blocks_no_reader() {
+    let world = World::new();
+    let alice = world.attach("alice");
+    let before = world.status();
+    let queue = std::fs::OpenOptions::new()
+        .append(true)
+        .open(format!("{}-writers", world.store_path().display()))
+        .expect("the writers' queue beside the store");
+    queue.lock().expect("hold the queue");
+
+    let started = std::time::Instant::now();
+    let refused = world.acc_as(&alice, &["claim", "--resource", "file:src/a.rs"]);
+    let waited = started.elapsed();
+    let error = refused.err(3, "timeout");
+    assert!(
+        error["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("locked for more than 10 s")),
+        "{error}"
+    );
+    assert!(
+        waited < std::time::Duration::from_secs(20),
+        "bounded: {waited:?}"
+    );
+    // Reads never wait for writers.
+    let read = world.acc_as(&alice, &["inbox"]);
+    assert_eq!(read.code, 0, "{read:?}");
+    assert_eq!(
+        world.status()["claims"],
+        before["claims"],
+        "the refused claim wrote nothing"
+    );
+
+    queue.unlock().expect("let go");
+    world
+        .acc_as(&alice, &["claim", "--resource", "file:src/a.rs"])
+        .ok_json();
+}
