@@ -200,7 +200,14 @@ struct Capture<'a> {
 impl Capture<'_> {
     fn look(&mut self, branch: &str, sent: &Sent, expect: u32, wait: Duration) -> AccResult<()> {
         let id = sent.message.message.message_id.clone();
+        let started = std::time::Instant::now();
         let look = self.client.look("bob", &id, expect, wait)?;
+        // Progress on stderr: where a slow capture spends its time.
+        eprintln!(
+            "capture: {branch}: the client showed {id} {} time(s) after {:?} (expected {expect})",
+            look.seen,
+            started.elapsed()
+        );
         self.record.client(
             branch,
             &id,
@@ -214,6 +221,13 @@ impl Capture<'_> {
 
     fn send(&mut self, branch: &str, from: &Caller) -> AccResult<Sent> {
         let sent = self.app.send_message(from, &question("bob"))?;
+        eprintln!(
+            "capture: {branch}: sent {}: {:?}",
+            sent.message.message.message_id,
+            sent.delivery
+                .first()
+                .map(|d| (d.outcome.as_str(), d.error_code.as_deref()))
+        );
         self.record.router(branch, &sent);
         Ok(sent)
     }

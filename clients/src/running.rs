@@ -2,7 +2,8 @@
 //! (a hook has a few seconds, so nothing here starts a Node.js client again):
 //!
 //! - Claude Code: the session registry it writes, `<config dir>/sessions/<CLAUDE_PID>.json`,
-//!   field `version`;
+//!   field `version`; at SessionStart that file may not be written yet, so else the
+//!   `AI_AGENT` it sets for its hooks (`claude-code_2-1-328_harness`);
 //! - Codex: the `package.json` of the npm package its launcher names in
 //!   `CODEX_MANAGED_PACKAGE_ROOT`, else the running native binary's own `--version`;
 //! - Gemini CLI: the `package.json` of `@google/gemini-cli` above the script its Node.js process
@@ -49,6 +50,20 @@ fn field(path: &Path, key: &str) -> Option<String> {
 }
 
 fn claude_code() -> Option<String> {
+    registered_claude_code().or_else(|| {
+        let agent = std::env::var("AI_AGENT").ok()?;
+        agent_version(&agent)
+    })
+}
+
+/// `claude-code_2-1-328_harness` gives `2.1.328`.
+fn agent_version(agent: &str) -> Option<String> {
+    let rest = agent.strip_prefix("claude-code_")?;
+    let version = rest.split('_').next()?;
+    Some(version.replace('-', "."))
+}
+
+fn registered_claude_code() -> Option<String> {
     let pid: i64 = std::env::var("CLAUDE_PID").ok()?.parse().ok()?;
     let config = std::env::var_os("CLAUDE_CONFIG_DIR")
         .map(PathBuf::from)
@@ -111,6 +126,19 @@ mod tests {
         assert!(!is_version("v2.1.3"));
         assert!(!is_version("2.1.x"));
         assert!(!is_version(""));
+    }
+
+    #[test]
+    fn claude_codes_agent_variable_names_its_version() {
+        assert_eq!(
+            agent_version("claude-code_2-1-328_harness").as_deref(),
+            Some("2.1.328")
+        );
+        assert_eq!(agent_version("codex_0-169-0"), None);
+        // Not a version: refused by `version` after it.
+        assert!(!is_version(
+            &agent_version("claude-code_latest_harness").unwrap_or_default()
+        ));
     }
 
     #[test]

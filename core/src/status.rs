@@ -95,6 +95,27 @@ pub struct ClaimState {
     pub effective_enforcement: &'static str,
 }
 
+/// How many claims the room holds, and by whom, when a status lists only the claims that matter
+/// ([`Core::status_summary`]).
+#[derive(Debug, Clone, Default)]
+pub struct ClaimSummary {
+    /// Every claim, live and expired.
+    pub total: i64,
+    /// Live claims.
+    pub live: i64,
+    /// Participants with how many claims each holds, most first.
+    pub holders: Vec<(String, i64)>,
+    /// Whether `claims` lists every claim.
+    pub complete: bool,
+}
+
+/// A status lists every claim when there are at most this many; above, the claims that matter.
+pub const LIST_EVERY_CLAIM_UP_TO: i64 = 20;
+/// The most claims a summary lists of each kind (contended, expiring, yours, expired).
+const SUMMARY_EACH: i64 = 20;
+/// A live claim "expiring" in a summary: its lease ends within this.
+const EXPIRING_WITHIN_MS: Millis = 10 * 60_000;
+
 /// The workspace status.
 #[derive(Debug, Clone)]
 pub struct StatusReport {
@@ -120,6 +141,8 @@ pub struct StatusReport {
     pub attention: Vec<Attention>,
     /// Newest event sequence number.
     pub head_seq: i64,
+    /// How many claims, by whom (a summary's counts; also filled for a full status).
+    pub claim_summary: ClaimSummary,
 }
 
 /// A page of events.
@@ -277,6 +300,22 @@ fn session_states(
     Ok(states)
 }
 
+/// The counts of a full claim list.
+fn summarize(claims: &[ClaimState]) -> ClaimSummary {
+    let mut holders: std::collections::BTreeMap<String, i64> = Default::default();
+    for c in claims {
+        *holders.entry(c.claim.participant_id.clone()).or_default() += 1;
+    }
+    let mut holders: Vec<(String, i64)> = holders.into_iter().collect();
+    holders.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    ClaimSummary {
+        total: claims.len() as i64,
+        live: claims.iter().filter(|c| c.live).count() as i64,
+        holders,
+        complete: true,
+    }
+}
+
 impl Core {
     fn empty_status(&self) -> StatusReport {
         StatusReport {
@@ -291,6 +330,10 @@ impl Core {
             claims: Vec::new(),
             attention: Vec::new(),
             head_seq: 0,
+            claim_summary: ClaimSummary {
+                complete: true,
+                ..ClaimSummary::default()
+            },
         }
     }
 
@@ -328,6 +371,109 @@ impl Core {
                     claim,
                 })
                 .collect();
+            report.participants = r.participants()?;
+            report.head_seq = r.head_seq()?;
+            report.claim_summary = summarize(&report.claims);
+            Ok(report)
+        })
+    }
+
+    /// The workspace status a person reads: like [`Core::status`] for open sessions, but with
+    /// more than [`LIST_EVERY_CLAIM_UP_TO`] claims only those that matter are listed (contended
+    /// ones, those expiring within 10 minutes, the caller session `mine`'s, expired ones; up to
+    /// 20 of each) beside counts per holder. Its cost follows what it lists, not how many
+    /// claims the room holds (index scans for the counts).
+    pub fn status_summary(&mut self, mine: Option<&str>) -> AccResult<StatusReport> {
+        let now = self.now();
+        let liveness = self.liveness();
+        let guards = self.guards();
+        let mut report = self.empty_status();
+        let policy = self.workspace.config.claim_mode;
+        let Some(store) = self.store_for_read() else {
+            return Ok(report);
+        };
+        store.read(|r| {
+            let sessions = session_states(r, false, now, &*liveness, &*guards)?;
+            report.protection = protection(policy, &sessions);
+            report.attention = self::attention(r, &sessions, now, &*liveness)?;
+            let (per_session, expired) = r.claim_counts(now)?;
+            let total: i64 = per_session.iter().map(|(_, n)| n).sum();
+            let live = total - expired;
+            let rows = if total <= LIST_EVERY_CLAIM_UP_TO {
+                r.claims()?
+            } else {
+                let mut rows = Vec::new();
+                let contended: Vec<String> = report
+                    .attention
+                    .iter()
+                    .filter(|a| {
+                        matches!(
+                            a.rule,
+                            AttentionRule::ClaimConflict | AttentionRule::ClaimContended
+                        )
+                    })
+                    .filter_map(|a| a.resource.clone())
+                    .take(SUMMARY_EACH as usize)
+                    .collect();
+                for resource in &contended {
+                    let (exact, ranges) = resource::overlap_candidates(resource);
+                    rows.extend(
+                        r.claims_matching(&exact, &ranges)?
+                            .into_iter()
+                            .filter(|c| claims::is_live(c, now))
+                            .take(SUMMARY_EACH as usize),
+                    );
+                }
+                rows.extend(r.claims_expiring(now, now + EXPIRING_WITHIN_MS, SUMMARY_EACH)?);
+                if let Some(session) = mine {
+                    rows.extend(
+                        r.claims_of_session(session)?
+                            .into_iter()
+                            .take(SUMMARY_EACH as usize),
+                    );
+                }
+                rows.extend(
+                    r.expired_claims(now)?
+                        .into_iter()
+                        .take(SUMMARY_EACH as usize),
+                );
+                rows.sort_by(|a, b| (&a.resource, &a.claim_id).cmp(&(&b.resource, &b.claim_id)));
+                rows.dedup_by(|a, b| a.claim_id == b.claim_id);
+                rows
+            };
+            report.claims = rows
+                .into_iter()
+                .map(|claim| ClaimState {
+                    live: claims::is_live(&claim, now),
+                    effective_enforcement: if report.protection == "guarded"
+                        && claim.enforcement == Enforcement::Guarded
+                    {
+                        "guarded"
+                    } else {
+                        "advisory"
+                    },
+                    claim,
+                })
+                .collect();
+            let owner: std::collections::BTreeMap<String, String> = r
+                .sessions(true)?
+                .into_iter()
+                .map(|s| (s.session_id, s.participant_id))
+                .collect();
+            let mut holders: std::collections::BTreeMap<String, i64> = Default::default();
+            for (session, count) in per_session {
+                let who = owner.get(&session).cloned().unwrap_or(session);
+                *holders.entry(who).or_default() += count;
+            }
+            let mut holders: Vec<(String, i64)> = holders.into_iter().collect();
+            holders.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+            report.claim_summary = ClaimSummary {
+                total,
+                live,
+                complete: report.claims.len() as i64 == total,
+                holders,
+            };
+            report.sessions = sessions;
             report.participants = r.participants()?;
             report.head_seq = r.head_seq()?;
             Ok(report)

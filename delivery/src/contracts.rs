@@ -890,7 +890,7 @@ impl Evidence {
     ) -> Result<String, String> {
         let Some(text) = client_version else {
             return Err(format!(
-                "the version of its {client} is unknown (it is learnt when the client starts a session)"
+                "its {client} version is unknown: ACC learns it when the client starts a session with ACC's hooks"
             ));
         };
         let Some(wanted) = version(text) else {

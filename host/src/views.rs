@@ -199,6 +199,20 @@ fn status_wire(report: &StatusReport, now: i64) -> wire::Status<'_> {
             .iter()
             .map(|c| claim_wire(&c.claim, now, Some(c.effective_enforcement)))
             .collect(),
+        claim_summary: wire::ClaimSummary {
+            total: report.claim_summary.total,
+            live: report.claim_summary.live,
+            holders: report
+                .claim_summary
+                .holders
+                .iter()
+                .map(|(participant_id, claims)| wire::Holder {
+                    participant_id,
+                    claims: *claims,
+                })
+                .collect(),
+            complete: report.claim_summary.complete,
+        },
         attention: report.attention.iter().map(attention_wire).collect(),
         cursor: format_cursor(report.head_seq),
         messages: None,

@@ -168,11 +168,31 @@ pub struct Status<'a> {
     pub participants: Vec<Participant<'a>>,
     pub sessions: Vec<Session<'a>>,
     pub claims: Vec<Claim<'a>>,
+    /// How many claims, by whom; `complete` says whether `claims` lists every one.
+    pub claim_summary: ClaimSummary<'a>,
     pub attention: Vec<Attention<'a>>,
     pub cursor: String,
     /// In the snapshot only: every message with its receipts.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub messages: Option<Vec<Value>>,
+}
+
+/// The claims of a status, counted.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClaimSummary<'a> {
+    pub total: i64,
+    pub live: i64,
+    pub holders: Vec<Holder<'a>>,
+    pub complete: bool,
+}
+
+/// A participant and how many claims it holds.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Holder<'a> {
+    pub participant_id: &'a str,
+    pub claims: i64,
 }
 
 /// The roster resource: who is in the room.

@@ -77,14 +77,16 @@ impl Writer<'_> {
         adapter_id: Option<&str>,
     ) -> StoreResult<usize> {
         Ok(match adapter_id {
-            Some(adapter) => self.tx.execute(
-                "DELETE FROM delivery_bindings WHERE session_id = ?1 AND adapter_id = ?2",
-                params![session_id, adapter],
-            )?,
-            None => self.tx.execute(
-                "DELETE FROM delivery_bindings WHERE session_id = ?1",
-                [session_id],
-            )?,
+            Some(adapter) => self
+                .tx
+                .prepare_cached(
+                    "DELETE FROM delivery_bindings WHERE session_id = ?1 AND adapter_id = ?2",
+                )?
+                .execute(params![session_id, adapter])?,
+            None => self
+                .tx
+                .prepare_cached("DELETE FROM delivery_bindings WHERE session_id = ?1")?
+                .execute([session_id])?,
         })
     }
 }

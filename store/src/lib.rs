@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use rusqlite::config::DbConfig;
-use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
+use rusqlite::{Connection, OpenFlags, TransactionBehavior, params};
 use serde_json::Value;
 
 mod closed;
@@ -67,6 +67,122 @@ fn wait_for_lock(attempt: i32) -> bool {
     true
 }
 
+/// Wait for this process's turn to write: an exclusive `flock` on the queue file beside the
+/// store, held until the transaction ends (the returned [`Turn`] releases it when dropped,
+/// as does the process's exit).
+///
+/// Why a queue in front of SQLite's own lock: SQLite's waiters poll, so while many processes
+/// wait the lock sits idle between their sleeps and the unlucky ones wait again and again
+/// (32 agents: write p99 150 ms, maximum 330 ms in `acc-bench swarm`). Blocked on `flock`,
+/// a waiter is woken by the kernel the moment the lock is released (p99 43 ms, maximum
+/// 61 ms, and half again the throughput, since nobody burns CPU polling). SQLite's lock
+/// stays the guard of correctness; the queue only orders the writers that use it.
+///
+/// The wait is bounded by [`BUSY_TIMEOUT`]: uncontended, one `try_lock` on the store's queue
+/// file; contended, the store's waiter thread (started on the first contention and kept while
+/// the store is open) blocks on the lock while this one waits for it with a deadline. Past the
+/// deadline the write is refused as `busy`, and a lock the waiter obtains later is released at
+/// once.
+fn queue_for_write<'a>(
+    store: &Path,
+    queue: &'a mut Option<std::fs::File>,
+    waiter: &mut Option<std::sync::mpsc::Sender<LockJob>>,
+) -> StoreResult<Turn<'a>> {
+    let path = PathBuf::from(format!("{}-writers", store.display()));
+    if queue.is_none() {
+        let opened = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .mode(0o600)
+            .open(&path)
+            .map_err(|e| StoreError::io("open the writers' queue", &path, &e))?;
+        *queue = Some(opened);
+    }
+    let Some(queue) = queue.as_ref() else {
+        return Err(StoreError::internal("the writers' queue is not open"));
+    };
+    match queue.try_lock() {
+        Ok(()) => return Ok(Turn::Held(queue)),
+        Err(std::fs::TryLockError::WouldBlock) => {}
+        Err(std::fs::TryLockError::Error(e)) => {
+            return Err(StoreError::io("lock the writers' queue", &path, &e));
+        }
+    }
+    // Contended: the store's waiter thread blocks on a file of its own (a lock belongs to an
+    // open file) and hands it back locked. Past the deadline nobody takes it: the file is
+    // dropped, unlocked, wherever it is then (in the thread or in the channel).
+    let file = OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .map_err(|e| StoreError::io("open the writers' queue", &path, &e))?;
+    let (reply, turn) = std::sync::mpsc::channel();
+    let job = LockJob { file, reply };
+    let job = match waiter {
+        Some(running) => match running.send(job) {
+            Ok(()) => return wait_for_turn(store, &path, &turn),
+            // The thread is gone (it cannot fail, but then): start another.
+            Err(std::sync::mpsc::SendError(job)) => job,
+        },
+        None => job,
+    };
+    let (jobs, queued) = std::sync::mpsc::channel::<LockJob>();
+    std::thread::Builder::new()
+        .name("acc-store-queue".into())
+        .spawn(move || {
+            for LockJob { file, reply } in queued {
+                let _ = reply.send(file.lock().map(|()| file));
+            }
+        })
+        .map_err(|e| StoreError::io("start the writers' queue", &path, &e))?;
+    let _ = jobs.send(job);
+    *waiter = Some(jobs);
+    wait_for_turn(store, &path, &turn)
+}
+
+/// A file to lock on the store's waiter thread, and where to hand it back locked.
+struct LockJob {
+    file: std::fs::File,
+    reply: std::sync::mpsc::Sender<std::io::Result<std::fs::File>>,
+}
+
+/// The locked file from the waiter thread, within [`BUSY_TIMEOUT`].
+fn wait_for_turn<'a>(
+    store: &Path,
+    path: &Path,
+    turn: &std::sync::mpsc::Receiver<std::io::Result<std::fs::File>>,
+) -> StoreResult<Turn<'a>> {
+    match turn.recv_timeout(BUSY_TIMEOUT) {
+        Ok(Ok(file)) => Ok(Turn::Waited(file)),
+        Ok(Err(e)) => Err(StoreError::io("lock the writers' queue", path, &e)),
+        Err(_) => Err(StoreError::new(
+            StoreErrorKind::Busy,
+            format!(
+                "another process kept the store `{}` locked for more than {} s",
+                store.display(),
+                BUSY_TIMEOUT.as_secs()
+            ),
+        )),
+    }
+}
+
+/// A writer's turn: the queue's lock, released when dropped.
+enum Turn<'a> {
+    /// Taken at once on the store's own queue file.
+    Held(&'a std::fs::File),
+    /// Waited for on a file of its own (closing it releases the lock).
+    Waited(#[allow(dead_code)] std::fs::File),
+}
+
+impl Drop for Turn<'_> {
+    fn drop(&mut self) {
+        if let Self::Held(file) = self {
+            // An unlock that fails leaves the lock to the file's close (the store's drop) or
+            // the process's exit: nothing waits on it for longer.
+            let _ = file.unlock();
+        }
+    }
+}
+
 /// The size the WAL file is trimmed to after a checkpoint (bytes).
 const WAL_SIZE_LIMIT: i64 = 4 * 1024 * 1024;
 
@@ -85,6 +201,11 @@ pub struct WorkspaceRecord {
 pub struct Store {
     conn: Connection,
     path: PathBuf,
+    /// The writers' queue beside the store, opened on the first write (see
+    /// `Store::queue_for_write`).
+    queue: Option<std::fs::File>,
+    /// The thread that waits for the queue when it is contended (see `queue_for_write`).
+    waiter: Option<std::sync::mpsc::Sender<LockJob>>,
 }
 
 impl std::fmt::Debug for Store {
@@ -178,10 +299,10 @@ impl Store {
             create_whole(&dir, &path, workspace, now)?;
         }
         let mut store = Self::open_path(&path)?;
-        if !store.has_meta()? {
+        let Some(meta) = store.meta()? else {
             return Err(store.not_acc_error());
-        }
-        store.check_version(&workspace.workspace_id)?;
+        };
+        store.check_version(&meta, &workspace.workspace_id)?;
         store.configure()?;
         Ok(store)
     }
@@ -195,10 +316,10 @@ impl Store {
             return Ok(None);
         }
         let mut store = Self::open_path(&path)?;
-        if !store.has_meta()? {
+        let Some(meta) = store.meta()? else {
             return Err(store.not_acc_error());
-        }
-        store.check_version(workspace_id)?;
+        };
+        store.check_version(&meta, workspace_id)?;
         store.configure()?;
         Ok(Some(store))
     }
@@ -224,6 +345,8 @@ impl Store {
         Ok(Self {
             conn,
             path: path.to_path_buf(),
+            queue: None,
+            waiter: None,
         })
     }
 
@@ -250,16 +373,20 @@ impl Store {
         Ok(())
     }
 
-    fn has_meta(&self) -> StoreResult<bool> {
-        let found: Option<String> = self
-            .conn
-            .query_row(
-                "SELECT name FROM sqlite_master WHERE type='table' AND name='acc_meta'",
-                [],
-                |r| r.get(0),
-            )
-            .optional()?;
-        Ok(found.is_some())
+    /// The `acc_meta` table, read in one statement; `None` when there is none (a sqlite
+    /// database that is not ACC's).
+    fn meta(&self) -> StoreResult<Option<std::collections::BTreeMap<String, String>>> {
+        let mut statement = match self.conn.prepare("SELECT key, value FROM acc_meta") {
+            Ok(statement) => statement,
+            Err(rusqlite::Error::SqliteFailure(_, Some(message)))
+                if message.starts_with("no such table") =>
+            {
+                return Ok(None);
+            }
+            Err(other) => return Err(other.into()),
+        };
+        let rows = statement.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(Some(rows.collect::<Result<_, _>>()?))
     }
 
     fn not_acc_error(&self) -> StoreError {
@@ -272,15 +399,12 @@ impl Store {
         )
     }
 
-    fn check_version(&self, workspace_id: &str) -> StoreResult<()> {
-        let meta = |key: &str| -> StoreResult<Option<String>> {
-            Ok(self
-                .conn
-                .query_row("SELECT value FROM acc_meta WHERE key = ?1", [key], |r| {
-                    r.get(0)
-                })
-                .optional()?)
-        };
+    fn check_version(
+        &self,
+        meta: &std::collections::BTreeMap<String, String>,
+        workspace_id: &str,
+    ) -> StoreResult<()> {
+        let meta = |key: &str| -> StoreResult<Option<String>> { Ok(meta.get(key).cloned()) };
         let protocol = meta("protocol_version")?;
         let schema = meta("schema_version")?;
         if protocol.as_deref() != Some(PROTOCOL_VERSION)
@@ -324,7 +448,7 @@ impl Store {
         &mut self,
         f: impl FnOnce(&mut Writer<'_>) -> Result<T, E>,
     ) -> Result<T, E> {
-        let _turn = self.queue_for_write()?;
+        let _turn = queue_for_write(&self.path, &mut self.queue, &mut self.waiter)?;
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
@@ -334,66 +458,6 @@ impl Store {
         test_hold_write();
         writer.tx.commit().map_err(StoreError::from)?;
         Ok(value)
-    }
-
-    /// Wait for this process's turn to write: an exclusive `flock` on the queue file beside the
-    /// store, held until the transaction ends (the returned file; closing it releases the
-    /// lock, as does the process's exit).
-    ///
-    /// Why a queue in front of SQLite's own lock: SQLite's waiters poll, so while many processes
-    /// wait the lock sits idle between their sleeps and the unlucky ones wait again and again
-    /// (32 agents: write p99 150 ms, maximum 330 ms in `acc-bench swarm`). Blocked on `flock`,
-    /// a waiter is woken by the kernel the moment the lock is released (p99 43 ms, maximum
-    /// 61 ms, and half again the throughput, since nobody burns CPU polling). SQLite's lock
-    /// stays the guard of correctness; the queue only orders the writers that use it.
-    ///
-    /// The wait is bounded by [`BUSY_TIMEOUT`]: uncontended, one `try_lock`; contended, a
-    /// helper thread blocks on the lock while this one waits for it with a deadline. Past the
-    /// deadline the write is refused as `busy`, and a lock the helper obtains later is released
-    /// at once.
-    fn queue_for_write(&self) -> StoreResult<std::fs::File> {
-        let path = PathBuf::from(format!("{}-writers", self.path.display()));
-        let open = || {
-            OpenOptions::new()
-                .create(true)
-                .append(true)
-                .mode(0o600)
-                .open(&path)
-                .map_err(|e| StoreError::io("open the writers' queue", &path, &e))
-        };
-        let file = open()?;
-        match file.try_lock() {
-            Ok(()) => return Ok(file),
-            Err(std::fs::TryLockError::WouldBlock) => {}
-            Err(std::fs::TryLockError::Error(e)) => {
-                return Err(StoreError::io("lock the writers' queue", &path, &e));
-            }
-        }
-        let (sender, turn) = std::sync::mpsc::channel();
-        let abandoned = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let gave_up = abandoned.clone();
-        std::thread::spawn(move || {
-            let locked = file.lock().map(|()| file);
-            // Nobody waits for it any more: dropping the file releases the lock.
-            if !gave_up.load(std::sync::atomic::Ordering::SeqCst) {
-                let _ = sender.send(locked);
-            }
-        });
-        match turn.recv_timeout(BUSY_TIMEOUT) {
-            Ok(Ok(file)) => Ok(file),
-            Ok(Err(e)) => Err(StoreError::io("lock the writers' queue", &path, &e)),
-            Err(_) => {
-                abandoned.store(true, std::sync::atomic::Ordering::SeqCst);
-                Err(StoreError::new(
-                    StoreErrorKind::Busy,
-                    format!(
-                        "another process kept the store `{}` locked for more than {} s",
-                        self.path.display(),
-                        BUSY_TIMEOUT.as_secs()
-                    ),
-                ))
-            }
-        }
     }
 
     /// Run `f` in a read transaction (one consistent snapshot).

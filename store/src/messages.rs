@@ -284,7 +284,8 @@ impl Reader<'_> {
     pub fn message_count(&self) -> StoreResult<i64> {
         Ok(self
             .conn
-            .query_row("SELECT count(*) FROM messages", [], |r| r.get(0))?)
+            .prepare_cached("SELECT count(*) FROM messages")?
+            .query_row([], |r| r.get(0))?)
     }
 
     /// Every message, oldest first (the forensic snapshot).
@@ -389,10 +390,11 @@ impl Writer<'_> {
 
     /// The sequence the next appended event will get (events are appended in this transaction).
     pub fn next_event_seq(&self) -> StoreResult<i64> {
-        Ok(self.tx.query_row(
-            "SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'events'), 0) + 1",
-            [],
-            |r| r.get(0),
-        )?)
+        Ok(self
+            .tx
+            .prepare_cached(
+                "SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'events'), 0) + 1",
+            )?
+            .query_row([], |r| r.get(0))?)
     }
 }

@@ -78,22 +78,18 @@ fn event_from(row: &Row<'_>) -> rusqlite::Result<EventRow> {
 impl Reader<'_> {
     /// The workspace's display name and root, as recorded.
     pub fn workspace_record(&self) -> StoreResult<(String, String, Millis)> {
-        Ok(self.conn.query_row(
-            "SELECT display_name, root, created_at FROM workspace LIMIT 1",
-            [],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-        )?)
+        Ok(self
+            .conn
+            .prepare_cached("SELECT display_name, root, created_at FROM workspace LIMIT 1")?
+            .query_row([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?)
     }
 
     /// Whether a participant is known.
     pub fn participant_exists(&self, participant_id: &str) -> StoreResult<bool> {
         Ok(self
             .conn
-            .query_row(
-                "SELECT 1 FROM participants WHERE participant_id = ?1",
-                [participant_id],
-                |_| Ok(()),
-            )
+            .prepare_cached("SELECT 1 FROM participants WHERE participant_id = ?1")?
+            .query_row([participant_id], |_| Ok(()))
             .optional()?
             .is_some())
     }
@@ -149,11 +145,10 @@ impl Reader<'_> {
 
     /// Number of sessions not closed.
     pub fn open_session_count(&self) -> StoreResult<i64> {
-        Ok(self.conn.query_row(
-            "SELECT count(*) FROM sessions WHERE closed_at IS NULL",
-            [],
-            |r| r.get(0),
-        )?)
+        Ok(self
+            .conn
+            .prepare_cached("SELECT count(*) FROM sessions WHERE closed_at IS NULL")?
+            .query_row([], |r| r.get(0))?)
     }
 
     /// The intent of a session.
@@ -232,6 +227,38 @@ impl Reader<'_> {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
+    /// How many claims each session holds (live and expired), and how many have expired at
+    /// `now`: index scans only (the session index is covering; the expiry index ranges over the
+    /// expired ones, which are few).
+    pub fn claim_counts(&self, now: Millis) -> StoreResult<(Vec<(String, i64)>, i64)> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT session_id, count(*) FROM claims INDEXED BY claims_by_session GROUP BY session_id",
+        )?;
+        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        let per_session = rows.collect::<Result<_, _>>()?;
+        let expired = self
+            .conn
+            .prepare_cached("SELECT count(*) FROM claims WHERE expires_at <= ?1")?
+            .query_row([now], |r| r.get(0))?;
+        Ok((per_session, expired))
+    }
+
+    /// Live claims whose lease ends after `now` and at or before `until`, soonest first, at
+    /// most `limit`.
+    pub fn claims_expiring(
+        &self,
+        now: Millis,
+        until: Millis,
+        limit: i64,
+    ) -> StoreResult<Vec<ClaimRow>> {
+        let sql = format!(
+            "SELECT {CLAIM_COLUMNS} FROM claims WHERE expires_at > ?1 AND expires_at <= ?2 ORDER BY expires_at, claim_id LIMIT ?3"
+        );
+        let mut stmt = self.conn.prepare_cached(&sql)?;
+        let rows = stmt.query_map(params![now, until, limit], claim_from)?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
     /// Every claim row (live and expired).
     pub fn claims(&self) -> StoreResult<Vec<ClaimRow>> {
         let sql = format!("SELECT {CLAIM_COLUMNS} FROM claims ORDER BY resource, claim_id");
@@ -253,16 +280,15 @@ impl Reader<'_> {
     pub fn head_seq(&self) -> StoreResult<i64> {
         Ok(self
             .conn
-            .query_row("SELECT coalesce(max(seq), 0) FROM events", [], |r| r.get(0))?)
+            .prepare_cached("SELECT coalesce(max(seq), 0) FROM events")?
+            .query_row([], |r| r.get(0))?)
     }
 }
 
 impl Writer<'_> {
     /// Record a participant if new; returns whether it was created.
     pub fn ensure_participant(&mut self, participant_id: &str, now: Millis) -> StoreResult<bool> {
-        let changed = self.tx.execute(
-            "INSERT INTO participants(participant_id, created_at) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
-            params![participant_id, now],
+        let changed = self.tx.prepare_cached("INSERT INTO participants(participant_id, created_at) VALUES (?1, ?2) ON CONFLICT DO NOTHING")?.execute(params![participant_id, now],
         )?;
         Ok(changed == 1)
     }
@@ -300,9 +326,7 @@ impl Writer<'_> {
         generation_hash: &str,
         now: Millis,
     ) -> StoreResult<()> {
-        self.tx.execute(
-            "UPDATE sessions SET generation = ?2, generation_hash = ?3, closed_at = NULL, last_seen_at = ?4 WHERE session_id = ?1",
-            params![session_id, generation, generation_hash, now],
+        self.tx.prepare_cached("UPDATE sessions SET generation = ?2, generation_hash = ?3, closed_at = NULL, last_seen_at = ?4 WHERE session_id = ?1")?.execute(params![session_id, generation, generation_hash, now],
         )?;
         // A new generation retires every binding of the old one.
         self.drop_bindings(session_id, None)?;
@@ -326,18 +350,17 @@ impl Writer<'_> {
         client_version: Option<&str>,
         enforcement: Enforcement,
     ) -> StoreResult<()> {
-        self.tx.execute(
-            "UPDATE sessions SET client_version = ?2, enforcement = ?3 WHERE session_id = ?1",
-            params![session_id, client_version, enforcement],
-        )?;
+        self.tx
+            .prepare_cached(
+                "UPDATE sessions SET client_version = ?2, enforcement = ?3 WHERE session_id = ?1",
+            )?
+            .execute(params![session_id, client_version, enforcement])?;
         Ok(())
     }
 
     /// Close a session's presence.
     pub fn close_session(&mut self, session_id: &str, now: Millis) -> StoreResult<()> {
-        self.tx.execute(
-            "UPDATE sessions SET closed_at = ?2, last_seen_at = max(last_seen_at, ?2) WHERE session_id = ?1",
-            params![session_id, now],
+        self.tx.prepare_cached("UPDATE sessions SET closed_at = ?2, last_seen_at = max(last_seen_at, ?2) WHERE session_id = ?1")?.execute(params![session_id, now],
         )?;
         self.drop_bindings(session_id, None)?;
         Ok(())
@@ -345,11 +368,9 @@ impl Writer<'_> {
 
     /// Insert or replace a session's intent.
     pub fn upsert_intent(&mut self, intent: &IntentRow) -> StoreResult<()> {
-        self.tx.execute(
-            "INSERT INTO intents(session_id, summary, mode, state, resource_hints, updated_at) VALUES (?1,?2,?3,?4,?5,?6)
+        self.tx.prepare_cached("INSERT INTO intents(session_id, summary, mode, state, resource_hints, updated_at) VALUES (?1,?2,?3,?4,?5,?6)
              ON CONFLICT(session_id) DO UPDATE SET summary=excluded.summary, mode=excluded.mode, state=excluded.state,
-             resource_hints=excluded.resource_hints, updated_at=excluded.updated_at",
-            params![
+             resource_hints=excluded.resource_hints, updated_at=excluded.updated_at")?.execute(params![
                 intent.session_id,
                 intent.summary,
                 intent.mode,
@@ -365,7 +386,8 @@ impl Writer<'_> {
     pub fn delete_intent(&mut self, session_id: &str) -> StoreResult<bool> {
         Ok(self
             .tx
-            .execute("DELETE FROM intents WHERE session_id = ?1", [session_id])?
+            .prepare_cached("DELETE FROM intents WHERE session_id = ?1")?
+            .execute([session_id])?
             == 1)
     }
 

@@ -47,11 +47,17 @@ pub fn wait_with_deadline(mut child: Child, deadline: Duration, what: &str) -> O
             Ok(Some(_)) => return child.wait_with_output().expect("collect output"),
             Ok(None) if start.elapsed() < deadline => std::thread::sleep(Duration::from_millis(5)),
             Ok(None) => {
-                kill_pid(child.id());
-                let _ = child.wait();
+                let pid = child.id();
+                kill_pid(pid);
+                // What it said before it was killed (its progress, when it reports any).
+                let said = child
+                    .wait_with_output()
+                    .map(|o| String::from_utf8_lossy(&o.stderr).into_owned())
+                    .unwrap_or_default();
+                let tail: Vec<&str> = said.lines().rev().take(20).collect();
                 panic!(
-                    "{what} did not finish within {deadline:?}; killed pid {}",
-                    child.id()
+                    "{what} did not finish within {deadline:?}; killed pid {pid}; the end of its stderr:\n{}",
+                    tail.into_iter().rev().collect::<Vec<_>>().join("\n")
                 );
             }
             Err(e) => panic!("waiting for {what}: {e}"),

@@ -177,10 +177,29 @@ pub fn status(report: &StatusReport, now: i64) -> String {
             }
         }
     }
-    if report.claims.is_empty() {
+    let summary = &report.claim_summary;
+    if summary.total == 0 && report.claims.is_empty() {
         out.push_str("claims: none\n");
     } else {
-        out.push_str("claims:\n");
+        let holders: Vec<String> = summary
+            .holders
+            .iter()
+            .map(|(who, n)| format!("{who} {n}"))
+            .collect();
+        out.push_str(&format!(
+            "claims: {} ({} live) held by {}{}\n",
+            summary.total,
+            summary.live,
+            holders.join(", "),
+            if summary.complete {
+                String::new()
+            } else {
+                format!(
+                    "; listed: the {} that matter (contended, expiring within 10 min, yours, expired); acc status --all lists every one",
+                    report.claims.len()
+                )
+            }
+        ));
         for c in &report.claims {
             let claim = &c.claim;
             let state = if c.live { "live" } else { "EXPIRED" };

@@ -385,7 +385,8 @@ pub struct PruneArgs {
 /// `acc status`.
 #[derive(Debug, Args)]
 pub struct StatusArgs {
-    /// Include closed sessions.
+    /// Everything: every claim (by default, above 20 claims, only those that matter beside
+    /// counts per holder) and closed sessions.
     #[arg(long)]
     pub all: bool,
 }
@@ -536,6 +537,15 @@ fn write_stderr(text: &str) {
 /// Run the CLI with these arguments; returns the process exit code.
 pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> i32 {
     let args: Vec<OsString> = args.into_iter().collect();
+    // `acc hook CLIENT EVENT` runs on every turn of every hooked client: it skips building the
+    // whole command line parser (its arguments are exactly these three words; anything else
+    // goes through the parser, which reports it).
+    if let [_, hook, client, event] = args.as_slice()
+        && hook == "hook"
+        && let (Some(client), Some(event)) = (client.to_str(), event.to_str())
+    {
+        return crate::hooks::run(client, event);
+    }
     let json_requested = args.iter().any(|a| a == "--json");
     let cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,
@@ -903,7 +913,14 @@ fn adapters_command(action: Option<&AdaptersCommand>) -> AccResult<Output> {
 /// `acc status`.
 fn status_command(cli: &Cli, args: &StatusArgs) -> AccResult<Output> {
     let mut core = open_core(cli)?;
-    let report = core.status(args.all)?;
+    let report = if args.all {
+        core.status(true)?
+    } else {
+        // The caller's own claims are among those a summary lists, when this shell has a
+        // session.
+        let mine = caller(cli).ok().map(|c| c.session_id);
+        core.status_summary(mine.as_deref())?
+    };
     let now = core.now();
     Ok(Output {
         human: human::status(&report, now),

@@ -88,6 +88,7 @@ fn main() {
             0
         }
         Some("claim-worker") => claim_worker(&args[1..]),
+        Some("bare-worker") => bare_worker(&args[1..]),
         Some("send-worker") => send_worker(&args[1..]),
         Some(other) => {
             eprintln!(
@@ -181,6 +182,56 @@ fn bare_sqlite_commits(dir: &Path, count: usize) -> f64 {
     count as f64 / start.elapsed().as_secs_f64()
 }
 
+/// fsyncs per send: one send worker of 200 sends under `strace -f -c`, when strace is there
+/// (else said so).
+fn fsyncs_per_send(data: &Path, dir: &Path) -> String {
+    let trace = data.join("fsyncs.txt");
+    let ran = Command::new("strace")
+        .args(["-f", "-c", "-e", "trace=fsync,fdatasync", "-o"])
+        .arg(&trace)
+        .arg(bin("acc-bench"))
+        .args([
+            "send-worker",
+            data.to_str().expect("utf8"),
+            dir.to_str().expect("utf8"),
+            "traced",
+            "200",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+    if !ran.is_ok_and(|s| s.success()) {
+        return "fsyncs per send: strace unavailable".into();
+    }
+    let text = std::fs::read_to_string(&trace).unwrap_or_default();
+    let calls: u64 = text
+        .lines()
+        .filter(|l| l.contains("fsync") || l.contains("fdatasync"))
+        .filter_map(|l| l.split_whitespace().nth(3)?.parse::<u64>().ok())
+        .sum();
+    format!("{:.2} fsyncs per send", calls as f64 / 200.0)
+}
+
+/// One process doing `count` bare SQLite commits into `DATA/bare.sqlite3` (made by the caller):
+/// the floor of `count` sends from a process, started the same way.
+fn bare_worker(args: &[String]) -> i32 {
+    let [data, _dir, _label, count] = args else {
+        eprintln!("usage: acc-bench bare-worker DATA DIR LABEL COUNT");
+        return 2;
+    };
+    let count: usize = count.parse().expect("count");
+    let conn = rusqlite::Connection::open(Path::new(data).join("bare.sqlite3")).expect("open");
+    conn.busy_timeout(Duration::from_secs(10)).expect("busy");
+    conn.execute_batch("PRAGMA synchronous=FULL").expect("sync");
+    for i in 0..count {
+        conn.execute_batch("BEGIN IMMEDIATE").expect("begin");
+        conn.execute("INSERT INTO t(v) VALUES (?1)", [i.to_string()])
+            .expect("insert");
+        conn.execute_batch("COMMIT").expect("commit");
+    }
+    0
+}
+
 /// One process doing `pairs` acquire+release pairs; prints its elapsed seconds.
 fn claim_worker(args: &[String]) -> i32 {
     let [data, dir, label, pairs] = args else {
@@ -240,6 +291,57 @@ fn workers_per_second(
     (processes * count * commits) as f64 / start.elapsed().as_secs_f64()
 }
 
+/// `acc status` (the default view, human) at 10 and at 100,000 claims, and `--all` at
+/// 100,000, beside `acc --version`.
+fn status_scale(version: Duration) {
+    let mut times = Vec::new();
+    for total in [10usize, 100_000] {
+        let (_temp, data, dir) = world();
+        let mut core = core_for(&data, &dir);
+        let holders: Vec<Caller> = (0..5)
+            .map(|i| attach(&mut core, &format!("holder{i}")))
+            .collect();
+        let per_batch = total.min(100);
+        for batch in 0..total / per_batch {
+            let holder = &holders[batch % holders.len()];
+            let resources = (0..per_batch)
+                .map(|i| format!("file:b{batch}/{i}.rs"))
+                .collect();
+            core.acquire_claims(holder, &request(resources))
+                .expect("seed claims");
+        }
+        let status = |all: bool| {
+            let mut command = Command::new(bin("acc"));
+            command
+                .arg("status")
+                .current_dir(&dir)
+                .env("ACC_DATA_HOME", &data);
+            if all {
+                command.arg("--all");
+            }
+            time_process(&mut command, 15)
+        };
+        let default = status(false);
+        println!(
+            "acc status, {total:>7} claims (default):  {:>9.2} ms  ({:.1}x `acc --version`)",
+            ms(default),
+            ratio(default, version)
+        );
+        times.push(default);
+        if total > 10 {
+            let all = status(true);
+            println!(
+                "acc status --all, {total:>7} claims:      {:>9.2} ms",
+                ms(all)
+            );
+            println!(
+                "  default view at {total} claims: {:.1}x its time at 10 claims (goal <= 3x)",
+                ratio(default, times[0])
+            );
+        }
+    }
+}
+
 fn foundation() {
     println!("== foundation ==");
     let (_temp, data, dir) = world();
@@ -285,6 +387,7 @@ fn foundation() {
         ms(status),
         ratio(status, version)
     );
+    status_scale(version);
     println!(
         "acc sync, one 100-event page of 10,000:   {:>9.2} ms  ({:.1}x floor)",
         ms(sync_page),
@@ -341,6 +444,42 @@ fn send_worker(args: &[String]) -> i32 {
 
 /// Bulk-write messages from `sender` to `recipient` through the store layer, in transactions of
 /// 20,000: every 20th is an unresolved question, the rest acknowledged notes.
+/// What a store spends per message: its file (and WAL) over its messages, and each table and
+/// index (SQLite's `dbstat`) per message, largest first.
+fn storage_report(data: &Path, dir: &Path, what: &str) {
+    let id = acc_host::workspace::discover(dir).expect("workspace").id;
+    let store = data.join("acc/workspaces").join(id).join("store.sqlite3");
+    let conn = rusqlite::Connection::open(&store).expect("open the store");
+    conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")
+        .expect("checkpoint");
+    let messages: i64 = conn
+        .query_row("SELECT count(*) FROM messages", [], |r| r.get(0))
+        .expect("count");
+    let file = std::fs::metadata(&store).map(|m| m.len()).unwrap_or(0);
+    println!(
+        "storage, {what}: {messages} messages in {:.1} MiB, {:.0} bytes a message; by table and index:",
+        file as f64 / 1_048_576.0,
+        file as f64 / messages.max(1) as f64
+    );
+    let mut stmt = conn
+        .prepare("SELECT name, sum(pgsize) FROM dbstat GROUP BY name ORDER BY 2 DESC")
+        .expect("dbstat");
+    let rows: Vec<(String, i64)> = stmt
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .expect("dbstat")
+        .collect::<Result<_, _>>()
+        .expect("dbstat rows");
+    for (name, bytes) in rows
+        .iter()
+        .filter(|(_, b)| *b as f64 / messages.max(1) as f64 >= 1.0)
+    {
+        println!(
+            "  {name:<28} {:>8.0} bytes a message",
+            *bytes as f64 / messages.max(1) as f64
+        );
+    }
+}
+
 fn bulk_messages(core: &mut Core, sender: &Caller, recipient: &str, from: usize, to: usize) {
     let now = core.now();
     let store = core.store_for_write().expect("store");
@@ -429,14 +568,31 @@ fn messaging() {
     drop(core);
     let one = workers_per_second(&data, &dir, "send-worker", 1, 1000, 1);
     let four = workers_per_second(&data, &dir, "send-worker", 4, 500, 1);
+    // The same floor as processes, started and counted as the send workers are, from 1 and 4
+    // processes sharing one database.
+    let conn = rusqlite::Connection::open(data.join("bare.sqlite3")).expect("bare");
+    conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get::<_, String>(0))
+        .expect("wal");
+    conn.execute_batch("CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT)")
+        .expect("table");
+    drop(conn);
+    let bare_one = workers_per_second(&data, &dir, "bare-worker", 1, 1000, 1);
+    let bare_four = workers_per_second(&data, &dir, "bare-worker", 4, 500, 1);
+    let fsyncs = fsyncs_per_send(&data, &dir);
+    storage_report(&data, &dir, "real sends (one recipient each)");
     println!("bare sqlite commit (wal, sync=full):      {bare:>9.0} commits/s");
     println!(
-        "durable sends, 1 process:                 {one:>9.0} sends/s  ({:.2}x bare)",
-        one / bare
+        "bare commits as processes:               {bare_one:>9.0}/s from 1, {bare_four:>9.0}/s from 4"
     );
     println!(
-        "durable sends, 4 processes:               {four:>9.0} sends/s  ({:.2}x bare)",
-        four / bare
+        "durable sends, 1 process:                 {one:>9.0} sends/s  ({:.2}x bare, {:.2}x bare process; {fsyncs})",
+        one / bare,
+        one / bare_one
+    );
+    println!(
+        "durable sends, 4 processes:               {four:>9.0} sends/s  ({:.2}x bare, {:.2}x bare from 4 processes)",
+        four / bare,
+        four / bare_four
     );
 
     let (_temp, data, dir) = world();
@@ -486,6 +642,11 @@ fn messaging() {
             ms(process)
         );
     }
+    storage_report(
+        &data,
+        &dir,
+        "10^6 messages written in bulk (minimal event rows)",
+    );
 }
 
 /// An `acc-mcp` process over real pipes, speaking for `participant`.
@@ -524,6 +685,20 @@ fn percentile(samples: &mut [Duration], p: f64) -> Duration {
     samples.sort();
     let index = ((samples.len() as f64 - 1.0) * p).round() as usize;
     samples[index]
+}
+
+/// The machine's floor for a line's round trip over pipes: `cat` echoing it (p50).
+fn pipe_floor() -> Duration {
+    let mut echo = JsonRpcChild::spawn(Command::new("cat"));
+    let mut samples = Vec::with_capacity(2000);
+    for i in 0..2000u64 {
+        let start = Instant::now();
+        echo.send_line(&format!("{{\"id\":{i},\"result\":{{}}}}"));
+        echo.wait_for(|v| v["id"] == i, Duration::from_secs(10));
+        samples.push(start.elapsed());
+    }
+    echo.finish(Duration::from_secs(5));
+    percentile(&mut samples, 0.5)
 }
 
 fn mcp() {
@@ -594,10 +769,32 @@ fn mcp() {
             ms(p99)
         );
     }
-    let before = server.rss_kib();
-    for _ in 0..6000 {
+    // Flat as history grows: acc_status p50 over calls 1-1,000 and 9,001-10,000.
+    let mut early = Vec::new();
+    let mut late = Vec::new();
+    let mut before = None;
+    for i in 0..6000 {
+        let start = Instant::now();
         call(&mut server, &mut id, "acc_status", serde_json::json!({}));
+        let took = start.elapsed();
+        if i == 0 {
+            before = server.rss_kib();
+        }
+        if i < 1000 {
+            early.push(took);
+        } else if i >= 5000 {
+            late.push(took);
+        }
     }
+    println!(
+        "acc_status p50, calls 4,001-5,000 / 9,001-10,000: {:.3} / {:.3} ms (no growth expected)",
+        ms(percentile(&mut early, 0.5)),
+        ms(percentile(&mut late, 0.5))
+    );
+    println!(
+        "floor: a line's round trip through `cat` over pipes: p50 {:.3} ms",
+        ms(pipe_floor())
+    );
     let after = server.rss_kib();
     println!(
         "acc-mcp resident memory after 10,000 calls: {} KiB (after 4,000: {} KiB)",
@@ -797,6 +994,22 @@ fn hook() {
         "empty process `acc --version`:            {:>9.2} ms",
         ms(floor_acc)
     );
+    // The floor the hook is held to: one process start plus one read of the store
+    // (`acc-read-floor`, which links SQLite and nothing else).
+    let store = data
+        .join("acc/workspaces")
+        .join(acc_host::workspace::discover(&dir).expect("workspace").id)
+        .join("store.sqlite3");
+    let floor_read = time_process(
+        Command::new(bin("acc-read-floor"))
+            .arg(&store)
+            .arg("claude-code:bench-session"),
+        30,
+    );
+    println!(
+        "one process start + one store read:      {:>9.2} ms",
+        ms(floor_read)
+    );
     for pending in [0usize, 10, 1000] {
         let mut queued = 0usize;
         let mut refill = || {
@@ -815,10 +1028,11 @@ fn hook() {
         };
         let time = time_hook(&data, &dir, "bench-session", 15, &mut refill);
         println!(
-            "UserPromptSubmit hook, {pending:>4} pending of 100,000: {:>8.2} ms  ({:.1}x `true`, {:.1}x `acc --version`)",
+            "UserPromptSubmit hook, {pending:>4} pending of 100,000: {:>8.2} ms  ({:.1}x `true`, {:.1}x `acc --version`, {:.1}x one read)",
             ms(time),
             ratio(time, floor_true),
-            ratio(time, floor_acc)
+            ratio(time, floor_acc),
+            ratio(time, floor_read)
         );
     }
 }

@@ -24,5 +24,6 @@ mod peer_text;
 mod plugins;
 mod reads;
 mod router;
+mod status_view;
 mod store_safety;
 mod workspace_config;
