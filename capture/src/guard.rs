@@ -21,7 +21,7 @@ use crate::record::{Finished, Recorder, Run};
 use crate::script::{self, Scratch};
 use acc_clients::Client;
 use acc_host::core::claims::{AcquireRequest, ClaimMode, ReleaseSelector};
-use acc_host::core::{Caller, Core, SessionSpec};
+use acc_host::core::{Caller, Core};
 use acc_host::error::AccResult;
 use acc_host::plugins::{Plugins, search_path};
 use acc_host::store::Enforcement;
@@ -293,24 +293,7 @@ fn holder_claims_and_leaves(core: &mut Core) -> AccResult<Caller> {
 
 /// The holder comes back to its session, releases every claim, and leaves again.
 fn holder_releases(core: &mut Core, holder: &Caller) -> AccResult<()> {
-    let back = core.open_session(
-        &SessionSpec {
-            participant_id: "holder".into(),
-            session_key: None,
-            harness: "cli".into(),
-            client_version: None,
-            checkout: None,
-            branch: None,
-            pid: None,
-            enforcement: Enforcement::Advisory,
-            lifecycle: acc_host::store::Lifecycle::Manual,
-        },
-        Some(&holder.session_id),
-    )?;
-    let holder = Caller {
-        session_id: back.session.session_id,
-        generation: back.generation_token,
-    };
+    let holder = crate::reattach(core, "holder", Some(&holder.session_id))?;
     core.release_claims(&holder, &ReleaseSelector::All)?;
     core.end_presence(&holder)
 }

@@ -40,6 +40,12 @@ pub fn failed(what: &str, detail: impl std::fmt::Display) -> AccError {
 }
 
 pub fn attach(core: &mut Core, participant: &str) -> AccResult<Caller> {
+    reattach(core, participant, None)
+}
+
+/// A shell session of `participant`, as `acc attach` opens it: a new one, or `resume` (a
+/// session id of it) again with a new generation.
+pub fn reattach(core: &mut Core, participant: &str, resume: Option<&str>) -> AccResult<Caller> {
     let opened = core.open_session(
         &SessionSpec {
             participant_id: participant.into(),
@@ -52,7 +58,7 @@ pub fn attach(core: &mut Core, participant: &str) -> AccResult<Caller> {
             enforcement: acc_host::store::Enforcement::Advisory,
             lifecycle: acc_host::store::Lifecycle::Manual,
         },
-        None,
+        resume,
     )?;
     Ok(Caller {
         session_id: opened.session.session_id,

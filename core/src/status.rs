@@ -300,6 +300,69 @@ fn session_states(
     Ok(states)
 }
 
+/// The claims a summary lists: those contended, expiring within 10 minutes, the session
+/// `mine`'s, expired ones (up to 20 of each), by resource.
+fn claims_that_matter(
+    r: &Reader<'_>,
+    attention: &[Attention],
+    mine: Option<&str>,
+    now: Millis,
+) -> AccResult<Vec<ClaimRow>> {
+    let mut rows = Vec::new();
+    let contended = attention
+        .iter()
+        .filter(|a| {
+            matches!(
+                a.rule,
+                AttentionRule::ClaimConflict | AttentionRule::ClaimContended
+            )
+        })
+        .filter_map(|a| a.resource.clone())
+        .take(SUMMARY_EACH as usize);
+    for resource in contended {
+        let (exact, ranges) = resource::overlap_candidates(&resource);
+        rows.extend(
+            r.claims_matching(&exact, &ranges)?
+                .into_iter()
+                .filter(|c| claims::is_live(c, now))
+                .take(SUMMARY_EACH as usize),
+        );
+    }
+    rows.extend(r.claims_expiring(now, now + EXPIRING_WITHIN_MS, SUMMARY_EACH)?);
+    if let Some(session) = mine {
+        rows.extend(
+            r.claims_of_session(session)?
+                .into_iter()
+                .take(SUMMARY_EACH as usize),
+        );
+    }
+    rows.extend(
+        r.expired_claims(now)?
+            .into_iter()
+            .take(SUMMARY_EACH as usize),
+    );
+    rows.sort_by(|a, b| (&a.resource, &a.claim_id).cmp(&(&b.resource, &b.claim_id)));
+    rows.dedup_by(|a, b| a.claim_id == b.claim_id);
+    Ok(rows)
+}
+
+/// Claims with their liveness and what the room (its `protection`) really enforces for each.
+fn claim_states(rows: Vec<ClaimRow>, protection: &str, now: Millis) -> Vec<ClaimState> {
+    rows.into_iter()
+        .map(|claim| ClaimState {
+            live: claims::is_live(&claim, now),
+            effective_enforcement: if protection == "guarded"
+                && claim.enforcement == Enforcement::Guarded
+            {
+                "guarded"
+            } else {
+                "advisory"
+            },
+            claim,
+        })
+        .collect()
+}
+
 /// The counts of a full claim list.
 fn summarize(claims: &[ClaimState]) -> ClaimSummary {
     let mut holders: std::collections::BTreeMap<String, i64> = Default::default();
@@ -339,42 +402,9 @@ impl Core {
 
     /// The workspace status: sessions with presence and intent, claims, protection, attention.
     pub fn status(&mut self, include_closed: bool) -> AccResult<StatusReport> {
-        let now = self.now();
-        let liveness = self.liveness();
-        let guards = self.guards();
-        let mut report = self.empty_status();
-        let policy = self.workspace.config.claim_mode;
-        let Some(store) = self.store_for_read() else {
-            return Ok(report);
-        };
-        store.read(|r| {
-            let all_open = session_states(r, false, now, &*liveness, &*guards)?;
+        self.status_with(include_closed, |r, _, _| {
             let claims = r.claims()?;
-            report.protection = protection(policy, &all_open);
-            report.attention = self::attention(r, &all_open, now, &*liveness)?;
-            report.sessions = if include_closed {
-                session_states(r, true, now, &*liveness, &*guards)?
-            } else {
-                all_open
-            };
-            report.claims = claims
-                .into_iter()
-                .map(|claim| ClaimState {
-                    live: claims::is_live(&claim, now),
-                    effective_enforcement: if report.protection == "guarded"
-                        && claim.enforcement == Enforcement::Guarded
-                    {
-                        "guarded"
-                    } else {
-                        "advisory"
-                    },
-                    claim,
-                })
-                .collect();
-            report.participants = r.participants()?;
-            report.head_seq = r.head_seq()?;
-            report.claim_summary = summarize(&report.claims);
-            Ok(report)
+            Ok((claims, None))
         })
     }
 
@@ -384,77 +414,14 @@ impl Core {
     /// 20 of each) beside counts per holder. Its cost follows what it lists, not how many
     /// claims the room holds (index scans for the counts).
     pub fn status_summary(&mut self, mine: Option<&str>) -> AccResult<StatusReport> {
-        let now = self.now();
-        let liveness = self.liveness();
-        let guards = self.guards();
-        let mut report = self.empty_status();
-        let policy = self.workspace.config.claim_mode;
-        let Some(store) = self.store_for_read() else {
-            return Ok(report);
-        };
-        store.read(|r| {
-            let sessions = session_states(r, false, now, &*liveness, &*guards)?;
-            report.protection = protection(policy, &sessions);
-            report.attention = self::attention(r, &sessions, now, &*liveness)?;
+        self.status_with(false, |r, attention, now| {
             let (per_session, expired) = r.claim_counts(now)?;
             let total: i64 = per_session.iter().map(|(_, n)| n).sum();
-            let live = total - expired;
             let rows = if total <= LIST_EVERY_CLAIM_UP_TO {
                 r.claims()?
             } else {
-                let mut rows = Vec::new();
-                let contended: Vec<String> = report
-                    .attention
-                    .iter()
-                    .filter(|a| {
-                        matches!(
-                            a.rule,
-                            AttentionRule::ClaimConflict | AttentionRule::ClaimContended
-                        )
-                    })
-                    .filter_map(|a| a.resource.clone())
-                    .take(SUMMARY_EACH as usize)
-                    .collect();
-                for resource in &contended {
-                    let (exact, ranges) = resource::overlap_candidates(resource);
-                    rows.extend(
-                        r.claims_matching(&exact, &ranges)?
-                            .into_iter()
-                            .filter(|c| claims::is_live(c, now))
-                            .take(SUMMARY_EACH as usize),
-                    );
-                }
-                rows.extend(r.claims_expiring(now, now + EXPIRING_WITHIN_MS, SUMMARY_EACH)?);
-                if let Some(session) = mine {
-                    rows.extend(
-                        r.claims_of_session(session)?
-                            .into_iter()
-                            .take(SUMMARY_EACH as usize),
-                    );
-                }
-                rows.extend(
-                    r.expired_claims(now)?
-                        .into_iter()
-                        .take(SUMMARY_EACH as usize),
-                );
-                rows.sort_by(|a, b| (&a.resource, &a.claim_id).cmp(&(&b.resource, &b.claim_id)));
-                rows.dedup_by(|a, b| a.claim_id == b.claim_id);
-                rows
+                claims_that_matter(r, attention, mine, now)?
             };
-            report.claims = rows
-                .into_iter()
-                .map(|claim| ClaimState {
-                    live: claims::is_live(&claim, now),
-                    effective_enforcement: if report.protection == "guarded"
-                        && claim.enforcement == Enforcement::Guarded
-                    {
-                        "guarded"
-                    } else {
-                        "advisory"
-                    },
-                    claim,
-                })
-                .collect();
             let owner: std::collections::BTreeMap<String, String> = r
                 .sessions(true)?
                 .into_iter()
@@ -467,13 +434,46 @@ impl Core {
             }
             let mut holders: Vec<(String, i64)> = holders.into_iter().collect();
             holders.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-            report.claim_summary = ClaimSummary {
+            let summary = ClaimSummary {
                 total,
-                live,
-                complete: report.claims.len() as i64 == total,
+                live: total - expired,
+                complete: rows.len() as i64 == total,
                 holders,
             };
-            report.sessions = sessions;
+            Ok((rows, Some(summary)))
+        })
+    }
+
+    /// A status whose claims `pick` chooses (with their counts, or `None`: counted from them).
+    fn status_with(
+        &mut self,
+        include_closed: bool,
+        pick: impl FnOnce(
+            &Reader<'_>,
+            &[Attention],
+            Millis,
+        ) -> AccResult<(Vec<ClaimRow>, Option<ClaimSummary>)>,
+    ) -> AccResult<StatusReport> {
+        let now = self.now();
+        let liveness = self.liveness();
+        let guards = self.guards();
+        let mut report = self.empty_status();
+        let policy = self.workspace.config.claim_mode;
+        let Some(store) = self.store_for_read() else {
+            return Ok(report);
+        };
+        store.read(|r| {
+            let all_open = session_states(r, false, now, &*liveness, &*guards)?;
+            report.protection = protection(policy, &all_open);
+            report.attention = self::attention(r, &all_open, now, &*liveness)?;
+            let (rows, summary) = pick(r, &report.attention, now)?;
+            report.claims = claim_states(rows, report.protection, now);
+            report.claim_summary = summary.unwrap_or_else(|| summarize(&report.claims));
+            report.sessions = if include_closed {
+                session_states(r, true, now, &*liveness, &*guards)?
+            } else {
+                all_open
+            };
             report.participants = r.participants()?;
             report.head_seq = r.head_seq()?;
             Ok(report)

@@ -54,6 +54,27 @@ impl Bob {
         }
     }
 
+    /// Bob's conversation starts (`source`), takes an exclusive guarded claim on the parser,
+    /// and ends.
+    fn claims_the_parser(world: &World, source: &str) {
+        let bob = Self::start(world, source);
+        world
+            .acc_as(
+                &bob.creds,
+                &[
+                    "claim",
+                    "--resource",
+                    &format!("file:{CLAIMED}"),
+                    "--enforcement",
+                    "guarded",
+                    "--reason",
+                    "rewriting the parser",
+                ],
+            )
+            .ok_json();
+        bob.end(world);
+    }
+
     fn end(&self, world: &World) {
         let ended = world.hook_with(
             "claude-code",
@@ -100,22 +121,7 @@ fn room(world: &World, client: Client, model: &ModelServer) -> Writer {
     );
     assert_eq!(installed.code, 0, "{installed:?}");
 
-    let bob = Bob::start(world, "startup");
-    world
-        .acc_as(
-            &bob.creds,
-            &[
-                "claim",
-                "--resource",
-                &format!("file:{CLAIMED}"),
-                "--enforcement",
-                "guarded",
-                "--reason",
-                "rewriting the parser",
-            ],
-        )
-        .ok_json();
-    bob.end(world);
+    Bob::claims_the_parser(world, "startup");
     writer
 }
 
@@ -229,20 +235,7 @@ fn claude_code_stops_a_write_into_a_guarded_claim() {
 
     // One live session nothing guards (a person at a shell) makes the whole room advisory:
     // Bob's new claim then stops nothing, and status says who and why.
-    let bob = Bob::start(&world, "resume");
-    world
-        .acc_as(
-            &bob.creds,
-            &[
-                "claim",
-                "--resource",
-                &format!("file:{CLAIMED}"),
-                "--enforcement",
-                "guarded",
-            ],
-        )
-        .ok_json();
-    bob.end(&world);
+    Bob::claims_the_parser(&world, "resume");
     world.attach("carol");
     std::fs::write(world.dir.join(CLAIMED), ORIGINAL).expect("parser");
     model.clear();

@@ -119,6 +119,20 @@ struct Start {
     client_refuses: bool,
 }
 
+impl Start {
+    /// No file at all.
+    fn missing() -> Self {
+        Self {
+            name: "missing",
+            files: vec![],
+            snippets: vec![],
+            mcp_refused: None,
+            refused: None,
+            client_refuses: false,
+        }
+    }
+}
+
 struct Home {
     world: World,
     home: PathBuf,
@@ -428,14 +442,7 @@ fn starts(client: Client) -> Vec<Start> {
     ]"#;
     match client {
         Client::Claude => vec![
-            Start {
-                name: "missing",
-                files: vec![],
-                snippets: vec![],
-                mcp_refused: None,
-                refused: None,
-                client_refuses: false,
-            },
+            Start::missing(),
             Start {
                 name: "empty",
                 files: vec![(0, String::new()), (1, "  \n".into())],
@@ -491,14 +498,7 @@ fn starts(client: Client) -> Vec<Start> {
             },
         ],
         Client::Codex => vec![
-            Start {
-                name: "missing",
-                files: vec![],
-                snippets: vec![],
-                mcp_refused: None,
-                refused: None,
-                client_refuses: false,
-            },
+            Start::missing(),
             Start {
                 name: "empty",
                 files: vec![(0, String::new()), (1, String::new())],
@@ -573,14 +573,7 @@ fn starts(client: Client) -> Vec<Start> {
             },
         ],
         Client::Gemini => vec![
-            Start {
-                name: "missing",
-                files: vec![],
-                snippets: vec![],
-                mcp_refused: None,
-                refused: None,
-                client_refuses: false,
-            },
+            Start::missing(),
             Start {
                 name: "empty",
                 files: vec![(0, String::new())],
