@@ -14,6 +14,7 @@
 #   bin/acc, bin/acc-mcp, bin/acc-capture
 #   lib/acc/adapters/libacc_adapter_{next_turn,claude_inbox,codex_app_server}.so
 #   share/acc/contracts/<client>/...      the contracts and captures live delivery is admitted from
+#   share/man/man1/acc.1, acc-<command>.1 the manual pages (`man acc`, `man acc-status`)
 #   share/acc/install-manifest.txt        every file installed (what --uninstall removes)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -50,6 +51,8 @@ if $uninstall; then
   rm -f -- "$manifest"
   find "$prefix/share/acc/contracts" "$prefix/lib/acc" -depth -type d -empty -delete 2>/dev/null || true
   rmdir "$prefix/share/acc" 2>/dev/null || true
+  # Shared folders go only when ACC's pages were all they held.
+  rmdir "$prefix/share/man/man1" "$prefix/share/man" 2>/dev/null || true
   echo "removed ACC from $prefix (client entries: acc uninstall --client <client>, before this; ACC's data: see README)"
   exit 0
 fi
@@ -77,6 +80,14 @@ stage() {
   for bin in acc acc-mcp acc-capture; do
     put "$built/$bin" "bin/$bin" 755
   done
+  # The manual pages, rendered from the command definitions by the acc just built.
+  local pages
+  pages="$(mktemp -d)"
+  "$built/acc" man --out "$pages" >/dev/null
+  for file in "$pages"/*.1; do
+    put "$file" "share/man/man1/$(basename "$file")" 644
+  done
+  rm -rf "$pages"
   for adapter in next_turn claude_inbox codex_app_server; do
     file="libacc_adapter_$adapter.$suffix"
     put "$built/$file" "lib/acc/adapters/$file" 644

@@ -177,6 +177,12 @@ pub struct Status<'a> {
     pub messages: Option<Vec<Value>>,
 }
 
+/// Files a command wrote.
+#[derive(Debug, Clone, Serialize)]
+pub struct Written<'a> {
+    pub files: &'a [String],
+}
+
 /// The claims of a status, counted.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]

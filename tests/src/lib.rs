@@ -39,21 +39,39 @@ pub fn bin(name: &str) -> PathBuf {
     path
 }
 
-/// Wait for a child with a deadline; on timeout kill it by pid and fail.
+/// Wait for a child with a deadline; on timeout kill it by pid and fail. Its output is read
+/// while it runs (a child that writes more than a pipe holds must not block on it).
 pub fn wait_with_deadline(mut child: Child, deadline: Duration, what: &str) -> Output {
+    fn drain(
+        pipe: Option<impl std::io::Read + Send + 'static>,
+    ) -> std::thread::JoinHandle<Vec<u8>> {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut pipe) = pipe {
+                let _ = pipe.read_to_end(&mut bytes);
+            }
+            bytes
+        })
+    }
+    let stdout = drain(child.stdout.take());
+    let stderr = drain(child.stderr.take());
     let start = Instant::now();
     loop {
         match child.try_wait() {
-            Ok(Some(_)) => return child.wait_with_output().expect("collect output"),
+            Ok(Some(status)) => {
+                return Output {
+                    status,
+                    stdout: stdout.join().unwrap_or_default(),
+                    stderr: stderr.join().unwrap_or_default(),
+                };
+            }
             Ok(None) if start.elapsed() < deadline => std::thread::sleep(Duration::from_millis(5)),
             Ok(None) => {
                 let pid = child.id();
                 kill_pid(pid);
+                let _ = child.wait();
                 // What it said before it was killed (its progress, when it reports any).
-                let said = child
-                    .wait_with_output()
-                    .map(|o| String::from_utf8_lossy(&o.stderr).into_owned())
-                    .unwrap_or_default();
+                let said = String::from_utf8_lossy(&stderr.join().unwrap_or_default()).into_owned();
                 let tail: Vec<&str> = said.lines().rev().take(20).collect();
                 panic!(
                     "{what} did not finish within {deadline:?}; killed pid {pid}; the end of its stderr:\n{}",

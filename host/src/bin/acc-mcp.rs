@@ -12,8 +12,34 @@ fn fail(message: &str) -> ! {
     std::process::exit(2);
 }
 
+const USAGE: &str = "acc-mcp: the ACC MCP server on stdio (newline-delimited JSON-RPC). It takes no arguments; configure it with ACC_MCP_PARTICIPANT (who it speaks for; unset, the hooked session of the client that started it, else `mcp`) and ACC_MCP_WORKSPACE (the project directory, default the launch directory). Register it with `acc install --client <client> --mcp`.";
+
+/// Write to stdout (only outside the protocol: `--version`, `--help`).
+fn say(text: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes());
+    let _ = out.flush();
+}
+
 fn main() {
-    if std::env::args_os().len() > 1 {
+    // `--version` and `--help` alone answer and exit, as every command does; anything else is
+    // refused (the server reads only its environment).
+    let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    if let [only] = args.as_slice() {
+        match only.to_str() {
+            Some("--version" | "-V") => {
+                say(&format!("acc-mcp {}\n", env!("CARGO_PKG_VERSION")));
+                return;
+            }
+            Some("--help" | "-h") => {
+                say(&format!("{USAGE}\n"));
+                return;
+            }
+            _ => {}
+        }
+    }
+    if !args.is_empty() {
         fail(
             "acc-mcp takes no command-line arguments; configure it with the environment variables ACC_MCP_PARTICIPANT (who it speaks for; unset, the hooked session of the client that started it, else `mcp`) and ACC_MCP_WORKSPACE (the project directory, default the launch directory)",
         );

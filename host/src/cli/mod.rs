@@ -134,7 +134,19 @@ pub enum Command {
         #[arg(long, value_name = "DIR")]
         home: Option<PathBuf>,
     },
+    /// Print a completion script for a shell (bash, zsh, fish, powershell, elvish).
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// Write the manual pages (acc.1 and acc-<command>.1) into a folder.
+    Man {
+        /// The folder (created when missing), for example ~/.local/share/man/man1.
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+    },
     /// Called by client hooks: reads the client's hook JSON on stdin and answers in its shape.
+    #[command(hide = true)]
     Hook {
         /// claude-code, codex or gemini.
         client: String,
@@ -586,6 +598,12 @@ pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> i32 {
             }
         }
     };
+    if let Command::Completions { shell } = &cli.command {
+        use clap::CommandFactory;
+        let mut out = std::io::stdout().lock();
+        clap_complete::generate(*shell, &mut Cli::command(), "acc", &mut out);
+        return 0;
+    }
     if let Command::Hook { client, event } = &cli.command {
         // A hook owns its stdout and exit code, and always lets the client proceed.
         return crate::hooks::run(client, event);
@@ -766,6 +784,10 @@ pub fn run(cli: Cli) -> AccResult<Output> {
         )),
         Command::Contract(ContractCommand::Verify { dir }) => contract_verify(dir.as_deref()),
         Command::Hook { .. } => Err(AccError::internal("hooks are answered before dispatch")),
+        Command::Completions { .. } => Err(AccError::internal(
+            "completions are printed before dispatch",
+        )),
+        Command::Man { out } => man_pages(out),
         Command::Doctor { repair, home } => doctor_command(&cli, *repair, home.as_deref()),
         Command::Install(args) => install_command(true, args),
         Command::Uninstall(args) => install_command(false, args),
@@ -956,6 +978,58 @@ fn work_command(cli: &Cli, args: &WorkArgs) -> AccResult<Output> {
             intent.summary, intent.mode, intent.state
         ),
         value: views::intent_result(Some(&intent), None),
+    })
+}
+
+/// `acc man --out DIR`: every page rendered first, then each written whole (a temporary name,
+/// then renamed), so a failure leaves no half-written page.
+fn man_pages(out: &Path) -> AccResult<Output> {
+    use clap::CommandFactory;
+    let mut command = Cli::command();
+    command.build();
+    let render = |page: clap::Command| -> AccResult<Vec<u8>> {
+        let mut bytes = Vec::new();
+        clap_mangen::Man::new(page)
+            .render(&mut bytes)
+            .map_err(|e| AccError::internal(format!("rendering a manual page: {e}")))?;
+        Ok(bytes)
+    };
+    let mut pages = vec![("acc.1".to_string(), render(command.clone())?)];
+    for sub in command.get_subcommands().filter(|s| !s.is_hide_set()) {
+        let name = format!("acc-{}", sub.get_name());
+        pages.push((
+            format!("{name}.1"),
+            render(sub.clone().display_name(name.clone()).bin_name(name))?,
+        ));
+    }
+    std::fs::create_dir_all(out).map_err(|e| {
+        AccError::new(
+            ErrorCode::InvalidData,
+            format!("cannot create {}: {e}", out.display()),
+        )
+    })?;
+    let mut written = Vec::new();
+    for (name, bytes) in &pages {
+        let path = out.join(name);
+        let temp = out.join(format!(".{name}.{}.tmp", std::process::id()));
+        std::fs::write(&temp, bytes)
+            .and_then(|()| std::fs::rename(&temp, &path))
+            .map_err(|e| {
+                let _ = std::fs::remove_file(&temp);
+                AccError::new(
+                    ErrorCode::InvalidData,
+                    format!("cannot write {}: {e}", path.display()),
+                )
+            })?;
+        written.push(path.to_string_lossy().into_owned());
+    }
+    Ok(Output {
+        human: format!(
+            "wrote {} manual pages into {}\n",
+            written.len(),
+            out.display()
+        ),
+        value: crate::wire::json(&crate::wire::Written { files: &written }),
     })
 }
 

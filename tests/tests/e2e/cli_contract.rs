@@ -266,3 +266,99 @@ fn sync_pages_events_after_a_cursor() {
         Some(1)
     );
 }
+
+/// Shell completions come from the parser's own definitions: bash's script loads in a real bash
+/// and completes `acc sta` to `status` and `acc claim --mo` to `--mode`; zsh's, fish's and
+/// PowerShell's name the same commands (no zsh, fish or pwsh is on this machine to load them).
+#[test]
+fn completions_come_from_the_command_definitions() {
+    let world = World::new();
+    let script = world.temp.path().join("acc.bash");
+    let bash = world.acc_text(&["completions", "bash"]);
+    assert_eq!(bash.code, 0, "{bash:?}");
+    std::fs::write(&script, &bash.stdout).expect("script");
+    let complete = |line: &str| {
+        let words: Vec<&str> = line.split(' ').collect();
+        let program = format!(
+            "source {}; COMP_WORDS=({}); COMP_CWORD={}; COMP_LINE='{line}'; COMP_POINT={}; _acc acc '{}' '{}'; printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+            script.display(),
+            words.join(" "),
+            words.len() - 1,
+            line.len(),
+            words[words.len() - 1],
+            words[words.len().saturating_sub(2)]
+        );
+        let mut command = world.command_path("bash");
+        command.args(["--norc", "-c", &program]);
+        world.run(command, "bash completion").stdout
+    };
+    let commands = complete("acc sta");
+    assert!(commands.lines().any(|l| l == "status"), "{commands}");
+    let options = complete("acc claim --mo");
+    assert!(options.lines().any(|l| l == "--mode"), "{options}");
+    let help = world.acc_text(&["--help"]);
+    assert!(
+        !help
+            .stdout
+            .lines()
+            .any(|l| l.trim_start().starts_with("hook ")),
+        "the internal hook command is not listed: {}",
+        help.stdout
+    );
+    for shell in ["zsh", "fish", "powershell", "elvish"] {
+        let script = world.acc_text(&["completions", shell]);
+        assert_eq!(script.code, 0, "{shell}: {script:?}");
+        for word in ["status", "claim", "inbox", "install"] {
+            assert!(script.stdout.contains(word), "{shell} names {word}");
+        }
+    }
+    let refused = world.acc_text(&["completions", "tcsh"]);
+    assert_eq!(refused.code, 2);
+    assert!(
+        refused.stderr.contains("possible values"),
+        "{}",
+        refused.stderr
+    );
+}
+
+#[test]
+fn acc_mcp_answers_version_and_help_and_refuses_anything_else() {
+    let world = World::new();
+    let version = world.run(
+        {
+            let mut c = world.command("acc-mcp");
+            c.arg("--version");
+            c
+        },
+        "acc-mcp --version",
+    );
+    assert_eq!(version.code, 0, "{version:?}");
+    assert_eq!(
+        version.stdout.trim(),
+        format!("acc-mcp {}", env!("CARGO_PKG_VERSION"))
+    );
+    let help = world.run(
+        {
+            let mut c = world.command("acc-mcp");
+            c.arg("--help");
+            c
+        },
+        "acc-mcp --help",
+    );
+    assert_eq!(help.code, 0);
+    assert!(
+        help.stdout.contains("ACC_MCP_PARTICIPANT"),
+        "{}",
+        help.stdout
+    );
+    let other = world.run(
+        {
+            let mut c = world.command("acc-mcp");
+            c.arg("--verbose");
+            c
+        },
+        "acc-mcp --verbose",
+    );
+    assert_eq!(other.code, 2);
+    assert!(other.stderr.contains("takes no command-line arguments"));
+}

@@ -78,6 +78,15 @@ fn path_with(root: &Path) -> String {
 /// What the layout at `root` must do on its own.
 fn works_from(root: &Path) {
     let world = World::new();
+    // The manual pages, one for acc and one per command, rendered by the installed acc.
+    for page in ["acc.1", "acc-status.1", "acc-install.1"] {
+        let text = std::fs::read_to_string(root.join("share/man/man1").join(page))
+            .unwrap_or_else(|e| panic!("{page} is installed: {e}"));
+        assert!(
+            text.starts_with(".ie") || text.contains(".TH"),
+            "{page} is a manual page"
+        );
+    }
     let listing = acc(&world, root, &["adapters"]).ok_json();
     let adapters: Vec<(&str, &str)> = listing["adapters"]
         .as_array()
