@@ -289,6 +289,28 @@ impl Core {
         })
     }
 
+    /// The caller's session when the credentials are its current, open ones; `None` otherwise
+    /// (another generation, closed, not in this workspace). A read.
+    pub fn own_session(&mut self, caller: &Caller) -> AccResult<Option<SessionRow>> {
+        let workspace_id = self.workspace.id.clone();
+        let Some(store) = self.store_for_read() else {
+            return Ok(None);
+        };
+        store.read(|r| Ok(check_caller(r, &workspace_id, caller).ok()))
+    }
+
+    /// The claims the caller's session holds (live and expired). A read.
+    pub fn claims_held(&mut self, caller: &Caller) -> AccResult<Vec<acc_store::ClaimRow>> {
+        let workspace_id = self.workspace.id.clone();
+        let Some(store) = self.store_for_read() else {
+            return Ok(Vec::new());
+        };
+        store.read(|r| {
+            let session = check_caller(r, &workspace_id, caller)?;
+            Ok(r.claims_of_session(&session.session_id)?)
+        })
+    }
+
     /// Record a heartbeat for the caller (verifies the generation). A read when presence is
     /// fresh ([`needs_refresh`]): no write transaction at all.
     pub fn heartbeat(&mut self, caller: &Caller) -> AccResult<SessionRow> {

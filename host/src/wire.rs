@@ -177,6 +177,16 @@ pub struct Status<'a> {
     pub messages: Option<Vec<Value>>,
 }
 
+/// `acc detach`: the session closed, and what became of its claims.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Detached<'a> {
+    pub session_id: &'a str,
+    pub closed: bool,
+    pub released_claims: &'a [String],
+    pub kept_claims: usize,
+}
+
 /// Files a command wrote.
 #[derive(Debug, Clone, Serialize)]
 pub struct Written<'a> {

@@ -65,6 +65,29 @@ pub fn attached(opened: &OpenedSession, workspace_id: &str) -> String {
     )
 }
 
+/// `acc attach` keeping this shell's own session.
+pub fn kept(opened: &OpenedSession, workspace_id: &str) -> String {
+    format!(
+        "# {} keeps session {} in workspace {workspace_id} (this shell's own, still open)\nexport ACC_SESSION={}\nexport ACC_GENERATION={}\n",
+        opened.session.participant_id,
+        opened.session.session_id,
+        shell_quote(&opened.session.session_id),
+        shell_quote(&opened.generation_token),
+    )
+}
+
+/// `acc detach`.
+pub fn detached(participant: &str, session_id: &str, released: usize, kept: usize) -> String {
+    let claims = match (released, kept) {
+        (0, 0) => "it held no claims".to_string(),
+        (released, 0) => format!("released its {released} claim(s)"),
+        (_, kept) => format!(
+            "its {kept} claim(s) stay until their leases end (to release them: acc attach --participant {participant} --resume {session_id}, then acc release --all)"
+        ),
+    };
+    format!("closed session {session_id}; {claims}\n")
+}
+
 /// Claims just acquired or renewed.
 pub fn claims(verb: &str, claims: &[ClaimRow]) -> String {
     claims

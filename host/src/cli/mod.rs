@@ -87,8 +87,11 @@ pub enum Command {
     Claim(ClaimArgs),
     /// Release claims by id, by resource, or all of this session's.
     Release(ReleaseArgs),
-    /// Open a manual session for a participant and print its credentials once.
+    /// Open a manual session for a participant and print its credentials once (this shell's own
+    /// open session of that participant is kept).
     Attach(AttachArgs),
+    /// Close this shell's session without a handoff; its claims stay unless --release-claims.
+    Detach(DetachArgs),
     /// Send a note, question, request or decision (none = the room).
     Message(MessageArgs),
     /// Ask a participant to do something; they answer with reply.
@@ -494,6 +497,14 @@ pub struct ReleaseArgs {
     pub reason: Option<String>,
 }
 
+/// `acc detach`.
+#[derive(Debug, Args)]
+pub struct DetachArgs {
+    /// Release the session's claims too (by default they stay until their leases end).
+    #[arg(long)]
+    pub release_claims: bool,
+}
+
 /// `acc attach`.
 #[derive(Debug, Args)]
 pub struct AttachArgs {
@@ -768,6 +779,7 @@ pub fn run(cli: Cli) -> AccResult<Output> {
         Command::Claim(args) => claim(&cli, args),
         Command::Release(args) => release(&cli, args),
         Command::Attach(args) => attach_command(&cli, args),
+        Command::Detach(args) => detach_command(&cli, args),
         Command::Message(args) => message_command(&cli, args),
         Command::Request(args) => request_command(&cli, args),
         Command::Reply(args) => reply_command(&cli, args),
@@ -1033,9 +1045,54 @@ fn man_pages(out: &Path) -> AccResult<Output> {
     })
 }
 
+/// `acc detach`: the caller's session closes (no handoff, unlike `finish`); its claims are
+/// released first when asked, else they stay until their leases end.
+fn detach_command(cli: &Cli, args: &DetachArgs) -> AccResult<Output> {
+    let who = caller(cli)?;
+    let mut core = open_core(cli)?;
+    let released = if args.release_claims {
+        core.release_claims(&who, &crate::core::claims::ReleaseSelector::All)?
+    } else {
+        Vec::new()
+    };
+    let kept = core.claims_held(&who)?.len();
+    let participant = core
+        .own_session(&who)?
+        .map(|s| s.participant_id)
+        .unwrap_or_default();
+    core.end_presence(&who)?;
+    let released_ids = released;
+    Ok(Output {
+        human: human::detached(&participant, &who.session_id, released_ids.len(), kept),
+        value: crate::wire::json(&crate::wire::Detached {
+            session_id: &who.session_id,
+            closed: true,
+            released_claims: &released_ids,
+            kept_claims: kept,
+        }),
+    })
+}
+
 /// `acc attach`.
 fn attach_command(cli: &Cli, args: &AttachArgs) -> AccResult<Output> {
     let mut core = open_core(cli)?;
+    // This shell already speaks for the participant: its own open session is kept (a second
+    // `acc attach` would otherwise leave two live sessions of one participant).
+    if args.resume.is_none()
+        && let Ok(mine) = caller(cli)
+        && let Some(session) = core.own_session(&mine)?
+        && session.participant_id == args.participant
+    {
+        let kept = crate::core::OpenedSession {
+            session,
+            generation_token: mine.generation,
+            resumed: true,
+        };
+        return Ok(Output {
+            human: human::kept(&kept, &core.workspace.id),
+            value: views::opened_session(&kept, &core.workspace.id),
+        });
+    }
     let start =
         std::fs::canonicalize(start_dir(cli)?).unwrap_or_else(|_| core.workspace.root.clone());
     let (checkout, branch) = workspace::checkout_and_branch(&start);

@@ -362,3 +362,55 @@ fn acc_mcp_answers_version_and_help_and_refuses_anything_else() {
     assert_eq!(other.code, 2);
     assert!(other.stderr.contains("takes no command-line arguments"));
 }
+
+/// `acc attach` in a shell that already speaks for the participant keeps that session (no
+/// second live session of one participant); `acc detach` closes it without a handoff, keeping
+/// its claims unless asked to release them, and says which.
+#[test]
+fn attach_keeps_this_shells_session_and_detach_closes_it() {
+    let world = World::new();
+    let alice = world.attach("alice");
+    let again = world
+        .acc_as(&alice, &["attach", "--participant", "alice"])
+        .ok_json();
+    assert_eq!(again["sessionId"], alice.session.as_str());
+    assert_eq!(again["generation"], alice.generation.as_str());
+    // Another participant, or no credentials, opens a new session as before.
+    let bob = world
+        .acc_as(&alice, &["attach", "--participant", "bob"])
+        .ok_json();
+    assert_ne!(bob["sessionId"], alice.session.as_str());
+    let open = |who: &str| {
+        world.status()["sessions"]
+            .as_array()
+            .expect("sessions")
+            .iter()
+            .filter(|s| s["participantId"] == who)
+            .count()
+    };
+    assert_eq!(open("alice"), 1, "one live session of alice");
+
+    world
+        .acc_as(&alice, &["claim", "--resource", "file:a.rs"])
+        .ok_json();
+    let detached = world.acc_as(&alice, &["detach"]).ok_json();
+    assert_eq!(detached["closed"], true);
+    assert_eq!(detached["keptClaims"], 1);
+    assert_eq!(open("alice"), 0);
+    assert_eq!(
+        world.status()["claims"].as_array().map(Vec::len),
+        Some(1),
+        "the claim stays"
+    );
+    // The closed session's credentials act no more.
+    world.acc_as(&alice, &["detach"]).err(5, "generation_stale");
+
+    let carol = world.attach("carol");
+    world
+        .acc_as(&carol, &["claim", "--resource", "file:c.rs"])
+        .ok_json();
+    let text = world.acc_as(&carol, &["detach", "--release-claims"]);
+    let value = text.ok_json();
+    assert_eq!(value["releasedClaims"].as_array().map(Vec::len), Some(1));
+    assert_eq!(value["keptClaims"], 0);
+}
