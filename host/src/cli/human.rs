@@ -151,6 +151,59 @@ fn weakened(report: &StatusReport) -> String {
     out
 }
 
+/// One event as a line that says what happened: cursor, time, type, who, and the facts of its
+/// kind (the resource of a claim event, the recipients and kind of a message, the receipt's
+/// move, the intent's summary), peer-written text escaped.
+pub fn event_line(event: &crate::store::EventRow) -> String {
+    let data = &event.data;
+    let text = |key: &str| data.get(key).and_then(serde_json::Value::as_str);
+    let list = |key: &str| {
+        data.get(key)
+            .and_then(serde_json::Value::as_array)
+            .map(|items| {
+                items
+                    .iter()
+                    .filter_map(serde_json::Value::as_str)
+                    .collect::<Vec<_>>()
+                    .join(",")
+            })
+    };
+    let mut facts = Vec::new();
+    if let Some(resource) = text("resource") {
+        facts.push(resource.to_string());
+    }
+    if let Some(to) = list("toParticipantIds").filter(|t| !t.is_empty()) {
+        facts.push(format!("to {to}"));
+    }
+    if let Some(kind) = text("kind") {
+        facts.push(kind.to_string());
+    }
+    if let Some(message) = text("messageId") {
+        facts.push(message.to_string());
+    }
+    if let (Some(from), Some(to)) = (text("from"), text("to")) {
+        facts.push(format!("{from} -> {to}"));
+    }
+    if let Some(summary) = text("summary") {
+        facts.push(format!("\"{}\"", safe(summary)));
+    }
+    if let Some(reason) = text("reason") {
+        facts.push(format!("({})", safe(reason)));
+    }
+    format!(
+        "{} {} {} {}{}\n",
+        format_cursor(event.seq),
+        format_timestamp(event.at),
+        event.event_type,
+        event.participant_id.as_deref().unwrap_or("-"),
+        if facts.is_empty() {
+            String::new()
+        } else {
+            format!(" {}", facts.join(" "))
+        }
+    )
+}
+
 /// The status report.
 pub fn status(report: &StatusReport, now: i64) -> String {
     let mut out = format!(
@@ -259,13 +312,7 @@ pub fn status(report: &StatusReport, now: i64) -> String {
 pub fn sync(page: &EventPage, attention: &[Attention]) -> String {
     let mut out = String::new();
     for event in &page.events {
-        out.push_str(&format!(
-            "{} {} {} {}\n",
-            format_cursor(event.seq),
-            format_timestamp(event.at),
-            event.event_type,
-            event.participant_id.as_deref().unwrap_or("-")
-        ));
+        out.push_str(&event_line(event));
     }
     out.push_str(&format!(
         "next cursor {}{}\n",

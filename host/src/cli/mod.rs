@@ -427,6 +427,10 @@ pub struct SyncArgs {
     /// Decision history only: list current heads.
     #[arg(long)]
     pub current: bool,
+    /// Keep printing events as they happen (from --cursor, else from now) until interrupted;
+    /// with --json one event a line.
+    #[arg(long, conflicts_with_all = ["kind", "message", "current"])]
+    pub follow: bool,
 }
 
 /// `acc work`.
@@ -557,6 +561,52 @@ fn write_stderr(text: &str) {
     }
 }
 
+/// The commands that own their output (a stream, a script, a hook's answer, the capture tool's
+/// output): their exit code; `None` for every other command.
+fn streamed(cli: &Cli) -> Option<i32> {
+    if let Command::Sync(args) = &cli.command
+        && args.follow
+    {
+        return Some(match follow(cli, args) {
+            Ok(()) => 0,
+            Err(error) => {
+                if cli.json {
+                    write_stdout(&views::error(&error).to_string());
+                } else {
+                    write_stderr(&human::error(&error));
+                }
+                error.code.exit_code()
+            }
+        });
+    }
+    if let Command::Completions { shell } = &cli.command {
+        use clap::CommandFactory;
+        let mut out = std::io::stdout().lock();
+        clap_complete::generate(*shell, &mut Cli::command(), "acc", &mut out);
+        return Some(0);
+    }
+    if let Command::Hook { client, event } = &cli.command {
+        // A hook owns its stdout and exit code, and always lets the client proceed.
+        return Some(crate::hooks::run(client, event));
+    }
+    if let Command::Contract(ContractCommand::Capture {
+        client,
+        out,
+        driver,
+        write_guard,
+    }) = &cli.command
+    {
+        return Some(capture_tool(
+            cli.json,
+            client,
+            out.as_deref(),
+            driver.as_deref(),
+            *write_guard,
+        ));
+    }
+    None
+}
+
 /// Run the CLI with these arguments; returns the process exit code.
 pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> i32 {
     let args: Vec<OsString> = args.into_iter().collect();
@@ -609,30 +659,8 @@ pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> i32 {
             }
         }
     };
-    if let Command::Completions { shell } = &cli.command {
-        use clap::CommandFactory;
-        let mut out = std::io::stdout().lock();
-        clap_complete::generate(*shell, &mut Cli::command(), "acc", &mut out);
-        return 0;
-    }
-    if let Command::Hook { client, event } = &cli.command {
-        // A hook owns its stdout and exit code, and always lets the client proceed.
-        return crate::hooks::run(client, event);
-    }
-    if let Command::Contract(ContractCommand::Capture {
-        client,
-        out,
-        driver,
-        write_guard,
-    }) = &cli.command
-    {
-        return capture_tool(
-            cli.json,
-            client,
-            out.as_deref(),
-            driver.as_deref(),
-            *write_guard,
-        );
+    if let Some(code) = streamed(&cli) {
+        return code;
     }
     let json_mode = cli.json;
     match run(cli) {
@@ -1043,6 +1071,53 @@ fn man_pages(out: &Path) -> AccResult<Output> {
         ),
         value: crate::wire::json(&crate::wire::Written { files: &written }),
     })
+}
+
+/// How often `acc sync --follow` looks for new events.
+const FOLLOW_EVERY: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// `acc sync --follow`: the event log as it grows, a line an event, until interrupted (or its
+/// output is closed). It reads the event cursor: no daemon, no listener, nothing written.
+fn follow(cli: &Cli, args: &SyncArgs) -> AccResult<()> {
+    use std::io::Write;
+    if args.scope != "delta" {
+        return Err(AccError::usage(
+            "--follow streams the event log: it takes --scope delta (the default)",
+        ));
+    }
+    let limit = crate::core::status::event_limit(args.limit)?;
+    let mut core = open_core(cli)?;
+    let mut cursor = match &args.cursor {
+        Some(text) => crate::core::status::parse_cursor(text)?,
+        None => core.status(false)?.head_seq,
+    };
+    let mut out = std::io::stdout();
+    loop {
+        let (page, _) = core.sync_delta(cursor, limit)?;
+        for event in &page.events {
+            let line = if cli.json {
+                format!("{}\n", views::event(event))
+            } else {
+                human::event_line(event)
+            };
+            if out
+                .write_all(line.as_bytes())
+                .and_then(|()| out.flush())
+                .is_err()
+            {
+                // The reader went away (a closed pipe): the stream is over.
+                return Ok(());
+            }
+        }
+        cursor = page.next_cursor;
+        if !page.has_more {
+            std::thread::sleep(FOLLOW_EVERY);
+            // A store created after the follow began is opened on the next look.
+            if core.store_for_read().is_none() {
+                core = open_core(cli)?;
+            }
+        }
+    }
 }
 
 /// `acc detach`: the caller's session closes (no handoff, unlike `finish`); its claims are

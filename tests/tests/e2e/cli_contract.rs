@@ -414,3 +414,56 @@ fn attach_keeps_this_shells_session_and_detach_closes_it() {
     assert_eq!(value["releasedClaims"].as_array().map(Vec::len), Some(1));
     assert_eq!(value["keptClaims"], 0);
 }
+
+/// `acc sync --follow --json` streams each new event as one line while other processes work,
+/// reading the event cursor (nothing written); the human event lines say what happened.
+#[test]
+fn sync_follow_streams_events_as_they_happen_and_lines_say_what_happened() {
+    let world = World::new();
+    let alice = world.attach("alice");
+    world.attach("bob");
+    let mut command = world.command("acc");
+    command.args(["--json", "sync", "--follow"]);
+    let mut follower = acc_tests::JsonRpcChild::spawn(command);
+    // Events from now on: the message and the claim, each a line.
+    world.ask(&alice, "bob", "which store?", "sqlite?");
+    world
+        .acc_as(&alice, &["claim", "--resource", "file:src/parser.rs"])
+        .ok_json();
+    let message = follower.wait_for(
+        |v| v["type"] == "message.recorded",
+        std::time::Duration::from_secs(20),
+    );
+    assert_eq!(message["data"]["toParticipantIds"][0], "bob", "{message}");
+    let claim = follower.wait_for(
+        |v| v["type"] == "claim.acquired",
+        std::time::Duration::from_secs(20),
+    );
+    assert_eq!(claim["data"]["resource"], "file:src/parser.rs", "{claim}");
+    assert!(
+        !follower.seen.iter().any(|l| l.contains("session.opened")),
+        "it starts from now: {:?}",
+        follower.seen
+    );
+    acc_tests::kill_pid(follower.child.0.id());
+
+    let lines = world.acc_text(&["sync", "--cursor", "0000000000000000"]);
+    assert!(
+        lines
+            .stdout
+            .lines()
+            .any(|l| l.contains("message.recorded alice to bob question message_")),
+        "{}",
+        lines.stdout
+    );
+    assert!(
+        lines
+            .stdout
+            .lines()
+            .any(|l| l.contains("claim.acquired alice file:src/parser.rs")),
+        "{}",
+        lines.stdout
+    );
+    let refused = world.acc_text(&["sync", "--follow", "--scope", "full"]);
+    assert_eq!(refused.code, 2, "{refused:?}");
+}
