@@ -29,19 +29,39 @@ mod human;
 #[command(name = "acc", version, about, long_about = None, propagate_version = true)]
 pub struct Cli {
     /// Print machine-readable JSON instead of text.
-    #[arg(long, global = true)]
+    #[arg(long, global = true, help_heading = "Global options")]
     pub json: bool,
     /// Run as if started in PATH.
-    #[arg(long, global = true, value_name = "PATH")]
+    #[arg(
+        long,
+        global = true,
+        help_heading = "Global options",
+        value_name = "PATH"
+    )]
     pub cwd: Option<PathBuf>,
     /// Use the workspace at PATH instead of discovering one.
-    #[arg(long, global = true, value_name = "PATH")]
+    #[arg(
+        long,
+        global = true,
+        help_heading = "Global options",
+        value_name = "PATH"
+    )]
     pub workspace: Option<PathBuf>,
     /// Owner session id for mutations (or ACC_SESSION).
-    #[arg(long, global = true, value_name = "SESSION_ID")]
+    #[arg(
+        long,
+        global = true,
+        help_heading = "Global options",
+        value_name = "SESSION_ID"
+    )]
     pub session: Option<String>,
     /// Owner generation token for mutations (or ACC_GENERATION).
-    #[arg(long, global = true, value_name = "TOKEN")]
+    #[arg(
+        long,
+        global = true,
+        help_heading = "Global options",
+        value_name = "TOKEN"
+    )]
     pub generation: Option<String>,
     /// The command.
     #[command(subcommand)]
@@ -127,7 +147,7 @@ pub enum Command {
     /// Install ACC's hooks into a client's configuration (claude-code, codex or gemini).
     Install(InstallArgs),
     /// Remove what acc install wrote, restoring the client's files.
-    Uninstall(InstallArgs),
+    Uninstall(UninstallArgs),
     /// Check clients, installations, adapters, contracts and the store; each problem with its fix.
     Doctor {
         /// Reinstall hooks that went missing (keeping the recorded consent).
@@ -226,7 +246,7 @@ pub struct InstallArgs {
     /// claude-code, codex or gemini.
     #[arg(long)]
     pub client: String,
-    /// Your consent to live delivery: off (default), actionable or all (install only).
+    /// Your consent to live delivery: off (default), actionable or all.
     #[arg(long, default_value = "off")]
     pub delivery: String,
     /// Print the exact plan and change nothing.
@@ -235,18 +255,32 @@ pub struct InstallArgs {
     /// The home directory whose client configuration to edit (default $HOME).
     #[arg(long, value_name = "DIR")]
     pub home: Option<PathBuf>,
-    /// Also register acc-mcp as MCP server `acc` (install only). Without a participant it
+    /// Also register acc-mcp as MCP server `acc`. Without a participant it
     /// speaks for the hooked session of the client that starts it; with one, always for that
     /// participant.
     #[arg(long, value_name = "PARTICIPANT", num_args = 0..=1, default_missing_value = "")]
     pub mcp: Option<String>,
-    /// The name of the MCP server `--mcp` registers (default acc; install only).
+    /// The name of the MCP server `--mcp` registers (default acc).
     #[arg(long, value_name = "NAME", default_value = "acc")]
     pub mcp_name: String,
     /// Gemini CLI only: register acc-mcp with `"trust": true`, so Gemini offers its tools in
-    /// the default approval mode and runs them without asking you (install only).
+    /// the default approval mode and runs them without asking you.
     #[arg(long)]
     pub mcp_trust: bool,
+}
+
+/// `acc uninstall`: only what removing needs.
+#[derive(Debug, Args)]
+pub struct UninstallArgs {
+    /// claude-code, codex or gemini.
+    #[arg(long)]
+    pub client: String,
+    /// Print the exact plan and change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// The home directory whose client configuration to edit (default $HOME).
+    #[arg(long, value_name = "DIR")]
+    pub home: Option<PathBuf>,
 }
 
 /// `acc unbind`.
@@ -830,7 +864,18 @@ pub fn run(cli: Cli) -> AccResult<Output> {
         Command::Man { out } => man_pages(out),
         Command::Doctor { repair, home } => doctor_command(&cli, *repair, home.as_deref()),
         Command::Install(args) => install_command(true, args),
-        Command::Uninstall(args) => install_command(false, args),
+        Command::Uninstall(args) => install_command(
+            false,
+            &InstallArgs {
+                client: args.client.clone(),
+                delivery: "off".into(),
+                dry_run: args.dry_run,
+                home: args.home.clone(),
+                mcp: None,
+                mcp_name: "acc".into(),
+                mcp_trust: false,
+            },
+        ),
         Command::Adapters { action } => adapters_command(action.as_ref()),
     }
 }

@@ -467,3 +467,28 @@ fn sync_follow_streams_events_as_they_happen_and_lines_say_what_happened() {
     let refused = world.acc_text(&["sync", "--follow", "--scope", "full"]);
     assert_eq!(refused.code, 2, "{refused:?}");
 }
+
+/// Each command's help shows its own options, and the global ones under their own heading.
+#[test]
+fn help_shows_a_commands_own_options_and_the_global_ones_apart() {
+    let world = World::new();
+    let uninstall = world.acc_text(&["uninstall", "--help"]);
+    assert_eq!(uninstall.code, 0);
+    for install_only in ["--delivery", "--mcp", "--mcp-name", "--mcp-trust"] {
+        assert!(
+            !uninstall.stdout.contains(install_only),
+            "uninstall offers {install_only}: {}",
+            uninstall.stdout
+        );
+    }
+    let status = world.acc_text(&["status", "--help"]);
+    let (own, global) = status
+        .stdout
+        .split_once("Global options:")
+        .unwrap_or_else(|| panic!("a global heading: {}", status.stdout));
+    assert!(own.contains("--all") && !own.contains("--json"), "{own}");
+    assert!(
+        global.contains("--json") && global.contains("--session"),
+        "{global}"
+    );
+}
