@@ -289,6 +289,50 @@ impl Core {
         })
     }
 
+    /// The whole id a person gave a unique prefix of: `text` is an id of `kind` (`message`,
+    /// `claim`, `session`), with or without its `<kind>_`, or the start of one with at least
+    /// [`ids::MIN_PREFIX`] characters after it. A whole id, or a prefix nothing matches, comes
+    /// back as given (the command then reports it not found); a prefix that is too short or
+    /// matches several ids is refused, the candidates listed.
+    pub fn expand_id(&mut self, kind: &str, text: &str) -> AccResult<String> {
+        let head = format!("{kind}_");
+        // Another kind's id is left as it is, for the command to refuse by name.
+        let other = ["message_", "claim_", "session_", "gen_", "cm_"]
+            .iter()
+            .any(|h| *h != head && text.starts_with(h));
+        if other {
+            return Ok(text.to_string());
+        }
+        let prefix = if text.starts_with(&head) {
+            text.to_string()
+        } else {
+            format!("{head}{text}")
+        };
+        let random = prefix.len() - head.len();
+        if random >= ids::ID_RANDOM_LEN {
+            return Ok(prefix);
+        }
+        if random < ids::MIN_PREFIX {
+            return Err(AccError::usage(format!(
+                "`{text}` is too short to name a {kind}: give at least {} characters of its id after `{head}`",
+                ids::MIN_PREFIX
+            )));
+        }
+        let Some(store) = self.store_for_read() else {
+            return Ok(prefix);
+        };
+        let found = store.read(|r| Ok::<_, AccError>(r.ids_with_prefix(kind, &prefix, 11)?))?;
+        match found.as_slice() {
+            [] => Ok(prefix),
+            [one] => Ok(one.clone()),
+            many => Err(AccError::usage(format!(
+                "`{text}` names more than one {kind}: {}{}; give more of the id",
+                many.iter().take(10).cloned().collect::<Vec<_>>().join(", "),
+                if many.len() > 10 { ", …" } else { "" }
+            ))),
+        }
+    }
+
     /// The caller's session when the credentials are its current, open ones; `None` otherwise
     /// (another generation, closed, not in this workspace). A read.
     pub fn own_session(&mut self, caller: &Caller) -> AccResult<Option<SessionRow>> {

@@ -19,6 +19,11 @@ pub fn new_id(kind: &str) -> AccResult<String> {
     Ok(format!("{kind}_{}", URL_SAFE_NO_PAD.encode(bytes)))
 }
 
+/// How many characters of an id's random part a prefix must give.
+pub const MIN_PREFIX: usize = 6;
+/// The length of an id's random part (16 bytes, base64url without padding).
+pub const ID_RANDOM_LEN: usize = 22;
+
 /// A new generation token (256 random bits) to hand to the session owner once.
 pub fn new_generation_token() -> AccResult<String> {
     let bytes = random_bytes::<32>()?;

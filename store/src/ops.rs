@@ -227,6 +227,32 @@ impl Reader<'_> {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
+    /// The ids of `kind` (`message`, `claim`, `session`) that begin with `prefix`, in order, at
+    /// most `limit`: a range of the id's unique index (ids are `<kind>_` and base64url, every
+    /// character of which sorts below `~`).
+    pub fn ids_with_prefix(
+        &self,
+        kind: &str,
+        prefix: &str,
+        limit: i64,
+    ) -> StoreResult<Vec<String>> {
+        let sql = match kind {
+            "message" => {
+                "SELECT message_id FROM messages WHERE message_id >= ?1 AND message_id < ?2 ORDER BY message_id LIMIT ?3"
+            }
+            "claim" => {
+                "SELECT claim_id FROM claims WHERE claim_id >= ?1 AND claim_id < ?2 ORDER BY claim_id LIMIT ?3"
+            }
+            "session" => {
+                "SELECT session_id FROM sessions WHERE session_id >= ?1 AND session_id < ?2 ORDER BY session_id LIMIT ?3"
+            }
+            _ => return Ok(Vec::new()),
+        };
+        let mut stmt = self.conn.prepare_cached(sql)?;
+        let rows = stmt.query_map(params![prefix, format!("{prefix}~"), limit], |r| r.get(0))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
     /// How many claims each session holds (live and expired), and how many have expired at
     /// `now`: index scans only (the session index is covering; the expiry index ranges over the
     /// expired ones, which are few).

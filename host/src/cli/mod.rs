@@ -833,7 +833,8 @@ fn caller(cli: &Cli) -> AccResult<Caller> {
 /// Run one parsed command in this process and return what it produced (its `--json` value
 /// and its text), without printing. Hooks and `contract capture`, which own their output, are
 /// not run here.
-pub fn run(cli: Cli) -> AccResult<Output> {
+pub fn run(mut cli: Cli) -> AccResult<Output> {
+    expand_ids(&mut cli)?;
     match &cli.command {
         Command::Status(args) => status_command(&cli, args),
         Command::Sync(args) => sync(&cli, args),
@@ -1064,6 +1065,48 @@ fn work_command(cli: &Cli, args: &WorkArgs) -> AccResult<Output> {
         ),
         value: views::intent_result(Some(&intent), None),
     })
+}
+
+/// Every message, claim and session id the command was given, by kind.
+fn id_fields(command: &mut Command) -> Vec<(&'static str, &mut String)> {
+    match command {
+        Command::Inbox(args) => args.message.iter_mut().map(|m| ("message", m)).collect(),
+        Command::Sync(args) => args.message.iter_mut().map(|m| ("message", m)).collect(),
+        Command::Reply(args) => vec![("message", &mut args.message)],
+        Command::Ack(args) => vec![("message", &mut args.message)],
+        Command::Message(args) => args
+            .supersedes
+            .iter_mut()
+            .chain(args.withdraws.iter_mut())
+            .map(|m| ("message", m))
+            .collect(),
+        Command::Claim(args) => args.renew.iter_mut().map(|c| ("claim", c)).collect(),
+        Command::Release(args) => args.claims.iter_mut().map(|c| ("claim", c)).collect(),
+        Command::Attach(args) => args.resume.iter_mut().map(|s| ("session", s)).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Ids given as a unique prefix (at least 6 characters after `message_`, `claim_`,
+/// `session_`, which may be left out) become whole before the command runs; the store is read
+/// only when one is not whole already.
+fn expand_ids(cli: &mut Cli) -> AccResult<()> {
+    let whole = |kind: &str, text: &str| {
+        text.strip_prefix(kind)
+            .and_then(|rest| rest.strip_prefix('_'))
+            .is_some_and(|random| random.len() == crate::ids::ID_RANDOM_LEN)
+    };
+    let needed = id_fields(&mut cli.command)
+        .iter()
+        .any(|(kind, text)| !whole(kind, text));
+    if !needed {
+        return Ok(());
+    }
+    let mut core = open_core(cli)?;
+    for (kind, text) in id_fields(&mut cli.command) {
+        *text = core.expand_id(kind, text)?;
+    }
+    Ok(())
 }
 
 /// `acc man --out DIR`: every page rendered first, then each written whole (a temporary name,

@@ -492,3 +492,69 @@ fn help_shows_a_commands_own_options_and_the_global_ones_apart() {
         "{global}"
     );
 }
+
+/// Ids may be given as a unique prefix: at least 6 characters after `message_`, `claim_` or
+/// `session_` (which may be left out). Too short, or matching several, is refused by name.
+#[test]
+fn ids_are_taken_by_a_unique_prefix_and_ambiguity_is_refused_with_the_candidates() {
+    let world = World::new();
+    let alice = world.attach("alice");
+    let bob = world.attach("bob");
+    let sent = world.ask(&alice, "bob", "which store?", "sqlite?");
+    let id = sent["message"]["messageId"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    let random = id.trim_start_matches("message_");
+    for given in [format!("message_{}", &random[..6]), random[..8].to_string()] {
+        let read = world
+            .acc_as(&bob, &["inbox", "--message", &given])
+            .ok_json();
+        assert_eq!(read[0]["messageId"], id.as_str(), "{given}");
+    }
+    let short = world
+        .acc_as(&bob, &["ack", "--message", &random[..5]])
+        .err(2, "invalid_arguments");
+    assert!(
+        short["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("too short") && m.contains("at least 6")),
+        "{short}"
+    );
+    // Another kind's id is refused by name, as before.
+    world
+        .acc_as(&bob, &["release", "--claim", &id])
+        .err(2, "invalid_arguments");
+
+    // Two claims whose ids share a prefix (made in the store file, as ids are random).
+    world
+        .acc_as(&alice, &["claim", "--resource", "file:base.rs"])
+        .ok_json();
+    let conn = rusqlite::Connection::open(world.store_path()).expect("store");
+    conn.execute_batch(
+        "CREATE TEMP TABLE t AS SELECT * FROM claims;
+         UPDATE t SET claim_id = 'claim_AAAAAAAAAAAAAAAAAAAAA1', resource = 'file:x1.rs';
+         INSERT INTO claims SELECT * FROM t;
+         UPDATE t SET claim_id = 'claim_AAAAAAAAAAAAAAAAAAAAA2', resource = 'file:x2.rs';
+         INSERT INTO claims SELECT * FROM t;",
+    )
+    .expect("crafted claims");
+    drop(conn);
+    let ambiguous = world
+        .acc_as(&alice, &["release", "--claim", "AAAAAAAA"])
+        .err(2, "invalid_arguments");
+    let message = ambiguous["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("claim_AAAAAAAAAAAAAAAAAAAAA1")
+            && message.contains("claim_AAAAAAAAAAAAAAAAAAAAA2"),
+        "{message}"
+    );
+    assert_eq!(
+        world.status()["claims"].as_array().map(Vec::len),
+        Some(3),
+        "nothing was released"
+    );
+    world
+        .acc_as(&alice, &["release", "--claim", "AAAAAAAAAAAAAAAAAAAAA2"])
+        .ok_json();
+}
