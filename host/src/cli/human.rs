@@ -12,7 +12,14 @@ pub use acc_clients::render::{escape_line as safe, shell_quote};
 
 /// An error, with conflict details.
 pub fn error(error: &AccError) -> String {
-    let mut out = format!("acc: {}: {}", error.code, error.message);
+    let mut out = format!(
+        "{} {}",
+        paint(
+            colour(anstyle::AnsiColor::Red).bold(),
+            &format!("acc: {}:", error.code)
+        ),
+        error.message
+    );
     if let Some(conflicts) = error
         .details
         .as_ref()
@@ -204,29 +211,40 @@ pub fn event_line(event: &crate::store::EventRow) -> String {
     )
 }
 
-/// The status report.
-pub fn status(report: &StatusReport, now: i64) -> String {
-    let mut out = format!(
-        "workspace {} ({}, from {}) at {}\nprotection: {} (configured claim policy: {})\n",
-        report.workspace_id,
-        safe(&report.display_name),
-        report.identity_source,
-        report.root,
-        report.protection,
-        report.claim_policy
-    );
-    out.push_str(&weakened(report));
+/// `text` in `style` (ANSI; the output stream drops it when colour is off: not a terminal,
+/// NO_COLOR, `--color never`).
+fn paint(style: anstyle::Style, text: &str) -> String {
+    format!("{}{text}{}", style.render(), style.render_reset())
+}
+
+fn bold() -> anstyle::Style {
+    anstyle::Style::new().bold()
+}
+
+fn colour(color: anstyle::AnsiColor) -> anstyle::Style {
+    anstyle::Style::new().fg_color(Some(color.into()))
+}
+
+/// The sessions of a status, each with its presence coloured and its real enforcement.
+fn sessions_section(report: &StatusReport) -> String {
+    use anstyle::AnsiColor::{Green, Yellow};
+    let mut out = String::new();
     if report.sessions.is_empty() {
         out.push_str("sessions: none\n");
     } else {
         out.push_str("sessions:\n");
         for state in &report.sessions {
             let s = &state.session;
+            let presence = format!("{:<7}", state.presence.as_str());
+            let presence = match state.presence {
+                crate::core::Presence::Online => paint(colour(Green), &presence),
+                crate::core::Presence::Stale => paint(colour(Yellow), &presence),
+                crate::core::Presence::Offline => paint(anstyle::Style::new().dimmed(), &presence),
+            };
             out.push_str(&format!(
-                "  {:<16} {} {:<7} {} {}{}\n",
+                "  {:<16} {} {presence} {} {}{}\n",
                 s.participant_id,
                 s.session_id,
-                state.presence.as_str(),
                 s.harness,
                 s.lifecycle,
                 s.branch
@@ -253,6 +271,13 @@ pub fn status(report: &StatusReport, now: i64) -> String {
             }
         }
     }
+    out
+}
+
+/// The claims of a status (or those that matter, under the counts).
+fn claims_section(report: &StatusReport, now: i64) -> String {
+    use anstyle::AnsiColor::Red;
+    let mut out = String::new();
     let summary = &report.claim_summary;
     if summary.total == 0 && report.claims.is_empty() {
         out.push_str("claims: none\n");
@@ -278,7 +303,11 @@ pub fn status(report: &StatusReport, now: i64) -> String {
         ));
         for c in &report.claims {
             let claim = &c.claim;
-            let state = if c.live { "live" } else { "EXPIRED" };
+            let state = if c.live {
+                "live".to_string()
+            } else {
+                paint(colour(Red).bold(), "EXPIRED")
+            };
             let remaining = (claim.expires_at - now) / 1000;
             out.push_str(&format!(
                 "  {:<28} {:<9} {} by {} ({}) {state}{}\n",
@@ -295,6 +324,28 @@ pub fn status(report: &StatusReport, now: i64) -> String {
             ));
         }
     }
+    out
+}
+
+/// The status report.
+pub fn status(report: &StatusReport, now: i64) -> String {
+    use anstyle::AnsiColor::{Green, Yellow};
+    let protection = if report.protection == "guarded" {
+        paint(colour(Green), report.protection)
+    } else {
+        paint(colour(Yellow), report.protection)
+    };
+    let mut out = format!(
+        "workspace {} ({}, from {}) at {}\nprotection: {protection} (configured claim policy: {})\n",
+        paint(bold(), &report.workspace_id),
+        safe(&report.display_name),
+        report.identity_source,
+        report.root,
+        report.claim_policy
+    );
+    out.push_str(&weakened(report));
+    out.push_str(&sessions_section(report));
+    out.push_str(&claims_section(report, now));
     if report.attention.is_empty() {
         out.push_str("attention: none\n");
     } else {

@@ -55,6 +55,16 @@ pub struct Cli {
         value_name = "SESSION_ID"
     )]
     pub session: Option<String>,
+    /// Colour: auto (at a terminal, unless NO_COLOR is set; CLICOLOR_FORCE forces it), always
+    /// or never.
+    #[arg(
+        long,
+        global = true,
+        help_heading = "Global options",
+        value_name = "WHEN",
+        default_value = "auto"
+    )]
+    pub color: ColorWhen,
     /// Owner generation token for mutations (or ACC_GENERATION).
     #[arg(
         long,
@@ -91,6 +101,27 @@ pub trait Opener: std::fmt::Debug + Send + Sync {
     /// Admit live delivery from the adapters' own declarations (the capture tool's way).
     fn declared_admission(&self) -> bool {
         false
+    }
+}
+
+/// When to colour human output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ColorWhen {
+    /// At a terminal, by NO_COLOR and CLICOLOR_FORCE.
+    Auto,
+    /// Always.
+    Always,
+    /// Never.
+    Never,
+}
+
+impl ColorWhen {
+    fn choice(self) -> anstream::ColorChoice {
+        match self {
+            Self::Auto => anstream::ColorChoice::Auto,
+            Self::Always => anstream::ColorChoice::Always,
+            Self::Never => anstream::ColorChoice::Never,
+        }
     }
 }
 
@@ -579,7 +610,7 @@ pub struct Output {
 }
 
 fn write_stdout(text: &str) {
-    let mut out = std::io::stdout().lock();
+    let mut out = anstream::stdout().lock();
     let _ = out.write_all(text.as_bytes());
     if !text.ends_with('\n') {
         let _ = out.write_all(b"\n");
@@ -588,7 +619,7 @@ fn write_stdout(text: &str) {
 }
 
 fn write_stderr(text: &str) {
-    let mut err = std::io::stderr().lock();
+    let mut err = anstream::stderr().lock();
     let _ = err.write_all(text.as_bytes());
     if !text.ends_with('\n') {
         let _ = err.write_all(b"\n");
@@ -693,6 +724,7 @@ pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> i32 {
             }
         }
     };
+    cli.color.choice().write_global();
     if let Some(code) = streamed(&cli) {
         return code;
     }

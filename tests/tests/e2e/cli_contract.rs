@@ -558,3 +558,34 @@ fn ids_are_taken_by_a_unique_prefix_and_ambiguity_is_refused_with_the_candidates
         .acc_as(&alice, &["release", "--claim", "AAAAAAAAAAAAAAAAAAAAA2"])
         .ok_json();
 }
+
+/// Colour follows the conventions: `--color always|never`, and with `auto` (the default) a
+/// terminal only, `CLICOLOR_FORCE` forcing it and `NO_COLOR` turning it off; JSON never.
+#[test]
+fn colour_follows_color_no_color_and_clicolor_force() {
+    let world = World::new();
+    world.attach("alice");
+    let coloured = |args: &[&str], env: &[(&str, &str)]| {
+        let mut command = world.command("acc");
+        command
+            .args(args)
+            .env_remove("NO_COLOR")
+            .env_remove("CLICOLOR_FORCE")
+            .envs(env.iter().copied());
+        let run = world.run(command, "acc status");
+        assert_eq!(run.code, 0, "{run:?}");
+        run.stdout.contains('\u{1b}')
+    };
+    assert!(coloured(&["status", "--color", "always"], &[]));
+    assert!(!coloured(&["status"], &[]), "auto: not a terminal here");
+    assert!(!coloured(
+        &["status", "--color", "never"],
+        &[("CLICOLOR_FORCE", "1")]
+    ));
+    assert!(coloured(&["status"], &[("CLICOLOR_FORCE", "1")]));
+    assert!(!coloured(
+        &["status"],
+        &[("CLICOLOR_FORCE", "1"), ("NO_COLOR", "1")]
+    ));
+    assert!(!coloured(&["--json", "status", "--color", "always"], &[]));
+}
