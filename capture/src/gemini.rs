@@ -118,20 +118,8 @@ pub fn capture_gemini() -> AccResult<Finished> {
     std::fs::write(home.join(".gemini/settings.json"), GEMINI_SETTINGS)
         .map_err(|e| failed("settings", e))?;
     crate::install_hooks("gemini", &home, &scratch.data, &[])?;
-    let version = {
-        let mut command = Command::new(&gemini);
-        command.arg("--version").env("HOME", &home);
-        let output = acc_clients::run_bounded(command, Duration::from_secs(60))
-            .map_err(|_| failed("gemini", "`gemini --version` did not answer"))?;
-        let text = String::from_utf8_lossy(&output.stdout).into_owned();
-        acc_clients::version_word(&text)
-            .map(str::to_string)
-            .ok_or_else(|| failed("gemini", format!("no version in `{}`", text.trim())))?
-    };
-    // The program that runs: the CLI's bundle the launcher resolves to (node interprets it).
-    let executable = std::fs::canonicalize(&gemini).map_err(|e| failed("gemini", e))?;
-    let executable_sha256 = acc_clients::file_sha256(&executable)
-        .ok_or_else(|| failed("fingerprint", executable.display()))?;
+    let (version, executable_sha256) =
+        crate::guard::identify(acc_clients::Client::Gemini, &gemini, &home)?;
     let model = ModelServer::start();
     let client = Gemini {
         gemini: &gemini,

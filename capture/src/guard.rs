@@ -179,27 +179,33 @@ impl Writer {
         }
     }
 
-    /// The client's version (`<command> --version`) and the fingerprint of the program that
-    /// really runs (Codex: the native binary its npm launcher starts).
+    /// The client's version and the fingerprint of the program that really runs ([`identify`]).
     pub fn identify(&self) -> AccResult<(String, String)> {
-        let what = self.client.as_str();
-        let mut command = Command::new(&self.exe);
-        command.arg("--version").env("HOME", &self.home);
-        let output = acc_clients::run_bounded(command, Duration::from_secs(60))
-            .map_err(|_| failed(what, "`--version` did not answer"))?;
-        let text = String::from_utf8_lossy(&output.stdout).into_owned();
-        let version = acc_clients::version_word(&text)
-            .map(str::to_string)
-            .ok_or_else(|| failed(what, format!("no version in `{}`", text.trim())))?;
-        let real = std::fs::canonicalize(&self.exe).map_err(|e| failed(what, e))?;
-        let real = match self.client {
-            Client::Codex => acc_clients::codex_daemon::native_executable(&real).unwrap_or(real),
-            _ => real,
-        };
-        let sha =
-            acc_clients::file_sha256(&real).ok_or_else(|| failed("fingerprint", real.display()))?;
-        Ok((version, sha))
+        identify(self.client, &self.exe, &self.home)
     }
+}
+
+/// A client's version (`<command> --version`, run with `home` as its HOME) and the fingerprint of
+/// the program that really runs: Codex's native binary behind its npm launcher, Gemini CLI's
+/// bundle (node interprets it), Claude Code's executable.
+pub fn identify(client: Client, exe: &Path, home: &Path) -> AccResult<(String, String)> {
+    let what = client.as_str();
+    let mut command = Command::new(exe);
+    command.arg("--version").env("HOME", home);
+    let output = acc_clients::run_bounded(command, Duration::from_secs(60))
+        .map_err(|_| failed(what, "`--version` did not answer"))?;
+    let text = String::from_utf8_lossy(&output.stdout).into_owned();
+    let version = acc_clients::version_word(&text)
+        .map(str::to_string)
+        .ok_or_else(|| failed(what, format!("no version in `{}`", text.trim())))?;
+    let real = std::fs::canonicalize(exe).map_err(|e| failed(what, e))?;
+    let real = match client {
+        Client::Codex => acc_clients::codex_daemon::native_executable(&real).unwrap_or(real),
+        _ => real,
+    };
+    let sha =
+        acc_clients::file_sha256(&real).ok_or_else(|| failed("fingerprint", real.display()))?;
+    Ok((version, sha))
 }
 
 /// Every tool result in a model request, in the shape of its API: Anthropic `tool_result`

@@ -125,10 +125,7 @@ fn capture_driven(client: &str, driver: Option<&Path>) -> AccResult<Finished> {
     let Some(contract) = evidence.contracts.values().find(|c| c.client == client) else {
         return Err(AccError::usage(format!(
             "no contract for the client `{client}` in {} (acc contract capture drives codex and claude-code itself; any other client needs its adapter's contract, with a driver, in a contracts folder)",
-            dirs.iter()
-                .map(|d| d.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
+            acc_clients::list_folders(&dirs)
         )));
     };
     let plugins = Plugins::load_from(search_path(), &BTreeMap::new());

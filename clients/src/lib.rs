@@ -266,6 +266,14 @@ pub fn search_path(places: Places<'_>) -> Vec<PathBuf> {
     dirs
 }
 
+/// Folders as a person reads them in a message: their paths, comma-separated.
+pub fn list_folders(dirs: &[PathBuf]) -> String {
+    dirs.iter()
+        .map(|d| d.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// Read-only probe of the client `executable` on `PATH`: `<executable> --version` under
 /// `timeout` (killed past it) and the real executable's fingerprint. `contract` is stated as
 /// the protocol contract when a version was found.

@@ -363,14 +363,20 @@ fn claim_states(rows: Vec<ClaimRow>, protection: &str, now: Millis) -> Vec<Claim
         .collect()
 }
 
+/// Counts summed by participant, most first (then by name).
+fn ranked(counts: impl Iterator<Item = (String, i64)>) -> Vec<(String, i64)> {
+    let mut by_holder: std::collections::BTreeMap<String, i64> = Default::default();
+    for (who, count) in counts {
+        *by_holder.entry(who).or_default() += count;
+    }
+    let mut holders: Vec<(String, i64)> = by_holder.into_iter().collect();
+    holders.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    holders
+}
+
 /// The counts of a full claim list.
 fn summarize(claims: &[ClaimState]) -> ClaimSummary {
-    let mut holders: std::collections::BTreeMap<String, i64> = Default::default();
-    for c in claims {
-        *holders.entry(c.claim.participant_id.clone()).or_default() += 1;
-    }
-    let mut holders: Vec<(String, i64)> = holders.into_iter().collect();
-    holders.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    let holders = ranked(claims.iter().map(|c| (c.claim.participant_id.clone(), 1)));
     ClaimSummary {
         total: claims.len() as i64,
         live: claims.iter().filter(|c| c.live).count() as i64,
@@ -427,13 +433,10 @@ impl Core {
                 .into_iter()
                 .map(|s| (s.session_id, s.participant_id))
                 .collect();
-            let mut holders: std::collections::BTreeMap<String, i64> = Default::default();
-            for (session, count) in per_session {
-                let who = owner.get(&session).cloned().unwrap_or(session);
-                *holders.entry(who).or_default() += count;
-            }
-            let mut holders: Vec<(String, i64)> = holders.into_iter().collect();
-            holders.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+            let holders =
+                ranked(per_session.into_iter().map(|(session, count)| {
+                    (owner.get(&session).cloned().unwrap_or(session), count)
+                }));
             let summary = ClaimSummary {
                 total,
                 live: total - expired,

@@ -913,11 +913,7 @@ impl Evidence {
             return Err(format!(
                 "no_evidence: no contracts folder defines {} (searched: {})",
                 declared.contract_id,
-                self.dirs
-                    .iter()
-                    .map(|d| d.display().to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                acc_clients::list_folders(&self.dirs)
             ));
         };
         if !agrees(&contract.declaration(), declared) {
@@ -1041,10 +1037,7 @@ pub fn verify(dirs: &[PathBuf], plugins: &crate::plugins::Plugins) -> AccResult<
                 "adapter {} declares contract {}, which {} does not define",
                 adapter.adapter_id,
                 declared.contract_id,
-                dirs.iter()
-                    .map(|d| d.display().to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                acc_clients::list_folders(dirs)
             ));
             continue;
         };

@@ -396,12 +396,7 @@ fn adapter_checks(needed: &[(&str, String)]) -> Vec<Check> {
     let mut checks = Vec::new();
     let configs = crate::plugins::configs_from_env().unwrap_or_default();
     let plugins = crate::plugins::Plugins::load(&configs);
-    let searched = plugins
-        .search_path
-        .iter()
-        .map(|d| d.display().to_string())
-        .collect::<Vec<_>>()
-        .join(", ");
+    let searched = acc_clients::list_folders(&plugins.search_path);
     let next_turn = (
         "next-turn",
         "the prompt hooks need it to show messages to the model".to_string(),

@@ -19,7 +19,8 @@ use acc_clients::Client;
 /// written outside a capture's scratch folder.
 pub const CAPTURE_MARKER: &str = "capture-write-guard";
 
-/// Certifies from the contracts folders of the search path, read once, on first need.
+/// Certifies from the contracts folders of the search path, read once per process, on the
+/// first session that needs it (a long-lived `acc-mcp` keeps what it read at that time).
 #[derive(Debug)]
 pub struct EvidenceGuards {
     dirs: Vec<PathBuf>,
@@ -48,6 +49,10 @@ impl Guards for EvidenceGuards {
                 session.harness
             ));
         };
+        // An unknown version is uncertified whatever the folders hold: they are not read for it.
+        if session.client_version.is_none() {
+            return Evidence::default().write_guard(client.as_str(), None, &self.platform);
+        }
         if std::fs::symlink_metadata(&self.marker).is_ok_and(|m| m.is_file()) {
             return Ok(format!(
                 "taken at its hooks' word: this data home belongs to a capture run ({})",

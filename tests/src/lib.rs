@@ -499,6 +499,16 @@ pub fn run_checked(mut command: Command, deadline: Duration, what: &str) -> Outp
 /// The settings Gemini CLI needs to run headless turns against the loopback model.
 pub use acc_capture::model::GEMINI_SETTINGS;
 
+/// A home for Gemini CLI in the world, its `.gemini/settings.json` holding `settings` (the
+/// user's own); the home and the settings file.
+pub fn gemini_home(world: &World, settings: &str) -> (PathBuf, PathBuf) {
+    let home = world.temp.path().join("home");
+    let file = home.join(".gemini/settings.json");
+    std::fs::create_dir_all(file.parent().expect("dir")).expect("the .gemini folder");
+    std::fs::write(&file, settings).expect("the user's settings");
+    (home, file)
+}
+
 /// `gemini -p PROMPT` in the world's project with `HOME=home`, its model the loopback `model`,
 /// the workspace trusted; `extra` arguments follow (`--session-id`, `--resume`, ...).
 pub fn gemini_print(

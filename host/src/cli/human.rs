@@ -628,12 +628,7 @@ pub fn adapters(
 pub fn verify(report: &crate::contracts::VerifyReport) -> String {
     let mut out = format!(
         "{}: {} contract(s), {} capture(s), valid\n",
-        report
-            .dirs
-            .iter()
-            .map(|d| d.display().to_string())
-            .collect::<Vec<_>>()
-            .join(", "),
+        acc_clients::list_folders(&report.dirs),
         report.contracts.len(),
         report.captures.len()
     );

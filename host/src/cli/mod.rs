@@ -939,12 +939,7 @@ fn contract_verify(dir: Option<&std::path::Path>) -> AccResult<Output> {
             format!(
                 "{} problem(s) in {}: {}",
                 report.problems.len(),
-                report
-                    .dirs
-                    .iter()
-                    .map(|d| d.display().to_string())
-                    .collect::<Vec<_>>()
-                    .join(", "),
+                acc_clients::list_folders(&report.dirs),
                 report.problems.join("; ")
             ),
         )

@@ -58,10 +58,7 @@ fn bodies(model: &ModelServer) -> Vec<String> {
 #[test]
 fn gemini_receives_a_peer_message_in_the_next_model_request_once_across_a_resume() {
     let world = World::new();
-    let home = world.temp.path().join("home");
-    let settings = home.join(".gemini/settings.json");
-    std::fs::create_dir_all(settings.parent().expect("dir")).expect("dir");
-    std::fs::write(&settings, GEMINI_SETTINGS).expect("the user's settings");
+    let (home, settings) = acc_tests::gemini_home(&world, GEMINI_SETTINGS);
     let home_arg = home.to_str().expect("utf8");
 
     world
@@ -158,10 +155,7 @@ const USERS_OWN: &str = "{\n\t\"security\": {\"auth\": {\"selectedType\": \"gemi
 #[test]
 fn gemini_install_keeps_the_users_entries_and_their_later_edits() {
     let world = World::new();
-    let home = world.temp.path().join("home");
-    let settings = home.join(".gemini/settings.json");
-    std::fs::create_dir_all(settings.parent().expect("dir")).expect("dir");
-    std::fs::write(&settings, USERS_OWN).expect("the user's settings");
+    let (home, settings) = acc_tests::gemini_home(&world, USERS_OWN);
     let home_arg = home.to_str().expect("utf8");
     let install = |extra: &[&str]| {
         let mut args = vec!["install", "--client", "gemini", "--home", home_arg];
@@ -302,10 +296,7 @@ fn a_gemini_install_killed_at_any_point_leaves_a_file_gemini_loads_and_undoable(
             .wrapping_mul(6364136223846793005)
             .wrapping_add(1442695040888963407);
         let world = World::new();
-        let home = world.temp.path().join("home");
-        let settings = home.join(".gemini/settings.json");
-        std::fs::create_dir_all(settings.parent().expect("dir")).expect("dir");
-        std::fs::write(&settings, USERS_OWN).expect("settings");
+        let (home, settings) = acc_tests::gemini_home(&world, USERS_OWN);
         let home_arg = home.to_str().expect("utf8");
         let mut command = world.command("acc");
         command

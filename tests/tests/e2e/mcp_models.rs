@@ -696,10 +696,7 @@ fn gemini_tool_results(model: &ModelServer) -> Vec<(bool, String)> {
 #[test]
 fn gemini_offers_and_calls_all_eleven_tools_registered_by_acc_install() {
     let world = World::new();
-    let home = world.temp.path().join("home");
-    let settings = home.join(".gemini/settings.json");
-    std::fs::create_dir_all(settings.parent().expect("dir")).expect("dir");
-    std::fs::write(&settings, acc_tests::GEMINI_SETTINGS).expect("settings");
+    let (home, _) = acc_tests::gemini_home(&world, acc_tests::GEMINI_SETTINGS);
     let agent = "gemini-agent";
     // Registered by ACC's own installer, pinned to the agent's participant.
     world
