@@ -77,6 +77,14 @@ pub fn format_timestamp(ms: Millis) -> String {
     }
 }
 
+/// The milliseconds of an RFC 3339 timestamp (as [`format_timestamp`] writes them); `None` when
+/// `text` is not one.
+pub fn parse_timestamp(text: &str) -> Option<Millis> {
+    chrono::DateTime::parse_from_rfc3339(text)
+        .ok()
+        .map(|time| time.timestamp_millis())
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -86,5 +94,10 @@ mod tests {
             super::format_timestamp(1_795_982_968_123),
             "2026-11-29T20:09:28.123Z"
         );
+        assert_eq!(
+            super::parse_timestamp("2026-11-29T20:09:28.123Z"),
+            Some(1_795_982_968_123)
+        );
+        assert_eq!(super::parse_timestamp("yesterday"), None);
     }
 }

@@ -333,6 +333,52 @@ impl Core {
         }
     }
 
+    /// Each of `ids` shortened to what tells it from every other id of its kind in the store:
+    /// its `<kind>_` and at least [`ids::MIN_PREFIX`] characters, more where a neighbour shares
+    /// them; [`Core::expand_id`] takes the short form back. An id this cannot read (no store,
+    /// another kind) keeps its whole length. A read.
+    pub fn short_ids<'a>(
+        &mut self,
+        ids: impl IntoIterator<Item = &'a str>,
+    ) -> AccResult<std::collections::HashMap<String, String>> {
+        let mut short = std::collections::HashMap::new();
+        let Some(store) = self.store_for_read() else {
+            return Ok(short);
+        };
+        let ids: Vec<&str> = ids.into_iter().collect();
+        store.read(|r| {
+            for id in ids {
+                if short.contains_key(id) {
+                    continue;
+                }
+                let Some((kind, random)) = id.split_once('_') else {
+                    continue;
+                };
+                if !matches!(kind, "message" | "claim" | "session") {
+                    continue;
+                }
+                let (before, after) = r.id_neighbours(kind, id)?;
+                let shared = |other: Option<String>| {
+                    other.map_or(0, |o| {
+                        o.bytes()
+                            .zip(id.bytes())
+                            .take_while(|(a, b)| a == b)
+                            .count()
+                    })
+                };
+                // Characters of the random part the neighbours share, plus one that differs.
+                let needed = (shared(before).max(shared(after)) + 1).saturating_sub(kind.len() + 1);
+                let keep = needed.max(ids::MIN_PREFIX).min(random.len());
+                short.insert(
+                    id.to_string(),
+                    format!("{kind}_{}", random.get(..keep).unwrap_or(random)),
+                );
+            }
+            Ok::<_, AccError>(())
+        })?;
+        Ok(short)
+    }
+
     /// The caller's session when the credentials are its current, open ones; `None` otherwise
     /// (another generation, closed, not in this workspace). A read.
     pub fn own_session(&mut self, caller: &Caller) -> AccResult<Option<SessionRow>> {

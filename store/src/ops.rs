@@ -253,6 +253,34 @@ impl Reader<'_> {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
+    /// The ids of `kind` just before and just after `id` in the id order (either may be absent):
+    /// how much of `id` it takes to tell it from every other id of its kind. Two probes of the
+    /// id's unique index.
+    pub fn id_neighbours(
+        &self,
+        kind: &str,
+        id: &str,
+    ) -> StoreResult<(Option<String>, Option<String>)> {
+        let (table, column) = match kind {
+            "message" => ("messages", "message_id"),
+            "claim" => ("claims", "claim_id"),
+            "session" => ("sessions", "session_id"),
+            _ => return Ok((None, None)),
+        };
+        let probe = |op: &str, order: &str| -> StoreResult<Option<String>> {
+            let sql = format!(
+                "SELECT {column} FROM {table} WHERE {column} {op} ?1 ORDER BY {column} {order} LIMIT 1"
+            );
+            let mut stmt = self.conn.prepare_cached(&sql)?;
+            let mut rows = stmt.query([id])?;
+            Ok(match rows.next()? {
+                Some(row) => Some(row.get(0)?),
+                None => None,
+            })
+        };
+        Ok((probe("<", "DESC")?, probe(">", "ASC")?))
+    }
+
     /// How many claims each session holds (live and expired), and how many have expired at
     /// `now`: index scans only (the session index is covering; the expiry index ranges over the
     /// expired ones, which are few).

@@ -761,6 +761,32 @@ pub fn golden(name: &str, actual: &Value) {
     );
 }
 
+/// Compare `actual` text with the golden file `tests/golden/<name>` (a snapshot of human
+/// output); with `ACC_UPDATE_GOLDEN=1`, write it instead (review the diff before committing).
+pub fn golden_text(name: &str, actual: &str) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("golden")
+        .join(name);
+    if std::env::var_os("ACC_UPDATE_GOLDEN").is_some() {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).expect("golden dir");
+        }
+        std::fs::write(&path, actual).expect("write golden");
+        return;
+    }
+    let expected = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e}; run with ACC_UPDATE_GOLDEN=1 to create it, and review the diff",
+            path.display()
+        )
+    });
+    assert!(
+        expected == actual,
+        "{} differs; if the change is deliberate, rerun with ACC_UPDATE_GOLDEN=1 and commit the reviewed diff\nexpected:\n{expected}\nactual:\n{actual}",
+        path.display()
+    );
+}
+
 /// The hostile strings every peer-text surface is tested with (frame lines, fences, ANSI and
 /// OSC sequences, bidirectional and zero-width characters, line and paragraph separators, a
 /// carriage return, NUL), plus one very long line (within the 4,000-character body limit).

@@ -1,6 +1,8 @@
 //! Human-readable renderings of command results. Peer-supplied text is shown escaped.
 
-use crate::clock::format_timestamp;
+use comfy_table::Cell;
+
+use super::look::{self, Look};
 use crate::core::OpenedSession;
 use crate::core::messages::{MessageView, PruneReport};
 use crate::core::status::{Attention, EventPage, StatusReport, format_cursor};
@@ -96,33 +98,33 @@ pub fn detached(participant: &str, session_id: &str, released: usize, kept: usiz
 }
 
 /// Claims just acquired or renewed.
-pub fn claims(verb: &str, claims: &[ClaimRow]) -> String {
+pub fn claims(verb: &str, claims: &[ClaimRow], look: &Look) -> String {
     claims
         .iter()
         .map(|c| {
             format!(
-                "{verb} {} ({}, {}, {}) until {}",
+                "{verb} {} ({}, {}, {}), expires {}",
                 c.resource,
-                c.claim_id,
+                look.id(&c.claim_id),
                 c.mode,
                 c.enforcement,
-                format_timestamp(c.expires_at)
+                look.when(c.expires_at)
             )
         })
         .collect::<Vec<_>>()
         .join("\n")
 }
 
-fn attention_line(item: &Attention) -> String {
+fn attention_line(item: &Attention, look: &Look) -> String {
     let mut line = format!("  {} for {}", item.rule.as_str(), item.participant_id);
     if let Some(resource) = &item.resource {
         line.push_str(&format!(" on {resource}"));
     }
     if let Some(claim) = &item.claim_id {
-        line.push_str(&format!(" ({claim})"));
+        line.push_str(&format!(" ({})", look.id(claim)));
     }
     if let Some(message) = &item.message_id {
-        line.push_str(&format!(" message {message}"));
+        line.push_str(&format!(" message {}", look.id(message)));
     }
     if let Some(other) = &item.other_participant_id {
         line.push_str(&format!(" with {other}"));
@@ -131,7 +133,7 @@ fn attention_line(item: &Attention) -> String {
 }
 
 /// A guarded policy the room does not reach: which live sessions weaken it, and why.
-fn weakened(report: &StatusReport) -> String {
+fn weakened(report: &StatusReport, look: &Look) -> String {
     let mut out = String::new();
     if report.claim_policy != "guarded" || report.protection == "guarded" {
         return out;
@@ -142,10 +144,13 @@ fn weakened(report: &StatusReport) -> String {
         .filter(|s| s.presence != crate::core::Presence::Offline)
         .filter(|s| s.guard.enforcement != crate::store::Enforcement::Guarded)
         .map(|s| {
-            format!(
-                "  {} is advisory: {}\n",
-                s.session.participant_id,
-                safe(&s.guard.reason)
+            look.wrap(
+                &format!(
+                    "  {} is advisory: {}",
+                    s.session.participant_id,
+                    safe(&s.guard.reason)
+                ),
+                6,
             )
         })
         .collect();
@@ -161,7 +166,7 @@ fn weakened(report: &StatusReport) -> String {
 /// One event as a line that says what happened: cursor, time, type, who, and the facts of its
 /// kind (the resource of a claim event, the recipients and kind of a message, the receipt's
 /// move, the intent's summary), peer-written text escaped.
-pub fn event_line(event: &crate::store::EventRow) -> String {
+pub fn event_line(event: &crate::store::EventRow, look: &Look) -> String {
     let data = &event.data;
     let text = |key: &str| data.get(key).and_then(serde_json::Value::as_str);
     let list = |key: &str| {
@@ -186,7 +191,7 @@ pub fn event_line(event: &crate::store::EventRow) -> String {
         facts.push(kind.to_string());
     }
     if let Some(message) = text("messageId") {
-        facts.push(message.to_string());
+        facts.push(look.id(message));
     }
     if let (Some(from), Some(to)) = (text("from"), text("to")) {
         facts.push(format!("{from} -> {to}"));
@@ -200,7 +205,7 @@ pub fn event_line(event: &crate::store::EventRow) -> String {
     format!(
         "{} {} {} {}{}\n",
         format_cursor(event.seq),
-        format_timestamp(event.at),
+        look.when(event.at),
         event.event_type,
         event.participant_id.as_deref().unwrap_or("-"),
         if facts.is_empty() {
@@ -225,70 +230,109 @@ fn colour(color: anstyle::AnsiColor) -> anstyle::Style {
     anstyle::Style::new().fg_color(Some(color.into()))
 }
 
-/// The sessions of a status, each with its presence coloured and its real enforcement.
-fn sessions_section(report: &StatusReport) -> String {
-    use anstyle::AnsiColor::{Green, Yellow};
-    let mut out = String::new();
-    if report.sessions.is_empty() {
-        out.push_str("sessions: none\n");
-    } else {
-        out.push_str("sessions:\n");
-        for state in &report.sessions {
-            let s = &state.session;
-            let presence = format!("{:<7}", state.presence.as_str());
-            let presence = match state.presence {
-                crate::core::Presence::Online => paint(colour(Green), &presence),
-                crate::core::Presence::Stale => paint(colour(Yellow), &presence),
-                crate::core::Presence::Offline => paint(anstyle::Style::new().dimmed(), &presence),
-            };
-            out.push_str(&format!(
-                "  {:<16} {} {presence} {} {}{}\n",
-                s.participant_id,
-                s.session_id,
-                s.harness,
-                s.lifecycle,
-                s.branch
-                    .as_ref()
-                    .map(|b| format!(" on {b}"))
-                    .unwrap_or_default()
-            ));
-            out.push_str(&format!(
-                "      writes: {} ({})\n",
-                state.guard.enforcement,
-                safe(&state.guard.reason)
-            ));
-            if let Some(intent) = &state.intent {
-                out.push_str(&format!(
-                    "      intent: {} [{}, {}]",
-                    safe(&intent.summary),
-                    intent.mode,
-                    intent.state
-                ));
-                if !intent.resource_hints.is_empty() {
-                    out.push_str(&format!(" hints {}", intent.resource_hints.join(" ")));
-                }
-                out.push('\n');
-            }
-        }
-    }
-    out
+/// A cell that keeps its whole text however narrow the table (ids, presence, times: what a
+/// person acts on).
+fn whole(text: impl Into<String>) -> Cell {
+    Cell::new(text.into())
 }
 
-/// The claims of a status (or those that matter, under the counts).
-fn claims_section(report: &StatusReport, now: i64) -> String {
-    use anstyle::AnsiColor::Red;
+fn presence_cell(presence: crate::core::Presence) -> Cell {
+    use comfy_table::Color;
+    let cell = whole(presence.as_str());
+    match presence {
+        crate::core::Presence::Online => cell.fg(Color::Green),
+        crate::core::Presence::Stale => cell.fg(Color::Yellow),
+        crate::core::Presence::Offline => cell.add_attribute(comfy_table::Attribute::Dim),
+    }
+}
+
+/// The sessions of a status as a table: who, which session, presence, client, when last seen,
+/// what its writes meet (and the branch, when the sessions are on different ones), each with its
+/// intent on the line below.
+pub fn sessions_table(sessions: &[crate::core::status::SessionState], look: &Look) -> String {
+    if sessions.is_empty() {
+        return "sessions: none\n".to_string();
+    }
+    let mut branches: Vec<Option<&str>> = sessions
+        .iter()
+        .map(|s| s.session.branch.as_deref())
+        .collect();
+    branches.dedup();
+    let branch_column = branches.len() > 1;
+    let mut header = vec![
+        "participant",
+        "session",
+        "presence",
+        "client",
+        "seen",
+        "writes",
+    ];
+    if branch_column {
+        header.push("branch");
+    }
+    let mut table = look.table(&header, 2);
+    let mut details = Vec::new();
+    for state in sessions {
+        let s = &state.session;
+        let mut cells = vec![
+            Cell::new(&s.participant_id),
+            whole(look.id(&s.session_id)),
+            presence_cell(state.presence),
+            Cell::new(match &s.client_version {
+                Some(version) => format!("{} {}", s.harness, safe(version)),
+                None => s.harness.clone(),
+            }),
+            whole(look.when(s.last_seen_at)),
+            whole(state.guard.enforcement.to_string()),
+        ];
+        if branch_column {
+            cells.push(Cell::new(
+                s.branch.as_deref().map(safe).unwrap_or_else(|| "-".into()),
+            ));
+        }
+        table.add_row(look::row(cells));
+        details.push(state.intent.as_ref().map(|intent| {
+            let mut text = format!(
+                "intent: {} [{}, {}]",
+                safe(&intent.summary),
+                intent.mode,
+                intent.state
+            );
+            if !intent.resource_hints.is_empty() {
+                text.push_str(&format!(" hints {}", intent.resource_hints.join(" ")));
+            }
+            text
+        }));
+    }
+    look::settle(&mut table, &[1, 2, 4, 5]);
+    let on = match branches.as_slice() {
+        [Some(branch)] => format!(" (on {})", safe(branch)),
+        _ => String::new(),
+    };
+    format!(
+        "sessions: {}{on}\n{}",
+        sessions.len(),
+        look::lines(&table, 2, &details, look.width)
+    )
+}
+
+/// The claims of a status (or those that matter, under the counts), as a table.
+pub fn claims_table(report: &StatusReport, look: &Look) -> String {
+    use comfy_table::Color;
     let mut out = String::new();
     let summary = &report.claim_summary;
     if summary.total == 0 && report.claims.is_empty() {
         out.push_str("claims: none\n");
-    } else {
-        let holders: Vec<String> = summary
-            .holders
-            .iter()
-            .map(|(who, n)| format!("{who} {n}"))
-            .collect();
-        out.push_str(&format!(
-            "claims: {} ({} live) held by {}{}\n",
+        return out;
+    }
+    let holders: Vec<String> = summary
+        .holders
+        .iter()
+        .map(|(who, n)| format!("{who} {n}"))
+        .collect();
+    out.push_str(&look.wrap(
+        &format!(
+            "claims: {} ({} live) held by {}{}",
             summary.total,
             summary.live,
             holders.join(", "),
@@ -300,59 +344,120 @@ fn claims_section(report: &StatusReport, now: i64) -> String {
                     report.claims.len()
                 )
             }
-        ));
-        for c in &report.claims {
-            let claim = &c.claim;
-            let state = if c.live {
-                "live".to_string()
-            } else {
-                paint(colour(Red).bold(), "EXPIRED")
-            };
-            let remaining = (claim.expires_at - now) / 1000;
-            out.push_str(&format!(
-                "  {:<28} {:<9} {} by {} ({}) {state}{}\n",
-                claim.resource,
-                claim.mode,
-                c.effective_enforcement,
-                claim.participant_id,
-                claim.claim_id,
-                if c.live {
-                    format!(", {remaining}s left")
-                } else {
-                    String::new()
-                }
-            ));
-        }
+        ),
+        4,
+    ));
+    if report.claims.is_empty() {
+        return out;
     }
+    let header = ["resource", "mode", "writes", "holder", "claim", "expires"];
+    let mut table = look.table(&header, 2);
+    let expiries: Vec<String> = report
+        .claims
+        .iter()
+        .map(|c| {
+            let when = look.when(c.claim.expires_at);
+            if c.live {
+                when
+            } else {
+                format!("EXPIRED {when}")
+            }
+        })
+        .collect();
+    // What the columns that stay whole leave is shared by the resource and the holder: the
+    // resource first (cut in its middle, keeping its file name), the holder keeping at least 10
+    // columns (the "held by" line above names every holder whole).
+    let ids: Vec<String> = report
+        .claims
+        .iter()
+        .map(|c| look.id(&c.claim.claim_id))
+        .collect();
+    let split = look.width.map(|width| {
+        let fixed = look::widest(["exclusive"])
+            + look::widest(["advisory"])
+            + look::widest(ids.iter().map(String::as_str).chain(["claim"]))
+            + look::widest(expiries.iter().map(String::as_str).chain(["expires"]))
+            + 2 * (header.len() - 1)
+            + 2;
+        let available = usize::from(width).saturating_sub(fixed);
+        let resources = look::widest(report.claims.iter().map(|c| c.claim.resource.as_str()));
+        let holders = look::widest(
+            report
+                .claims
+                .iter()
+                .map(|c| c.claim.participant_id.as_str())
+                .chain(["holder"]),
+        );
+        let holder = holders.min(available.saturating_sub(resources).max(10));
+        (available.saturating_sub(holder).max(12), holder)
+    });
+    let resource_width = split.map(|(resource, _)| resource);
+    for (c, expires) in report.claims.iter().zip(expiries) {
+        let claim = &c.claim;
+        let expires = if c.live {
+            whole(expires)
+        } else {
+            whole(expires)
+                .fg(Color::Red)
+                .add_attribute(comfy_table::Attribute::Bold)
+        };
+        table.add_row(look::row(vec![
+            Cell::new(match resource_width {
+                Some(width) => look::fit_middle(&claim.resource, width),
+                None => claim.resource.clone(),
+            }),
+            whole(claim.mode.to_string()),
+            whole(c.effective_enforcement),
+            Cell::new(&claim.participant_id),
+            whole(look.id(&claim.claim_id)),
+            expires,
+        ]));
+    }
+    look::settle(&mut table, &[0, 1, 2, 4, 5]);
+    if let (Some((_, holder)), Some(column)) = (split, table.column_mut(3)) {
+        // The boundary counts the column's padding (two spaces).
+        column.set_constraint(comfy_table::ColumnConstraint::UpperBoundary(
+            comfy_table::Width::Fixed(u16::try_from(holder + 2).unwrap_or(u16::MAX)),
+        ));
+    }
+    out.push_str(&look::lines(&table, 2, &[], look.width));
     out
 }
 
 /// The status report.
-pub fn status(report: &StatusReport, now: i64) -> String {
+pub fn status(report: &StatusReport, look: &Look) -> String {
     use anstyle::AnsiColor::{Green, Yellow};
     let protection = if report.protection == "guarded" {
         paint(colour(Green), report.protection)
     } else {
         paint(colour(Yellow), report.protection)
     };
-    let mut out = format!(
-        "workspace {} ({}, from {}) at {}\nprotection: {protection} (configured claim policy: {})\n",
-        paint(bold(), &report.workspace_id),
-        safe(&report.display_name),
-        report.identity_source,
-        report.root,
-        report.claim_policy
+    let mut out = look.wrap(
+        &format!(
+            "workspace {} ({}, from {}) at {}",
+            paint(bold(), &report.workspace_id),
+            safe(&report.display_name),
+            report.identity_source,
+            safe(&report.root),
+        ),
+        4,
     );
-    out.push_str(&weakened(report));
-    out.push_str(&sessions_section(report));
-    out.push_str(&claims_section(report, now));
+    out.push_str(&look.wrap(
+        &format!(
+            "protection: {protection} (configured claim policy: {})",
+            report.claim_policy
+        ),
+        4,
+    ));
+    out.push_str(&weakened(report, look));
+    out.push_str(&sessions_table(&report.sessions, look));
+    out.push_str(&claims_table(report, look));
     if report.attention.is_empty() {
         out.push_str("attention: none\n");
     } else {
         out.push_str("attention:\n");
         for item in &report.attention {
-            out.push_str(&attention_line(item));
-            out.push('\n');
+            out.push_str(&look.wrap(&attention_line(item, look), 6));
         }
     }
     out.push_str(&format!("cursor {}\n", format_cursor(report.head_seq)));
@@ -360,10 +465,10 @@ pub fn status(report: &StatusReport, now: i64) -> String {
 }
 
 /// A sync page.
-pub fn sync(page: &EventPage, attention: &[Attention]) -> String {
+pub fn sync(page: &EventPage, attention: &[Attention], look: &Look) -> String {
     let mut out = String::new();
     for event in &page.events {
-        out.push_str(&event_line(event));
+        out.push_str(&event_line(event, look));
     }
     out.push_str(&format!(
         "next cursor {}{}\n",
@@ -375,26 +480,25 @@ pub fn sync(page: &EventPage, attention: &[Attention]) -> String {
         }
     ));
     for item in attention {
-        out.push_str(&attention_line(item));
-        out.push('\n');
+        out.push_str(&look.wrap(&attention_line(item, look), 6));
     }
     out
 }
 
 /// A send-like result: `recorded <id>` then one line per recipient.
-pub fn sent(sent: &Sent) -> String {
+pub fn sent(sent: &Sent, look: &Look) -> String {
     let m = &sent.message.message;
     let mut out = format!(
-        "{} {} ({} {}, thread {}){}\n",
+        "{} {} ({} {}{}){}\n",
         if sent.replayed {
             "recorded earlier"
         } else {
             "recorded"
         },
-        m.message_id,
+        look.id(&m.message_id),
         m.kind,
         m.obligation,
-        m.thread_id,
+        thread(m, look),
         if m.to_participant_ids.is_empty() {
             " to the room".to_string()
         } else {
@@ -438,19 +542,19 @@ pub fn sent(sent: &Sent) -> String {
 
 /// One complete message: ACC's lines around the peer's, which stand in the same
 /// `acc-peer-message` block the agents' next-turn context uses (they cannot close it).
-pub fn message(view: &MessageView, receipt: Option<&ReceiptRow>) -> String {
+pub fn message(view: &MessageView, receipt: Option<&ReceiptRow>, look: &Look) -> String {
     let m = &view.message;
     let mut out = format!(
-        "message {} ({} {}) from {} at {}\nthread {}{}\n",
-        m.message_id,
+        "message {} ({} {}{}) from {}, sent {}{}\n",
+        look.id(&m.message_id),
         m.kind,
         m.obligation,
+        thread(m, look),
         m.from_participant_id,
-        format_timestamp(m.sent_at),
-        m.thread_id,
+        look.when(m.sent_at),
         m.in_reply_to
             .as_ref()
-            .map(|r| format!(", in reply to {r}"))
+            .map(|r| format!(", in reply to {}", look.id(r)))
             .unwrap_or_default(),
     );
     if let Some(status) = &view.decision {
@@ -465,7 +569,7 @@ pub fn message(view: &MessageView, receipt: Option<&ReceiptRow>) -> String {
             status
                 .current_message_id
                 .as_ref()
-                .map(|c| format!(", current {c}"))
+                .map(|c| format!(", current {}", look.id(c)))
                 .unwrap_or_default()
         ));
     }
@@ -483,12 +587,12 @@ pub fn message(view: &MessageView, receipt: Option<&ReceiptRow>) -> String {
         {
             out.push_str(&format!(
                 "answer with: acc reply --message {} --body '...'\n",
-                m.message_id
+                look.id(&m.message_id)
             ));
         } else if receipt.state != ReceiptState::Acknowledged {
             out.push_str(&format!(
                 "acknowledge with: acc ack --message {}\n",
-                m.message_id
+                look.id(&m.message_id)
             ));
         }
     }
@@ -496,21 +600,31 @@ pub fn message(view: &MessageView, receipt: Option<&ReceiptRow>) -> String {
 }
 
 /// A historical message with every recipient's receipt.
-pub fn history_message(view: &MessageView, receipts: &[ReceiptRow]) -> String {
-    let mut out = message(view, None);
+pub fn history_message(view: &MessageView, receipts: &[ReceiptRow], look: &Look) -> String {
+    let mut out = message(view, None, look);
     for receipt in receipts {
         out.push_str(&format!(
             "  {}: {} since {}\n",
             receipt.participant_id,
             receipt.state,
-            format_timestamp(receipt.updated_at)
+            look.when(receipt.updated_at)
         ));
     }
     out
 }
 
-/// A summary page (inbox or history), from its JSON.
-pub fn summary_page(page: &serde_json::Value) -> String {
+/// ", thread <id>" when a message is not its thread's first.
+fn thread(m: &crate::store::MessageRow, look: &Look) -> String {
+    if m.thread_id == m.message_id {
+        String::new()
+    } else {
+        format!(", thread {}", look.id(&m.thread_id))
+    }
+}
+
+/// A summary page (inbox or history), from its JSON, as a table: id, when sent, sender, kind,
+/// what it needs, the receipt (an inbox); each subject on the line below.
+pub fn summary_page(page: &serde_json::Value, look: &Look) -> String {
     let items = page
         .get("items")
         .and_then(|i| i.as_array())
@@ -519,30 +633,44 @@ pub fn summary_page(page: &serde_json::Value) -> String {
     let mut out = String::new();
     if items.is_empty() {
         out.push_str("no messages\n");
-    }
-    for item in &items {
-        let field = |k: &str| {
-            item.get(k)
-                .and_then(|v| v.as_str())
-                .unwrap_or("")
-                .to_string()
-        };
-        let state = item
-            .get("receipt")
-            .and_then(|r| r.get("state"))
-            .and_then(|s| s.as_str())
-            .map(|s| format!(" [{s}]"))
-            .unwrap_or_default();
-        out.push_str(&format!(
-            "{} {} {:<8} {:<11} from {}{}: {}\n",
-            field("messageId"),
-            field("sentAt"),
-            field("kind"),
-            field("obligation"),
-            field("fromParticipantId"),
-            state,
-            safe(&field("subject"))
-        ));
+    } else {
+        let receipts = items.iter().any(|i| i.get("receipt").is_some());
+        let mut header = vec!["message", "sent", "from", "kind", "needs"];
+        if receipts {
+            header.push("receipt");
+        }
+        let mut table = look.table(&header, 0);
+        let mut details = Vec::new();
+        for item in &items {
+            let field = |k: &str| {
+                item.get(k)
+                    .and_then(|v| v.as_str())
+                    .unwrap_or("")
+                    .to_string()
+            };
+            let sent = crate::clock::parse_timestamp(&field("sentAt"))
+                .map(|at| look.when(at))
+                .unwrap_or_else(|| field("sentAt"));
+            let mut cells = vec![
+                whole(look.id(&field("messageId"))),
+                whole(sent),
+                Cell::new(field("fromParticipantId")),
+                whole(field("kind")),
+                whole(field("obligation")),
+            ];
+            if receipts {
+                cells.push(whole(
+                    item.get("receipt")
+                        .and_then(|r| r.get("state"))
+                        .and_then(|s| s.as_str())
+                        .unwrap_or("-"),
+                ));
+            }
+            table.add_row(look::row(cells));
+            details.push(Some(format!("subject: {}", safe(&field("subject")))));
+        }
+        look::settle(&mut table, &[0, 1, 3, 4, 5]);
+        out.push_str(&look::lines(&table, 0, &details, look.width));
     }
     if let Some(next) = page.get("nextCursor").and_then(|c| c.as_str()) {
         out.push_str(&format!("more: --cursor {next}\n"));

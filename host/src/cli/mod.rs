@@ -23,6 +23,7 @@ use crate::views;
 use crate::workspace;
 
 mod human;
+mod look;
 
 /// ACC: coordination for several AI coding agents (and people) in one repository.
 #[derive(Debug, Parser)]
@@ -65,6 +66,9 @@ pub struct Cli {
         default_value = "auto"
     )]
     pub color: ColorWhen,
+    /// Show times as RFC 3339 timestamps instead of "3 min ago" (JSON always has them).
+    #[arg(long, global = true, help_heading = "Global options")]
+    pub absolute_times: bool,
     /// Owner generation token for mutations (or ACC_GENERATION).
     #[arg(
         long,
@@ -498,6 +502,33 @@ pub struct SyncArgs {
     pub follow: bool,
 }
 
+/// The ids a status shows.
+fn status_ids(report: &crate::core::status::StatusReport) -> Vec<&str> {
+    let sessions = report
+        .sessions
+        .iter()
+        .map(|s| s.session.session_id.as_str());
+    let claims = report.claims.iter().map(|c| c.claim.claim_id.as_str());
+    let attention = report
+        .attention
+        .iter()
+        .flat_map(|a| [a.claim_id.as_deref(), a.message_id.as_deref()])
+        .flatten();
+    sessions.chain(claims).chain(attention).collect()
+}
+
+/// The message ids a summary page (its JSON) shows.
+fn page_ids(value: &Value) -> Vec<String> {
+    value
+        .get("items")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|item| item.get("messageId").and_then(Value::as_str))
+        .map(str::to_string)
+        .collect()
+}
+
 /// `acc work`.
 #[derive(Debug, Args)]
 pub struct WorkArgs {
@@ -732,7 +763,7 @@ pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> i32 {
     match run(cli) {
         Ok(output) => {
             if json_mode {
-                write_stdout(&output.value.to_string());
+                write_stdout(&json_text(&output.value));
             } else {
                 write_stdout(&output.human);
             }
@@ -746,6 +777,15 @@ pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> i32 {
             }
             error.code.exit_code()
         }
+    }
+}
+
+/// A `--json` result: indented at a terminal, for a person; one compact line when piped.
+fn json_text(value: &Value) -> String {
+    if std::io::stdout().is_terminal() {
+        serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string())
+    } else {
+        value.to_string()
     }
 }
 
@@ -829,6 +869,18 @@ fn open_app(cli: &Cli) -> AccResult<App> {
         }
     }
     Ok(app)
+}
+
+/// How this command's human output looks: the width it fits, now for relative times, and the
+/// short forms of `ids`. Under `--json`, which shows none of it, nothing is read.
+fn look<'a>(cli: &Cli, core: &mut Core, ids: impl IntoIterator<Item = &'a str>) -> look::Look {
+    if cli.json {
+        return look::Look::default();
+    }
+    let now = core.now();
+    // Short ids are a convenience: a store that cannot be read for them leaves ids whole.
+    let ids = core.short_ids(ids).unwrap_or_default();
+    look::Look::new(look::output_width(), now, cli.absolute_times).with_ids(ids)
 }
 
 /// Owner credentials from flags, else the environment; both parts are required together.
@@ -1057,8 +1109,9 @@ fn status_command(cli: &Cli, args: &StatusArgs) -> AccResult<Output> {
         core.status_summary(mine.as_deref())?
     };
     let now = core.now();
+    let look = look(cli, &mut core, status_ids(&report));
     Ok(Output {
-        human: human::status(&report, now),
+        human: human::status(&report, &look),
         value: views::status(&report, now),
     })
 }
@@ -1209,11 +1262,12 @@ fn follow(cli: &Cli, args: &SyncArgs) -> AccResult<()> {
     let mut out = std::io::stdout();
     loop {
         let (page, _) = core.sync_delta(cursor, limit)?;
+        let look = look(cli, &mut core, event_ids(&page, &[]));
         for event in &page.events {
             let line = if cli.json {
                 format!("{}\n", views::event(event))
             } else {
-                human::event_line(event)
+                human::event_line(event, &look)
             };
             if out
                 .write_all(line.as_bytes())
@@ -1451,8 +1505,14 @@ fn send(cli: &Cli, op: impl FnOnce(&mut App, &Caller) -> AccResult<Sent>) -> Acc
     let who = caller(cli)?;
     let mut app = open_app(cli)?;
     let sent = op(&mut app, &who)?;
+    let m = &sent.message.message;
+    let look = look(
+        cli,
+        &mut app.core,
+        [m.message_id.as_str(), m.thread_id.as_str()],
+    );
     Ok(Output {
-        human: human::sent(&sent),
+        human: human::sent(&sent, &look),
         value: views::sent(&sent, &app.core.workspace.id),
     })
 }
@@ -1467,16 +1527,19 @@ fn inbox(cli: &Cli, args: &InboxArgs) -> AccResult<Output> {
         }
         let mut core = open_core(cli)?;
         let item = core.read_message(&who, id)?;
+        let look = look(cli, &mut core, message_ids(&item.message));
         return Ok(Output {
-            human: human::message(&item.message, Some(&item.receipt)),
+            human: human::message(&item.message, Some(&item.receipt), &look),
             value: Value::Array(vec![views::inbox_message(&item, &core.workspace.id)]),
         });
     }
     let mut core = open_core(cli)?;
     let page = core.inbox(&who, args.cursor.as_deref(), args.limit)?;
     let value = views::inbox_page(&page);
+    let ids = page_ids(&value);
+    let look = look(cli, &mut core, ids.iter().map(String::as_str));
     Ok(Output {
-        human: human::summary_page(&value),
+        human: human::summary_page(&value, &look),
         value,
     })
 }
@@ -1506,12 +1569,14 @@ fn sync(cli: &Cli, args: &SyncArgs) -> AccResult<Output> {
     let limit = status::event_limit(args.limit)?;
     let mut core = open_core(cli)?;
     let (page, attention) = core.sync_delta(cursor, limit)?;
-    let mut human = human::sync(&page, &attention);
+    let look = look(cli, &mut core, event_ids(&page, &attention));
+    let mut human = human::sync(&page, &attention, &look);
     let value = if args.scope == "full" {
         let report = core.status(true)?;
         let messages = core.all_messages()?;
         let now = core.now();
-        human.push_str(&human::status(&report, now));
+        let look = self::look(cli, &mut core, status_ids(&report));
+        human.push_str(&human::status(&report, &look));
         views::sync_full(
             &page,
             &attention,
@@ -1523,6 +1588,35 @@ fn sync(cli: &Cli, args: &SyncArgs) -> AccResult<Output> {
     Ok(Output { value, human })
 }
 
+/// The ids a message shows: its own, its thread's, what it answers, the decision it names.
+fn message_ids(view: &crate::core::messages::MessageView) -> Vec<&str> {
+    let m = &view.message;
+    let mut ids = vec![m.message_id.as_str(), m.thread_id.as_str()];
+    ids.extend(m.in_reply_to.as_deref());
+    ids.extend(
+        view.decision
+            .as_ref()
+            .and_then(|d| d.current_message_id.as_deref()),
+    );
+    ids
+}
+
+/// The ids a sync page shows: the messages its events name and its attention items'.
+fn event_ids<'a>(
+    page: &'a crate::core::status::EventPage,
+    attention: &'a [crate::core::status::Attention],
+) -> Vec<&'a str> {
+    let events = page
+        .events
+        .iter()
+        .filter_map(|e| e.data.get("messageId").and_then(Value::as_str));
+    let items = attention
+        .iter()
+        .flat_map(|a| [a.claim_id.as_deref(), a.message_id.as_deref()])
+        .flatten();
+    events.chain(items).collect()
+}
+
 fn history(cli: &Cli, args: &SyncArgs) -> AccResult<Output> {
     if let Some(id) = &args.message {
         if args.cursor.is_some() || args.limit.is_some() || args.kind.is_some() || args.current {
@@ -1532,8 +1626,9 @@ fn history(cli: &Cli, args: &SyncArgs) -> AccResult<Output> {
         }
         let mut core = open_core(cli)?;
         let (view, receipts) = core.history_message(id)?;
+        let look = look(cli, &mut core, message_ids(&view));
         return Ok(Output {
-            human: human::history_message(&view, &receipts),
+            human: human::history_message(&view, &receipts, &look),
             value: views::history_exact(&view, &receipts, &core.workspace.id),
         });
     }
@@ -1545,8 +1640,10 @@ fn history(cli: &Cli, args: &SyncArgs) -> AccResult<Output> {
         args.limit,
     )?;
     let value = views::history_page(&page);
+    let ids = page_ids(&value);
+    let look = look(cli, &mut core, ids.iter().map(String::as_str));
     Ok(Output {
-        human: human::summary_page(&value),
+        human: human::summary_page(&value, &look),
         value,
     })
 }
@@ -1557,8 +1654,9 @@ fn claim(cli: &Cli, args: &ClaimArgs) -> AccResult<Output> {
         let mut core = open_core(cli)?;
         let claim = core.renew_claim(&who, id, args.lease)?;
         let now = core.now();
+        let look = look(cli, &mut core, [claim.claim_id.as_str()]);
         return Ok(Output {
-            human: human::claims("renewed", std::slice::from_ref(&claim)),
+            human: human::claims("renewed", std::slice::from_ref(&claim), &look),
             value: views::claims(std::slice::from_ref(&claim), now),
         });
     }
@@ -1578,8 +1676,9 @@ fn claim(cli: &Cli, args: &ClaimArgs) -> AccResult<Output> {
     let mut core = open_core(cli)?;
     let claims = core.acquire_claims(&who, &request)?;
     let now = core.now();
+    let look = look(cli, &mut core, claims.iter().map(|c| c.claim_id.as_str()));
     Ok(Output {
-        human: human::claims("claimed", &claims),
+        human: human::claims("claimed", &claims, &look),
         value: views::claims(&claims, now),
     })
 }

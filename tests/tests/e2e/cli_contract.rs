@@ -589,3 +589,34 @@ fn colour_follows_color_no_color_and_clicolor_force() {
     ));
     assert!(!coloured(&["--json", "status", "--color", "always"], &[]));
 }
+
+/// `--json` is indented at a terminal (for a person reading it) and one compact line when piped
+/// (for a program); both are the same value. The terminal is a real pseudo-terminal (`script`).
+#[test]
+fn json_is_pretty_at_a_terminal_and_compact_when_piped() {
+    let world = World::new();
+    world.attach("alice");
+    let piped = world.acc(&["status"]);
+    assert_eq!(
+        piped.stdout.trim_end().lines().count(),
+        1,
+        "{}",
+        piped.stdout
+    );
+    let acc = acc_tests::bin("acc");
+    let mut command = world.command_path("script");
+    command.args([
+        "-qec",
+        &format!("{} --json status", acc.display()),
+        "/dev/null",
+    ]);
+    let terminal = world.run(command, "acc --json status at a terminal");
+    assert_eq!(terminal.code, 0, "{terminal:?}");
+    let text = terminal.stdout.replace("\r\n", "\n");
+    assert!(text.lines().count() > 10, "indented: {text}");
+    assert!(text.contains("\n  \"workspace\": {"), "{text}");
+    let pretty: serde_json::Value = serde_json::from_str(&text).expect("the same JSON");
+    let compact = piped.json();
+    assert_eq!(pretty["workspace"], compact["workspace"]);
+    assert_eq!(pretty["sessions"], compact["sessions"]);
+}

@@ -12,6 +12,7 @@ mod gemini;
 mod guards;
 mod hooks;
 mod hooks_real;
+mod human_output;
 mod install_layout;
 mod install_safety;
 mod layers;
