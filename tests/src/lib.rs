@@ -866,3 +866,145 @@ pub fn copy_dir(from: &Path, to: &Path) {
         }
     }
 }
+
+/// A program running in a real terminal: a private tmux server (its own socket, no user
+/// configuration) with one window of a fixed size. Keys go in with `send-keys`, the screen comes
+/// out with `capture-pane`; the server is killed, by its pid, when this is dropped.
+#[derive(Debug)]
+pub struct Terminal {
+    socket: PathBuf,
+    server: Option<u32>,
+    _dir: tempfile::TempDir,
+}
+
+impl Terminal {
+    /// Runs `program` with `args` in a `width` by `height` terminal, from `command`'s directory
+    /// and environment (`command` is only a template: its program is not run). The pane stays
+    /// after the program exits, so its exit status can be read.
+    pub fn start(
+        command: &Command,
+        width: u16,
+        height: u16,
+        program: &Path,
+        args: &[&str],
+    ) -> Self {
+        let dir = tempfile::tempdir().expect("tmux dir");
+        let socket = dir.path().join("tmux.sock");
+        let mut tmux = Command::new("tmux");
+        if let Some(cwd) = command.get_current_dir() {
+            tmux.current_dir(cwd);
+        }
+        for (key, value) in command.get_envs() {
+            match value {
+                Some(value) => tmux.env(key, value),
+                None => tmux.env_remove(key),
+            };
+        }
+        let line = std::iter::once(program.to_string_lossy().into_owned())
+            .chain(args.iter().map(|a| (*a).to_string()))
+            .map(|word| shlex::try_quote(&word).expect("quotable").into_owned())
+            .collect::<Vec<_>>()
+            .join(" ");
+        // The pane stays after the program exits (set before it starts, so no exit is missed).
+        let config = dir.path().join("tmux.conf");
+        std::fs::write(&config, "set-option -g remain-on-exit on\n").expect("tmux.conf");
+        tmux.arg("-S")
+            .arg(&socket)
+            .arg("-f")
+            .arg(&config)
+            .args(["new-session", "-d", "-s", "acc"])
+            .args(["-x", &width.to_string(), "-y", &height.to_string()])
+            .arg(&line)
+            .env("TERM", "xterm-256color")
+            .stdin(Stdio::null());
+        let output = run_checked(tmux, Duration::from_secs(20), "tmux new-session");
+        assert!(output.status.success(), "tmux: {output:?}");
+        let mut terminal = Self {
+            socket,
+            server: None,
+            _dir: dir,
+        };
+        terminal.server = terminal.query("#{pid}").trim().parse().ok();
+        terminal
+    }
+
+    fn tmux(&self, args: &[&str]) -> Output {
+        let mut command = Command::new("tmux");
+        command
+            .arg("-S")
+            .arg(&self.socket)
+            .args(args)
+            .stdin(Stdio::null());
+        run_checked(command, Duration::from_secs(20), "tmux")
+    }
+
+    /// A tmux format (`#{pane_dead}`, …) for the window's pane.
+    pub fn query(&self, format: &str) -> String {
+        let output = self.tmux(&["display-message", "-p", "-t", "acc", format]);
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    }
+
+    /// What the screen shows now, a line a row.
+    pub fn screen(&self) -> String {
+        let output = self.tmux(&["capture-pane", "-p", "-t", "acc"]);
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    }
+
+    /// Press keys (tmux key names: `Enter`, `Escape`, `Tab`, `q`, …), one at a time.
+    pub fn keys(&self, keys: &[&str]) {
+        for key in keys {
+            self.tmux(&["send-keys", "-t", "acc", key]);
+            // Two keys in one read can parse as one (Escape then `f` is Alt-f).
+            std::thread::sleep(Duration::from_millis(60));
+        }
+    }
+
+    /// Waits (bounded) until the screen satisfies `condition`; the screen.
+    pub fn wait_for(&self, what: &str, condition: impl Fn(&str) -> bool) -> String {
+        let start = Instant::now();
+        loop {
+            let screen = self.screen();
+            if condition(&screen) {
+                return screen;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "the screen never showed {what}:\n{screen}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// The program's exit status once it has exited (bounded wait).
+    pub fn exit_status(&self) -> i32 {
+        let start = Instant::now();
+        loop {
+            let state = self.query("#{pane_dead} #{pane_dead_status}");
+            if let Some(status) = state.trim().strip_prefix("1 ") {
+                return status.parse().unwrap_or(-1);
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "the program did not exit: {state}\n{}",
+                self.screen()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Terminal {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .arg("-S")
+            .arg(&self.socket)
+            .arg("kill-server")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+        if let Some(pid) = self.server {
+            kill_pid(pid);
+        }
+    }
+}

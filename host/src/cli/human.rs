@@ -115,7 +115,7 @@ pub fn claims(verb: &str, claims: &[ClaimRow], look: &Look) -> String {
         .join("\n")
 }
 
-fn attention_line(item: &Attention, look: &Look) -> String {
+pub fn attention_line(item: &Attention, look: &Look) -> String {
     let mut line = format!("  {} for {}", item.rule.as_str(), item.participant_id);
     if let Some(resource) = &item.resource {
         line.push_str(&format!(" on {resource}"));

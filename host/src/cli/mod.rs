@@ -24,6 +24,7 @@ use crate::workspace;
 
 mod human;
 mod look;
+mod watch;
 
 /// ACC: coordination for several AI coding agents (and people) in one repository.
 #[derive(Debug, Parser)]
@@ -136,6 +137,9 @@ pub enum Command {
     Status(StatusArgs),
     /// Read events after a cursor (delta), or the whole workspace snapshot (full).
     Sync(SyncArgs),
+    /// Watch the room live at a terminal: sessions, claims, latest messages, attention (q quits).
+    /// Not at a terminal: the status, then a line per event until interrupted. Reads only.
+    Watch,
     /// Declare (or clear) what this session is working on. Awareness only.
     Work(WorkArgs),
     /// Claim resources (atomic batch), or renew a claim by id.
@@ -675,6 +679,24 @@ fn streamed(cli: &Cli) -> Option<i32> {
             }
         });
     }
+    if let Command::Watch = &cli.command {
+        let result = if !cli.json && std::io::stdout().is_terminal() {
+            watch::run(|| open_core(cli))
+        } else {
+            watch_plain(cli)
+        };
+        return Some(match result {
+            Ok(()) => 0,
+            Err(error) => {
+                if cli.json {
+                    write_stdout(&views::error(&error).to_string());
+                } else {
+                    write_stderr(&human::error(&error));
+                }
+                error.code.exit_code()
+            }
+        });
+    }
     if let Command::Completions { shell } = &cli.command {
         use clap::CommandFactory;
         let mut out = std::io::stdout().lock();
@@ -946,6 +968,7 @@ pub fn run(mut cli: Cli) -> AccResult<Output> {
         Command::Completions { .. } => Err(AccError::internal(
             "completions are printed before dispatch",
         )),
+        Command::Watch => Err(AccError::internal("watch streams before dispatch")),
         Command::Man { out } => man_pages(out),
         Command::Doctor { repair, home } => doctor_command(&cli, *repair, home.as_deref()),
         Command::Install(args) => install_command(true, args),
@@ -1247,7 +1270,6 @@ const FOLLOW_EVERY: std::time::Duration = std::time::Duration::from_millis(250);
 /// `acc sync --follow`: the event log as it grows, a line an event, until interrupted (or its
 /// output is closed). It reads the event cursor: no daemon, no listener, nothing written.
 fn follow(cli: &Cli, args: &SyncArgs) -> AccResult<()> {
-    use std::io::Write;
     if args.scope != "delta" {
         return Err(AccError::usage(
             "--follow streams the event log: it takes --scope delta (the default)",
@@ -1255,10 +1277,33 @@ fn follow(cli: &Cli, args: &SyncArgs) -> AccResult<()> {
     }
     let limit = crate::core::status::event_limit(args.limit)?;
     let mut core = open_core(cli)?;
-    let mut cursor = match &args.cursor {
+    let cursor = match &args.cursor {
         Some(text) => crate::core::status::parse_cursor(text)?,
         None => core.status(false)?.head_seq,
     };
+    follow_events(cli, core, cursor, limit)
+}
+
+/// `acc watch` when its output is not a terminal (or with `--json`): the status as `acc status`
+/// prints it, then the events after it as `acc sync --follow` does.
+fn watch_plain(cli: &Cli) -> AccResult<()> {
+    let mut core = open_core(cli)?;
+    let report = core.status_summary(None)?;
+    let now = core.now();
+    let text = if cli.json {
+        views::status(&report, now).to_string()
+    } else {
+        let look = look(cli, &mut core, status_ids(&report));
+        human::status(&report, &look)
+    };
+    write_stdout(&text);
+    let limit = crate::core::status::event_limit(None)?;
+    follow_events(cli, core, report.head_seq, limit)
+}
+
+/// Prints each event after `cursor` as it is recorded, until the reader goes away.
+fn follow_events(cli: &Cli, mut core: Core, mut cursor: i64, limit: i64) -> AccResult<()> {
+    use std::io::Write;
     let mut out = std::io::stdout();
     loop {
         let (page, _) = core.sync_delta(cursor, limit)?;

@@ -27,4 +27,5 @@ mod reads;
 mod router;
 mod status_view;
 mod store_safety;
+mod watch;
 mod workspace_config;
