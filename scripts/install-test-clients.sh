@@ -11,6 +11,27 @@ CODEX=0.169.0
 CLAUDE=2.1.328
 GEMINI=0.61.0
 
+# The terminal and shells the CLI tests run in (acc watch in tmux; completions in zsh and fish;
+# bash and script(1) are part of every Debian system). They come from the distribution's
+# packages, at the distribution's version; each must run, or this fails.
+missing=()
+for tool in tmux zsh fish; do
+  command -v "$tool" >/dev/null 2>&1 || missing+=("$tool")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "install-test-clients: apt-get install ${missing[*]}" >&2
+  if [ "$(id -u)" -eq 0 ]; then as_root=(); elif command -v sudo >/dev/null 2>&1; then as_root=(sudo); else
+    echo "install-test-clients: ${missing[*]} missing and neither root nor sudo to install them" >&2
+    exit 1
+  fi
+  "${as_root[@]}" apt-get update -qq >&2
+  DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+fi
+tmux -V >/dev/null
+zsh --version >/dev/null
+fish --version >/dev/null
+command -v script >/dev/null || { echo "install-test-clients: script(1) (util-linux) is missing" >&2; exit 1; }
+
 mkdir -p "$CACHE"
 cd "$CACHE"
 

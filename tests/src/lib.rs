@@ -959,6 +959,11 @@ impl Terminal {
         }
     }
 
+    /// Type `text` as it is (no key names).
+    pub fn type_text(&self, text: &str) {
+        self.tmux(&["send-keys", "-t", "acc", "-l", text]);
+    }
+
     /// Waits (bounded) until the screen satisfies `condition`; the screen.
     pub fn wait_for(&self, what: &str, condition: impl Fn(&str) -> bool) -> String {
         let start = Instant::now();

@@ -698,9 +698,8 @@ fn streamed(cli: &Cli) -> Option<i32> {
         });
     }
     if let Command::Completions { shell } = &cli.command {
-        use clap::CommandFactory;
         let mut out = std::io::stdout().lock();
-        clap_complete::generate(*shell, &mut Cli::command(), "acc", &mut out);
+        clap_complete::generate(*shell, &mut public_command(), "acc", &mut out);
         return Some(0);
     }
     if let Command::Hook { client, event } = &cli.command {
@@ -1212,11 +1211,26 @@ fn expand_ids(cli: &mut Cli) -> AccResult<()> {
     Ok(())
 }
 
+/// The command line as people use it: the parser's definitions without the hidden commands
+/// (`hook`, which only clients call). clap's completion generators list hidden subcommands, and
+/// clap has no way to remove one, so the top level is rebuilt from its parts without them.
+fn public_command() -> clap::Command {
+    use clap::CommandFactory;
+    let full = Cli::command();
+    let mut public = clap::Command::new("acc")
+        .version(env!("CARGO_PKG_VERSION"))
+        .args(full.get_arguments().filter(|a| !a.is_hide_set()).cloned())
+        .subcommands(full.get_subcommands().filter(|s| !s.is_hide_set()).cloned());
+    if let Some(about) = full.get_about() {
+        public = public.about(about.clone());
+    }
+    public
+}
+
 /// `acc man --out DIR`: every page rendered first, then each written whole (a temporary name,
 /// then renamed), so a failure leaves no half-written page.
 fn man_pages(out: &Path) -> AccResult<Output> {
-    use clap::CommandFactory;
-    let mut command = Cli::command();
+    let mut command = public_command();
     command.build();
     let render = |page: clap::Command| -> AccResult<Vec<u8>> {
         let mut bytes = Vec::new();

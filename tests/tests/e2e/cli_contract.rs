@@ -267,21 +267,37 @@ fn sync_pages_events_after_a_cursor() {
     );
 }
 
-/// Shell completions come from the parser's own definitions: bash's script loads in a real bash
-/// and completes `acc sta` to `status` and `acc claim --mo` to `--mode`; zsh's, fish's and
-/// PowerShell's name the same commands (no zsh, fish or pwsh is on this machine to load them).
+/// Shell completions come from the parser's own definitions, and load in the real shells: in
+/// bash and fish (asked for the completions of a line) and in an interactive zsh at a terminal
+/// (Tab pressed), `acc sta` completes to `status` and `acc claim --mo` to `--mode`; the hidden
+/// `hook` command is never offered. PowerShell's and Elvish's scripts name the same commands (no
+/// pwsh or elvish here to load them).
 #[test]
 fn completions_come_from_the_command_definitions() {
     let world = World::new();
-    let script = world.temp.path().join("acc.bash");
-    let bash = world.acc_text(&["completions", "bash"]);
-    assert_eq!(bash.code, 0, "{bash:?}");
-    std::fs::write(&script, &bash.stdout).expect("script");
-    let complete = |line: &str| {
+    let home = world.temp.path().join("home");
+    std::fs::create_dir_all(&home).expect("home");
+    let script = |shell: &str| {
+        let path = world.temp.path().join(format!("acc.{shell}"));
+        let run = world.acc_text(&["completions", shell]);
+        assert_eq!(run.code, 0, "{shell}: {run:?}");
+        assert!(
+            !run.stdout
+                .split(|c: char| !c.is_ascii_alphanumeric())
+                .any(|w| w == "hook"),
+            "{shell} offers the hidden hook command"
+        );
+        std::fs::write(&path, &run.stdout).expect("script");
+        path
+    };
+
+    // bash: the completion function, called as bash calls it.
+    let bash_script = script("bash");
+    let bash = |line: &str| {
         let words: Vec<&str> = line.split(' ').collect();
         let program = format!(
             "source {}; COMP_WORDS=({}); COMP_CWORD={}; COMP_LINE='{line}'; COMP_POINT={}; _acc acc '{}' '{}'; printf '%s\\n' \"${{COMPREPLY[@]}}\"",
-            script.display(),
+            bash_script.display(),
             words.join(" "),
             words.len() - 1,
             line.len(),
@@ -289,13 +305,70 @@ fn completions_come_from_the_command_definitions() {
             words[words.len().saturating_sub(2)]
         );
         let mut command = world.command_path("bash");
-        command.args(["--norc", "-c", &program]);
+        command.args(["--norc", "-c", &program]).env("HOME", &home);
         world.run(command, "bash completion").stdout
     };
-    let commands = complete("acc sta");
-    assert!(commands.lines().any(|l| l == "status"), "{commands}");
-    let options = complete("acc claim --mo");
-    assert!(options.lines().any(|l| l == "--mode"), "{options}");
+    assert!(bash("acc sta").lines().any(|l| l == "status"));
+    assert!(bash("acc claim --mo").lines().any(|l| l == "--mode"));
+    assert!(!bash("acc ho").lines().any(|l| l == "hook"));
+
+    // fish: `complete -C` answers what Tab would offer.
+    let fish_script = script("fish");
+    let fish = |line: &str| {
+        let mut command = world.command_path("fish");
+        command
+            .args([
+                "--no-config",
+                "-c",
+                &format!("source {}; complete -C '{line}'", fish_script.display()),
+            ])
+            .env("HOME", &home);
+        let run = world.run(command, "fish completion");
+        assert_eq!(run.code, 0, "{run:?}");
+        run.stdout
+    };
+    let commands = fish("acc sta");
+    assert!(
+        commands.lines().any(|l| l.starts_with("status\t")),
+        "{commands}"
+    );
+    let options = fish("acc claim --mo");
+    assert!(
+        options.lines().any(|l| l.starts_with("--mode")),
+        "{options}"
+    );
+    assert!(!fish("acc ho").lines().any(|l| l.starts_with("hook")));
+
+    // zsh: an interactive shell with compinit, at a terminal; Tab completes the line in place.
+    let zsh_script = script("zsh");
+    let mut template = world.command("acc");
+    template.env("HOME", &home).env("ZDOTDIR", &home);
+    let terminal =
+        acc_tests::Terminal::start(&template, 100, 20, std::path::Path::new("zsh"), &["-f"]);
+    terminal.type_text(&format!(
+        "autoload -Uz compinit && compinit -u && source {} && echo ready",
+        zsh_script.display()
+    ));
+    terminal.keys(&["Enter"]);
+    terminal.wait_for("zsh with the completions", |s| {
+        s.lines().any(|l| l.trim() == "ready")
+    });
+    terminal.type_text("acc sta");
+    terminal.keys(&["Tab"]);
+    terminal.wait_for("acc sta completed", |s| s.contains("acc status"));
+    terminal.keys(&["C-u"]);
+    terminal.type_text("acc claim --mo");
+    terminal.keys(&["Tab"]);
+    terminal.wait_for("--mo completed", |s| s.contains("acc claim --mode"));
+    terminal.keys(&["C-u"]);
+
+    for shell in ["powershell", "elvish"] {
+        let run = world.acc_text(&["completions", shell]);
+        assert_eq!(run.code, 0, "{shell}: {run:?}");
+        for word in ["status", "claim", "inbox", "install", "watch"] {
+            assert!(run.stdout.contains(word), "{shell} names {word}");
+        }
+    }
     let help = world.acc_text(&["--help"]);
     assert!(
         !help
@@ -305,13 +378,6 @@ fn completions_come_from_the_command_definitions() {
         "the internal hook command is not listed: {}",
         help.stdout
     );
-    for shell in ["zsh", "fish", "powershell", "elvish"] {
-        let script = world.acc_text(&["completions", shell]);
-        assert_eq!(script.code, 0, "{shell}: {script:?}");
-        for word in ["status", "claim", "inbox", "install"] {
-            assert!(script.stdout.contains(word), "{shell} names {word}");
-        }
-    }
     let refused = world.acc_text(&["completions", "tcsh"]);
     assert_eq!(refused.code, 2);
     assert!(
