@@ -377,8 +377,8 @@ pub fn run(mut open: impl FnMut() -> AccResult<Core>) -> AccResult<()> {
 }
 
 /// The heights of the sessions, claims, messages and attention panes in `total` rows: each
-/// wants its rows, a header and two borders; attention (when there is any) up to three rows,
-/// messages at least three; what is left goes to the latest messages, and when the room does
+/// wants its rows, a header and two borders; attention (when there is any) up to two rows,
+/// messages at least two; what is left goes to the latest messages, and when the room does
 /// not fit, sessions and claims share what the others leave, each at least one row.
 fn heights(
     total: u16,
@@ -391,9 +391,9 @@ fn heights(
     let attention = if attention == 0 {
         0
     } else {
-        want(attention.min(3))
+        want(attention.min(2))
     };
-    let messages_floor = want(messages.clamp(1, 3));
+    let messages_floor = want(messages.clamp(1, 2));
     let (sessions, claims) = (want(sessions.max(1)), want(claims.max(1)));
     let room = total.saturating_sub(attention + messages_floor);
     let (sessions, claims) = if sessions + claims <= room {
@@ -462,18 +462,22 @@ fn header(frame: &mut Frame, area: Rect, watch: &Watch) {
         Color::Yellow
     };
     let filter = watch.filter.as_deref().unwrap_or("everyone");
-    let text = format!(
-        " {} · cursor {} · showing {}",
-        safe(&report.display_name),
-        crate::core::status::format_cursor(report.head_seq),
+    let room = format!("{} · protection ", safe(&report.display_name));
+    // The filter before the cursor: a narrow screen cuts the end.
+    let rest = format!(
+        " · showing {} · cursor {}",
         safe(filter),
+        crate::core::status::format_cursor(report.head_seq),
     );
+    let used = "acc watch · ".chars().count() + room.chars().count() + report.protection.len();
     let line = Line::from(vec![
-        Span::styled("acc watch ", Style::new().add_modifier(Modifier::BOLD)),
+        Span::styled("acc watch", Style::new().add_modifier(Modifier::BOLD)),
+        Span::raw(" · "),
+        Span::raw(room),
         Span::styled(report.protection, Style::new().fg(protection)),
         Span::raw(look::fit(
-            &text,
-            Some(usize::from(area.width).saturating_sub(10 + report.protection.len())),
+            &rest,
+            Some(usize::from(area.width).saturating_sub(used)),
         )),
     ]);
     frame.render_widget(Paragraph::new(line), area);
@@ -768,11 +772,8 @@ fn message_popup(frame: &mut Frame, look: &Look, view: &MessageView, receipts: &
     }
     lines.push(Line::from(""));
     lines.push(
-        Line::from(format!(
-            "read it: acc inbox --message {}   · any key closes",
-            look.id(&m.message_id)
-        ))
-        .style(Style::new().add_modifier(Modifier::DIM)),
+        Line::from("a summary: watching changes no receipt · any key closes")
+            .style(Style::new().add_modifier(Modifier::DIM)),
     );
     let area = frame.area();
     let [column] = Layout::horizontal([Constraint::Percentage(90)])
@@ -812,11 +813,11 @@ mod tests {
     fn panes_share_the_rows_by_what_they_hold() {
         // Everything fits: messages take what is left.
         assert_eq!(heights(22, 3, 2, 1, 0), [6, 5, 11, 0]);
-        // Attention shows up to three items.
-        assert_eq!(heights(22, 3, 2, 1, 5), [6, 5, 5, 6]);
-        // A crowded room: sessions and claims share, messages keep three rows.
+        // Attention shows up to two items.
+        assert_eq!(heights(22, 3, 2, 1, 5), [6, 5, 6, 5]);
+        // A crowded room: sessions and claims share, messages keep two rows.
         let [s, c, m, a] = heights(22, 30, 30, 30, 0);
         assert_eq!(s + c + m + a, 22);
-        assert!(m >= 6 && s >= 4 && c >= 4, "{s} {c} {m}");
+        assert!(m >= 5 && s >= 4 && c >= 4, "{s} {c} {m}");
     }
 }
