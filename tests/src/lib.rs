@@ -678,6 +678,26 @@ impl JsonRpcChild {
         )
     }
 
+    /// A line matching `want` if one comes within `deadline` (lines before it are kept in
+    /// `seen`), else `None`.
+    pub fn try_wait_for(
+        &mut self,
+        want: impl Fn(&Value) -> bool,
+        deadline: Duration,
+    ) -> Option<Value> {
+        let start = Instant::now();
+        loop {
+            let left = deadline.checked_sub(start.elapsed())?;
+            let line = self.lines.recv_timeout(left).ok()?;
+            self.seen.push(line.clone());
+            let value: Value = serde_json::from_str(&line)
+                .unwrap_or_else(|e| panic!("stdout line is not json ({e}): {line}"));
+            if want(&value) {
+                return Some(value);
+            }
+        }
+    }
+
     /// Wait (bounded) for a line matching `want`.
     pub fn wait_for(&mut self, want: impl Fn(&Value) -> bool, deadline: Duration) -> Value {
         let start = Instant::now();
