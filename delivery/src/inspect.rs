@@ -25,7 +25,7 @@ pub fn inspect(file: &Path) -> Result<Marker, String> {
     // Read lazily: only the headers, the symbol tables and the marker's section are read, not
     // the whole (in a debug build, tens of MiB) library.
     let opened = std::fs::File::open(file).map_err(|e| format!("cannot read it: {e}"))?;
-    let cache = object::ReadCache::new(opened);
+    let cache = object::ReadCache::new(Blocks::new(opened));
     let object = object::File::parse(&cache)
         .map_err(|_| "not a shared library (no object file format ACC reads)".to_string())?;
     if object.kind() != object::ObjectKind::Dynamic {
@@ -68,6 +68,75 @@ pub fn inspect(file: &Path) -> Result<Marker, String> {
         );
     }
     Ok(marker)
+}
+
+/// A file read in blocks of `BLOCK` bytes, each read once. The object parser asks for symbol
+/// names 256 bytes at a time, each after a seek: straight from the file that was some 140
+/// system calls on every hook that loads an adapter; from blocks it is a handful of reads.
+/// (`std::io::BufReader` drops its buffer on every seek, so it does not help here.)
+struct Blocks {
+    file: std::fs::File,
+    len: u64,
+    position: u64,
+    blocks: std::collections::HashMap<u64, Vec<u8>>,
+}
+
+/// The block size.
+const BLOCK: u64 = 64 * 1024;
+
+impl Blocks {
+    fn new(file: std::fs::File) -> Self {
+        let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+        Self {
+            file,
+            len,
+            position: 0,
+            blocks: std::collections::HashMap::new(),
+        }
+    }
+
+    /// The block holding `position`, read from the file the first time.
+    fn block(&mut self, index: u64) -> std::io::Result<&[u8]> {
+        use std::os::unix::fs::FileExt;
+        if !self.blocks.contains_key(&index) {
+            let start = index * BLOCK;
+            let size = usize::try_from(BLOCK.min(self.len.saturating_sub(start))).unwrap_or(0);
+            let mut bytes = vec![0; size];
+            self.file.read_exact_at(&mut bytes, start)?;
+            self.blocks.insert(index, bytes);
+        }
+        Ok(self.blocks.get(&index).map_or(&[][..], Vec::as_slice))
+    }
+}
+
+impl std::io::Read for Blocks {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.position >= self.len || buf.is_empty() {
+            return Ok(0);
+        }
+        let position = self.position;
+        let block = self.block(position / BLOCK)?;
+        let offset = usize::try_from(position % BLOCK).unwrap_or(usize::MAX);
+        let available = block.get(offset..).unwrap_or_default();
+        let n = available.len().min(buf.len());
+        buf[..n].copy_from_slice(&available[..n]);
+        self.position += n as u64;
+        Ok(n)
+    }
+}
+
+impl std::io::Seek for Blocks {
+    fn seek(&mut self, to: std::io::SeekFrom) -> std::io::Result<u64> {
+        let target = match to {
+            std::io::SeekFrom::Start(at) => Some(at),
+            std::io::SeekFrom::End(delta) => self.len.checked_add_signed(delta),
+            std::io::SeekFrom::Current(delta) => self.position.checked_add_signed(delta),
+        };
+        self.position = target.ok_or_else(|| {
+            std::io::Error::new(std::io::ErrorKind::InvalidInput, "seek before the start")
+        })?;
+        Ok(self.position)
+    }
 }
 
 /// The object format and architecture of this host.

@@ -186,6 +186,33 @@ impl Drop for Turn<'_> {
 /// The size the WAL file is trimmed to after a checkpoint (bytes).
 const WAL_SIZE_LIMIT: i64 = 4 * 1024 * 1024;
 
+/// Frames in the WAL after this process's latest commit, as SQLite's WAL hook reports them.
+static WAL_FRAMES: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+/// SQLite's automatic checkpoint threshold (its default), kept by the WAL hook that replaces it.
+const AUTOCHECKPOINT_FRAMES: i32 = 1000;
+/// WAL frames (about 512 KiB) above which a connection that wrote empties the WAL as it closes.
+///
+/// Why: the WAL stays between processes (see `Store::configure`), and a process that opens the
+/// store when no other has it open rebuilds the WAL index by reading and checksumming every
+/// valid frame. That rebuild also forgets what was already checkpointed, so SQLite never
+/// restarts the WAL from its beginning across short processes: left alone, the WAL grows
+/// without bound (22 MB after 500 `acc` commands) and every `acc` start reads all of it (a hook
+/// that took 2 ms took 9). Emptying it (a `TRUNCATE` checkpoint: the frames into the database,
+/// fsynced, then the WAL cut to nothing) when a writer closes bounds that read to about
+/// 512 KiB. While another process has the store open (an `acc-mcp`, say) the index stays
+/// alive, SQLite's own checkpoints restart the WAL as usual, and nobody trims.
+const TRIM_FRAMES: i32 = 128;
+
+/// SQLite's WAL hook: records the frame count, and checkpoints at SQLite's usual threshold (a
+/// failed checkpoint is harmless: the commit is already durable in the WAL).
+fn on_wal_commit(wal: &rusqlite::hooks::Wal, frames: std::ffi::c_int) -> rusqlite::Result<()> {
+    WAL_FRAMES.store(frames, std::sync::atomic::Ordering::Relaxed);
+    if frames >= AUTOCHECKPOINT_FRAMES {
+        let _ = wal.checkpoint();
+    }
+    Ok(())
+}
+
 /// The record of the workspace a store belongs to.
 #[derive(Debug, Clone)]
 pub struct WorkspaceRecord {
@@ -206,6 +233,18 @@ pub struct Store {
     queue: Option<std::fs::File>,
     /// The thread that waits for the queue when it is contended (see `queue_for_write`).
     waiter: Option<std::sync::mpsc::Sender<LockJob>>,
+    /// Whether this connection committed a write (see `TRIM_FRAMES`).
+    wrote: bool,
+}
+
+impl Drop for Store {
+    /// A connection that wrote empties an overgrown WAL as it closes (see `TRIM_FRAMES`);
+    /// one that only read never does.
+    fn drop(&mut self) {
+        if self.wrote {
+            trim_wal(&self.conn, &self.path);
+        }
+    }
 }
 
 impl std::fmt::Debug for Store {
@@ -347,6 +386,7 @@ impl Store {
             path: path.to_path_buf(),
             queue: None,
             waiter: None,
+            wrote: false,
         })
     }
 
@@ -370,6 +410,7 @@ impl Store {
             .set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)?;
         self.conn
             .pragma_update(None, "journal_size_limit", WAL_SIZE_LIMIT)?;
+        self.conn.wal_hook(Some(on_wal_commit));
         Ok(())
     }
 
@@ -449,14 +490,18 @@ impl Store {
         f: impl FnOnce(&mut Writer<'_>) -> Result<T, E>,
     ) -> Result<T, E> {
         let _turn = queue_for_write(&self.path, &mut self.queue, &mut self.waiter)?;
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(StoreError::from)?;
-        let mut writer = Writer { tx };
-        let value = f(&mut writer)?;
-        test_hold_write();
-        writer.tx.commit().map_err(StoreError::from)?;
+        let value = {
+            let tx = self
+                .conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(StoreError::from)?;
+            let mut writer = Writer { tx };
+            let value = f(&mut writer)?;
+            test_hold_write();
+            writer.tx.commit().map_err(StoreError::from)?;
+            value
+        };
+        self.wrote = true;
         Ok(value)
     }
 
@@ -480,6 +525,61 @@ impl Store {
             .conn
             .query_row("PRAGMA integrity_check", [], |r| r.get(0))?)
     }
+}
+
+/// When the WAL has grown past `TRIM_FRAMES` and no other process has the store open,
+/// checkpoint it into the database and cut it to nothing. Never waits: a reader inside the WAL
+/// or a writer makes it give up at once (the next writer to close tries again).
+fn trim_wal(conn: &Connection, store: &Path) {
+    if WAL_FRAMES.load(std::sync::atomic::Ordering::Relaxed) < TRIM_FRAMES {
+        return;
+    }
+    let mut shm = store.as_os_str().to_owned();
+    shm.push("-shm");
+    if others_connected(Path::new(&shm)) {
+        // Its WAL index stays alive, so SQLite's own checkpoints restart the WAL as usual.
+        return;
+    }
+    if conn.busy_handler(None).is_err() {
+        return;
+    }
+    let busy: rusqlite::Result<i64> =
+        conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get(0));
+    if busy == Ok(0) {
+        WAL_FRAMES.store(0, std::sync::atomic::Ordering::Relaxed);
+    }
+    let _ = conn.busy_handler(Some(wait_for_lock));
+}
+
+/// Whether another process has the store open: every SQLite connection holds a POSIX lock on
+/// its WAL index (the `-shm` file) while it is open, and Linux lists every lock in
+/// `/proc/locks` (`1: POSIX ADVISORY READ <pid> <major>:<minor>:<inode> <start> <end>`). Where
+/// that list cannot be read, the answer is no (the trim then runs, which is always safe).
+fn others_connected(shm: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(inode) = std::fs::metadata(shm).map(|m| m.ino()) else {
+        return false;
+    };
+    let Ok(locks) = std::fs::read_to_string("/proc/locks") else {
+        return false;
+    };
+    let me = std::process::id();
+    locks.lines().any(|line| {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        // A waiting lock's line has `->` after the number; those are someone's too.
+        let fields = match fields.get(1) {
+            Some(&"->") => &fields[1..],
+            _ => &fields[..],
+        };
+        fields.len() >= 6
+            && fields[1] == "POSIX"
+            && fields[4].parse::<u32>().is_ok_and(|pid| pid != me)
+            && fields[5]
+                .rsplit(':')
+                .next()
+                .and_then(|i| i.parse::<u64>().ok())
+                == Some(inode)
+    })
 }
 
 /// Fault injection for crash tests: with `ACC_TEST_HOLD_WRITE_MS` set, a write transaction

@@ -132,3 +132,106 @@ fn reads_leave_the_store_as_it_was_and_a_hook_with_nothing_to_do_makes_no_fsync(
         "a send is a write, and the check sees it"
     );
 }
+
+/// The WAL stays between processes, and a process that opens the store alone rebuilds its
+/// index by reading every frame; so a writer that closes alone empties an overgrown WAL. Many
+/// short `acc` processes in a row (no other process holding the store) leave it small, and
+/// every message is there.
+#[test]
+fn the_wal_stays_small_across_many_short_writers() {
+    let world = World::new();
+    let alice = world.attach("alice");
+    world.attach("bob");
+    let wal = {
+        let mut path = world.store_path().into_os_string();
+        path.push("-wal");
+        PathBuf::from(path)
+    };
+    let mut largest = 0;
+    for i in 0..150 {
+        world
+            .acc_as(
+                &alice,
+                &[
+                    "message",
+                    "--to",
+                    "bob",
+                    "--subject",
+                    &format!("m{i}"),
+                    "--body",
+                    "b",
+                ],
+            )
+            .ok_json();
+        largest = largest.max(std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0));
+    }
+    // 150 sends write about 1,650 frames (6.7 MB); emptied past 128 frames (about 512 KiB),
+    // the WAL never holds much more than that and one send.
+    assert!(
+        largest < 1024 * 1024,
+        "the WAL reached {largest} bytes across 150 short writers"
+    );
+    let connection = rusqlite::Connection::open(world.store_path()).expect("open");
+    let messages: i64 = connection
+        .query_row("SELECT count(*) FROM messages", [], |r| r.get(0))
+        .expect("count");
+    assert_eq!(messages, 150);
+    let check: String = connection
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .expect("integrity");
+    assert_eq!(check, "ok");
+}
+
+/// While another process has the store open, its WAL index stays alive and SQLite restarts
+/// the WAL by itself: a closing writer leaves the WAL alone. Once it is alone, it empties it.
+#[test]
+fn a_writer_leaves_the_wal_alone_while_another_process_has_the_store_open() {
+    let world = World::new();
+    let alice = world.attach("alice");
+    world.attach("bob");
+    let wal = {
+        let mut path = world.store_path().into_os_string();
+        path.push("-wal");
+        PathBuf::from(path)
+    };
+    let send = |i: usize| {
+        world
+            .acc_as(
+                &alice,
+                &[
+                    "message",
+                    "--to",
+                    "bob",
+                    "--subject",
+                    &format!("m{i}"),
+                    "--body",
+                    "b",
+                ],
+            )
+            .ok_json();
+        std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0)
+    };
+    // This test process holds the store open (a read maps the WAL index and locks it), as an
+    // `acc-mcp` would: closing, it leaves the WAL as it is.
+    let holder = rusqlite::Connection::open(world.store_path()).expect("open");
+    holder
+        .set_db_config(
+            rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
+            true,
+        )
+        .expect("no checkpoint on close");
+    let _: i64 = holder
+        .query_row("SELECT count(*) FROM sessions", [], |r| r.get(0))
+        .expect("read");
+    let mut sizes = Vec::new();
+    for i in 0..30 {
+        sizes.push(send(i));
+    }
+    assert!(
+        sizes.windows(2).all(|w| w[1] >= w[0]),
+        "never emptied while held: {sizes:?}"
+    );
+    assert!(sizes.last().copied().unwrap_or(0) > 128 * 4096, "{sizes:?}");
+    drop(holder);
+    assert_eq!(send(30), 0, "alone, the closing writer empties the WAL");
+}
