@@ -336,43 +336,52 @@ impl Core {
     /// Each of `ids` shortened to what tells it from every other id of its kind in the store:
     /// its `<kind>_` and at least [`ids::MIN_PREFIX`] characters, more where a neighbour shares
     /// them; [`Core::expand_id`] takes the short form back. An id this cannot read (no store,
-    /// another kind) keeps its whole length. A read.
+    /// another kind) keeps its whole length. A read: two probes of the id's index for each of a
+    /// few ids, one scan of the index for many.
     pub fn short_ids<'a>(
         &mut self,
         ids: impl IntoIterator<Item = &'a str>,
     ) -> AccResult<std::collections::HashMap<String, String>> {
+        /// Above this many ids of one kind, the kind's whole index is read once instead.
+        const PROBES_UP_TO: usize = 64;
         let mut short = std::collections::HashMap::new();
         let Some(store) = self.store_for_read() else {
             return Ok(short);
         };
-        let ids: Vec<&str> = ids.into_iter().collect();
+        let mut by_kind: std::collections::BTreeMap<&str, Vec<&str>> =
+            std::collections::BTreeMap::new();
+        for id in ids {
+            if let Some((kind, _)) = id.split_once('_')
+                && matches!(kind, "message" | "claim" | "session")
+            {
+                by_kind.entry(kind).or_default().push(id);
+            }
+        }
         store.read(|r| {
-            for id in ids {
-                if short.contains_key(id) {
-                    continue;
-                }
-                let Some((kind, random)) = id.split_once('_') else {
-                    continue;
+            for (kind, mut wanted) in by_kind {
+                wanted.sort_unstable();
+                wanted.dedup();
+                let every = if wanted.len() > PROBES_UP_TO {
+                    Some(r.all_ids(kind)?)
+                } else {
+                    None
                 };
-                if !matches!(kind, "message" | "claim" | "session") {
-                    continue;
+                for id in wanted {
+                    let (before, after) = match &every {
+                        Some(every) => {
+                            let at = every.partition_point(|other| other.as_str() < id);
+                            let before = at.checked_sub(1).and_then(|i| every.get(i)).cloned();
+                            let after = every
+                                .get(at)
+                                .filter(|other| other.as_str() != id)
+                                .or_else(|| every.get(at + 1))
+                                .cloned();
+                            (before, after)
+                        }
+                        None => r.id_neighbours(kind, id)?,
+                    };
+                    short.insert(id.to_string(), shorten(kind, id, before, after));
                 }
-                let (before, after) = r.id_neighbours(kind, id)?;
-                let shared = |other: Option<String>| {
-                    other.map_or(0, |o| {
-                        o.bytes()
-                            .zip(id.bytes())
-                            .take_while(|(a, b)| a == b)
-                            .count()
-                    })
-                };
-                // Characters of the random part the neighbours share, plus one that differs.
-                let needed = (shared(before).max(shared(after)) + 1).saturating_sub(kind.len() + 1);
-                let keep = needed.max(ids::MIN_PREFIX).min(random.len());
-                short.insert(
-                    id.to_string(),
-                    format!("{kind}_{}", random.get(..keep).unwrap_or(random)),
-                );
             }
             Ok::<_, AccError>(())
         })?;
@@ -626,4 +635,34 @@ pub fn derived_token(
         "gen_{}",
         base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(mac.finalize().into_bytes())
     )
+}
+
+/// `id` (of `kind`) cut to the characters that tell it from its neighbours in the id order,
+/// and at least [`ids::MIN_PREFIX`] of its random part.
+fn shorten(kind: &str, id: &str, before: Option<String>, after: Option<String>) -> String {
+    let shared = |other: Option<String>| {
+        other.map_or(0, |o| {
+            o.bytes().zip(id.bytes()).take_while(|(a, b)| a == b).count()
+        })
+    };
+    let random = id.get(kind.len() + 1..).unwrap_or_default();
+    // Characters of the random part the neighbours share, plus one that differs.
+    let needed = (shared(before).max(shared(after)) + 1).saturating_sub(kind.len() + 1);
+    let keep = needed.max(ids::MIN_PREFIX).min(random.len());
+    format!("{kind}_{}", random.get(..keep).unwrap_or(random))
+}
+
+#[cfg(test)]
+mod short_id_tests {
+    use super::shorten;
+
+    #[test]
+    fn an_id_keeps_what_tells_it_from_its_neighbours_and_at_least_six_characters() {
+        let id = "claim_AbCdEfGhIjKlMnOpQrStUv";
+        assert_eq!(shorten("claim", id, None, None), "claim_AbCdEf");
+        let close = Some("claim_AbCdEfGhXXXXXXXXXXXXXX".to_string());
+        assert_eq!(shorten("claim", id, close, None), "claim_AbCdEfGhI");
+        let far = Some("claim_Zzzzzzzzzzzzzzzzzzzzzz".to_string());
+        assert_eq!(shorten("claim", id, None, far), "claim_AbCdEf");
+    }
 }

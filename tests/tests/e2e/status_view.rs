@@ -88,3 +88,42 @@ fn a_small_room_lists_every_claim() {
         serde_json::json!({ "total": 1, "live": 1, "complete": true, "holders": [{ "participantId": "alice", "claims": 1 }] })
     );
 }
+
+/// Every id `acc status --all` prints is short and names its claim: with many claims the ids
+/// are shortened from one read of the whole index, and each comes back whole.
+#[test]
+fn every_listed_claim_id_is_short_and_taken_back() {
+    let world = World::new();
+    let alice = world.attach("alice");
+    let resources: Vec<String> = (0..80).map(|i| format!("file:src/f{i:02}.rs")).collect();
+    let mut args = vec!["claim"];
+    for r in &resources {
+        args.extend(["--resource", r.as_str()]);
+    }
+    world.acc_as(&alice, &args).ok_json();
+    let listing = world.acc_text(&["status", "--all"]);
+    assert_eq!(listing.code, 0, "{}", listing.stderr);
+    let shown: Vec<&str> = listing
+        .stdout
+        .split_whitespace()
+        .filter(|w| w.starts_with("claim_"))
+        .collect();
+    assert_eq!(shown.len(), 80, "{}", listing.stdout);
+    let whole = world.acc(&["status", "--all"]).ok_json();
+    let ids: Vec<&str> = whole["claims"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c["claimId"].as_str())
+        .collect();
+    for short in &shown {
+        assert!(short.len() < "claim_".len() + 22, "{short} is shortened");
+        let named: Vec<&&str> = ids.iter().filter(|id| id.starts_with(short)).collect();
+        assert_eq!(named.len(), 1, "{short} names exactly one claim");
+    }
+    // One of them, given back, releases exactly that claim.
+    let released = world
+        .acc_as(&alice, &["release", "--claim", shown[0]])
+        .ok_json();
+    assert!(released.to_string().contains(shown[0]), "{released}");
+}
