@@ -1219,6 +1219,7 @@ fn public_command() -> clap::Command {
     let full = Cli::command();
     let mut public = clap::Command::new("acc")
         .version(env!("CARGO_PKG_VERSION"))
+        .propagate_version(true)
         .args(full.get_arguments().filter(|a| !a.is_hide_set()).cloned())
         .subcommands(full.get_subcommands().filter(|s| !s.is_hide_set()).cloned());
     if let Some(about) = full.get_about() {
