@@ -642,7 +642,10 @@ pub fn derived_token(
 fn shorten(kind: &str, id: &str, before: Option<String>, after: Option<String>) -> String {
     let shared = |other: Option<String>| {
         other.map_or(0, |o| {
-            o.bytes().zip(id.bytes()).take_while(|(a, b)| a == b).count()
+            o.bytes()
+                .zip(id.bytes())
+                .take_while(|(a, b)| a == b)
+                .count()
         })
     };
     let random = id.get(kind.len() + 1..).unwrap_or_default();

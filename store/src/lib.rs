@@ -235,6 +235,9 @@ pub struct Store {
     waiter: Option<std::sync::mpsc::Sender<LockJob>>,
     /// Whether this connection committed a write (see `TRIM_FRAMES`).
     wrote: bool,
+    /// `<store>-open`, held shared (`flock`) while this connection is open: how a closing
+    /// writer knows it is alone (see `trim_wal`).
+    presence: Option<std::fs::File>,
 }
 
 impl Drop for Store {
@@ -242,7 +245,7 @@ impl Drop for Store {
     /// one that only read never does.
     fn drop(&mut self) {
         if self.wrote {
-            trim_wal(&self.conn, &self.path);
+            trim_wal(&self.conn, self.presence.as_ref());
         }
     }
 }
@@ -387,6 +390,7 @@ impl Store {
             queue: None,
             waiter: None,
             wrote: false,
+            presence: None,
         })
     }
 
@@ -411,6 +415,7 @@ impl Store {
         self.conn
             .pragma_update(None, "journal_size_limit", WAL_SIZE_LIMIT)?;
         self.conn.wal_hook(Some(on_wal_commit));
+        self.presence = hold_presence(&self.path);
         Ok(())
     }
 
@@ -527,17 +532,19 @@ impl Store {
     }
 }
 
-/// When the WAL has grown past `TRIM_FRAMES` and no other process has the store open,
+/// When the WAL has grown past `TRIM_FRAMES` and no other connection has the store open,
 /// checkpoint it into the database and cut it to nothing. Never waits: a reader inside the WAL
 /// or a writer makes it give up at once (the next writer to close tries again).
-fn trim_wal(conn: &Connection, store: &Path) {
+fn trim_wal(conn: &Connection, presence: Option<&std::fs::File>) {
     if WAL_FRAMES.load(std::sync::atomic::Ordering::Relaxed) < TRIM_FRAMES {
         return;
     }
-    let mut shm = store.as_os_str().to_owned();
-    shm.push("-shm");
-    if others_connected(Path::new(&shm)) {
-        // Its WAL index stays alive, so SQLite's own checkpoints restart the WAL as usual.
+    // Alone only if this connection's shared hold on the presence file becomes exclusive.
+    // Another connection's hold keeps the WAL index alive, so SQLite's own checkpoints restart
+    // the WAL as usual. Without the file (it could not be opened) the trim runs: always safe.
+    if let Some(presence) = presence
+        && presence.try_lock().is_err()
+    {
         return;
     }
     if conn.busy_handler(None).is_err() {
@@ -551,35 +558,23 @@ fn trim_wal(conn: &Connection, store: &Path) {
     let _ = conn.busy_handler(Some(wait_for_lock));
 }
 
-/// Whether another process has the store open: every SQLite connection holds a POSIX lock on
-/// its WAL index (the `-shm` file) while it is open, and Linux lists every lock in
-/// `/proc/locks` (`1: POSIX ADVISORY READ <pid> <major>:<minor>:<inode> <start> <end>`). Where
-/// that list cannot be read, the answer is no (the trim then runs, which is always safe).
-fn others_connected(shm: &Path) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    let Ok(inode) = std::fs::metadata(shm).map(|m| m.ino()) else {
-        return false;
-    };
-    let Ok(locks) = std::fs::read_to_string("/proc/locks") else {
-        return false;
-    };
-    let me = std::process::id();
-    locks.lines().any(|line| {
-        let fields: Vec<&str> = line.split_whitespace().collect();
-        // A waiting lock's line has `->` after the number; those are someone's too.
-        let fields = match fields.get(1) {
-            Some(&"->") => &fields[1..],
-            _ => &fields[..],
-        };
-        fields.len() >= 6
-            && fields[1] == "POSIX"
-            && fields[4].parse::<u32>().is_ok_and(|pid| pid != me)
-            && fields[5]
-                .rsplit(':')
-                .next()
-                .and_then(|i| i.parse::<u64>().ok())
-                == Some(inode)
-    })
+/// Opens `<store>-open` (created 0600 beside the store if missing) and holds it shared for as
+/// long as the connection lives. `flock` holds belong to one opening of the file, so any other
+/// connection, in this process or another, keeps a closing writer from holding it alone.
+/// `None` when it cannot be opened or held (a closing writer then trims regardless).
+fn hold_presence(store: &Path) -> Option<std::fs::File> {
+    let mut path = store.as_os_str().to_owned();
+    path.push("-open");
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .open(PathBuf::from(path))
+        .ok()?;
+    file.try_lock_shared().ok()?;
+    Some(file)
 }
 
 /// Fault injection for crash tests: with `ACC_TEST_HOLD_WRITE_MS` set, a write transaction

@@ -269,6 +269,15 @@ impl World {
         .ok_json()
     }
 
+    /// `from` sends `to` a note; the send's JSON.
+    pub fn tell(&self, from: &Creds, to: &str, subject: &str, body: &str) -> Value {
+        self.acc_as(
+            from,
+            &["message", "--to", to, "--subject", subject, "--body", body],
+        )
+        .ok_json()
+    }
+
     /// Run `acc ARGS` without `--json`.
     pub fn acc_text(&self, args: &[&str]) -> Run {
         let mut command = self.command("acc");
@@ -894,7 +903,7 @@ pub fn copy_dir(from: &Path, to: &Path) {
 pub struct Terminal {
     socket: PathBuf,
     server: Option<u32>,
-    _dir: tempfile::TempDir,
+    dir: tempfile::TempDir,
 }
 
 impl Terminal {
@@ -920,11 +929,19 @@ impl Terminal {
                 None => tmux.env_remove(key),
             };
         }
-        let line = std::iter::once(program.to_string_lossy().into_owned())
-            .chain(args.iter().map(|a| (*a).to_string()))
-            .map(|word| shlex::try_quote(&word).expect("quotable").into_owned())
-            .collect::<Vec<_>>()
-            .join(" ");
+        let quote = |word: &str| shlex::try_quote(word).expect("quotable").into_owned();
+        let status = dir.path().join("status");
+        // The shell writes the exit status to a file: tmux marks a pane dead when its terminal
+        // closes, and may not have the status yet (or ever, under load) when asked.
+        let line = format!(
+            "{}; echo $? > {}",
+            std::iter::once(program.to_string_lossy().into_owned())
+                .chain(args.iter().map(|a| (*a).to_string()))
+                .map(|word| quote(&word))
+                .collect::<Vec<_>>()
+                .join(" "),
+            quote(&status.to_string_lossy())
+        );
         // The pane stays after the program exits (set before it starts, so no exit is missed).
         let config = dir.path().join("tmux.conf");
         std::fs::write(&config, "set-option -g remain-on-exit on\n").expect("tmux.conf");
@@ -942,7 +959,7 @@ impl Terminal {
         let mut terminal = Self {
             socket,
             server: None,
-            _dir: dir,
+            dir,
         };
         terminal.server = terminal.query("#{pid}").trim().parse().ok();
         terminal
@@ -1002,15 +1019,18 @@ impl Terminal {
 
     /// The program's exit status once it has exited (bounded wait).
     pub fn exit_status(&self) -> i32 {
+        let file = self.dir.path().join("status");
         let start = Instant::now();
         loop {
-            let state = self.query("#{pane_dead} #{pane_dead_status}");
-            if let Some(status) = state.trim().strip_prefix("1 ") {
-                return status.parse().unwrap_or(-1);
+            if let Some(status) = std::fs::read_to_string(&file)
+                .ok()
+                .and_then(|text| text.trim().parse().ok())
+            {
+                return status;
             }
             assert!(
                 start.elapsed() < Duration::from_secs(20),
-                "the program did not exit: {state}\n{}",
+                "the program did not exit:\n{}",
                 self.screen()
             );
             std::thread::sleep(Duration::from_millis(50));

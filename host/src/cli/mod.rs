@@ -661,6 +661,16 @@ fn write_stderr(text: &str) {
     }
 }
 
+/// Prints a refusal (JSON on stdout with `--json`, else text on stderr); its exit code.
+fn refused(json: bool, error: &AccError) -> i32 {
+    if json {
+        write_stdout(&views::error(error).to_string());
+    } else {
+        write_stderr(&human::error(error));
+    }
+    error.code.exit_code()
+}
+
 /// The commands that own their output (a stream, a script, a hook's answer, the capture tool's
 /// output): their exit code; `None` for every other command.
 fn streamed(cli: &Cli) -> Option<i32> {
@@ -669,14 +679,7 @@ fn streamed(cli: &Cli) -> Option<i32> {
     {
         return Some(match follow(cli, args) {
             Ok(()) => 0,
-            Err(error) => {
-                if cli.json {
-                    write_stdout(&views::error(&error).to_string());
-                } else {
-                    write_stderr(&human::error(&error));
-                }
-                error.code.exit_code()
-            }
+            Err(error) => refused(cli.json, &error),
         });
     }
     if let Command::Watch = &cli.command {
@@ -687,14 +690,7 @@ fn streamed(cli: &Cli) -> Option<i32> {
         };
         return Some(match result {
             Ok(()) => 0,
-            Err(error) => {
-                if cli.json {
-                    write_stdout(&views::error(&error).to_string());
-                } else {
-                    write_stderr(&human::error(&error));
-                }
-                error.code.exit_code()
-            }
+            Err(error) => refused(cli.json, &error),
         });
     }
     if let Command::Completions { shell } = &cli.command {
@@ -790,14 +786,7 @@ pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> i32 {
             }
             0
         }
-        Err(error) => {
-            if json_mode {
-                write_stdout(&views::error(&error).to_string());
-            } else {
-                write_stderr(&human::error(&error));
-            }
-            error.code.exit_code()
-        }
+        Err(error) => refused(json_mode, &error),
     }
 }
 
@@ -829,12 +818,7 @@ fn capture_tool(
             crate::ErrorCode::InvalidData,
             "acc-capture is missing beside acc; it is built and installed with acc (cargo build --workspace)",
         );
-        if json {
-            write_stdout(&views::error(&error).to_string());
-        } else {
-            write_stderr(&human::error(&error));
-        }
-        return error.code.exit_code();
+        return refused(json, &error);
     };
     let mut command = std::process::Command::new(tool);
     command.arg("--client").arg(client);

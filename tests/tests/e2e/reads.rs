@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::time::Duration;
 
 use acc_tests::{World, run_checked};
 use serde_json::json;
@@ -142,28 +143,9 @@ fn the_wal_stays_small_across_many_short_writers() {
     let world = World::new();
     let alice = world.attach("alice");
     world.attach("bob");
-    let wal = {
-        let mut path = world.store_path().into_os_string();
-        path.push("-wal");
-        PathBuf::from(path)
-    };
     let mut largest = 0;
     for i in 0..150 {
-        world
-            .acc_as(
-                &alice,
-                &[
-                    "message",
-                    "--to",
-                    "bob",
-                    "--subject",
-                    &format!("m{i}"),
-                    "--body",
-                    "b",
-                ],
-            )
-            .ok_json();
-        largest = largest.max(std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0));
+        largest = largest.max(send_and_measure(&world, &alice, i));
     }
     // 150 sends write about 1,650 frames (6.7 MB); emptied past 128 frames (about 512 KiB),
     // the WAL never holds much more than that and one send.
@@ -182,56 +164,72 @@ fn the_wal_stays_small_across_many_short_writers() {
     assert_eq!(check, "ok");
 }
 
-/// While another process has the store open, its WAL index stays alive and SQLite restarts
-/// the WAL by itself: a closing writer leaves the WAL alone. Once it is alone, it empties it.
+/// While another process has the store open (here `acc sync --follow`, as an `acc-mcp` or an
+/// `acc watch` would), its WAL index stays alive and SQLite restarts the WAL by itself: a
+/// closing writer leaves the WAL alone. Once it is alone, it empties it.
 #[test]
 fn a_writer_leaves_the_wal_alone_while_another_process_has_the_store_open() {
     let world = World::new();
     let alice = world.attach("alice");
     world.attach("bob");
-    let wal = {
-        let mut path = world.store_path().into_os_string();
-        path.push("-wal");
-        PathBuf::from(path)
-    };
-    let send = |i: usize| {
+    let mut command = world.command("acc");
+    command.args(["--json", "sync", "--follow"]);
+    let mut holder = acc_tests::JsonRpcChild::spawn(command);
+    // It holds the store once it follows: wait for an event of its stream.
+    let started = std::time::Instant::now();
+    while holder
+        .try_wait_for(
+            |v| v["type"] == "intent.updated",
+            Duration::from_millis(300),
+        )
+        .is_none()
+    {
+        assert!(started.elapsed() < Duration::from_secs(20), "no follower");
         world
             .acc_as(
                 &alice,
-                &[
-                    "message",
-                    "--to",
-                    "bob",
-                    "--subject",
-                    &format!("m{i}"),
-                    "--body",
-                    "b",
-                ],
+                &["work", "--summary", "warming up", "--mode", "edit"],
             )
             .ok_json();
-        std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0)
-    };
-    // This test process holds the store open (a read maps the WAL index and locks it), as an
-    // `acc-mcp` would: closing, it leaves the WAL as it is.
-    let holder = rusqlite::Connection::open(world.store_path()).expect("open");
-    holder
-        .set_db_config(
-            rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
-            true,
-        )
-        .expect("no checkpoint on close");
-    let _: i64 = holder
-        .query_row("SELECT count(*) FROM sessions", [], |r| r.get(0))
-        .expect("read");
+    }
     let mut sizes = Vec::new();
     for i in 0..30 {
-        sizes.push(send(i));
+        sizes.push(send_and_measure(&world, &alice, i));
     }
     assert!(
         sizes.windows(2).all(|w| w[1] >= w[0]),
         "never emptied while held: {sizes:?}"
     );
     assert!(sizes.last().copied().unwrap_or(0) > 128 * 4096, "{sizes:?}");
-    drop(holder);
-    assert_eq!(send(30), 0, "alone, the closing writer empties the WAL");
+    acc_tests::kill_pid(holder.child.0.id());
+    let _ = holder.finish(Duration::from_secs(10));
+    assert_eq!(
+        send_and_measure(&world, &alice, 30),
+        0,
+        "alone, the closing writer empties the WAL"
+    );
+}
+
+/// `alice` sends bob message number `i` (a whole `acc` process); the WAL's size after it.
+fn send_and_measure(world: &World, alice: &acc_tests::Creds, i: usize) -> u64 {
+    let subject = format!("m{i}");
+    world
+        .acc_as(
+            alice,
+            &[
+                "message",
+                "--to",
+                "bob",
+                "--subject",
+                &subject,
+                "--body",
+                "b",
+            ],
+        )
+        .ok_json();
+    let mut wal = world.store_path().into_os_string();
+    wal.push("-wal");
+    std::fs::metadata(PathBuf::from(wal))
+        .map(|m| m.len())
+        .unwrap_or(0)
 }

@@ -81,20 +81,7 @@ fn watch_at(width: u16, height: u16) {
     }
 
     // Another process sends: the view follows.
-    let sent = world
-        .acc_as(
-            &claude,
-            &[
-                "message",
-                "--to",
-                "bob",
-                "--subject",
-                "Deploy window moved",
-                "--body",
-                "to 3pm",
-            ],
-        )
-        .ok_json();
+    let sent = world.tell(&claude, "bob", "Deploy window moved", "to 3pm");
     let message_id = sent["message"]["messageId"]
         .as_str()
         .expect("message id")
@@ -163,20 +150,7 @@ fn watch_without_a_terminal_prints_the_status_then_events() {
     let mut watcher = acc_tests::JsonRpcChild::spawn(command);
     let status = watcher.wait_for(|v| v.get("sessions").is_some(), Duration::from_secs(20));
     assert_eq!(status["sessions"].as_array().map(Vec::len), Some(3));
-    world
-        .acc_as(
-            &claude,
-            &[
-                "message",
-                "--to",
-                "bob",
-                "--subject",
-                "plain",
-                "--body",
-                "x",
-            ],
-        )
-        .ok_json();
+    world.tell(&claude, "bob", "plain", "x");
     let event = watcher.wait_for(|v| v["type"] == "message.recorded", Duration::from_secs(20));
     assert_eq!(event["data"]["toParticipantIds"][0], "bob", "{event}");
     acc_tests::kill_pid(watcher.child.0.id());
