@@ -379,7 +379,8 @@ pub fn run(mut open: impl FnMut() -> AccResult<Core>) -> AccResult<()> {
 /// The heights of the sessions, claims, messages and attention panes in `total` rows: each
 /// wants its rows, a header and two borders; attention (when there is any) up to two rows,
 /// messages at least two; what is left goes to the latest messages, and when the room does
-/// not fit, sessions and claims share what the others leave, each at least one row.
+/// not fit, sessions and claims share what the others leave, each at least one row. Under 20
+/// rows attention gives way and messages keep one row; under that, sessions come first.
 fn heights(
     total: u16,
     sessions: usize,
@@ -387,25 +388,41 @@ fn heights(
     messages: usize,
     attention: usize,
 ) -> [u16; 4] {
-    let want = |rows: usize| u16::try_from(rows).unwrap_or(u16::MAX).saturating_add(3);
-    let attention = if attention == 0 {
+    // In u32: counts can be in the hundreds of thousands, and terminals a few rows high.
+    let want = |rows: usize| u32::try_from(rows).unwrap_or(u32::MAX).saturating_add(3);
+    let total = u32::from(total);
+    // Below 20 rows the attention pane gives way, and messages keep one row.
+    let small = total < 20;
+    let attention = if attention == 0 || small {
         0
     } else {
         want(attention.min(2))
     };
-    let messages_floor = want(messages.clamp(1, 2));
+    let messages_floor = want(messages.clamp(1, if small { 1 } else { 2 }));
     let (sessions, claims) = (want(sessions.max(1)), want(claims.max(1)));
     let room = total.saturating_sub(attention + messages_floor);
-    let (sessions, claims) = if sessions + claims <= room {
+    let (sessions, claims) = if sessions.saturating_add(claims) <= room {
         (sessions, claims)
+    } else if room < 8 {
+        // Too small for both to show a row: the sessions first.
+        (room.min(4), room - room.min(4))
     } else {
-        let share =
-            (u32::from(room) * u32::from(sessions) / u32::from(sessions + claims).max(1)) as u16;
-        let share = share.clamp(4.min(room), room.saturating_sub(4));
+        let share = u32::try_from(
+            u64::from(room) * u64::from(sessions) / u64::from(sessions.saturating_add(claims)),
+        )
+        .unwrap_or(room);
+        let share = share.clamp(4, room - 4);
         (share, room - share)
     };
     let messages = total.saturating_sub(attention + sessions + claims);
-    [sessions, claims, messages, attention]
+    // Whatever is left over is at most `total`, a u16.
+    let narrow = |rows: u32| u16::try_from(rows).unwrap_or(u16::MAX);
+    [
+        narrow(sessions),
+        narrow(claims),
+        narrow(messages),
+        narrow(attention.min(total)),
+    ]
 }
 
 fn draw(frame: &mut Frame, watch: &mut Watch) {
@@ -819,5 +836,15 @@ mod tests {
         let [s, c, m, a] = heights(22, 30, 30, 30, 0);
         assert_eq!(s + c + m + a, 22);
         assert!(m >= 5 && s >= 4 && c >= 4, "{s} {c} {m}");
+        // A small terminal keeps sessions, claims and messages before attention.
+        assert_eq!(heights(10, 3, 3, 3, 7), [4, 2, 4, 0]);
+        // A tiny terminal, and counts past what 16 bits hold: no panic, nothing over the total.
+        for total in 0..30 {
+            let [s, c, m, a] = heights(total, 100_000, 100_000, 100_000, 100_000);
+            assert!(
+                u32::from(s) + u32::from(c) + u32::from(m) + u32::from(a) <= u32::from(total),
+                "{total}: {s} {c} {m} {a}"
+            );
+        }
     }
 }
