@@ -996,6 +996,19 @@ impl Terminal {
         }
     }
 
+    /// Resize the terminal (the program gets SIGWINCH, as from a real terminal).
+    pub fn resize(&self, width: u16, height: u16) {
+        self.tmux(&[
+            "resize-window",
+            "-t",
+            "acc",
+            "-x",
+            &width.to_string(),
+            "-y",
+            &height.to_string(),
+        ]);
+    }
+
     /// Type `text` as it is (no key names).
     pub fn type_text(&self, text: &str) {
         self.tmux(&["send-keys", "-t", "acc", "-l", text]);

@@ -141,6 +141,28 @@ fn watch_works_in_80_by_24() {
     watch_at(80, 24);
 }
 
+/// A terminal a few rows high, and one resized smaller still: the view draws what fits and
+/// quits cleanly (a height split once panicked under 16 rows).
+#[test]
+fn watch_fits_a_tiny_terminal_and_a_resize() {
+    let (world, _claude, _bob) = room();
+    let template = world.command("acc");
+    let terminal = Terminal::start(&template, 40, 16, &bin("acc"), &["watch"]);
+    let screen = terminal.wait_for("the view", |s| s.contains("acc watch"));
+    assert!(
+        screen.contains("sessions (3)"),
+        "sessions come first: {screen}"
+    );
+    terminal.resize(24, 5);
+    terminal.wait_for("the smaller view", |s| {
+        s.lines().count() <= 5 && s.contains("acc watch")
+    });
+    terminal.resize(80, 24);
+    terminal.wait_for("the view grown back", |s| s.contains("latest messages"));
+    terminal.keys(&["q"]);
+    assert_eq!(terminal.exit_status(), 0, "{}", terminal.screen());
+}
+
 /// Not at a terminal, `acc watch` is a stream: the status, then a line an event.
 #[test]
 fn watch_without_a_terminal_prints_the_status_then_events() {
