@@ -160,6 +160,9 @@ fn every_bad_file_is_refused_with_a_reason_and_the_host_carries_on() {
         ),
         ("init-panic", "init failed (panic)"),
         ("describe-panic", "describe failed (panic)"),
+        // A call that hangs is abandoned at its deadline, and the step is named.
+        ("init-hang", "init failed (timeout)"),
+        ("describe-hang", "describe failed (timeout)"),
     ] {
         let config = format!("{{\"faulty\":{{\"mode\":\"{mode}\"}}}}");
         let listing = adapters_json(&world, &dir, &[("ACC_ADAPTER_CONFIG", &config)]);
