@@ -1083,12 +1083,17 @@ fn pending_for(
     now: Millis,
 ) -> AccResult<Pending> {
     let session = check_caller(r, workspace_id, caller)?;
-    let mut fresh = Vec::new();
+    // The newest queued messages, however many offered ones (which stay unresolved until
+    // acknowledged) came after them: from the newest unresolved page alone, a burst of more
+    // than a page between two turns left its older messages queued and never shown.
+    let fresh = r
+        .queued_for(&session.participant_id, NEXT_TURN_WINDOW)?
+        .into_iter()
+        .map(|(message, _)| message)
+        .collect();
     let mut repeats = Vec::new();
     for (message, receipt) in r.inbox_page(&session.participant_id, None, NEXT_TURN_WINDOW)? {
-        if receipt.state == ReceiptState::Queued {
-            fresh.push(message);
-        } else if receipt.state == ReceiptState::Offered
+        if receipt.state == ReceiptState::Offered
             && !message.to_participant_ids.is_empty()
             && let Some(repeat) = due_repeat(&receipt, now)
         {

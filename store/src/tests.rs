@@ -46,6 +46,7 @@ fn page_and_attention_queries_are_index_range_scans() {
     assert_indexed(&store, &messages::sql::inbox(), "receipts_unresolved");
     assert_indexed(&store, &messages::sql::owed(), "receipts_owed");
     assert_indexed(&store, &messages::sql::waiting(), "receipts_waiting");
+    assert_indexed(&store, &messages::sql::queued(), "receipts_unresolved");
     assert_indexed(
         &store,
         &messages::sql::history(true, false),

@@ -347,3 +347,54 @@ fn doctor_reports_a_store_of_another_version_and_keeps_going() {
         "doctor changed nothing"
     );
 }
+
+/// A burst of more messages than next-turn looks at in one turn (100) while the recipient is
+/// busy: every turn carries what fits, newest first, and the older ones follow on later turns
+/// instead of staying queued behind the offered ones (which stay unresolved until acknowledged).
+#[test]
+fn a_burst_larger_than_a_page_reaches_next_turn_in_full() {
+    let world = World::new();
+    let alice = world.attach("alice");
+    let bob = world.attach("bob");
+    let sent: Vec<String> = (0..130)
+        .map(|i| {
+            world.tell(&alice, "bob", &format!("burst {i}"), "b")["message"]["messageId"]
+                .as_str()
+                .expect("id")
+                .to_string()
+        })
+        .collect();
+    let mut carried = std::collections::BTreeSet::new();
+    for turn in 0..40 {
+        let rendered = world
+            .acc_as(&bob, &["next-turn", "--adapter", "next-turn"])
+            .ok_json();
+        let this_turn: Vec<String> = rendered["carried"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|id| id.as_str().map(str::to_string))
+            .collect();
+        if this_turn.is_empty() {
+            break;
+        }
+        for id in this_turn {
+            assert!(carried.insert(id), "turn {turn} carried a message again");
+        }
+    }
+    let missing: Vec<&String> = sent.iter().filter(|id| !carried.contains(*id)).collect();
+    assert!(
+        missing.is_empty(),
+        "never carried: {} of 130",
+        missing.len()
+    );
+    let inbox = world.acc_as(&bob, &["inbox", "--limit", "100"]).ok_json();
+    assert!(
+        inbox["items"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .all(|item| item["receipt"]["state"] != "queued"),
+        "nothing is left queued"
+    );
+}
