@@ -1091,11 +1091,19 @@ fn pending_for(
         .into_iter()
         .map(|(message, _)| message)
         .collect();
+    // Offers due a repeat among the newest unresolved, receipts alone (few ever are: only one
+    // due needs its message).
     let mut repeats = Vec::new();
-    for (message, receipt) in r.inbox_page(&session.participant_id, None, NEXT_TURN_WINDOW)? {
-        if receipt.state == ReceiptState::Offered
+    for receipt in r.repeat_candidates(
+        &session.participant_id,
+        NEXT_TURN_WINDOW,
+        now - REPEAT_AFTER_MS,
+    )? {
+        let Some(repeat) = due_repeat(&receipt, now) else {
+            continue;
+        };
+        if let Some(message) = r.message_by_seq(receipt.message_seq)?
             && !message.to_participant_ids.is_empty()
-            && let Some(repeat) = due_repeat(&receipt, now)
         {
             repeats.push((message, repeat));
         }

@@ -109,6 +109,24 @@ pub(super) mod sql {
         )
     }
 
+    /// Among a participant's newest `?2` unresolved receipts, the offers that may be due their
+    /// one repeat (the receipts alone): offered through a live transport (not next-turn), at or
+    /// before `?3`, never repeated; replaced decisions left out. The window bounds the work
+    /// whatever the history of unacknowledged offers.
+    pub fn repeat_candidates() -> String {
+        format!(
+            "SELECT {RECEIPT_COLUMNS} FROM
+               (SELECT * FROM receipts WHERE participant_id = ?1 AND state != 'acknowledged'
+                ORDER BY message_seq DESC LIMIT ?2) r
+             JOIN messages m ON m.seq = r.message_seq
+             WHERE r.state = 'offered' AND r.updated_at <= ?3
+               AND coalesce(json_extract(r.extensions, '$.offer.transport'), '') NOT IN ('', 'next-turn')
+               AND json_extract(r.extensions, '$.offer.repeatedAt') IS NULL
+               AND (m.kind != 'decision' OR {NOT_REPLACED})
+             ORDER BY r.message_seq DESC"
+        )
+    }
+
     /// A participant's queued receipts of addressed messages, newest first.
     pub fn waiting() -> String {
         format!(
@@ -256,6 +274,22 @@ impl Reader<'_> {
     ) -> StoreResult<Vec<(MessageRow, ReceiptRow)>> {
         let mut stmt = self.conn.prepare_cached(&sql::queued())?;
         let rows = stmt.query_map(params![participant_id, limit], message_and_receipt)?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// The offers among a participant's newest `window` unresolved receipts that may be due
+    /// their one repeat at `due_by` (see `sql::repeat_candidates`; the caller applies the whole
+    /// rule), newest first, without their messages.
+    pub fn repeat_candidates(
+        &self,
+        participant_id: &str,
+        window: i64,
+        due_by: crate::Millis,
+    ) -> StoreResult<Vec<ReceiptRow>> {
+        let mut stmt = self.conn.prepare_cached(&sql::repeat_candidates())?;
+        let rows = stmt.query_map(params![participant_id, window, due_by], |row| {
+            receipt_at(row, 0)
+        })?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
