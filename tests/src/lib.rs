@@ -278,6 +278,32 @@ impl World {
         .ok_json()
     }
 
+    /// An `acc --json sync --follow` that is following: it follows from the moment it starts,
+    /// which cannot be seen from outside, so `who` declares intents until one shows on its
+    /// stream (bounded). The lines read meanwhile are in its `seen`.
+    pub fn follower(&self, who: &Creds) -> JsonRpcChild {
+        let mut command = self.command("acc");
+        command.args(["--json", "sync", "--follow"]);
+        let mut follower = JsonRpcChild::spawn(command);
+        let started = Instant::now();
+        while follower
+            .try_wait_for(
+                |v| v["type"] == "intent.updated",
+                Duration::from_millis(300),
+            )
+            .is_none()
+        {
+            assert!(
+                started.elapsed() < Duration::from_secs(20),
+                "the follower never showed an event: {:?}",
+                follower.seen
+            );
+            self.acc_as(who, &["work", "--summary", "warming up", "--mode", "edit"])
+                .ok_json();
+        }
+        follower
+    }
+
     /// Run `acc ARGS` without `--json`.
     pub fn acc_text(&self, args: &[&str]) -> Run {
         let mut command = self.command("acc");

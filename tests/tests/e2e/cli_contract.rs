@@ -488,31 +488,7 @@ fn sync_follow_streams_events_as_they_happen_and_lines_say_what_happened() {
     let world = World::new();
     let alice = world.attach("alice");
     world.attach("bob");
-    let mut command = world.command("acc");
-    command.args(["--json", "sync", "--follow"]);
-    let mut follower = acc_tests::JsonRpcChild::spawn(command);
-    // It follows from the moment it starts, which the test cannot see: intents are declared
-    // until one shows on the stream (bounded), and only then come the events under test.
-    let started = std::time::Instant::now();
-    while follower
-        .try_wait_for(
-            |v| v["type"] == "intent.updated",
-            std::time::Duration::from_millis(300),
-        )
-        .is_none()
-    {
-        assert!(
-            started.elapsed() < std::time::Duration::from_secs(20),
-            "the follower never showed an event: {:?}",
-            follower.seen
-        );
-        world
-            .acc_as(
-                &alice,
-                &["work", "--summary", "warming up", "--mode", "edit"],
-            )
-            .ok_json();
-    }
+    let mut follower = world.follower(&alice);
     // Events from now on: the message and the claim, each a line.
     world.ask(&alice, "bob", "which store?", "sqlite?");
     world

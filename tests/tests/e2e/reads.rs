@@ -172,26 +172,7 @@ fn a_writer_leaves_the_wal_alone_while_another_process_has_the_store_open() {
     let world = World::new();
     let alice = world.attach("alice");
     world.attach("bob");
-    let mut command = world.command("acc");
-    command.args(["--json", "sync", "--follow"]);
-    let mut holder = acc_tests::JsonRpcChild::spawn(command);
-    // It holds the store once it follows: wait for an event of its stream.
-    let started = std::time::Instant::now();
-    while holder
-        .try_wait_for(
-            |v| v["type"] == "intent.updated",
-            Duration::from_millis(300),
-        )
-        .is_none()
-    {
-        assert!(started.elapsed() < Duration::from_secs(20), "no follower");
-        world
-            .acc_as(
-                &alice,
-                &["work", "--summary", "warming up", "--mode", "edit"],
-            )
-            .ok_json();
-    }
+    let holder = world.follower(&alice);
     let mut sizes = Vec::new();
     for i in 0..30 {
         sizes.push(send_and_measure(&world, &alice, i));
