@@ -1086,11 +1086,7 @@ fn pending_for(
     // The newest queued messages, however many offered ones (which stay unresolved until
     // acknowledged) came after them: from the newest unresolved page alone, a burst of more
     // than a page between two turns left its older messages queued and never shown.
-    let fresh = r
-        .queued_for(&session.participant_id, NEXT_TURN_WINDOW)?
-        .into_iter()
-        .map(|(message, _)| message)
-        .collect();
+    let fresh = r.queued_for(&session.participant_id, NEXT_TURN_WINDOW)?;
     // Offers due a repeat among the newest unresolved, receipts alone (few ever are: only one
     // due needs its message).
     let mut repeats = Vec::new();

@@ -97,12 +97,12 @@ pub(super) mod sql {
         )
     }
 
-    /// A participant's queued receipts (addressed or room records), newest first, replaced
-    /// decisions left out: what next-turn context has not yet carried. It names the
+    /// The messages of a participant's queued receipts (addressed or room records), newest
+    /// first, replaced decisions left out: what next-turn context has not yet carried. It names the
     /// `receipts_unresolved` condition so that index serves it.
     pub fn queued() -> String {
         format!(
-            "SELECT {MESSAGE_COLUMNS}, {RECEIPT_COLUMNS} FROM receipts r JOIN messages m ON m.seq = r.message_seq
+            "SELECT {MESSAGE_COLUMNS} FROM receipts r JOIN messages m ON m.seq = r.message_seq
              WHERE r.participant_id = ?1 AND r.state != 'acknowledged' AND r.state = 'queued'
                AND (m.kind != 'decision' OR {NOT_REPLACED})
              ORDER BY r.message_seq DESC LIMIT ?2"
@@ -265,15 +265,12 @@ impl Reader<'_> {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
-    /// A participant's queued receipts (addressed or to the room), newest first, at most
-    /// `limit`: unlike an inbox page, not pushed out by the offered ones above them.
-    pub fn queued_for(
-        &self,
-        participant_id: &str,
-        limit: i64,
-    ) -> StoreResult<Vec<(MessageRow, ReceiptRow)>> {
+    /// The messages a participant's receipts hold queued (addressed or to the room), newest
+    /// first, at most `limit`: unlike an inbox page, not pushed out by the offered ones above
+    /// them.
+    pub fn queued_for(&self, participant_id: &str, limit: i64) -> StoreResult<Vec<MessageRow>> {
         let mut stmt = self.conn.prepare_cached(&sql::queued())?;
-        let rows = stmt.query_map(params![participant_id, limit], message_and_receipt)?;
+        let rows = stmt.query_map(params![participant_id, limit], message_from)?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
