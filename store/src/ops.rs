@@ -236,33 +236,25 @@ impl Reader<'_> {
         prefix: &str,
         limit: i64,
     ) -> StoreResult<Vec<String>> {
-        let sql = match kind {
-            "message" => {
-                "SELECT message_id FROM messages WHERE message_id >= ?1 AND message_id < ?2 ORDER BY message_id LIMIT ?3"
-            }
-            "claim" => {
-                "SELECT claim_id FROM claims WHERE claim_id >= ?1 AND claim_id < ?2 ORDER BY claim_id LIMIT ?3"
-            }
-            "session" => {
-                "SELECT session_id FROM sessions WHERE session_id >= ?1 AND session_id < ?2 ORDER BY session_id LIMIT ?3"
-            }
-            _ => return Ok(Vec::new()),
+        let Some((table, column)) = id_index(kind) else {
+            return Ok(Vec::new());
         };
-        let mut stmt = self.conn.prepare_cached(sql)?;
+        let sql = format!(
+            "SELECT {column} FROM {table} WHERE {column} >= ?1 AND {column} < ?2 ORDER BY {column} LIMIT ?3"
+        );
+        let mut stmt = self.conn.prepare_cached(&sql)?;
         let rows = stmt.query_map(params![prefix, format!("{prefix}~"), limit], |r| r.get(0))?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
-    /// Every id of `kind` (`message`, `claim`, `session`), in order: one scan of its unique
-    /// index, for shortening many ids at once.
+    /// Every id of `kind`, in order: one scan of its unique index, for shortening many ids at
+    /// once.
     pub fn all_ids(&self, kind: &str) -> StoreResult<Vec<String>> {
-        let sql = match kind {
-            "message" => "SELECT message_id FROM messages ORDER BY message_id",
-            "claim" => "SELECT claim_id FROM claims ORDER BY claim_id",
-            "session" => "SELECT session_id FROM sessions ORDER BY session_id",
-            _ => return Ok(Vec::new()),
+        let Some((table, column)) = id_index(kind) else {
+            return Ok(Vec::new());
         };
-        let mut stmt = self.conn.prepare_cached(sql)?;
+        let sql = format!("SELECT {column} FROM {table} ORDER BY {column}");
+        let mut stmt = self.conn.prepare_cached(&sql)?;
         let rows = stmt.query_map([], |r| r.get(0))?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
@@ -275,11 +267,8 @@ impl Reader<'_> {
         kind: &str,
         id: &str,
     ) -> StoreResult<(Option<String>, Option<String>)> {
-        let (table, column) = match kind {
-            "message" => ("messages", "message_id"),
-            "claim" => ("claims", "claim_id"),
-            "session" => ("sessions", "session_id"),
-            _ => return Ok((None, None)),
+        let Some((table, column)) = id_index(kind) else {
+            return Ok((None, None));
         };
         let probe = |op: &str, order: &str| -> StoreResult<Option<String>> {
             let sql = format!(
@@ -521,5 +510,16 @@ impl Writer<'_> {
             .prepare_cached("INSERT INTO events(type, at, session_id, participant_id, data) VALUES (?1,?2,?3,?4,?5)")?
             .execute(params![event_type, at, session_id, participant_id, json_text(data)])?;
         Ok(self.tx.last_insert_rowid())
+    }
+}
+
+/// The table and id column of a record kind a person may name by id (`message`, `claim`,
+/// `session`); `None` for any other.
+fn id_index(kind: &str) -> Option<(&'static str, &'static str)> {
+    match kind {
+        "message" => Some(("messages", "message_id")),
+        "claim" => Some(("claims", "claim_id")),
+        "session" => Some(("sessions", "session_id")),
+        _ => None,
     }
 }

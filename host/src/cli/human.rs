@@ -86,7 +86,14 @@ pub fn kept(opened: &OpenedSession, workspace_id: &str) -> String {
 }
 
 /// `acc detach`.
-pub fn detached(participant: &str, session_id: &str, released: usize, kept: usize) -> String {
+pub fn detached(
+    participant: &str,
+    session_id: &str,
+    released: usize,
+    kept: usize,
+    look: &Look,
+) -> String {
+    let session_id = look.id(session_id);
     let claims = match (released, kept) {
         (0, 0) => "it held no claims".to_string(),
         (released, 0) => format!("released its {released} claim(s)"),
@@ -679,7 +686,7 @@ pub fn summary_page(page: &serde_json::Value, look: &Look) -> String {
 }
 
 /// A prune report.
-pub fn prune(report: &PruneReport) -> String {
+pub fn prune(report: &PruneReport, look: &Look) -> String {
     let verb = if report.applied {
         "removed"
     } else {
@@ -691,7 +698,7 @@ pub fn prune(report: &PruneReport) -> String {
         format_cursor(report.before_seq)
     );
     for id in report.message_ids.iter().take(50) {
-        out.push_str(&format!("  {id}\n"));
+        out.push_str(&format!("  {}\n", look.id(id)));
     }
     if report.message_ids.len() > 50 {
         out.push_str(&format!(

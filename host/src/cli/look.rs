@@ -183,8 +183,11 @@ pub fn lines(
 pub fn fit_middle(text: &str, width: usize) -> String {
     use unicode_truncate::UnicodeTruncateStr;
     use unicode_width::UnicodeWidthStr;
-    if text.width() <= width || width < 3 {
+    if text.width() <= width {
         return text.to_string();
+    }
+    if width < 3 {
+        return fit(text, Some(width));
     }
     let head_width = (width - 1) / 3;
     let (head, head_used) = text.unicode_truncate(head_width);

@@ -513,12 +513,18 @@ fn status_ids(report: &crate::core::status::StatusReport) -> Vec<&str> {
         .iter()
         .map(|s| s.session.session_id.as_str());
     let claims = report.claims.iter().map(|c| c.claim.claim_id.as_str());
-    let attention = report
-        .attention
+    sessions
+        .chain(claims)
+        .chain(attention_ids(&report.attention))
+        .collect()
+}
+
+/// The claim and message ids attention items name.
+fn attention_ids(attention: &[crate::core::status::Attention]) -> impl Iterator<Item = &str> {
+    attention
         .iter()
         .flat_map(|a| [a.claim_id.as_deref(), a.message_id.as_deref()])
-        .flatten();
-    sessions.chain(claims).chain(attention).collect()
+        .flatten()
 }
 
 /// The message ids a summary page (its JSON) shows.
@@ -1349,13 +1355,13 @@ fn detach_command(cli: &Cli, args: &DetachArgs) -> AccResult<Output> {
         .map(|s| s.participant_id)
         .unwrap_or_default();
     core.end_presence(&who)?;
-    let released_ids = released;
+    let look = look(cli, &mut core, [who.session_id.as_str()]);
     Ok(Output {
-        human: human::detached(&participant, &who.session_id, released_ids.len(), kept),
+        human: human::detached(&participant, &who.session_id, released.len(), kept, &look),
         value: crate::wire::json(&crate::wire::Detached {
             session_id: &who.session_id,
             closed: true,
-            released_claims: &released_ids,
+            released_claims: &released,
             kept_claims: kept,
         }),
     })
@@ -1482,8 +1488,13 @@ fn prune_command(cli: &Cli, args: &PruneArgs) -> AccResult<Output> {
     let who = if args.apply { Some(caller(cli)?) } else { None };
     let mut core = open_core(cli)?;
     let report = core.prune(who.as_ref(), before, args.apply)?;
+    let look = look(
+        cli,
+        &mut core,
+        report.message_ids.iter().map(String::as_str),
+    );
     Ok(Output {
-        human: human::prune(&report),
+        human: human::prune(&report, &look),
         value: views::prune(&report),
     })
 }
@@ -1654,11 +1665,7 @@ fn event_ids<'a>(
         .events
         .iter()
         .filter_map(|e| e.data.get("messageId").and_then(Value::as_str));
-    let items = attention
-        .iter()
-        .flat_map(|a| [a.claim_id.as_deref(), a.message_id.as_deref()])
-        .flatten();
-    events.chain(items).collect()
+    events.chain(attention_ids(attention)).collect()
 }
 
 fn history(cli: &Cli, args: &SyncArgs) -> AccResult<Output> {

@@ -74,12 +74,9 @@ fn read_room(core: &mut Core) -> AccResult<Room> {
     let report = core.status_summary(None)?;
     let messages = core.history(None, false, None, Some(MESSAGES))?.items;
     let now = core.now();
-    let mut ids: Vec<&str> = report
-        .claims
-        .iter()
-        .map(|c| c.claim.claim_id.as_str())
-        .collect();
-    ids.extend(messages.iter().map(|m| m.message.message_id.as_str()));
+    // The ids the view prints: in attention lines and message summaries.
+    let ids = super::attention_ids(&report.attention)
+        .chain(messages.iter().map(|m| m.message.message_id.as_str()));
     // Short ids are a convenience: a store that cannot be read for them leaves ids whole.
     let short = core.short_ids(ids).unwrap_or_default();
     Ok(Room {
@@ -501,8 +498,9 @@ fn header(frame: &mut Frame, area: Rect, watch: &Watch) {
 }
 
 /// A bordered table pane: its columns laid out in the inner width, every cell cut to its
-/// column with an ellipsis (ratatui would cut without one), the focused pane's border bright and
-/// its selected row reversed.
+/// column with an ellipsis (ratatui would cut without one; the column `middle` in its middle,
+/// keeping a path's file name), the focused pane's border bright and its selected row reversed.
+#[allow(clippy::too_many_arguments)] // a pane's parts, each used once; a struct would only name them again
 fn pane(
     frame: &mut Frame,
     area: Rect,
@@ -510,6 +508,7 @@ fn pane(
     which: Pane,
     title: String,
     columns: &[(&str, Constraint)],
+    middle: Option<usize>,
     rows: Vec<Vec<(String, Style)>>,
 ) {
     let focused = watch.focus == which;
@@ -547,9 +546,16 @@ fn pane(
     let body: Vec<Row> = rows
         .into_iter()
         .map(|cells| {
-            Row::new(cells.into_iter().zip(&widths).map(|((text, style), w)| {
-                Cell::from(Span::styled(look::fit(&text, Some(*w)), style))
-            }))
+            Row::new(cells.into_iter().zip(&widths).enumerate().map(
+                |(column, ((text, style), w))| {
+                    let text = if middle == Some(column) {
+                        look::fit_middle(&text, *w)
+                    } else {
+                        look::fit(&text, Some(*w))
+                    };
+                    Cell::from(Span::styled(text, style))
+                },
+            ))
         })
         .collect();
     let table = Table::new(body, constraints)
@@ -617,6 +623,7 @@ fn sessions_pane(frame: &mut Frame, area: Rect, watch: &mut Watch) {
             ("writes", Constraint::Length(8)),
             ("intent", Constraint::Fill(2)),
         ],
+        None,
         rows,
     );
 }
@@ -655,18 +662,6 @@ fn claims_pane(frame: &mut Frame, area: Rect, watch: &mut Watch) {
             summary.total
         )
     };
-    // A resource's end (its file name) matters most: cut it in the middle.
-    let inner = usize::from(area.width).saturating_sub(2);
-    let resource_width = inner.saturating_sub(9 + 8 + 10 + 4) * 2 / 3;
-    let rows = rows
-        .into_iter()
-        .map(|mut cells| {
-            if let Some(first) = cells.first_mut() {
-                first.0 = look::fit_middle(&first.0, resource_width);
-            }
-            cells
-        })
-        .collect();
     pane(
         frame,
         area,
@@ -680,6 +675,8 @@ fn claims_pane(frame: &mut Frame, area: Rect, watch: &mut Watch) {
             ("writes", Constraint::Length(8)),
             ("expires", Constraint::Length(10)),
         ],
+        // A resource's end (its file name) matters most.
+        Some(0),
         rows,
     );
 }
@@ -721,6 +718,7 @@ fn messages_pane(frame: &mut Frame, area: Rect, watch: &mut Watch) {
             ("kind", Constraint::Length(8)),
             ("subject", Constraint::Fill(3)),
         ],
+        None,
         rows,
     );
 }
@@ -745,6 +743,7 @@ fn attention_pane(frame: &mut Frame, area: Rect, watch: &mut Watch) {
         Pane::Attention,
         title,
         &[("needs", Constraint::Fill(1))],
+        None,
         rows,
     );
 }

@@ -193,21 +193,7 @@ fn a_writer_leaves_the_wal_alone_while_another_process_has_the_store_open() {
 
 /// `alice` sends bob message number `i` (a whole `acc` process); the WAL's size after it.
 fn send_and_measure(world: &World, alice: &acc_tests::Creds, i: usize) -> u64 {
-    let subject = format!("m{i}");
-    world
-        .acc_as(
-            alice,
-            &[
-                "message",
-                "--to",
-                "bob",
-                "--subject",
-                &subject,
-                "--body",
-                "b",
-            ],
-        )
-        .ok_json();
+    world.tell(alice, "bob", &format!("m{i}"), "b");
     let mut wal = world.store_path().into_os_string();
     wal.push("-wal");
     std::fs::metadata(PathBuf::from(wal))
