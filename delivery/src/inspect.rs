@@ -12,7 +12,9 @@ use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
 use acc_adapter_api::{AbiVersion, MARKER_MAGIC, MARKER_SYMBOL, Marker};
-use object::{Endianness, Object, ObjectSection, ObjectSymbol, SymbolKind};
+use object::elf::{self, FileHeader32, FileHeader64};
+use object::read::elf::FileHeader;
+use object::{Endianness, Object, ObjectSection, ObjectSymbol, ReadRef, SymbolIndex, SymbolKind};
 
 /// The largest adapter file read (a real adapter is a few MiB).
 const MAX_FILE_BYTES: u64 = 256 * 1024 * 1024;
@@ -26,7 +28,122 @@ pub fn inspect(file: &Path) -> Result<Marker, String> {
     // the whole (in a debug build, tens of MiB) library.
     let opened = std::fs::File::open(file).map_err(|e| format!("cannot read it: {e}"))?;
     let cache = object::ReadCache::new(Blocks::new(opened));
-    let object = object::File::parse(&cache)
+    let (bytes, endian) = match object::FileKind::parse(&cache) {
+        Ok(object::FileKind::Elf64) => elf_marker::<FileHeader64<Endianness>>(&cache)?,
+        Ok(object::FileKind::Elf32) => elf_marker::<FileHeader32<Endianness>>(&cache)?,
+        _ => any_marker(&cache)?,
+    };
+    let marker = parse(bytes, endian)?;
+    if marker.panic_unwind != 1 {
+        return Err(
+            "built with panic = \"abort\": a panic in it would end the host's process; build it with panic = \"unwind\" (the default)".into(),
+        );
+    }
+    Ok(marker)
+}
+
+/// The marker's bytes in an ELF library, read by hand from its headers, its dynamic symbol
+/// table and the marker's own 32 bytes. (`object::File` parses every symbol table when it opens
+/// a file: for a library with debug symbols, a third of a millisecond on every hook that loads
+/// an adapter. An exported marker is in the dynamic symbols, a few dozen entries.) The checks
+/// and their messages are those of [`any_marker`], which reads the other formats.
+fn elf_marker<Elf: FileHeader<Endian = Endianness>>(
+    data: &object::ReadCache<Blocks>,
+) -> Result<(&[u8], Endianness), String> {
+    use object::read::elf::{SectionHeader as _, Sym as _};
+    let not_library = || "not a shared library (no object file format ACC reads)".to_string();
+    let header = Elf::parse(data).map_err(|_| not_library())?;
+    let endian = header.endian().map_err(|_| not_library())?;
+    let kind = match header.e_type(endian) {
+        elf::ET_REL => object::ObjectKind::Relocatable,
+        elf::ET_EXEC => object::ObjectKind::Executable,
+        elf::ET_DYN => object::ObjectKind::Dynamic,
+        elf::ET_CORE => object::ObjectKind::Core,
+        _ => object::ObjectKind::Unknown,
+    };
+    if kind != object::ObjectKind::Dynamic {
+        return Err(format!("not a shared library (a {kind:?} object file)"));
+    }
+    let architecture = match header.e_machine(endian) {
+        elf::EM_X86_64 => object::Architecture::X86_64,
+        elf::EM_AARCH64 if header.is_class_64() => object::Architecture::Aarch64,
+        elf::EM_386 => object::Architecture::I386,
+        elf::EM_ARM => object::Architecture::Arm,
+        elf::EM_RISCV if header.is_class_64() => object::Architecture::Riscv64,
+        _ => object::Architecture::Unknown,
+    };
+    let (format, here) = here();
+    if format != object::BinaryFormat::Elf || architecture != here {
+        return Err(format!(
+            "built for another platform (Elf {architecture:?}; this host is {format:?} {here:?})"
+        ));
+    }
+    let sections = header.sections(endian, data).map_err(|_| not_library())?;
+    let missing = || {
+        format!(
+            "not an ACC adapter: it has no {MARKER_SYMBOL} marker (adapters built with adapter-api 1.2 or later have one; rebuild it)"
+        )
+    };
+    let broken = || format!("not an ACC adapter: its {MARKER_SYMBOL} marker is not readable");
+    // The exported symbols first; the full table only for a file without the marker there.
+    let mut found = None;
+    for table in [elf::SHT_DYNSYM, elf::SHT_SYMTAB] {
+        let symbols = sections
+            .symbols(endian, data, table)
+            .map_err(|_| not_library())?;
+        found = symbols.iter().enumerate().find_map(|(index, symbol)| {
+            let name = symbol.name(endian, symbols.strings()).ok()?;
+            let name = std::str::from_utf8(name).ok()?;
+            (name.trim_start_matches('_') == MARKER_SYMBOL).then(|| {
+                let section = symbols.symbol_section(endian, symbol, SymbolIndex(index));
+                (symbol, section)
+            })
+        });
+        if found.is_some() {
+            break;
+        }
+    }
+    let (symbol, section) = found.ok_or_else(missing)?;
+    let kind = match symbol.st_type() {
+        elf::STT_OBJECT | elf::STT_COMMON => SymbolKind::Data,
+        elf::STT_FUNC | elf::STT_GNU_IFUNC => SymbolKind::Text,
+        elf::STT_SECTION => SymbolKind::Section,
+        elf::STT_FILE => SymbolKind::File,
+        elf::STT_TLS => SymbolKind::Tls,
+        _ => SymbolKind::Unknown,
+    };
+    if kind != SymbolKind::Data {
+        return Err(format!(
+            "not an ACC adapter: {MARKER_SYMBOL} is a {kind:?} symbol, not the marker's data"
+        ));
+    }
+    let size: u64 = symbol.st_size(endian).into();
+    if size != 0 && size != MARKER_BYTES as u64 {
+        return Err(format!(
+            "not an ACC adapter: its {MARKER_SYMBOL} is {size} bytes, not {MARKER_BYTES}"
+        ));
+    }
+    let index = section.ok().flatten().ok_or_else(broken)?;
+    let section = sections.section(index).map_err(|_| broken())?;
+    if section.sh_type(endian) == elf::SHT_NOBITS {
+        return Err(broken());
+    }
+    let within = Into::<u64>::into(symbol.st_value(endian))
+        .checked_sub(section.sh_addr(endian).into())
+        .filter(|at| at.saturating_add(MARKER_BYTES as u64) <= section.sh_size(endian).into())
+        .ok_or_else(broken)?;
+    let offset = Into::<u64>::into(section.sh_offset(endian))
+        .checked_add(within)
+        .ok_or_else(broken)?;
+    let bytes = data
+        .read_bytes_at(offset, MARKER_BYTES as u64)
+        .map_err(|_| broken())?;
+    Ok((bytes, endian))
+}
+
+/// The marker's bytes in a library of any format `object` reads (Mach-O on macOS).
+fn any_marker(data: &object::ReadCache<Blocks>) -> Result<(&[u8], Endianness), String> {
+    let object = object::File::parse(data)
         .map_err(|_| "not a shared library (no object file format ACC reads)".to_string())?;
     if object.kind() != object::ObjectKind::Dynamic {
         return Err(format!(
@@ -60,14 +177,7 @@ pub fn inspect(file: &Path) -> Result<Marker, String> {
             symbol.kind()
         ));
     }
-    let bytes = marker_bytes(&object, &symbol)?;
-    let marker = parse(bytes, object.endianness())?;
-    if marker.panic_unwind != 1 {
-        return Err(
-            "built with panic = \"abort\": a panic in it would end the host's process; build it with panic = \"unwind\" (the default)".into(),
-        );
-    }
-    Ok(marker)
+    Ok((marker_bytes(&object, &symbol)?, object.endianness()))
 }
 
 /// A file read in blocks of `BLOCK` bytes, each read once. The object parser asks for symbol

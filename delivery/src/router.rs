@@ -285,14 +285,21 @@ impl Attempt<'_> {
     /// Record a successful offer: the event and the receipt `offered`, if the target is still
     /// the recipient's recorded generation and the receipt still queued.
     fn record_offered(&self, w: &mut Writer<'_>, now: Millis) -> AccResult<bool> {
-        let reader = w.reader();
-        let Some(session) = reader.session(self.session_id)? else {
+        Ok(self.target_is_current(w)? && self.record_offered_to_current(w, now)?)
+    }
+
+    /// Whether the target session is still the recipient's, at the recorded generation.
+    fn target_is_current(&self, w: &Writer<'_>) -> AccResult<bool> {
+        let Some(session) = w.reader().session(self.session_id)? else {
             return Ok(false);
         };
-        if session.participant_id != self.recipient || session.generation != self.generation {
-            return Ok(false);
-        }
-        let Some(mut receipt) = reader.receipt(self.message.seq, self.recipient)? else {
+        Ok(session.participant_id == self.recipient && session.generation == self.generation)
+    }
+
+    /// [`Self::record_offered`] once [`Self::target_is_current`] was checked in the same
+    /// transaction (next-turn checks it once for all the messages it carried).
+    fn record_offered_to_current(&self, w: &mut Writer<'_>, now: Millis) -> AccResult<bool> {
+        let Some(mut receipt) = w.reader().receipt(self.message.seq, self.recipient)? else {
             return Ok(false);
         };
         if receipt.state != ReceiptState::Queued {
@@ -1046,12 +1053,19 @@ impl Delivery {
                 client_version: "",
             };
             core.store_for_write()?.write(|w| {
-                for message in pending
+                // The session is checked once for all the new messages it carried (the same
+                // session and transaction for each).
+                let fresh: Vec<&MessageRow> = pending
                     .fresh
                     .iter()
                     .filter(|m| carried.contains(m.message_id.as_str()))
+                    .collect();
+                if let Some(first) = fresh.first()
+                    && attempt(first).target_is_current(w)?
                 {
-                    attempt(message).record_offered(w, now)?;
+                    for message in fresh {
+                        attempt(message).record_offered_to_current(w, now)?;
+                    }
                 }
                 for (message, _) in pending
                     .repeats

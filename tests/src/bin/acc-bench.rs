@@ -978,7 +978,8 @@ fn time_hook(
 
 fn hook() {
     println!("== hook ==");
-    let (_temp, data, dir) = world();
+    let (temp, data, dir) = world();
+    let mut keep = false;
     let floor_true = time_process(&mut Command::new("true"), 30);
     let floor_acc = time_process(Command::new(bin("acc")).arg("--version"), 30);
     let mut app = app_for(&data, &dir);
@@ -1027,6 +1028,16 @@ fn hook() {
             queued += missing;
         };
         let time = time_hook(&data, &dir, "bench-session", 15, &mut refill);
+        if pending == 1000 && std::env::var_os("ACC_BENCH_KEEP").is_some() {
+            // For profiling by hand: the world with 1,000 pending is left in place.
+            refill();
+            println!(
+                "kept: ACC_DATA_HOME={} ACC_PARTICIPANT=reader, run in {}",
+                data.display(),
+                dir.display()
+            );
+            keep = true;
+        }
         println!(
             "UserPromptSubmit hook, {pending:>4} pending of 100,000: {:>8.2} ms  ({:.1}x `true`, {:.1}x `acc --version`, {:.1}x one read)",
             ms(time),
@@ -1034,6 +1045,9 @@ fn hook() {
             ratio(time, floor_acc),
             ratio(time, floor_read)
         );
+    }
+    if keep {
+        let _ = temp.keep();
     }
 }
 

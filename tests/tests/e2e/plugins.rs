@@ -215,12 +215,22 @@ fn patch_marker(file: &Path, offset: usize, value: u32) {
     std::fs::write(file, bytes).expect("write adapter");
 }
 
+/// Compile C to an object file (not linked).
+fn c_object(source: &str, out: &Path) {
+    gcc(source, out, &["-c", "-fPIC"]);
+}
+
 /// Compile a C shared library (gcc is on every machine the suite runs on).
 fn c_library(source: &str, out: &Path) {
+    gcc(source, out, &["-shared", "-fPIC"]);
+}
+
+fn gcc(source: &str, out: &Path, flags: &[&str]) {
     let c = out.with_extension("c");
     std::fs::write(&c, source).expect("c source");
     let status = Command::new("gcc")
-        .args(["-shared", "-fPIC", "-o"])
+        .args(flags)
+        .arg("-o")
         .arg(out)
         .arg(&c)
         .status()
@@ -253,6 +263,26 @@ fn hostile_files_are_refused_before_any_of_their_code_runs() {
     c_library(
         "void acc_adapter_marker(void) {}\n",
         &dir.join(dll("acc_adapter_impostor")),
+    );
+    // Markers that are not one, each stopped by its own check of the file's ELF tables: the
+    // marker zero-filled (no bytes in the file), of the wrong size, the right size with other
+    // bytes, and hidden from the dynamic symbols (found in the full table, then refused).
+    c_library(
+        "char acc_adapter_marker[32];\n",
+        &dir.join(dll("acc_adapter_unfilled")),
+    );
+    c_library(
+        "const char acc_adapter_marker[16] = \"ACCADAPT\";\n",
+        &dir.join(dll("acc_adapter_short")),
+    );
+    c_library(
+        "__attribute__((visibility(\"hidden\"))) const char acc_adapter_marker[32] = \"not the marker\";\nconst char *acc_adapter_marker_ref(void) { return acc_adapter_marker; }\n",
+        &dir.join(dll("acc_adapter_hidden")),
+    );
+    // An object file, not a library.
+    c_object(
+        "int acc_adapter_abi_version(void) { return 1; }\n",
+        &dir.join(dll("acc_adapter_object")),
     );
     let random: Vec<u8> = (0..4096u32)
         .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
@@ -294,6 +324,10 @@ fn hostile_files_are_refused_before_any_of_their_code_runs() {
         ("acc_adapter_zero", "not a regular file"),
         ("acc_adapter_writable", "writable by group or others"),
         ("acc_adapter_aborting", "panic = \"abort\""),
+        ("acc_adapter_unfilled", "marker is not readable"),
+        ("acc_adapter_short", "is 16 bytes, not 32"),
+        ("acc_adapter_hidden", "does not hold ACC's marker"),
+        ("acc_adapter_object", "a Relocatable object file"),
     ] {
         let reason = refusal(&listing, &dll(file));
         assert!(reason.contains(needle), "{file}: {reason}");
