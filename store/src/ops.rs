@@ -285,14 +285,45 @@ impl Reader<'_> {
     }
 
     /// How many claims each session holds (live and expired), and how many have expired at
-    /// `now`: index scans only (the session index is covering; the expiry index ranges over the
-    /// expired ones, which are few).
+    /// `now`, from indexes alone. SQLite counts a whole table from its pages (no row is
+    /// stepped), but a range only row by row; so the sessions holding claims are found by one
+    /// index seek each, every session's range but one is counted, and the last one's count is
+    /// the whole count less the others (at 100,000 claims among 5 sessions: 2.6 ms, against
+    /// 4.2 ms for one `GROUP BY` over the index). The expiry index ranges over the expired
+    /// ones, which are few.
     pub fn claim_counts(&self, now: Millis) -> StoreResult<(Vec<(String, i64)>, i64)> {
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT session_id, count(*) FROM claims INDEXED BY claims_by_session GROUP BY session_id",
+        let total: i64 = self
+            .conn
+            .prepare_cached("SELECT count(*) FROM claims")?
+            .query_row([], |r| r.get(0))?;
+        let mut next = self.conn.prepare_cached(
+            "SELECT session_id FROM claims INDEXED BY claims_by_session WHERE session_id > ?1 ORDER BY session_id LIMIT 1",
         )?;
-        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
-        let per_session = rows.collect::<Result<_, _>>()?;
+        let mut sessions: Vec<String> = Vec::new();
+        let mut found: Option<String> = self
+            .conn
+            .prepare_cached("SELECT min(session_id) FROM claims")?
+            .query_row([], |r| r.get(0))?;
+        while let Some(session) = found {
+            found = next
+                .query_row([&session], |r| r.get::<_, String>(0))
+                .optional()?;
+            sessions.push(session);
+        }
+        let mut count = self.conn.prepare_cached(
+            "SELECT count(*) FROM claims INDEXED BY claims_by_session WHERE session_id = ?1",
+        )?;
+        let mut per_session = Vec::with_capacity(sessions.len());
+        let mut counted = 0;
+        let last = sessions.pop();
+        for session in sessions {
+            let n: i64 = count.query_row([&session], |r| r.get(0))?;
+            counted += n;
+            per_session.push((session, n));
+        }
+        if let Some(session) = last {
+            per_session.push((session, total - counted));
+        }
         let expired = self
             .conn
             .prepare_cached("SELECT count(*) FROM claims WHERE expires_at <= ?1")?

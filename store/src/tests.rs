@@ -216,3 +216,48 @@ fn environment_failures_are_unavailable_and_say_their_cause() {
         read_only.message
     );
 }
+
+/// The counts per session (seeks, range counts and one whole-table count) equal a `GROUP BY`,
+/// for no claims, one session, and several with expired claims among them.
+#[test]
+fn claim_counts_per_session_equal_a_group_by() {
+    let (_temp, mut store) = store();
+    let expected = |store: &Store| -> Vec<(String, i64)> {
+        let mut stmt = store
+            .conn
+            .prepare(
+                "SELECT session_id, count(*) FROM claims GROUP BY session_id ORDER BY session_id",
+            )
+            .expect("group by");
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .expect("rows")
+            .map(|r| r.expect("row"))
+            .collect()
+    };
+    let counts = |store: &mut Store| store.read(|r| r.claim_counts(1_000)).expect("claim counts");
+    assert_eq!(counts(&mut store), (Vec::new(), 0));
+    store
+        .conn
+        .execute_batch("PRAGMA foreign_keys=OFF")
+        .expect("no foreign keys for bare rows");
+    let insert = |store: &Store, session: &str, n: usize, expires_at: i64| {
+        for i in 0..n {
+            store
+                .conn
+                .execute(
+                    "INSERT INTO claims(claim_id, session_id, generation, participant_id, resource, mode, enforcement, acquired_at, renewed_at, expires_at, lease_seconds) VALUES (?1, ?2, 1, 'p', ?3, 'exclusive', 'advisory', 0, 0, ?4, 60)",
+                    rusqlite::params![format!("claim-{session}-{expires_at}-{i}"), session, format!("file:{session}/{i}"), expires_at],
+                )
+                .expect("claim");
+        }
+    };
+    insert(&store, "session-b", 3, 5_000);
+    assert_eq!(counts(&mut store), (expected(&store), 0));
+    assert_eq!(counts(&mut store).0, vec![("session-b".to_string(), 3)]);
+    insert(&store, "session-a", 1, 500);
+    insert(&store, "session-c", 5, 5_000);
+    insert(&store, "session-c", 2, 900);
+    let (per_session, expired) = counts(&mut store);
+    assert_eq!(per_session, expected(&store));
+    assert_eq!(expired, 3);
+}

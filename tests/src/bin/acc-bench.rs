@@ -296,7 +296,7 @@ fn workers_per_second(
 fn status_scale(version: Duration) {
     let mut times = Vec::new();
     for total in [10usize, 100_000] {
-        let (_temp, data, dir) = world();
+        let (temp, data, dir) = world();
         let mut core = core_for(&data, &dir);
         let holders: Vec<Caller> = (0..5)
             .map(|i| attach(&mut core, &format!("holder{i}")))
@@ -338,6 +338,15 @@ fn status_scale(version: Duration) {
                 "  default view at {total} claims: {:.1}x its time at 10 claims (goal <= 3x)",
                 ratio(default, times[0])
             );
+            if std::env::var_os("ACC_BENCH_KEEP").is_some() {
+                // For profiling by hand: this world is left in place.
+                println!(
+                    "kept: ACC_DATA_HOME={}, run in {}",
+                    data.display(),
+                    dir.display()
+                );
+                let _ = temp.keep();
+            }
         }
     }
 }
