@@ -259,26 +259,24 @@ fn hostile_files_are_refused_before_any_of_their_code_runs() {
         ),
         &dir.join(dll("acc_adapter_constructor")),
     );
-    // An impostor exporting the marker's name as a function.
-    c_library(
-        "void acc_adapter_marker(void) {}\n",
-        &dir.join(dll("acc_adapter_impostor")),
-    );
-    // Markers that are not one, each stopped by its own check of the file's ELF tables: the
-    // marker zero-filled (no bytes in the file), of the wrong size, the right size with other
-    // bytes, and hidden from the dynamic symbols (found in the full table, then refused).
-    c_library(
-        "char acc_adapter_marker[32];\n",
-        &dir.join(dll("acc_adapter_unfilled")),
-    );
-    c_library(
-        "const char acc_adapter_marker[16] = \"ACCADAPT\";\n",
-        &dir.join(dll("acc_adapter_short")),
-    );
-    c_library(
-        "__attribute__((visibility(\"hidden\"))) const char acc_adapter_marker[32] = \"not the marker\";\nconst char *acc_adapter_marker_ref(void) { return acc_adapter_marker; }\n",
-        &dir.join(dll("acc_adapter_hidden")),
-    );
+    // An impostor exporting the marker's name as a function; then markers that are not one,
+    // each stopped by its own check of the file's ELF tables: zero-filled (no bytes in the
+    // file), of the wrong size, and the right size with other bytes hidden from the dynamic
+    // symbols (found in the full table, then refused).
+    for (name, source) in [
+        ("acc_adapter_impostor", "void acc_adapter_marker(void) {}\n"),
+        ("acc_adapter_unfilled", "char acc_adapter_marker[32];\n"),
+        (
+            "acc_adapter_short",
+            "const char acc_adapter_marker[16] = \"ACCADAPT\";\n",
+        ),
+        (
+            "acc_adapter_hidden",
+            "__attribute__((visibility(\"hidden\"))) const char acc_adapter_marker[32] = \"not the marker\";\nconst char *acc_adapter_marker_ref(void) { return acc_adapter_marker; }\n",
+        ),
+    ] {
+        c_library(source, &dir.join(dll(name)));
+    }
     // An object file, not a library.
     c_object(
         "int acc_adapter_abi_version(void) { return 1; }\n",
