@@ -51,7 +51,6 @@ fn elf_marker<Elf: FileHeader<Endian = Endianness>>(
     data: &object::ReadCache<Blocks>,
 ) -> Result<(&[u8], Endianness), String> {
     use object::read::elf::{SectionHeader as _, Sym as _};
-    let not_library = || "not a shared library (no object file format ACC reads)".to_string();
     let header = Elf::parse(data).map_err(|_| not_library())?;
     let endian = header.endian().map_err(|_| not_library())?;
     let kind = match header.e_type(endian) {
@@ -61,9 +60,7 @@ fn elf_marker<Elf: FileHeader<Endian = Endianness>>(
         elf::ET_CORE => object::ObjectKind::Core,
         _ => object::ObjectKind::Unknown,
     };
-    if kind != object::ObjectKind::Dynamic {
-        return Err(format!("not a shared library (a {kind:?} object file)"));
-    }
+    check_kind(kind)?;
     let architecture = match header.e_machine(endian) {
         elf::EM_X86_64 => object::Architecture::X86_64,
         elf::EM_AARCH64 if header.is_class_64() => object::Architecture::Aarch64,
@@ -72,19 +69,8 @@ fn elf_marker<Elf: FileHeader<Endian = Endianness>>(
         elf::EM_RISCV if header.is_class_64() => object::Architecture::Riscv64,
         _ => object::Architecture::Unknown,
     };
-    let (format, here) = here();
-    if format != object::BinaryFormat::Elf || architecture != here {
-        return Err(format!(
-            "built for another platform (Elf {architecture:?}; this host is {format:?} {here:?})"
-        ));
-    }
+    check_platform(object::BinaryFormat::Elf, architecture)?;
     let sections = header.sections(endian, data).map_err(|_| not_library())?;
-    let missing = || {
-        format!(
-            "not an ACC adapter: it has no {MARKER_SYMBOL} marker (adapters built with adapter-api 1.2 or later have one; rebuild it)"
-        )
-    };
-    let broken = || format!("not an ACC adapter: its {MARKER_SYMBOL} marker is not readable");
     // The exported symbols first; the full table only for a file without the marker there.
     let mut found = None;
     for table in [elf::SHT_DYNSYM, elf::SHT_SYMTAB] {
@@ -103,7 +89,7 @@ fn elf_marker<Elf: FileHeader<Endian = Endianness>>(
             break;
         }
     }
-    let (symbol, section) = found.ok_or_else(missing)?;
+    let (symbol, section) = found.ok_or_else(no_marker)?;
     let kind = match symbol.st_type() {
         elf::STT_OBJECT | elf::STT_COMMON => SymbolKind::Data,
         elf::STT_FUNC | elf::STT_GNU_IFUNC => SymbolKind::Text,
@@ -112,53 +98,30 @@ fn elf_marker<Elf: FileHeader<Endian = Endianness>>(
         elf::STT_TLS => SymbolKind::Tls,
         _ => SymbolKind::Unknown,
     };
-    if kind != SymbolKind::Data {
-        return Err(format!(
-            "not an ACC adapter: {MARKER_SYMBOL} is a {kind:?} symbol, not the marker's data"
-        ));
-    }
-    let size: u64 = symbol.st_size(endian).into();
-    if size != 0 && size != MARKER_BYTES as u64 {
-        return Err(format!(
-            "not an ACC adapter: its {MARKER_SYMBOL} is {size} bytes, not {MARKER_BYTES}"
-        ));
-    }
-    let index = section.ok().flatten().ok_or_else(broken)?;
-    let section = sections.section(index).map_err(|_| broken())?;
+    check_symbol(kind, symbol.st_size(endian).into())?;
+    let index = section.ok().flatten().ok_or_else(unreadable)?;
+    let section = sections.section(index).map_err(|_| unreadable())?;
     if section.sh_type(endian) == elf::SHT_NOBITS {
-        return Err(broken());
+        return Err(unreadable());
     }
     let within = Into::<u64>::into(symbol.st_value(endian))
         .checked_sub(section.sh_addr(endian).into())
         .filter(|at| at.saturating_add(MARKER_BYTES as u64) <= section.sh_size(endian).into())
-        .ok_or_else(broken)?;
+        .ok_or_else(unreadable)?;
     let offset = Into::<u64>::into(section.sh_offset(endian))
         .checked_add(within)
-        .ok_or_else(broken)?;
+        .ok_or_else(unreadable)?;
     let bytes = data
         .read_bytes_at(offset, MARKER_BYTES as u64)
-        .map_err(|_| broken())?;
+        .map_err(|_| unreadable())?;
     Ok((bytes, endian))
 }
 
 /// The marker's bytes in a library of any format `object` reads (Mach-O on macOS).
 fn any_marker(data: &object::ReadCache<Blocks>) -> Result<(&[u8], Endianness), String> {
-    let object = object::File::parse(data)
-        .map_err(|_| "not a shared library (no object file format ACC reads)".to_string())?;
-    if object.kind() != object::ObjectKind::Dynamic {
-        return Err(format!(
-            "not a shared library (a {:?} object file)",
-            object.kind()
-        ));
-    }
-    let (format, architecture) = here();
-    if object.format() != format || object.architecture() != architecture {
-        return Err(format!(
-            "built for another platform ({:?} {:?}; this host is {format:?} {architecture:?})",
-            object.format(),
-            object.architecture()
-        ));
-    }
+    let object = object::File::parse(data).map_err(|_| not_library())?;
+    check_kind(object.kind())?;
+    check_platform(object.format(), object.architecture())?;
     let symbol = object
         .dynamic_symbols()
         .chain(object.symbols())
@@ -166,18 +129,62 @@ fn any_marker(data: &object::ReadCache<Blocks>) -> Result<(&[u8], Endianness), S
             s.name()
                 .is_ok_and(|n| n.trim_start_matches('_') == MARKER_SYMBOL)
         })
-        .ok_or_else(|| {
-            format!(
-                "not an ACC adapter: it has no {MARKER_SYMBOL} marker (adapters built with adapter-api 1.2 or later have one; rebuild it)"
-            )
-        })?;
-    if symbol.kind() != SymbolKind::Data {
+        .ok_or_else(no_marker)?;
+    check_symbol(symbol.kind(), symbol.size())?;
+    Ok((marker_bytes(&object, &symbol)?, object.endianness()))
+}
+
+fn not_library() -> String {
+    "not a shared library (no object file format ACC reads)".into()
+}
+
+fn no_marker() -> String {
+    format!(
+        "not an ACC adapter: it has no {MARKER_SYMBOL} marker (adapters built with adapter-api 1.2 or later have one; rebuild it)"
+    )
+}
+
+fn unreadable() -> String {
+    format!("not an ACC adapter: its {MARKER_SYMBOL} marker is not readable")
+}
+
+/// A shared library, not an object file, executable or core dump.
+fn check_kind(kind: object::ObjectKind) -> Result<(), String> {
+    if kind == object::ObjectKind::Dynamic {
+        Ok(())
+    } else {
+        Err(format!("not a shared library (a {kind:?} object file)"))
+    }
+}
+
+/// Built for this host's object format and architecture.
+fn check_platform(
+    format: object::BinaryFormat,
+    architecture: object::Architecture,
+) -> Result<(), String> {
+    let (host_format, host_architecture) = here();
+    if format == host_format && architecture == host_architecture {
+        Ok(())
+    } else {
+        Err(format!(
+            "built for another platform ({format:?} {architecture:?}; this host is {host_format:?} {host_architecture:?})"
+        ))
+    }
+}
+
+/// The marker symbol is data of the marker's size (0: a size the file does not state).
+fn check_symbol(kind: SymbolKind, size: u64) -> Result<(), String> {
+    if kind != SymbolKind::Data {
         return Err(format!(
-            "not an ACC adapter: {MARKER_SYMBOL} is a {:?} symbol, not the marker's data",
-            symbol.kind()
+            "not an ACC adapter: {MARKER_SYMBOL} is a {kind:?} symbol, not the marker's data"
         ));
     }
-    Ok((marker_bytes(&object, &symbol)?, object.endianness()))
+    if size != 0 && size != MARKER_BYTES as u64 {
+        return Err(format!(
+            "not an ACC adapter: its {MARKER_SYMBOL} is {size} bytes, not {MARKER_BYTES}"
+        ));
+    }
+    Ok(())
 }
 
 /// A file read in blocks of `BLOCK` bytes, each read once. The object parser asks for symbol
@@ -305,22 +312,15 @@ fn marker_bytes<'a, R: object::ReadRef<'a>>(
     object: &object::File<'a, R>,
     symbol: &object::Symbol<'a, '_, R>,
 ) -> Result<&'a [u8], String> {
-    let broken = || format!("not an ACC adapter: its {MARKER_SYMBOL} marker is not readable");
-    if symbol.size() != 0 && symbol.size() != MARKER_BYTES as u64 {
-        return Err(format!(
-            "not an ACC adapter: its {MARKER_SYMBOL} is {} bytes, not {MARKER_BYTES}",
-            symbol.size()
-        ));
-    }
-    let index = symbol.section_index().ok_or_else(broken)?;
-    let section = object.section_by_index(index).map_err(|_| broken())?;
-    let data = section.data().map_err(|_| broken())?;
+    let index = symbol.section_index().ok_or_else(unreadable)?;
+    let section = object.section_by_index(index).map_err(|_| unreadable())?;
+    let data = section.data().map_err(|_| unreadable())?;
     let start = symbol
         .address()
         .checked_sub(section.address())
         .and_then(|o| usize::try_from(o).ok())
-        .ok_or_else(broken)?;
-    data.get(start..start + MARKER_BYTES).ok_or_else(broken)
+        .ok_or_else(unreadable)?;
+    data.get(start..start + MARKER_BYTES).ok_or_else(unreadable)
 }
 
 /// A marker from its bytes.
