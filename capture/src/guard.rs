@@ -288,7 +288,7 @@ fn holder_claims_and_leaves(core: &mut Core) -> AccResult<Caller> {
         &AcquireRequest {
             resources: vec![format!("file:{CLAIMED}")],
             mode: ClaimMode::Exclusive,
-            enforcement: Enforcement::Guarded,
+            enforcement: Some(Enforcement::Guarded),
             reason: Some("write-guard capture".into()),
             lease_seconds: None,
         },

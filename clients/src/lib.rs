@@ -28,6 +28,21 @@ pub enum Client {
 }
 
 impl Client {
+    /// Every client ACC hooks, installs into and guards: the one list the installer, the hooks,
+    /// `acc-mcp`'s adoption and `acc doctor` derive theirs from, so a new client cannot be
+    /// forgotten in one of them.
+    pub const ALL: [Client; 3] = [Self::ClaudeCode, Self::Codex, Self::Gemini];
+
+    /// The spellings of [`Client::ALL`] for a message: `claude-code, codex or gemini`.
+    pub fn spellings() -> String {
+        let names: Vec<&str> = Self::ALL.iter().map(|c| c.as_str()).collect();
+        match names.split_last() {
+            Some((last, [])) => (*last).to_string(),
+            Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+            None => String::new(),
+        }
+    }
+
     /// Parse the CLI spelling.
     pub fn parse(text: &str) -> Option<Self> {
         match text {

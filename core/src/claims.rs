@@ -27,8 +27,8 @@ pub struct AcquireRequest {
     pub resources: Vec<String>,
     /// Mode for the whole batch.
     pub mode: ClaimMode,
-    /// Enforcement for the whole batch.
-    pub enforcement: Enforcement,
+    /// Enforcement for the whole batch; `None`: the room's ([`default_enforcement`]).
+    pub enforcement: Option<Enforcement>,
     /// Reason for the whole batch.
     pub reason: Option<String>,
     /// Lease for the whole batch (default 1,800 s).
@@ -72,6 +72,32 @@ impl Authority {
             Self::Human => "human",
             Self::Policy => "policy",
         }
+    }
+}
+
+/// The enforcement of a claim whose taker asked for none: in a room whose claim policy is
+/// guarded an exclusive claim is guarded (every surface, so an agent that claims the way it is
+/// told takes claims that stop the guarded clients' writes); a shared claim, or any claim in an
+/// advisory room, is advisory. A taker who wants an advisory claim asks for one.
+pub fn default_enforcement(policy: crate::workspace::ClaimPolicy, mode: ClaimMode) -> Enforcement {
+    if policy == crate::workspace::ClaimPolicy::Guarded && mode == ClaimMode::Exclusive {
+        Enforcement::Guarded
+    } else {
+        Enforcement::Advisory
+    }
+}
+
+/// What a claim really enforces: `guarded` for a guarded claim in a room whose claim policy is
+/// guarded (ACC's hooks deny the guarded clients' writes into it), else `advisory`.
+pub fn effective_enforcement(
+    policy: crate::workspace::ClaimPolicy,
+    claim: &ClaimRow,
+) -> &'static str {
+    if policy == crate::workspace::ClaimPolicy::Guarded && claim.enforcement == Enforcement::Guarded
+    {
+        "guarded"
+    } else {
+        "advisory"
     }
 }
 
@@ -233,6 +259,10 @@ impl Core {
         let now = self.now();
         let liveness = self.liveness();
         let workspace_id = self.workspace.id.clone();
+        let enforcement = request.enforcement.unwrap_or(default_enforcement(
+            self.workspace.config.claim_mode,
+            request.mode,
+        ));
         self.store_for_write()?.write(|w| {
             let session = verify_caller(w, &workspace_id, caller, now)?;
             let conflicts = find_conflicts(
@@ -255,7 +285,7 @@ impl Core {
                         let mut claim = old.clone();
                         claim.generation = session.generation;
                         claim.mode = request.mode;
-                        claim.enforcement = request.enforcement;
+                        claim.enforcement = enforcement;
                         claim.reason = request.reason.clone();
                         claim.renewed_at = now;
                         claim.expires_at = now + lease * 1000;
@@ -271,7 +301,7 @@ impl Core {
                             participant_id: session.participant_id.clone(),
                             resource: canonical.clone(),
                             mode: request.mode,
-                            enforcement: request.enforcement,
+                            enforcement,
                             reason: request.reason.clone(),
                             acquired_at: now,
                             renewed_at: now,
@@ -460,19 +490,19 @@ fn owned_claim(reader: &Reader<'_>, session_id: &str, claim_id: &str) -> AccResu
 
 impl Core {
     /// Other sessions' live exclusive guarded claims that a write to `resources` would break,
-    /// when the room's protection is really guarded; empty otherwise (advisory rooms never
-    /// block a write).
+    /// in a room whose claim policy is guarded; empty in an advisory room. Whatever weaker
+    /// participants are present: they lower what the room can promise (its `protection`), never
+    /// what a hook that can deny a write denies (docs/decisions.md). A claim outlives its
+    /// holder's presence, so an offline holder's claim still stops the write until it expires
+    /// or is released.
     pub fn write_conflicts(
         &mut self,
         caller: &Caller,
         resources: &[String],
     ) -> AccResult<Vec<ClaimRow>> {
         let now = self.now();
-        let liveness = self.liveness();
-        let guards = self.guards();
         let policy = self.workspace.config.claim_mode;
         let workspace_id = self.workspace.id.clone();
-        // An advisory room stops nothing: no evidence needs reading.
         if policy != crate::workspace::ClaimPolicy::Guarded {
             return Ok(Vec::new());
         }
@@ -481,20 +511,6 @@ impl Core {
         };
         store.read(|r| {
             let me = crate::identity::check_caller(r, &workspace_id, caller)?;
-            let sessions: Vec<crate::status::SessionState> = r
-                .sessions(false)?
-                .into_iter()
-                .map(|session| crate::status::SessionState {
-                    presence: presence(&session, now, &*liveness),
-                    intent: None,
-                    bindings: Vec::new(),
-                    guard: crate::identity::guard(&session, &*guards),
-                    session,
-                })
-                .collect();
-            if crate::status::protection(policy, &sessions) != "guarded" {
-                return Ok(Vec::new());
-            }
             let mut blocking = Vec::new();
             for wanted in resources {
                 let (exact, ranges) = resource::overlap_candidates(wanted);

@@ -274,6 +274,7 @@ impl Core {
                 }
                 session.generation += 1;
                 reopen(w, &mut session, ids::hash_token(&token), now)?;
+                move_to(w, &mut session, spec, now, true)?;
                 return Ok(OpenedSession {
                     session,
                     generation_token: token,
@@ -456,6 +457,7 @@ impl Core {
                     && (spec.client_version.is_none()
                         || (spec.client_version == session.client_version
                             && spec.enforcement == session.enforcement))
+                    && !moved(&session, spec, false)
                     && !(refresh && needs_refresh(&session, now));
                 if unchanged {
                     return Ok(OpenedSession {
@@ -477,9 +479,12 @@ impl Core {
                 let hash = ids::hash_token(&token);
                 if rotate || was_closed || hash != session.generation_hash {
                     reopen(w, &mut session, hash, now)?;
-                } else if needs_refresh(&session, now) {
+                } else if needs_refresh(&session, now) && !moved(&session, spec, false) {
                     w.touch_session(&session.session_id, now)?;
                 }
+                // A resumed conversation runs in a new client process (and perhaps another
+                // checkout): the session follows it, so its presence is the running client's.
+                move_to(w, &mut session, spec, now, false)?;
                 // A client's start reports its version again (it may have been upgraded between
                 // two openings of one conversation); other events report none and keep it.
                 if spec.client_version.is_some()
@@ -560,6 +565,42 @@ fn reopen(
         now,
         Some(&session.session_id),
         Some(&session.participant_id),
+    )?;
+    Ok(())
+}
+
+/// Whether the session's client runs elsewhere than recorded: another process (a resumed
+/// conversation), or, at a client's start (the only spec that reports a client version), another
+/// checkout or branch. Other events may come from a subdirectory, so they move nothing else.
+fn moved(session: &SessionRow, spec: &SessionSpec, opening: bool) -> bool {
+    session.pid != spec.pid
+        || ((opening || spec.client_version.is_some())
+            && (session.checkout != spec.checkout || session.branch != spec.branch))
+}
+
+/// Record the process, checkout and branch `spec` reports for `session` when they changed (a
+/// resumed conversation runs in a new client process), seen now. `opening`: an explicit
+/// (re)opening, which records the checkout and branch whatever the spec says of its client.
+fn move_to(
+    w: &mut Writer<'_>,
+    session: &mut SessionRow,
+    spec: &SessionSpec,
+    now: Millis,
+    opening: bool,
+) -> AccResult<()> {
+    if !moved(session, spec, opening) {
+        return Ok(());
+    }
+    session.pid = spec.pid;
+    session.checkout = spec.checkout.clone();
+    session.branch = spec.branch.clone();
+    session.last_seen_at = session.last_seen_at.max(now);
+    w.set_session_process(
+        &session.session_id,
+        session.pid,
+        session.checkout.as_deref(),
+        session.branch.as_deref(),
+        now,
     )?;
     Ok(())
 }

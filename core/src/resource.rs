@@ -1,6 +1,17 @@
 //! Claim resource URIs: validation, `file:` normalisation, and overlap.
+//!
+//! A `file:` resource names any file, whatever its name holds, in one encoding used by every
+//! surface (the CLI, MCP, the hooks' reading of written paths, and every output): its canonical
+//! form percent-encodes (RFC 3986 `%XX` of the UTF-8 bytes) the characters of a name that a
+//! resource cannot carry raw or that would be misread: white space, control, format and
+//! separator characters, `%` and `*` (a raw `*` is a glob, refused with a hint); every other
+//! character, Unicode included, stays as it is. On input a name may be given raw or encoded
+//! (`file:a file.txt` and `file:a%20file.txt` are one resource); a `%` not followed by two hex
+//! digits is a literal `%`. A byte sequence that is not UTF-8 (a path read from the filesystem)
+//! is encoded byte by byte.
 
 use crate::error::{AccError, AccResult, ErrorCode};
+use unicode_properties::{GeneralCategory, UnicodeGeneralCategory};
 
 /// Longest accepted resource, in characters.
 pub const MAX_RESOURCE_CHARS: usize = 1024;
@@ -23,19 +34,33 @@ fn glob_hint(original: &str, dir: &str) -> AccError {
 /// Validate a resource URI and return its canonical form.
 pub fn normalize(resource: &str) -> AccResult<String> {
     if resource.chars().count() > MAX_RESOURCE_CHARS {
-        return Err(AccError::usage(format!(
-            "resource is {} characters long; the limit is {MAX_RESOURCE_CHARS}",
-            resource.chars().count()
-        )));
+        return Err(too_long(resource));
     }
-    if let Some(bad) = resource
-        .chars()
-        .find(|c| c.is_whitespace() || c.is_control())
-    {
+    let file = resource.starts_with("file:");
+    // A file name may hold any character but NUL (it is encoded in the canonical form); the
+    // other schemes' opaque parts hold no white space or control character.
+    let refused = |c: char| {
+        if file {
+            c == '\0'
+        } else {
+            c.is_whitespace() || c.is_control()
+        }
+    };
+    if let Some(bad) = resource.chars().find(|c| refused(*c)) {
         return Err(AccError::usage(format!(
-            "resource `{}` contains whitespace or a control character ({:?}); resources are `scheme:opaque` without spaces",
+            "resource `{}` contains {} ({:?}); {}",
             resource.escape_debug(),
-            bad
+            if file {
+                "a NUL character"
+            } else {
+                "whitespace or a control character"
+            },
+            bad,
+            if file {
+                "no file name holds one"
+            } else {
+                "resources other than `file:` are `scheme:opaque` without spaces"
+            }
         )));
     }
     let Some((scheme, opaque)) = resource.split_once(':') else {
@@ -63,7 +88,78 @@ pub fn normalize(resource: &str) -> AccResult<String> {
     if scheme != "file" {
         return Ok(resource.to_string());
     }
-    normalize_file(resource, opaque)
+    let canonical = normalize_file(resource, opaque)?;
+    if canonical.chars().count() > MAX_RESOURCE_CHARS {
+        return Err(too_long(&canonical));
+    }
+    Ok(canonical)
+}
+
+fn too_long(resource: &str) -> AccError {
+    AccError::usage(format!(
+        "resource is {} characters long (in its canonical form, where a name's spaces and other encoded characters count three each); the limit is {MAX_RESOURCE_CHARS}",
+        resource.chars().count()
+    ))
+}
+
+/// Whether a character of a file name is percent-encoded in a canonical `file:` resource.
+fn encoded(c: char) -> bool {
+    c == '%'
+        || c == '*'
+        || c.is_whitespace()
+        || matches!(
+            c.general_category(),
+            GeneralCategory::Control
+                | GeneralCategory::Format
+                | GeneralCategory::LineSeparator
+                | GeneralCategory::ParagraphSeparator
+                | GeneralCategory::SpaceSeparator
+        )
+}
+
+/// One file-name segment (its bytes, as the filesystem holds them) in the canonical encoding.
+///
+/// Written by hand rather than with `percent_encoding::utf8_percent_encode`, which always
+/// encodes every non-ASCII byte: a canonical resource keeps readable Unicode names readable.
+pub fn encode_segment(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len());
+    let escape = |out: &mut String, byte: u8| out.push_str(&format!("%{byte:02X}"));
+    for chunk in bytes.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            if encoded(c) {
+                let mut buffer = [0u8; 4];
+                for byte in c.encode_utf8(&mut buffer).bytes() {
+                    escape(&mut out, byte);
+                }
+            } else {
+                out.push(c);
+            }
+        }
+        for byte in chunk.invalid() {
+            escape(&mut out, *byte);
+        }
+    }
+    out
+}
+
+/// The canonical `file:` resource of a path as the filesystem names it: `segments` relative
+/// to the workspace root (or, with `absolute`, from `/`), each a file name's bytes. Dot
+/// segments are the caller's to resolve first. What the write guard checks a written path as.
+pub fn file_resource<'a>(absolute: bool, segments: impl IntoIterator<Item = &'a [u8]>) -> String {
+    let mut canonical = String::from(if absolute { "file:/" } else { "file:" });
+    let mut first = true;
+    for segment in segments {
+        if !first {
+            canonical.push('/');
+        }
+        first = false;
+        canonical.push_str(&encode_segment(segment));
+    }
+    if first && !absolute {
+        // The workspace root itself: the whole tree.
+        canonical.push_str("**");
+    }
+    canonical
 }
 
 fn normalize_file(original: &str, path: &str) -> AccResult<String> {
@@ -80,17 +176,24 @@ fn normalize_file(original: &str, path: &str) -> AccResult<String> {
         let dir = body.rsplit_once('/').map(|(d, _)| d).unwrap_or("");
         return Err(glob_hint(original, dir));
     }
-    let mut segments: Vec<&str> = Vec::new();
-    for segment in body.split('/') {
-        match segment {
-            "" | "." => {}
-            ".." => match segments.last() {
-                Some(last) if *last != ".." => {
+    let mut segments: Vec<Vec<u8>> = Vec::new();
+    for raw in body.split('/') {
+        // A `%` not followed by two hex digits stays a literal `%`.
+        let segment: Vec<u8> = percent_encoding::percent_decode_str(raw).collect();
+        if segment.contains(&b'/') || segment.contains(&0) {
+            return Err(AccError::usage(format!(
+                "resource `{original}` encodes a `/` or a NUL inside the name `{raw}` (`%2F`, `%00`); no file name holds one: write `/` between names"
+            )));
+        }
+        match segment.as_slice() {
+            b"" | b"." => {}
+            b".." => match segments.last() {
+                Some(last) if last.as_slice() != b".." => {
                     segments.pop();
                 }
-                _ => segments.push(".."),
+                _ => segments.push(segment),
             },
-            other => segments.push(other),
+            _ => segments.push(segment),
         }
     }
     if segments.is_empty() && !tree {
@@ -102,7 +205,8 @@ fn normalize_file(original: &str, path: &str) -> AccResult<String> {
     if absolute {
         canonical.push('/');
     }
-    canonical.push_str(&segments.join("/"));
+    let names: Vec<String> = segments.iter().map(|s| encode_segment(s)).collect();
+    canonical.push_str(&names.join("/"));
     if tree {
         if segments.is_empty() {
             canonical.push_str("**");
@@ -230,6 +334,58 @@ mod tests {
     }
 
     #[test]
+    fn any_file_name_has_one_canonical_resource() {
+        for (input, canonical) in [
+            ("file:a file.txt", "file:a%20file.txt"),
+            ("file:a%20file.txt", "file:a%20file.txt"),
+            ("file:dir with space/**", "file:dir%20with%20space/**"),
+            ("file:été/naïve.md", "file:été/naïve.md"),
+            ("file:%C3%A9t%C3%A9.md", "file:été.md"),
+            ("file:100%.txt", "file:100%25.txt"),
+            ("file:100%25.txt", "file:100%25.txt"),
+            ("file:a%2Ab", "file:a%2Ab"),
+            ("file:tab\there", "file:tab%09here"),
+            ("file:new\nline", "file:new%0Aline"),
+            ("file:bidi\u{202e}txt", "file:bidi%E2%80%AEtxt"),
+            ("file:$(rm -rf);`x`'\"&|<>", "file:$(rm%20-rf);`x`'\"&|<>"),
+            ("file:a/%2E%2E/b", "file:b"),
+            ("file:%FF", "file:%FF"),
+        ] {
+            assert_eq!(norm(input), canonical, "{input}");
+            assert_eq!(
+                norm(canonical),
+                canonical,
+                "canonical is a fixed point: {canonical}"
+            );
+        }
+        assert!(overlaps(
+            &norm("file:dir with space/**"),
+            &norm("file:dir with space/x y")
+        ));
+        assert_eq!(
+            file_resource(false, [b"dir with space".as_slice(), "été x".as_bytes()]),
+            norm("file:dir with space/été x")
+        );
+        assert_eq!(file_resource(false, [b"a\xffb".as_slice()]), "file:a%FFb");
+        assert_eq!(
+            file_resource(false, [b"100%".as_slice()]),
+            norm("file:100%25")
+        );
+        assert_eq!(file_resource(false, []), "file:**");
+        assert_eq!(
+            file_resource(true, [b"etc".as_slice(), b"hosts"]),
+            "file:/etc/hosts"
+        );
+        let long = format!("file:{}", " ".repeat(400));
+        let error = normalize(&long).expect_err("encoded past the limit");
+        assert!(
+            error.message.contains("canonical form"),
+            "{}",
+            error.message
+        );
+    }
+
+    #[test]
     fn unmatchable_shapes_hint_at_trees() {
         for (input, hint) in [
             ("file:src/", "file:src/**"),
@@ -250,8 +406,11 @@ mod tests {
             "src/a.rs",
             "file:",
             "File:a",
-            "file:a b",
-            "file:a\u{7}",
+            "git:a b",
+            "doc:a\u{7}",
+            "file:a\u{0}",
+            "file:a%2Fb",
+            "file:a%00",
             ":x",
         ] {
             assert!(normalize(input).is_err(), "{input}");

@@ -131,6 +131,8 @@ pub struct StatusReport {
     pub claim_policy: &'static str,
     /// The room's real protection: the weakest live participant's guarantee.
     pub protection: &'static str,
+    /// Whose writes the room's guarded claims stop, and whose not ([`protection_note`]).
+    pub protection_note: String,
     /// Participants.
     pub participants: Vec<ParticipantRow>,
     /// Sessions (open only unless asked for all).
@@ -202,6 +204,43 @@ pub fn protection(policy: ClaimPolicy, sessions: &[SessionState]) -> &'static st
     } else {
         "advisory"
     }
+}
+
+/// What the room's guarded claims really do, one line for a person and a model: whose writes
+/// they stop (live sessions whose write guard is certified) and whose they do not (every other
+/// live session, with why). Enforcement never degrades: a weaker participant lowers the room's
+/// `protection`, never what the guarded clients' hooks deny.
+pub fn protection_note(policy: ClaimPolicy, sessions: &[SessionState]) -> String {
+    if policy != ClaimPolicy::Guarded {
+        return "claim policy advisory: claims inform, nothing stops a write".into();
+    }
+    let live: Vec<&SessionState> = sessions
+        .iter()
+        .filter(|s| s.presence != Presence::Offline)
+        .collect();
+    let name = |s: &SessionState| format!("{} ({})", s.session.participant_id, s.session.harness);
+    let stopped: Vec<String> = live
+        .iter()
+        .filter(|s| s.guard.enforcement == Enforcement::Guarded)
+        .map(|s| name(s))
+        .collect();
+    let unstopped: Vec<String> = live
+        .iter()
+        .filter(|s| s.guard.enforcement != Enforcement::Guarded)
+        .map(|s| format!("{}: {}", name(s), s.guard.reason))
+        .collect();
+    let mut note = if stopped.is_empty() {
+        "guarded claims stop the writes of every client whose ACC hooks guard them (Claude Code, Codex, Gemini CLI); no such session is live".to_string()
+    } else {
+        format!(
+            "guarded claims are enforced for {}, and for every other session whose ACC hooks guard its client",
+            stopped.join(", ")
+        )
+    };
+    if !unstopped.is_empty() {
+        note.push_str(&format!("; not stopped by them: {}", unstopped.join("; ")));
+    }
+    note
 }
 
 /// Claim attention: expired leases, and intents that collide with another session's live
@@ -346,18 +385,13 @@ fn claims_that_matter(
     Ok(rows)
 }
 
-/// Claims with their liveness and what the room (its `protection`) really enforces for each.
-fn claim_states(rows: Vec<ClaimRow>, protection: &str, now: Millis) -> Vec<ClaimState> {
+/// Claims with their liveness and what each really enforces ([`claims::effective_enforcement`];
+/// [`protection_note`] says whose writes that stops).
+fn claim_states(rows: Vec<ClaimRow>, policy: ClaimPolicy, now: Millis) -> Vec<ClaimState> {
     rows.into_iter()
         .map(|claim| ClaimState {
             live: claims::is_live(&claim, now),
-            effective_enforcement: if protection == "guarded"
-                && claim.enforcement == Enforcement::Guarded
-            {
-                "guarded"
-            } else {
-                "advisory"
-            },
+            effective_enforcement: claims::effective_enforcement(policy, &claim),
             claim,
         })
         .collect()
@@ -394,6 +428,7 @@ impl Core {
             identity_source: self.workspace.source.as_str(),
             claim_policy: self.workspace.config.claim_mode.as_str(),
             protection: "advisory",
+            protection_note: protection_note(self.workspace.config.claim_mode, &[]),
             participants: Vec::new(),
             sessions: Vec::new(),
             claims: Vec::new(),
@@ -470,7 +505,8 @@ impl Core {
             report.protection = protection(policy, &all_open);
             report.attention = self::attention(r, &all_open, now, &*liveness)?;
             let (rows, summary) = pick(r, &report.attention, now)?;
-            report.claims = claim_states(rows, report.protection, now);
+            report.claims = claim_states(rows, policy, now);
+            report.protection_note = protection_note(policy, &all_open);
             report.claim_summary = summary.unwrap_or_else(|| summarize(&report.claims));
             report.sessions = if include_closed {
                 session_states(r, true, now, &*liveness, &*guards)?

@@ -427,7 +427,8 @@ fn role(client: Client, event: &str) -> Option<&'static str> {
 pub fn handle(client: &str, event: &str, input: &str) -> AccResult<Reply> {
     let client = Client::parse(client).ok_or_else(|| {
         AccError::usage(format!(
-            "unknown client `{client}` (claude-code, codex or gemini)"
+            "unknown client `{client}` ({})",
+            Client::spellings()
         ))
     })?;
     let payload: Value = serde_json::from_str(input)
@@ -488,22 +489,13 @@ pub fn handle(client: &str, event: &str, input: &str) -> AccResult<Reply> {
         }
         "PreToolUse" => {
             let root = context.app.core.workspace.root.clone();
-            let resources: Vec<String> = writes::written_paths(&payload)
-                .into_iter()
-                .filter_map(|path| {
-                    let absolute = if Path::new(&path).is_absolute() {
-                        PathBuf::from(&path)
-                    } else {
-                        context.cwd.join(&path)
-                    };
-                    let relative = absolute
-                        .strip_prefix(&root)
-                        .ok()?
-                        .to_string_lossy()
-                        .into_owned();
-                    crate::core::resource::normalize(&format!("file:{relative}")).ok()
-                })
+            let cwd = writes::tool_cwd(&payload, &context.cwd);
+            let mut resources: Vec<String> = writes::written_paths(&payload)
+                .iter()
+                .flat_map(|path| paths::written_resources(&root, &cwd, path))
                 .collect();
+            resources.sort();
+            resources.dedup();
             if resources.is_empty() {
                 return Ok(Reply::default());
             }
@@ -549,6 +541,7 @@ fn unrendered(context: &mut Context, event: &str, error: &AccError) -> AccResult
     Ok(reply)
 }
 
+mod paths;
 #[cfg(test)]
 mod tests;
 mod writes;

@@ -9,18 +9,24 @@ use serde_json::Value;
 
 use crate::clock::format_timestamp;
 use crate::core::OpenedSession;
+use crate::core::claims::effective_enforcement;
 use crate::core::messages::{
     DecisionStatus, MessageView, PAGE_BYTE_CAP, Page, PruneReport, Received, SUMMARY_SUBJECT_BYTES,
 };
 use crate::core::status::{Attention, EventPage, SessionState, StatusReport, format_cursor};
+use crate::core::workspace::ClaimPolicy;
 use crate::delivery::{DeliveryOutcome, Sent};
 use crate::error::AccError;
 use crate::store::{BindingRow, ClaimRow, EventRow, IntentRow, ReceiptRow};
 use crate::wire;
 
-/// A claim, with its liveness at `now`.
-pub fn claim(claim: &ClaimRow, now: i64) -> Value {
-    wire::json(&claim_wire(claim, now, None))
+/// A claim, with its liveness at `now` and what it enforces under the room's `policy`.
+pub fn claim(claim: &ClaimRow, now: i64, policy: ClaimPolicy) -> Value {
+    wire::json(&claim_wire(
+        claim,
+        now,
+        Some(effective_enforcement(policy, claim)),
+    ))
 }
 
 fn claim_wire<'a>(
@@ -50,10 +56,13 @@ fn claim_wire<'a>(
     }
 }
 
-/// Claims: `{claims: [...]}`.
-pub fn claims(claims: &[ClaimRow], now: i64) -> Value {
+/// Claims: `{claims: [...]}`, each with what it enforces under the room's `policy`.
+pub fn claims(claims: &[ClaimRow], now: i64, policy: ClaimPolicy) -> Value {
     wire::json(&wire::Claims {
-        claims: claims.iter().map(|c| claim_wire(c, now, None)).collect(),
+        claims: claims
+            .iter()
+            .map(|c| claim_wire(c, now, Some(effective_enforcement(policy, c))))
+            .collect(),
     })
 }
 
@@ -184,6 +193,7 @@ fn status_wire(report: &StatusReport, now: i64) -> wire::Status<'_> {
             identity_source: report.identity_source,
             claim_policy: report.claim_policy,
             protection: report.protection,
+            protection_note: &report.protection_note,
         },
         participants: report
             .participants

@@ -150,6 +150,8 @@ pub struct Workspace<'a> {
     pub identity_source: &'static str,
     pub claim_policy: &'static str,
     pub protection: &'static str,
+    /// Whose writes the guarded claims stop, and whose they do not.
+    pub protection_note: &'a str,
 }
 
 /// A participant.

@@ -421,6 +421,24 @@ impl Writer<'_> {
         Ok(())
     }
 
+    /// Record where a session's client runs now: its process, checkout and branch (a resumed
+    /// conversation runs in a new client process), and that it was seen now.
+    pub fn set_session_process(
+        &mut self,
+        session_id: &str,
+        pid: Option<i64>,
+        checkout: Option<&str>,
+        branch: Option<&str>,
+        now: Millis,
+    ) -> StoreResult<()> {
+        self.tx
+            .prepare_cached(
+                "UPDATE sessions SET pid = ?2, checkout = ?3, branch = ?4, last_seen_at = max(last_seen_at, ?5) WHERE session_id = ?1",
+            )?
+            .execute(params![session_id, pid, checkout, branch, now])?;
+        Ok(())
+    }
+
     /// Record a heartbeat.
     pub fn touch_session(&mut self, session_id: &str, now: Millis) -> StoreResult<()> {
         self.tx

@@ -12,7 +12,7 @@ fn fail(message: &str) -> ! {
     std::process::exit(2);
 }
 
-const USAGE: &str = "acc-mcp: the ACC MCP server on stdio (newline-delimited JSON-RPC). It takes no arguments; configure it with ACC_MCP_PARTICIPANT (who it speaks for; unset, the hooked session of the client that started it, else `mcp`) and ACC_MCP_WORKSPACE (the project directory, default the launch directory). Register it with `acc install --client <client> --mcp`.";
+const USAGE: &str = "acc-mcp: the ACC MCP server on stdio (newline-delimited JSON-RPC). It takes no arguments; configure it with ACC_MCP_PARTICIPANT (who it speaks for; unset, the hooked session of the client that started it, else a participant of its own, `mcp-<client pid>`) and ACC_MCP_WORKSPACE (the project directory, default the launch directory). Register it with `acc install --client <client> --mcp`.";
 
 /// Write to stdout (only outside the protocol: `--version`, `--help`).
 fn say(text: &str) {
@@ -41,7 +41,7 @@ fn main() {
     }
     if !args.is_empty() {
         fail(
-            "acc-mcp takes no command-line arguments; configure it with the environment variables ACC_MCP_PARTICIPANT (who it speaks for; unset, the hooked session of the client that started it, else `mcp`) and ACC_MCP_WORKSPACE (the project directory, default the launch directory)",
+            "acc-mcp takes no command-line arguments; configure it with the environment variables ACC_MCP_PARTICIPANT (who it speaks for; unset, the hooked session of the client that started it, else a participant of its own, `mcp-<client pid>`) and ACC_MCP_WORKSPACE (the project directory, default the launch directory)",
         );
     }
     let identity = match std::env::var("ACC_MCP_PARTICIPANT")

@@ -139,35 +139,13 @@ pub fn attention_line(item: &Attention, look: &Look) -> String {
     line
 }
 
-/// A guarded policy the room does not reach: which live sessions weaken it, and why.
+/// Under a guarded claim policy: whose writes the guarded claims stop and whose they do not
+/// (the core's one note, so `--json`, MCP and this text say the same).
 fn weakened(report: &StatusReport, look: &Look) -> String {
-    let mut out = String::new();
-    if report.claim_policy != "guarded" || report.protection == "guarded" {
-        return out;
+    if report.claim_policy != "guarded" {
+        return String::new();
     }
-    let weak: Vec<String> = report
-        .sessions
-        .iter()
-        .filter(|s| s.presence != crate::core::Presence::Offline)
-        .filter(|s| s.guard.enforcement != crate::store::Enforcement::Guarded)
-        .map(|s| {
-            look.wrap(
-                &format!(
-                    "  {} is advisory: {}",
-                    s.session.participant_id,
-                    safe(&s.guard.reason)
-                ),
-                6,
-            )
-        })
-        .collect();
-    if weak.is_empty() {
-        out.push_str("  no live session: nothing stops a write\n");
-    }
-    for line in weak {
-        out.push_str(&line);
-    }
-    out
+    look.wrap(&format!("  {}", safe(&report.protection_note)), 4)
 }
 
 /// One event as a line that says what happened: cursor, time, type, who, and the facts of its

@@ -573,7 +573,8 @@ pub struct ClaimArgs {
     /// shared or exclusive (default exclusive).
     #[arg(long, conflicts_with = "renew")]
     pub mode: Option<String>,
-    /// advisory or guarded (default advisory).
+    /// advisory or guarded (default: guarded for an exclusive claim when the workspace's claim
+    /// policy is guarded, else advisory).
     #[arg(long, conflicts_with = "renew")]
     pub enforcement: Option<String>,
     /// Why (at most 500 characters).
@@ -1043,7 +1044,8 @@ fn doctor_command(cli: &Cli, repair: bool, home: Option<&std::path::Path>) -> Ac
 fn install_command(install: bool, args: &InstallArgs) -> AccResult<Output> {
     let client = crate::hooks::Client::parse(&args.client).ok_or_else(|| {
         AccError::usage(format!(
-            "--client must be claude-code, codex or gemini, got `{}`",
+            "--client must be {}, got `{}`",
+            crate::hooks::Client::spellings(),
             args.client
         ))
     })?;
@@ -1708,7 +1710,11 @@ fn claim(cli: &Cli, args: &ClaimArgs) -> AccResult<Output> {
         let look = look(cli, &mut core, [claim.claim_id.as_str()]);
         return Ok(Output {
             human: human::claims("renewed", std::slice::from_ref(&claim), &look),
-            value: views::claims(std::slice::from_ref(&claim), now),
+            value: views::claims(
+                std::slice::from_ref(&claim),
+                now,
+                core.workspace.config.claim_mode,
+            ),
         });
     }
     let request = AcquireRequest {
@@ -1716,9 +1722,11 @@ fn claim(cli: &Cli, args: &ClaimArgs) -> AccResult<Output> {
         mode: crate::error::AccError::parse::<ClaimMode>(
             args.mode.as_deref().unwrap_or("exclusive"),
         )?,
-        enforcement: crate::error::AccError::parse::<Enforcement>(
-            args.enforcement.as_deref().unwrap_or("advisory"),
-        )?,
+        enforcement: args
+            .enforcement
+            .as_deref()
+            .map(crate::error::AccError::parse::<Enforcement>)
+            .transpose()?,
         reason: args.reason.clone(),
         lease_seconds: args.lease,
     };
@@ -1730,7 +1738,7 @@ fn claim(cli: &Cli, args: &ClaimArgs) -> AccResult<Output> {
     let look = look(cli, &mut core, claims.iter().map(|c| c.claim_id.as_str()));
     Ok(Output {
         human: human::claims("claimed", &claims, &look),
-        value: views::claims(&claims, now),
+        value: views::claims(&claims, now, core.workspace.config.claim_mode),
     })
 }
 

@@ -253,7 +253,7 @@ fn judge(client: Client, registration: &Registration, cwd: &Path) -> Check {
 /// The MCP checks for both clients.
 pub fn checks(home: Option<&Path>, workspace_root: &Path, cwd: &Path) -> Vec<Check> {
     let mut checks = Vec::new();
-    for client in [Client::ClaudeCode, Client::Codex, Client::Gemini] {
+    for client in Client::ALL {
         let Ok(target) = Target::new(client, home) else {
             continue;
         };

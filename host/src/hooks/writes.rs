@@ -45,6 +45,25 @@ const PATH_KEYS: &[&str] = &[
     "destination",
 ];
 
+/// Input keys that name the directory a shell tool runs its command in (Codex's
+/// `exec_command` `workdir`, Gemini CLI's `run_shell_command` `dir_path`).
+const DIR_KEYS: &[&str] = &["workdir", "dir_path", "directory", "cwd"];
+
+/// The directory the tool call in `payload` resolves relative paths against: the directory its
+/// input names (relative to the session's `cwd`), else `cwd`.
+pub fn tool_cwd(payload: &Value, cwd: &std::path::Path) -> std::path::PathBuf {
+    let input = payload.get("tool_input");
+    DIR_KEYS
+        .iter()
+        .find_map(|key| {
+            input
+                .and_then(|i| i.get(key))
+                .and_then(Value::as_str)
+                .filter(|d| !d.is_empty())
+        })
+        .map_or_else(|| cwd.to_path_buf(), |dir| cwd.join(dir))
+}
+
 /// Files the tool call in `payload` would write, as it names them (relative or absolute).
 pub fn written_paths(payload: &Value) -> Vec<String> {
     let tool = payload

@@ -1,8 +1,10 @@
 //! One agent, one participant: an `acc-mcp` with no configured participant speaks for the
 //! hooked session of the client process that started it.
 //!
-//! Claude Code's hooks record `CLAUDE_PID` as their session's pid, Codex's hooks the Codex
-//! process above them; an MCP server is a child of the same client process. When exactly one
+//! Claude Code's hooks record `CLAUDE_PID` as their session's pid, Codex's and Gemini CLI's
+//! hooks the client process above them (every client of `acc_clients::Client::ALL`), and a
+//! resumed conversation's hooks record its new process; an MCP server is a child of the same
+//! client process. When exactly one
 //! open hooked session of the workspace has this server's client pid, the server presents that
 //! session's credentials, derived from the data directory's hook secret exactly as the hooks
 //! derive them, so a message to the hooked participant is the MCP server's message too.
@@ -32,8 +34,11 @@ pub enum Found {
     None(String),
 }
 
-/// The harnesses whose hooked sessions can be adopted.
-const HOOKED: &[&str] = &["claude-code", "codex"];
+/// Whether `harness` is a client whose hooks open sessions an `acc-mcp` can adopt: every client
+/// ACC hooks ([`acc_clients::Client::ALL`]).
+fn hooked(harness: &str) -> bool {
+    acc_clients::Client::parse(harness).is_some()
+}
 
 /// Find the hooked session of `client_pid` in the workspace. Reads only.
 pub fn find(core: &mut Core, data_dir: &Path, client_pid: Option<i64>) -> AccResult<Found> {
@@ -53,7 +58,7 @@ pub fn find(core: &mut Core, data_dir: &Path, client_pid: Option<i64>) -> AccRes
         .filter(|s| {
             s.closed_at.is_none()
                 && s.pid == Some(pid)
-                && HOOKED.contains(&s.harness.as_str())
+                && hooked(&s.harness)
                 && s.session_key.is_some()
         })
         .collect();

@@ -1010,7 +1010,10 @@ fn adoption_falls_back_to_the_default_participant_with_the_reason() {
     ] {
         let mut server = world.adopting_server(pid);
         let status = ok(&mut server, "acc_status", json!({}));
-        assert_eq!(status["speaksFor"]["participantId"], DEFAULT_PARTICIPANT);
+        assert_eq!(
+            status["speaksFor"]["participantId"],
+            default_participant(pid).as_str()
+        );
         assert_eq!(status["speaksFor"]["source"], "default");
         let why = status["speaksFor"]["reason"].as_str().expect("reason");
         assert!(why.contains(reason), "{why}");

@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 
 use super::wire::args;
 use crate::core::Caller;
-use crate::core::claims::{self, AcquireRequest, ClaimMode, Enforcement, ReleaseSelector};
+use crate::core::claims::{self, AcquireRequest, ClaimMode, ReleaseSelector};
 use crate::core::intent::{self, IntentRequest};
 use crate::core::messages::{self, FinishRequest, ReplyRequest, SendRequest};
 use crate::core::status;
@@ -363,7 +363,7 @@ pub fn description(name: &str) -> &'static str {
             "Say what you are doing: summary and mode, or clear alone. Awareness only: it reserves nothing (use acc_claim)."
         }
         "acc_claim" => {
-            "Claim files before editing them. acquire: exactly one of resource or resources; on any overlap with another session's claim nothing is claimed and the error names the holders. Acquiring again renews."
+            "Claim files before editing them. acquire: exactly one of resource or resources; on any overlap with another session's claim nothing is claimed and the error names the holders. Acquiring again renews. When the workspace's claim policy is guarded an exclusive claim is guarded: ACC's hooks deny other Claude Code, Codex and Gemini CLI sessions' writes into it (a shell or an MCP-only client is not stopped); otherwise a claim is advisory and stops nothing. effectiveEnforcement in the result says which. File names: write a space as-is or as %20, a literal % as %25."
         }
         "acc_release" => {
             "Release claims: exactly one of claimId, claimIds, resource, resources, all. A target you do not hold fails, releasing nothing."
@@ -766,7 +766,9 @@ fn prepare_claim(args: args::Claim) -> AccResult<Prepared> {
     let request = AcquireRequest {
         resources,
         mode: AccError::parse::<ClaimMode>(args.mode.as_deref().unwrap_or("exclusive"))?,
-        enforcement: Enforcement::Advisory,
+        // The room's policy decides (guarded for an exclusive claim in a guarded room); MCP's
+        // tool table has no enforcement field (docs/decisions.md).
+        enforcement: None,
         reason: args.reason,
         lease_seconds: args.lease_seconds,
     };
@@ -862,14 +864,15 @@ pub fn run(app: &mut App, caller: &Caller, prepared: &Prepared) -> AccResult<Too
         Prepared::Acquire { request, scalar } => {
             let claims = core.acquire_claims(caller, request)?;
             let now = core.now();
+            let policy = core.workspace.config.claim_mode;
             match (scalar, claims.first()) {
-                (true, Some(claim)) => views::claim(claim, now),
-                _ => views::claims(&claims, now),
+                (true, Some(claim)) => views::claim(claim, now, policy),
+                _ => views::claims(&claims, now, policy),
             }
         }
         Prepared::Renew { claim_id, lease } => {
             let claim = core.renew_claim(caller, claim_id, *lease)?;
-            views::claim(&claim, core.now())
+            views::claim(&claim, core.now(), core.workspace.config.claim_mode)
         }
         Prepared::Release { selector, scalar } => {
             let released = core.release_claims(caller, selector)?;

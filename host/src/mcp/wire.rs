@@ -91,7 +91,7 @@ pub struct Items<'a> {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolResult {
-    pub content: [Text; 1],
+    pub content: Vec<Text>,
     pub structured_content: Value,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub is_error: bool,

@@ -157,7 +157,7 @@ fn request(resources: Vec<String>) -> AcquireRequest {
     AcquireRequest {
         resources,
         mode: ClaimMode::Exclusive,
-        enforcement: Enforcement::Advisory,
+        enforcement: Some(Enforcement::Advisory),
         reason: None,
         lease_seconds: Some(3600),
     }

@@ -252,6 +252,10 @@ impl Scenario {
                 self.last = Some(Ok(Value::Array(lines.map_err(|e| format!("{file}: {e}"))?)));
                 Ok(())
             }
+            Some("policy") => {
+                let policy = words.get(1).ok_or("policy advisory|guarded")?;
+                self.set_policy(policy)
+            }
             Some("advance") => {
                 let ms = duration_ms(words.get(1).ok_or("advance needs a duration")?)?;
                 self.room.clock.advance(ms);
@@ -281,8 +285,34 @@ impl Scenario {
                 let who = first.trim_end_matches(':').to_string();
                 self.run(Some(&who), &words[1..])
             }
-            _ => Err("a step is `attach`, `advance`, `acc ...`, `WHO: ...`, `=> ...` or `$name = /pointer`".into()),
+            _ => Err("a step is `policy`, `attach`, `advance`, `acc ...`, `WHO: ...`, `=> ...` or `$name = /pointer`".into()),
         }
+    }
+
+    /// `policy guarded`: the workspace's claim policy, written into its configuration before
+    /// the first command (the store is bound to the workspace it was created for).
+    fn set_policy(&mut self, policy: &str) -> Result<(), String> {
+        if self.ran || !self.creds.is_empty() {
+            return Err("`policy` comes before every other step".into());
+        }
+        let project = self.room.workspace.root.clone();
+        std::fs::write(
+            project.join("acc.workspace.json"),
+            format!(
+                r#"{{"schemaVersion":1,"workspaceId":"scenario","policy":{{"claimMode":"{policy}"}}}}"#
+            ),
+        )
+        .map_err(|e| e.to_string())?;
+        let workspace = acc_host::workspace::discover(&project).map_err(|e| e.message)?;
+        self.room = Arc::new(Room {
+            workspace,
+            data_dir: self.room.data_dir.clone(),
+            clock: self.room.clock.clone(),
+            plugins: Mutex::new(None),
+            contracts: Mutex::new(acc_tests::repo_root().join("contracts")),
+            declared: std::sync::atomic::AtomicBool::new(false),
+        });
+        Ok(())
     }
 
     /// `contracts without FILE` / `contracts with FILE`.
@@ -638,6 +668,7 @@ macro_rules! scenarios {
 scenarios!(
     runner_self_check,
     claims,
+    claims_guarded_room,
     claim_leases,
     claim_release,
     intent,
