@@ -39,6 +39,16 @@ pub const UNCLAIMED: &str = "src/notes.rs";
 /// What the model writes there.
 pub const NOTES: &str = "// notes\n";
 
+/// How a turn's conversation began.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    /// A new conversation.
+    Fresh,
+    /// The project's last conversation, resumed (`claude --continue`, `codex exec resume
+    /// --last`, `gemini --resume latest`): a new client process for an existing session.
+    Resumed,
+}
+
 /// One installed client, run headless in `home` on `project` against `model`.
 #[derive(Debug, Clone)]
 pub struct Writer {
@@ -117,11 +127,34 @@ impl Writer {
         }
     }
 
-    /// One headless turn with `prompt`, to its end.
+    /// The name the client offers ACC's MCP tool `tool` under (server `acc`).
+    pub fn mcp_tool(&self, tool: &str) -> String {
+        match self.client {
+            Client::ClaudeCode | Client::Codex => format!("mcp__acc__{tool}"),
+            Client::Gemini => format!("mcp_acc_{tool}"),
+        }
+    }
+
+    /// One headless turn with `prompt`, to its end: a new conversation, with the client's file
+    /// tools allowed.
     pub fn turn(&self, prompt: &str) -> AccResult<()> {
+        self.turn_with(prompt, Origin::Fresh, false)
+    }
+
+    /// One headless turn with `prompt`, to its end, in a new conversation or the last one
+    /// resumed (`origin`); with `mcp`, ACC's MCP tools are allowed too (Claude Code's
+    /// `--allowedTools`, Gemini CLI's `yolo` mode, which offers MCP tools).
+    pub fn turn_with(&self, prompt: &str, origin: Origin, mcp: bool) -> AccResult<()> {
+        let resumed = origin == Origin::Resumed;
         let mut command = Command::new(&self.exe);
         match self.client {
             Client::ClaudeCode => {
+                if resumed {
+                    command.arg("--continue");
+                }
+                if mcp {
+                    command.args(["--allowedTools", "mcp__acc__*"]);
+                }
                 command
                     .args(["-p", prompt, "--output-format", "stream-json", "--verbose"])
                     .args(["--permission-mode", "acceptEdits"])
@@ -131,9 +164,12 @@ impl Writer {
                     .env_remove("ANTHROPIC_AUTH_TOKEN");
             }
             Client::Codex => {
+                command.arg("exec");
+                if resumed {
+                    command.args(["resume", "--last"]);
+                }
                 command
                     .args([
-                        "exec",
                         "--skip-git-repo-check",
                         "--dangerously-bypass-approvals-and-sandbox",
                         prompt,
@@ -143,9 +179,12 @@ impl Writer {
                     .env_remove("OPENAI_API_KEY");
             }
             Client::Gemini => {
+                if resumed {
+                    command.args(["--resume", "latest"]);
+                }
                 command
                     .args(["-p", prompt, "-m", "gemini-2.5-flash"])
-                    .args(["--approval-mode", "auto_edit"])
+                    .args(["--approval-mode", if mcp { "yolo" } else { "auto_edit" }])
                     .env("GEMINI_API_KEY", "acc-capture-key")
                     .env("GOOGLE_GEMINI_BASE_URL", &self.base_url)
                     .env("GEMINI_CLI_TRUST_WORKSPACE", "true")

@@ -1192,6 +1192,7 @@ pub fn message_attention(
                 other_session_id: Some(message.from_session_id),
                 other_participant_id: Some(message.from_participant_id),
                 since: Some(message.sent_at),
+                expires_at: None,
             });
         }
     }
@@ -1215,6 +1216,7 @@ pub fn message_attention(
                 other_session_id: None,
                 other_participant_id: Some(receipt.participant_id),
                 since: Some(message.sent_at),
+                expires_at: None,
             });
         }
     }

@@ -15,7 +15,8 @@ pub const DEFAULT_EVENT_PAGE: i64 = 100;
 /// Largest sync event page.
 pub const MAX_EVENT_PAGE: i64 = 500;
 
-/// An attention rule (PROTOCOL.md "Attention and sync"); exactly six exist.
+/// An attention rule: PROTOCOL.md's six ("Attention and sync") and `claim_holder_offline`
+/// (docs/decisions.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AttentionRule {
     /// A question or request waits for this participant's reply.
@@ -30,6 +31,9 @@ pub enum AttentionRule {
     ClaimContended,
     /// A claim this session holds has passed its lease.
     ClaimExpired,
+    /// A live claim is held by a session that is gone (closed or offline): it still stops
+    /// others until it expires or someone releases it.
+    ClaimHolderOffline,
 }
 
 impl AttentionRule {
@@ -42,6 +46,7 @@ impl AttentionRule {
             Self::ClaimConflict => "claim_conflict",
             Self::ClaimContended => "claim_contended",
             Self::ClaimExpired => "claim_expired",
+            Self::ClaimHolderOffline => "claim_holder_offline",
         }
     }
 }
@@ -67,6 +72,8 @@ pub struct Attention {
     pub other_participant_id: Option<String>,
     /// When the condition arose, where known.
     pub since: Option<Millis>,
+    /// When the claim concerned stops counting (`claim_holder_offline`).
+    pub expires_at: Option<Millis>,
 }
 
 /// A session with its derived presence and intent.
@@ -243,6 +250,46 @@ pub fn protection_note(policy: ClaimPolicy, sessions: &[SessionState]) -> String
     note
 }
 
+/// At most this many `claim_holder_offline` items for one session.
+const OFFLINE_HOLDER_ITEMS: i64 = 20;
+
+/// Live claims held by sessions that are gone (closed, or open but offline), at most
+/// [`OFFLINE_HOLDER_ITEMS`] a session, soonest expiry first. The holding sessions come from the claims'
+/// session index; only the offline ones' claims are read.
+fn offline_holders(
+    reader: &Reader<'_>,
+    sessions: &[SessionState],
+    now: Millis,
+) -> AccResult<Vec<Attention>> {
+    let mut out = Vec::new();
+    for holder in reader.claim_holders()? {
+        let open = sessions.iter().find(|s| s.session.session_id == holder);
+        if open.is_some_and(|s| s.presence != Presence::Offline) {
+            continue;
+        }
+        let Some(session) = reader.session(&holder)? else {
+            continue;
+        };
+        let mut live = reader.live_claims_of_session(&holder, now, OFFLINE_HOLDER_ITEMS)?;
+        live.sort_by(|a, b| (a.expires_at, &a.resource).cmp(&(b.expires_at, &b.resource)));
+        for claim in live {
+            out.push(Attention {
+                rule: AttentionRule::ClaimHolderOffline,
+                participant_id: claim.participant_id.clone(),
+                session_id: Some(claim.session_id.clone()),
+                claim_id: Some(claim.claim_id.clone()),
+                resource: Some(claim.resource.clone()),
+                message_id: None,
+                other_session_id: None,
+                other_participant_id: None,
+                since: Some(session.closed_at.unwrap_or(session.last_seen_at)),
+                expires_at: Some(claim.expires_at),
+            });
+        }
+    }
+    Ok(out)
+}
+
 /// Claim attention: expired leases, and intents that collide with another session's live
 /// exclusive claim (`claim_conflict` for the one who wants it, `claim_contended` for the holder).
 /// Index-driven: its cost follows the number of intents and matches, not the number of claims.
@@ -263,8 +310,10 @@ pub fn claim_attention(
             other_session_id: None,
             other_participant_id: None,
             since: Some(claim.expires_at),
+            expires_at: None,
         });
     }
+    out.extend(offline_holders(reader, sessions, now)?);
     let live_sessions = sessions.iter().filter(|s| s.presence != Presence::Offline);
     for wanting in live_sessions {
         let Some(intent) = &wanting.intent else {
@@ -294,6 +343,7 @@ pub fn claim_attention(
                     other_session_id: Some(claim.session_id.clone()),
                     other_participant_id: Some(claim.participant_id.clone()),
                     since,
+                    expires_at: None,
                 });
                 out.push(Attention {
                     rule: AttentionRule::ClaimContended,
@@ -305,6 +355,7 @@ pub fn claim_attention(
                     other_session_id: Some(wanting.session.session_id.clone()),
                     other_participant_id: Some(wanting.session.participant_id.clone()),
                     since,
+                    expires_at: None,
                 });
             }
         }

@@ -160,6 +160,7 @@ fn attention_wire(item: &Attention) -> wire::Attention<'_> {
         other_session_id: item.other_session_id.as_deref(),
         other_participant_id: item.other_participant_id.as_deref(),
         since: item.since.map(format_timestamp),
+        expires_at: item.expires_at.map(format_timestamp),
     }
 }
 

@@ -125,6 +125,9 @@ pub struct Attention<'a> {
     pub other_participant_id: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub since: Option<String>,
+    /// `claim_holder_offline`: when the claim stops counting.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<String>,
 }
 
 /// An event as stored.

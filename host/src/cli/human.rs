@@ -123,6 +123,18 @@ pub fn claims(verb: &str, claims: &[ClaimRow], look: &Look) -> String {
 }
 
 pub fn attention_line(item: &Attention, look: &Look) -> String {
+    if let (crate::core::status::AttentionRule::ClaimHolderOffline, Some(claim), Some(until)) =
+        (item.rule, &item.claim_id, item.expires_at)
+    {
+        let id = look.id(claim);
+        return format!(
+            "  {} on {} ({id}): held by {}'s offline session, expires {}; a person may release it: acc release --claim {id} --authority human --reason '<why>'",
+            item.rule.as_str(),
+            item.resource.as_deref().unwrap_or(""),
+            item.participant_id,
+            look.when(until),
+        );
+    }
     let mut line = format!("  {} for {}", item.rule.as_str(), item.participant_id);
     if let Some(resource) = &item.resource {
         line.push_str(&format!(" on {resource}"));

@@ -643,6 +643,16 @@ fn mcp_server(client: Client, acc_mcp: &Path, identity: McpIdentity<'_>, trust: 
     if let McpIdentity::Participant(participant) = identity {
         env.insert("ACC_MCP_PARTICIPANT", participant.to_string());
     }
+    // A data home chosen by the environment is written down: Codex starts MCP servers with a
+    // short list of variables (no ACC_DATA_HOME, no XDG_DATA_HOME), so the server would open
+    // another store than the hooks, which inherit the client's whole environment.
+    if ["ACC_DATA_HOME", "XDG_DATA_HOME"]
+        .iter()
+        .any(|name| std::env::var_os(name).is_some_and(|v| !v.is_empty()))
+        && let Ok(base) = acc_clients::data_base()
+    {
+        env.insert("ACC_DATA_HOME", base.to_string_lossy().into_owned());
+    }
     let command = acc_mcp.to_string_lossy().into_owned();
     crate::wire::json(&match client {
         // The shape `claude mcp add` writes.

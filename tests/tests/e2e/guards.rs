@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use acc_capture::guard::{self, CHANGED, CLAIMED, NOTES, ORIGINAL, UNCLAIMED, Writer};
+use acc_capture::guard::{self, CHANGED, CLAIMED, NOTES, ORIGINAL, Origin, UNCLAIMED, Writer};
 use acc_capture::model::{ModelServer, Scripted};
 use acc_clients::Client;
 use acc_tests::{Creds, World, clients};
@@ -89,6 +89,12 @@ impl Bob {
 /// A guarded workspace with `src/parser.rs`, the client installed the user's way in `home`,
 /// and Bob's exclusive guarded claim on the parser.
 fn room(world: &World, client: Client, model: &ModelServer) -> Writer {
+    room_with(world, client, model, false)
+}
+
+/// [`room`], with ACC's MCP server registered in its adopting form too (`--mcp`, no participant
+/// named), as `acc install --mcp` offers it to a user.
+fn room_with(world: &World, client: Client, model: &ModelServer, mcp: bool) -> Writer {
     std::fs::write(
         world.dir.join("acc.workspace.json"),
         r#"{"schemaVersion":1,"workspaceId":"guarded-room","policy":{"claimMode":"guarded"}}"#,
@@ -115,10 +121,11 @@ fn room(world: &World, client: Client, model: &ModelServer) -> Writer {
     };
     writer.prepare_home(model).expect("client settings");
     let home = writer.home.to_string_lossy().into_owned();
-    let installed = world.acc_with(
-        &["install", "--client", client.as_str(), "--home", &home],
-        &[("HOME", &home), ("PATH", &clients().path())],
-    );
+    let mut install = vec!["install", "--client", client.as_str(), "--home", &home];
+    if mcp {
+        install.push("--mcp");
+    }
+    let installed = world.acc_with(&install, &[("HOME", &home), ("PATH", &clients().path())]);
     assert_eq!(installed.code, 0, "{installed:?}");
 
     Bob::claims_the_parser(world, "startup");
@@ -233,8 +240,9 @@ fn acc_without(root: &Path, skip: &str) -> PathBuf {
 fn claude_code_stops_a_write_into_a_guarded_claim() {
     let (world, writer, model) = a_write_into_a_guarded_claim_is_stopped(Client::ClaudeCode);
 
-    // One live session nothing guards (a person at a shell) makes the whole room advisory:
-    // Bob's new claim then stops nothing, and status says who and why.
+    // One live session nothing guards (a person at a shell) lowers what the room promises,
+    // never what Claude Code's hook denies: Bob's new claim still stops the write, and status
+    // says the room is advisory, whose writes are stopped and whose are not.
     Bob::claims_the_parser(&world, "resume");
     world.attach("carol");
     std::fs::write(world.dir.join(CLAIMED), ORIGINAL).expect("parser");
@@ -246,14 +254,18 @@ fn claude_code_stops_a_write_into_a_guarded_claim() {
     writer.turn("write the parser").expect("turn");
     assert_eq!(
         file(&world, CLAIMED).as_deref(),
-        Some(CHANGED),
-        "an advisory room stops nothing"
+        Some(ORIGINAL),
+        "a weaker participant does not switch the guard off: {:?}",
+        guard::results_of_turn(&model)
     );
     let text = world.acc_text(&["status"]);
     assert!(
         text.stdout
             .contains("protection: advisory (configured claim policy: guarded)")
-            && text.stdout.contains("carol is advisory: a shell session"),
+            && text.stdout.contains("guarded claims")
+            && text
+                .stdout
+                .contains("not stopped by them: carol (cli): a shell session"),
         "{}",
         text.stdout
     );
@@ -284,4 +296,141 @@ fn codex_stops_a_write_into_a_guarded_claim() {
 #[test]
 fn gemini_cli_stops_a_write_into_a_guarded_claim() {
     a_write_into_a_guarded_claim_is_stopped(Client::Gemini);
+}
+
+/// Every JSON value inside `value`: itself, and the JSON object inside each string in it (tool
+/// results carry the tool's JSON as text), so a test finds ACC's result whatever each client's
+/// API wraps it in.
+fn payloads(value: &Value) -> Vec<Value> {
+    let mut out = vec![value.clone()];
+    match value {
+        // The first JSON object in the text, whatever the client put around it (Codex's
+        // "Output:" header, Gemini CLI's `<untrusted_context>`, Claude Code's notices after it).
+        Value::String(text) => {
+            if let Some(at) = text.find('{')
+                && let Some(Ok(inner)) = serde_json::Deserializer::from_str(&text[at..])
+                    .into_iter::<Value>()
+                    .next()
+            {
+                out.extend(payloads(&inner));
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|i| out.extend(payloads(i))),
+        Value::Object(map) => map.values().for_each(|v| out.extend(payloads(v))),
+        _ => {}
+    }
+    out
+}
+
+/// The ACC result that `wanted` picks among the tool results the model received this turn.
+fn acc_result(model: &ModelServer, what: &str, wanted: impl Fn(&Value) -> bool) -> Value {
+    let results = guard::results_of_turn(model);
+    results
+        .iter()
+        .flat_map(payloads)
+        .find(|v| wanted(v))
+        .unwrap_or_else(|| panic!("{what} among {results:?}"))
+}
+
+/// A resumed conversation is the running agent's session: `online` (its new pid recorded),
+/// adopted by its client's `acc-mcp`, its writes into another's guarded claim denied; a claim
+/// it takes through MCP, the way acc-mcp's instructions say, is guarded and stops another
+/// client's write. The rows: fresh, then resumed, in each real client.
+fn a_resumed_session_is_live_adopted_and_guarded(client: Client) {
+    let world = World::new();
+    let model = ModelServer::start();
+    let writer = room_with(&world, client, &model, true);
+    let mut first_session = None;
+    for origin in [Origin::Fresh, Origin::Resumed] {
+        std::fs::write(world.dir.join(CLAIMED), ORIGINAL).expect("parser");
+        model.clear();
+        model.script([
+            Scripted::Tool {
+                name: writer.mcp_tool("acc_status"),
+                input: json!({}),
+            },
+            Scripted::Tool {
+                name: writer.mcp_tool("acc_claim"),
+                input: json!({ "action": "acquire", "resource": format!("file:{UNCLAIMED}") }),
+            },
+            writer.write_call(CLAIMED, Some(ORIGINAL), CHANGED),
+            Scripted::Text("done".into()),
+        ]);
+        writer
+            .turn_with("status, claim the notes, write the parser", origin, true)
+            .expect("turn");
+        let row = format!("{client:?} {origin:?}");
+        assert_eq!(model.scripted_left(), 0, "{row}: the whole script ran");
+        assert_eq!(
+            file(&world, CLAIMED).as_deref(),
+            Some(ORIGINAL),
+            "{row}: the write into Bob's guarded claim did not happen: {:?}",
+            guard::results_of_turn(&model)
+        );
+        let status = acc_result(&model, "acc_status's result", |v| {
+            v.get("speaksFor").is_some()
+        });
+        let speaks = &status["speaksFor"];
+        assert_eq!(speaks["source"], "adopted", "{row}: {speaks}");
+        assert_eq!(speaks["participantId"], "alice", "{row}: {speaks}");
+        let session = speaks["sessionId"].as_str().expect("session").to_string();
+        let me = status["sessions"]
+            .as_array()
+            .expect("sessions")
+            .iter()
+            .find(|s| s["sessionId"] == session.as_str())
+            .unwrap_or_else(|| panic!("{row}: its own session in {status}"))
+            .clone();
+        assert_eq!(me["presence"], "online", "{row}: {me}");
+        assert_eq!(me["harness"], client.as_str(), "{row}: {me}");
+        match &first_session {
+            None => first_session = Some(session),
+            Some(first) => assert_eq!(
+                first, &session,
+                "{row}: the resumed conversation is one session"
+            ),
+        }
+        let claim = acc_result(&model, "acc_claim's result", |v| {
+            v["resource"] == format!("file:{UNCLAIMED}").as_str() && v.get("claimId").is_some()
+        });
+        assert_eq!(
+            claim["resource"],
+            format!("file:{UNCLAIMED}"),
+            "{row}: {claim}"
+        );
+        assert_eq!(claim["effectiveEnforcement"], "guarded", "{row}: {claim}");
+
+        // Bob's Claude Code hook is denied a write into the claim alice took through MCP.
+        let write = json!({
+            "session_id": "bob-conversation", "cwd": world.dir, "hook_event_name": "PreToolUse",
+            "tool_name": "Write",
+            "tool_input": { "file_path": world.dir.join(UNCLAIMED), "content": "bob" },
+        });
+        let denied = world.hook_with(
+            "claude-code",
+            "PreToolUse",
+            &write.to_string(),
+            &[("ACC_PARTICIPANT", "bob")],
+        );
+        assert!(
+            denied.stdout.contains("\"permissionDecision\":\"deny\"")
+                && denied.stdout.contains("by alice"),
+            "{row}: {denied:?}"
+        );
+    }
+}
+
+#[test]
+fn claude_code_resumed_is_live_adopted_and_guarded() {
+    a_resumed_session_is_live_adopted_and_guarded(Client::ClaudeCode);
+}
+
+#[test]
+fn codex_resumed_is_live_adopted_and_guarded() {
+    a_resumed_session_is_live_adopted_and_guarded(Client::Codex);
+}
+
+#[test]
+fn gemini_cli_resumed_is_live_adopted_and_guarded() {
+    a_resumed_session_is_live_adopted_and_guarded(Client::Gemini);
 }

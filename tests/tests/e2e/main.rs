@@ -9,6 +9,7 @@ mod cli_contract;
 mod concurrency;
 mod contracts;
 mod gemini;
+mod guard_paths;
 mod guards;
 mod hooks;
 mod hooks_real;

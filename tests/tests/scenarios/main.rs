@@ -669,6 +669,7 @@ scenarios!(
     runner_self_check,
     claims,
     claims_guarded_room,
+    claims_holder_offline,
     claim_leases,
     claim_release,
     intent,

@@ -1,0 +1,252 @@
+//! The write guard across the ordinary ways a path is written, through the real `acc hook`
+//! binary with each client's own tool-call payload: every client (Claude Code's `Write` and
+//! `Bash`, Codex's `apply_patch` and `exec_command`, Gemini CLI's `write_file` and
+//! `run_shell_command`) × every path form (relative, absolute, from a subdirectory, through a
+//! symlinked project directory, a name with a space, a Unicode name, shell characters) × a
+//! claimed and an unclaimed file. One row each; the promise, not the mechanism: the write into
+//! Bob's guarded claim is denied in the client's deny shape, the other is allowed. A weaker
+//! participant in the room changes none of it.
+
+use std::path::{Path, PathBuf};
+
+use acc_tests::World;
+use serde_json::{Value, json};
+
+/// The files Bob claims (guarded), as they are named on disk.
+const CLAIMED: &[&str] = &[
+    "src/parser.rs",
+    "src/a file.txt",
+    "src/été naïve.md",
+    "src/$(weird) 'name'.rs",
+    "docs/any name/inside.md",
+];
+/// A file nobody claims.
+const FREE: &str = "src/free file.rs";
+
+/// How a tool names the file: the tool's working directory and the path it writes.
+#[derive(Debug, Clone, Copy)]
+enum Form {
+    Relative,
+    Absolute,
+    FromSubdirectory,
+    ThroughLinkRelative,
+    ThroughLinkAbsolute,
+}
+
+const FORMS: [Form; 5] = [
+    Form::Relative,
+    Form::Absolute,
+    Form::FromSubdirectory,
+    Form::ThroughLinkRelative,
+    Form::ThroughLinkAbsolute,
+];
+
+/// The working directory and the path, in `form`, of `relative` in the project `dir`, which
+/// `link` also reaches.
+fn named(form: Form, dir: &Path, link: &Path, relative: &str) -> (PathBuf, String) {
+    match form {
+        Form::Relative => (dir.to_path_buf(), relative.to_string()),
+        Form::Absolute => (
+            dir.to_path_buf(),
+            dir.join(relative).to_string_lossy().into_owned(),
+        ),
+        Form::FromSubdirectory => (dir.join("src"), format!("../{relative}")),
+        Form::ThroughLinkRelative => (link.to_path_buf(), relative.to_string()),
+        Form::ThroughLinkAbsolute => (
+            link.to_path_buf(),
+            link.join(relative).to_string_lossy().into_owned(),
+        ),
+    }
+}
+
+/// One tool of one client: the hook's client and event, and the payload of a call that writes
+/// `path` from `cwd`.
+struct Tool {
+    client: &'static str,
+    event: &'static str,
+    name: &'static str,
+    input: fn(&str) -> Value,
+}
+
+fn quoted(path: &str) -> String {
+    acc_clients::render::shell_quote(path)
+}
+
+const TOOLS: &[Tool] = &[
+    Tool {
+        client: "claude-code",
+        event: "PreToolUse",
+        name: "Write",
+        input: |path| json!({ "file_path": path, "content": "x" }),
+    },
+    Tool {
+        client: "claude-code",
+        event: "PreToolUse",
+        name: "Bash",
+        input: |path| json!({ "command": format!("printf x >> {}", quoted(path)) }),
+    },
+    Tool {
+        client: "codex",
+        event: "PreToolUse",
+        name: "exec_command",
+        input: |path| {
+            json!({ "cmd": format!(
+                "apply_patch <<'PATCH'\n*** Begin Patch\n*** Add File: {path}\n+x\n*** End Patch\nPATCH"
+            ) })
+        },
+    },
+    Tool {
+        client: "codex",
+        event: "PreToolUse",
+        name: "exec_command",
+        input: |path| json!({ "cmd": format!("sed -i s/a/b/ {}", quoted(path)) }),
+    },
+    Tool {
+        client: "gemini",
+        event: "BeforeTool",
+        name: "write_file",
+        input: |path| json!({ "file_path": path, "content": "x" }),
+    },
+    Tool {
+        client: "gemini",
+        event: "BeforeTool",
+        name: "run_shell_command",
+        input: |path| json!({ "command": format!("echo x > {}", quoted(path)) }),
+    },
+];
+
+/// Whether the hook's answer denies, in its client's shape.
+fn denied(client: &str, run: &acc_tests::Run) -> bool {
+    match client {
+        "codex" => run.code == 2,
+        "claude-code" => run.stdout.contains("\"permissionDecision\":\"deny\""),
+        _ => run.stdout.contains("\"decision\":\"deny\""),
+    }
+}
+
+/// A guarded room in `dir` (reached also through a symlinked directory) with Bob's guarded
+/// claims on [`CLAIMED`]; returns the link.
+fn room(world: &World) -> PathBuf {
+    std::fs::write(
+        world.dir.join("acc.workspace.json"),
+        r#"{"schemaVersion":1,"workspaceId":"guard-paths","policy":{"claimMode":"guarded"}}"#,
+    )
+    .expect("config");
+    for relative in CLAIMED.iter().chain([&FREE]) {
+        let path = world.dir.join(relative);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(&path, "a").expect("file");
+    }
+    let link = world.temp.path().join("home-src");
+    std::os::unix::fs::symlink(&world.dir, &link).expect("symlink");
+    let bob = world.attach("bob");
+    let mut args = vec!["claim", "--enforcement", "guarded"];
+    let resources: Vec<String> = CLAIMED
+        .iter()
+        .map(|r| match r.strip_suffix("/inside.md") {
+            // A directory's tree covers every file below it, whatever its name.
+            Some(dir) => format!("file:{dir}/**"),
+            None => format!("file:{r}"),
+        })
+        .collect();
+    for resource in &resources {
+        args.extend(["--resource", resource]);
+    }
+    world.acc_as(&bob, &args).ok_json();
+    link
+}
+
+fn check_every_row(world: &World, link: &Path) {
+    let mut failures = Vec::new();
+    for tool in TOOLS {
+        for form in FORMS {
+            for (relative, claimed) in CLAIMED.iter().map(|r| (*r, true)).chain([(FREE, false)]) {
+                let (cwd, path) = named(form, &world.dir, link, relative);
+                let payload = json!({
+                    "session_id": format!("alice-{}", tool.client),
+                    "cwd": cwd,
+                    "hook_event_name": tool.event,
+                    "tool_name": tool.name,
+                    "tool_input": (tool.input)(&path),
+                });
+                let run = world.hook_with(
+                    tool.client,
+                    tool.event,
+                    &payload.to_string(),
+                    &[("ACC_PARTICIPANT", "alice")],
+                );
+                if denied(tool.client, &run) != claimed {
+                    failures.push(format!(
+                        "{} {} {form:?} {relative:?}: {} (want {}): {run:?}",
+                        tool.client,
+                        tool.name,
+                        if claimed { "allowed" } else { "denied" },
+                        if claimed { "denied" } else { "allowed" },
+                    ));
+                }
+                if claimed && denied(tool.client, &run) {
+                    let said = format!("{}{}", run.stdout, run.stderr);
+                    if !said.contains("by bob") {
+                        failures.push(format!("{} {form:?}: names no holder: {said}", tool.name));
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} rows failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn every_client_tool_and_path_form_meets_the_guard() {
+    let world = World::new();
+    let link = room(&world);
+    check_every_row(&world, &link);
+    // A person at a shell and an MCP-only client in the room: the hooks still deny, and status
+    // reports the room advisory and why.
+    world.attach("carol");
+    let mut command = world.command("acc-mcp");
+    command.env("ACC_MCP_WORKSPACE", &world.dir);
+    let mut mcp = acc_tests::JsonRpcChild::spawn(command);
+    let init = mcp.request(
+        1,
+        "initialize",
+        json!({ "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } }),
+    );
+    assert_eq!(init["result"]["protocolVersion"], "2025-06-18", "{init}");
+    let status = mcp.request(
+        2,
+        "tools/call",
+        json!({ "name": "acc_status", "arguments": {} }),
+    );
+    let speaks = &status["result"]["structuredContent"]["speaksFor"];
+    assert_eq!(speaks["source"], "default", "{status}");
+    let fallback = speaks["participantId"].as_str().unwrap_or_default();
+    assert!(
+        fallback.starts_with("mcp-"),
+        "a participant of its own per client process: {status}"
+    );
+    let told = status["result"]["content"][1]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        told.contains(fallback) && told.contains("not for your client's hooked session"),
+        "the first result says why it speaks for a participant of its own: {status}"
+    );
+    check_every_row(&world, &link);
+    let status = world.acc(&["status"]).ok_json();
+    drop(mcp);
+    assert_eq!(status["workspace"]["protection"], "advisory", "{status}");
+    let note = status["workspace"]["protectionNote"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        note.contains("carol (cli): a shell session")
+            && note.contains("(mcp): an MCP client: ACC sees none of its writes"),
+        "{note}"
+    );
+}
