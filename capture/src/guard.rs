@@ -47,6 +47,8 @@ pub enum Origin {
     /// The project's last conversation, resumed (`claude --continue`, `codex exec resume
     /// --last`, `gemini --resume latest`): a new client process for an existing session.
     Resumed,
+    /// The last conversation, compacted ([`Writer::compact`]) and then resumed.
+    Compacted,
 }
 
 /// One installed client, run headless in `home` on `project` against `model`.
@@ -145,7 +147,24 @@ impl Writer {
     /// resumed (`origin`); with `mcp`, ACC's MCP tools are allowed too (Claude Code's
     /// `--allowedTools`, Gemini CLI's `yolo` mode, which offers MCP tools).
     pub fn turn_with(&self, prompt: &str, origin: Origin, mcp: bool) -> AccResult<()> {
-        let resumed = origin == Origin::Resumed;
+        self.run(self.command(prompt, origin != Origin::Fresh, mcp))
+    }
+
+    /// Compact the last conversation in a process of its own (`claude --continue -p /compact`;
+    /// the model is asked for a summary). Claude Code only: Codex and Gemini CLI compact only in
+    /// their interactive interface.
+    pub fn compact(&self) -> AccResult<()> {
+        if self.client != Client::ClaudeCode {
+            return Err(failed(
+                self.client.as_str(),
+                "compacts only in its interactive interface",
+            ));
+        }
+        self.run(self.command("/compact", true, false))
+    }
+
+    /// A headless run of `prompt`, in the last conversation when `resumed`.
+    fn command(&self, prompt: &str, resumed: bool, mcp: bool) -> Command {
         let mut command = Command::new(&self.exe);
         match self.client {
             Client::ClaudeCode => {
@@ -192,6 +211,11 @@ impl Writer {
                     .env_remove("GOOGLE_API_KEY");
             }
         }
+        command
+    }
+
+    /// Run one prepared client command in the project, to its end.
+    fn run(&self, mut command: Command) -> AccResult<()> {
         command
             .current_dir(&self.project)
             .env("HOME", &self.home)

@@ -101,7 +101,8 @@ pub fn file_sha256(path: &std::path::Path) -> Option<String> {
     )
 }
 
-/// Whether a process with this pid exists (signal 0; a process of another user counts).
+/// Whether a process with this pid exists and runs (signal 0, a process of another user counts;
+/// a zombie, ended but not yet reaped, does not).
 pub fn pid_alive(pid: i64) -> bool {
     // `Pid::from_raw` asserts a non-negative pid, and a negative one would name a group.
     let Some(pid) = i32::try_from(pid)
@@ -114,7 +115,7 @@ pub fn pid_alive(pid: i64) -> bool {
     !matches!(
         rustix::process::test_kill_process(pid),
         Err(rustix::io::Errno::SRCH)
-    )
+    ) && !process::ended(i64::from(pid.as_raw_nonzero().get()))
 }
 
 /// The first whitespace-separated word that starts with a digit (`codex-cli 0.169.0` gives
@@ -356,5 +357,33 @@ mod tests {
         assert!(!pid_alive(0));
         assert!(!pid_alive(-5));
         assert!(!pid_alive(i64::from(i32::MAX) + 1));
+    }
+
+    #[test]
+    fn a_zombie_is_not_alive() {
+        // `true` exits at once; until it is reaped it is a zombie that still answers signal 0.
+        let mut child = std::process::Command::new("true")
+            .spawn()
+            .expect("spawn true");
+        let pid = i64::from(child.id());
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while !process::ended(pid) {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the child did not end within 10 s"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert!(
+            !matches!(
+                rustix::process::test_kill_process(
+                    rustix::process::Pid::from_raw(i32::try_from(pid).expect("pid")).expect("pid")
+                ),
+                Err(rustix::io::Errno::SRCH)
+            ),
+            "a zombie still answers signal 0"
+        );
+        assert!(!pid_alive(pid), "but it is not alive");
+        child.wait().expect("reap");
     }
 }

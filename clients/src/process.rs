@@ -8,8 +8,8 @@
 /// The shells a client may put between itself and a hook command (`sh -c "<command>"`).
 const SHELLS: &[&str] = &["sh", "bash", "dash", "zsh", "ksh", "fish", "busybox"];
 
-/// The parent pid and command name of a process, from `/proc/<pid>/stat`.
-fn stat(pid: i64) -> Option<(i64, String)> {
+/// The command name, state letter and parent pid of a process, from `/proc/<pid>/stat`.
+fn fields(pid: i64) -> Option<(String, char, i64)> {
     let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // `pid (comm) state ppid ...`: comm may hold spaces and parentheses, so the fields after it
     // are found from the last closing parenthesis.
@@ -17,9 +17,20 @@ fn stat(pid: i64) -> Option<(i64, String)> {
     let close = text.rfind(')')?;
     let comm = text.get(open + 1..close)?.to_string();
     let mut rest = text.get(close + 1..)?.split_whitespace();
-    let _state = rest.next()?;
+    let state = rest.next()?.chars().next()?;
     let parent = rest.next()?.parse().ok()?;
-    Some((parent, comm))
+    Some((comm, state, parent))
+}
+
+/// The parent pid and command name of a process, from `/proc/<pid>/stat`.
+fn stat(pid: i64) -> Option<(i64, String)> {
+    fields(pid).map(|(comm, _, parent)| (parent, comm))
+}
+
+/// Whether `/proc` says the process has ended and only waits to be reaped (a zombie, `Z`, or
+/// dead, `X`): it still answers signal 0 but runs no more. `false` when `/proc` cannot say.
+pub fn ended(pid: i64) -> bool {
+    fields(pid).is_some_and(|(_, state, _)| matches!(state, 'Z' | 'X'))
 }
 
 /// The client process this one runs under (a hook or an MCP server started by Claude Code or

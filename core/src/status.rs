@@ -254,7 +254,7 @@ pub fn protection_note(policy: ClaimPolicy, sessions: &[SessionState]) -> String
 const OFFLINE_HOLDER_ITEMS: i64 = 20;
 
 /// Live claims held by sessions that are gone (closed, or open but offline), at most
-/// [`OFFLINE_HOLDER_ITEMS`] a session, soonest expiry first. The holding sessions come from the claims'
+/// [`OFFLINE_HOLDER_ITEMS`] a session, soonest expiry first across all of them. The holding sessions come from the claims'
 /// session index; only the offline ones' claims are read.
 fn offline_holders(
     reader: &Reader<'_>,
@@ -270,9 +270,7 @@ fn offline_holders(
         let Some(session) = reader.session(&holder)? else {
             continue;
         };
-        let mut live = reader.live_claims_of_session(&holder, now, OFFLINE_HOLDER_ITEMS)?;
-        live.sort_by(|a, b| (a.expires_at, &a.resource).cmp(&(b.expires_at, &b.resource)));
-        for claim in live {
+        for claim in reader.live_claims_of_session(&holder, now, OFFLINE_HOLDER_ITEMS)? {
             out.push(Attention {
                 rule: AttentionRule::ClaimHolderOffline,
                 participant_id: claim.participant_id.clone(),
@@ -287,6 +285,10 @@ fn offline_holders(
             });
         }
     }
+    // Soonest expiry first across holders (session ids are random: no order of theirs).
+    out.sort_by(|a, b| {
+        (a.expires_at, &a.resource, &a.claim_id).cmp(&(b.expires_at, &b.resource, &b.claim_id))
+    });
     Ok(out)
 }
 

@@ -101,6 +101,24 @@ fn text(value: &Value) -> String {
         .unwrap_or_else(|| value.to_string())
 }
 
+/// A value the demo states: never a missing one (a changed wire shape fails the demo loudly
+/// instead of printing `null`).
+fn stated(value: &Value, what: &str) -> Result<String, String> {
+    match value {
+        Value::Null => Err(format!("the server's answer has no {what}")),
+        other => Ok(text(other)),
+    }
+}
+
+/// The first item of a list result: a JSON array in the 2026 revision, `{"items": [...]}` in the
+/// 2025 revisions' `structuredContent`.
+fn first(value: &Value) -> &Value {
+    match value {
+        Value::Array(items) => items.first().unwrap_or(&Value::Null),
+        other => &other["items"][0],
+    }
+}
+
 fn acc_mcp_path() -> Result<PathBuf, String> {
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     // target/<profile>/examples/mcp_demo -> target/<profile>/acc-mcp
@@ -152,7 +170,7 @@ fn demo(acc_mcp: &Path, data: &Path, project: &Path) -> Result<(), String> {
         .collect();
     println!(
         "\nalice's client initialised with revision {}; acc-mcp offers {} tools:",
-        text(&init["result"]["protocolVersion"]),
+        stated(&init["result"]["protocolVersion"], "protocol version")?,
         names.len()
     );
     println!("  {}", names.join(", "));
@@ -162,9 +180,9 @@ fn demo(acc_mcp: &Path, data: &Path, project: &Path) -> Result<(), String> {
     let (_, status) = bob.call("acc_status", json!({}))?;
     explain(&format!(
         "bob joined: workspace {}, {} session(s) present, protection {}.",
-        text(field(&status, &["workspace", "workspaceId"])),
+        stated(field(&status, &["workspace", "workspaceId"]), "workspace")?,
         status["sessions"].as_array().map(Vec::len).unwrap_or(0),
-        text(field(&status, &["workspace", "protection"]))
+        stated(field(&status, &["workspace", "protection"]), "protection")?
     ));
 
     alice.call("acc_work", json!({ "summary": "split the store module", "mode": "edit", "resourceHints": ["file:src/store/**"] }))?;
@@ -172,19 +190,19 @@ fn demo(acc_mcp: &Path, data: &Path, project: &Path) -> Result<(), String> {
     let (_, claim) = alice.call("acc_claim", json!({ "action": "acquire", "resource": "file:src/store/**", "reason": "splitting the store" }))?;
     explain(&format!(
         "alice holds {} exclusively until {} (claim {}).",
-        text(&claim["resource"]),
-        text(&claim["expiresAt"]),
-        text(&claim["claimId"])
+        stated(&claim["resource"], "resource")?,
+        stated(&claim["expiresAt"], "expiry")?,
+        stated(&claim["claimId"], "claim id")?
     ));
 
     let (refused, error) = bob.call(
         "acc_claim",
         json!({ "action": "acquire", "resources": ["file:README.md", "file:src/store/query.rs"] }),
     )?;
-    let holder = field(&error, &["error", "details", "conflicts"])
-        .get(0)
-        .map(|c| text(&c["claims"][0]["ownerParticipantId"]))
-        .unwrap_or_default();
+    let holder = stated(
+        &error["error"]["details"]["conflicts"][0]["claims"][0]["ownerParticipantId"],
+        "conflict holder",
+    )?;
     explain(&format!(
         "refused ({}): {} — the batch was all or nothing, so bob claimed neither file; the holder is {holder}.",
         if refused {
@@ -192,41 +210,31 @@ fn demo(acc_mcp: &Path, data: &Path, project: &Path) -> Result<(), String> {
         } else {
             "unexpected success"
         },
-        text(field(&error, &["error", "code"]))
+        stated(field(&error, &["error", "code"]), "error code")?
     ));
 
     let (_, sent) = alice.call("acc_request", json!({ "toParticipantId": "bob", "title": "review the store split", "detail": "queries moved to src/store/query.rs" }))?;
-    let request_id = text(field(&sent, &["message", "messageId"]));
+    let request_id = stated(field(&sent, &["message", "messageId"]), "message id")?;
     explain(&format!(
         "recorded {request_id}; delivery to bob: {} via {} (stored durably, not read: MCP clients poll).",
-        text(
-            field(&sent, &["delivery"])
-                .get(0)
-                .map(|d| &d["outcome"])
-                .unwrap_or(&Value::Null)
-        ),
-        text(
-            field(&sent, &["delivery"])
-                .get(0)
-                .map(|d| &d["transport"])
-                .unwrap_or(&Value::Null)
-        ),
+        stated(&sent["delivery"][0]["outcome"], "delivery outcome")?,
+        stated(&sent["delivery"][0]["transport"], "delivery transport")?,
     ));
 
     let (_, inbox) = bob.call("acc_inbox", json!({}))?;
-    let item = &inbox["items"][0];
+    let item = first(&inbox);
     explain(&format!(
         "bob's inbox lists a summary: {} from {}, {} body bytes, receipt {}; no body yet.",
-        text(&item["kind"]),
-        text(&item["fromParticipantId"]),
-        item["bodyBytes"],
-        text(field(item, &["receipt", "state"]))
+        stated(&item["kind"], "kind")?,
+        stated(&item["fromParticipantId"], "sender")?,
+        stated(&item["bodyBytes"], "body size")?,
+        stated(field(item, &["receipt", "state"]), "receipt state")?
     ));
     let (_, read) = bob.call("acc_inbox", json!({ "messageId": request_id }))?;
     explain(&format!(
         "the exact read returns the body (untrusted peer text): \"{}\"; bob's receipt is now {}.",
-        text(&read[0]["body"]),
-        text(field(&read[0], &["receipt", "state"]))
+        stated(&first(&read)["body"], "body")?,
+        stated(field(first(&read), &["receipt", "state"]), "receipt state")?
     ));
     let (refused, error) = bob.call("acc_ack", json!({ "messageId": request_id }))?;
     explain(&format!(
@@ -236,7 +244,7 @@ fn demo(acc_mcp: &Path, data: &Path, project: &Path) -> Result<(), String> {
         } else {
             "unexpectedly accepted"
         },
-        text(field(&error, &["error", "code"]))
+        stated(field(&error, &["error", "code"]), "error code")?
     ));
     let (_, reply) = bob.call(
         "acc_reply",
@@ -244,16 +252,16 @@ fn demo(acc_mcp: &Path, data: &Path, project: &Path) -> Result<(), String> {
     )?;
     explain(&format!(
         "bob answered in thread {}; his receipt of the request is {}.",
-        text(field(&reply, &["message", "threadId"])),
-        text(field(&reply, &["receipt", "state"]))
+        stated(field(&reply, &["message", "threadId"]), "thread")?,
+        stated(field(&reply, &["receipt", "state"]), "receipt state")?
     ));
 
     let (_, inbox) = alice.call("acc_inbox", json!({}))?;
-    let answer_id = text(&inbox["items"][0]["messageId"]);
+    let answer_id = stated(&first(&inbox)["messageId"], "message id")?;
     explain(&format!(
         "alice sees the {} in reply to {}.",
-        text(&inbox["items"][0]["kind"]),
-        text(&inbox["items"][0]["inReplyTo"])
+        stated(&first(&inbox)["kind"], "kind")?,
+        stated(&first(&inbox)["inReplyTo"], "inReplyTo")?
     ));
     alice.call("acc_ack", json!({ "messageId": answer_id }))?;
     let (_, released) = alice.call("acc_release", json!({ "all": true }))?;
@@ -265,7 +273,10 @@ fn demo(acc_mcp: &Path, data: &Path, project: &Path) -> Result<(), String> {
         "acc_claim",
         json!({ "action": "acquire", "resource": "file:src/store/query.rs" }),
     )?;
-    explain(&format!("now bob holds {}.", text(&claim["resource"])));
+    explain(&format!(
+        "now bob holds {}.",
+        stated(&claim["resource"], "resource")?
+    ));
 
     let (_, status) = alice.call("acc_status", json!({}))?;
     println!("\nThe room at the end:");
@@ -276,25 +287,28 @@ fn demo(acc_mcp: &Path, data: &Path, project: &Path) -> Result<(), String> {
             .unwrap_or_default();
         println!(
             "  {} ({}, {}){intent}",
-            text(&session["participantId"]),
-            text(&session["harness"]),
-            text(&session["presence"])
+            stated(&session["participantId"], "participant")?,
+            stated(&session["harness"], "harness")?,
+            stated(&session["presence"], "presence")?
         );
     }
     for claim in status["claims"].as_array().into_iter().flatten() {
         println!(
             "  {} held by {}",
-            text(&claim["resource"]),
-            text(&claim["ownerParticipantId"])
+            stated(&claim["resource"], "resource")?,
+            stated(&claim["ownerParticipantId"], "holder")?
         );
     }
     for item in status["attention"].as_array().into_iter().flatten() {
+        let with = item["otherParticipantId"]
+            .as_str()
+            .map(|other| format!(" (with {other})"))
+            .unwrap_or_default();
         println!(
-            "  attention {} for {} on {} (with {})",
-            text(&item["rule"]),
-            text(&item["participantId"]),
-            text(&item["resource"]),
-            text(&item["otherParticipantId"])
+            "  attention {} for {} on {}{with}",
+            stated(&item["rule"], "rule")?,
+            stated(&item["participantId"], "participant")?,
+            stated(&item["resource"], "resource")?,
         );
     }
     explain(

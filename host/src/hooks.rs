@@ -267,7 +267,7 @@ impl Context {
     fn credentials_line(&self) -> String {
         let command = self.command();
         format!(
-            "ACC: You are participant {} in this workspace. Read a message whole: {command} inbox --message <id>. Answer: {command} reply --message <id> --body '<text>'. Acknowledge one that needs no answer: {command} ack --message <id>.\n",
+            "ACC: You are participant {} in this workspace. Read a message whole: {command} inbox --message MESSAGE_ID. Answer: {command} reply --message MESSAGE_ID --body 'YOUR ANSWER'. Acknowledge one that needs no answer: {command} ack --message MESSAGE_ID.\n",
             self.participant
         )
     }

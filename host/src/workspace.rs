@@ -523,8 +523,8 @@ pub fn checkout_and_branch(dir: &Path) -> (Option<String>, Option<String>) {
     (Some(dir.to_string_lossy().into_owned()), None)
 }
 
-/// The text `acc config init` writes for `dir`.
-pub fn initial_config_text(dir: &Path) -> String {
+/// The text `acc config init` writes for `dir`, with the claim policy given (`advisory`, `guarded`).
+pub fn initial_config_text(dir: &Path, claim_policy: &str) -> String {
     let (id, _, _, _) = derived_identity(dir);
     let name = dir
         .file_name()
@@ -536,7 +536,7 @@ pub fn initial_config_text(dir: &Path) -> String {
     object.insert("displayName".into(), Value::from(name));
     object.insert("roots".into(), Value::from(vec!["."]));
     let mut policy = Map::new();
-    policy.insert("claimMode".into(), Value::from("advisory"));
+    policy.insert("claimMode".into(), Value::from(claim_policy));
     policy.insert(
         "contextBudgetBytes".into(),
         Value::from(DEFAULT_CONTEXT_BUDGET),

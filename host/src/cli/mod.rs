@@ -28,7 +28,13 @@ mod watch;
 
 /// ACC: coordination for several AI coding agents (and people) in one repository.
 #[derive(Debug, Parser)]
-#[command(name = "acc", version, about, long_about = None, propagate_version = true)]
+#[command(
+    name = "acc",
+    version,
+    about = "Coordinate AI coding agents and people in one repository: who is here, what each is doing, who holds which files, and messages whose receipts say how far delivery got",
+    long_about = None,
+    propagate_version = true
+)]
 pub struct Cli {
     /// Print machine-readable JSON instead of text.
     #[arg(long, global = true, help_heading = "Global options")]
@@ -201,11 +207,12 @@ pub enum Command {
         /// The shell.
         shell: clap_complete::Shell,
     },
-    /// Write the manual pages (acc.1 and acc-<command>.1) into a folder.
+    /// Print the manual page of acc, or write every page (acc.1 and acc-<command>.1) into a
+    /// folder with --out.
     Man {
         /// The folder (created when missing), for example ~/.local/share/man/man1.
         #[arg(long, value_name = "DIR")]
-        out: PathBuf,
+        out: Option<PathBuf>,
     },
     /// Called by client hooks: reads the client's hook JSON on stdin and answers in its shape.
     #[command(hide = true)]
@@ -283,10 +290,10 @@ pub struct BindArgs {
 #[derive(Debug, Args)]
 pub struct InstallArgs {
     /// claude-code, codex or gemini.
-    #[arg(long)]
+    #[arg(long, value_parser = client_values())]
     pub client: String,
     /// Your consent to live delivery: off (default), actionable or all.
-    #[arg(long, default_value = "off")]
+    #[arg(long, default_value = "off", value_parser = ["off", "actionable", "all"])]
     pub delivery: String,
     /// Print the exact plan and change nothing.
     #[arg(long)]
@@ -312,7 +319,7 @@ pub struct InstallArgs {
 #[derive(Debug, Args)]
 pub struct UninstallArgs {
     /// claude-code, codex or gemini.
-    #[arg(long)]
+    #[arg(long, value_parser = client_values())]
     pub client: String,
     /// Print the exact plan and change nothing.
     #[arg(long)]
@@ -638,9 +645,18 @@ pub enum ConfigCommand {
         /// Write even while sessions are attached.
         #[arg(long)]
         force: bool,
+        /// The room's claim policy: advisory (claims inform) or guarded (exclusive claims are
+        /// guarded, and ACC's hooks deny the other agents' writes into them).
+        #[arg(long, default_value = "advisory", value_parser = ["advisory", "guarded"])]
+        claim_policy: String,
     },
     /// Check acc.workspace.json in this directory (reads only).
     Validate,
+}
+
+/// The values `--client` takes (and shells complete): every client ACC hooks.
+fn client_values() -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(acc_clients::Client::ALL.map(|c| c.as_str()))
 }
 
 /// What a command produced: JSON for `--json`, and the human rendering of the same value.
@@ -701,9 +717,21 @@ fn streamed(cli: &Cli) -> Option<i32> {
         });
     }
     if let Command::Completions { shell } = &cli.command {
-        let mut out = std::io::stdout().lock();
-        clap_complete::generate(*shell, &mut public_command(), "acc", &mut out);
+        // Generated whole first: clap_complete panics on a failed write, and a reader that
+        // stops early (`| head -1`) is no error of acc's.
+        let mut script = Vec::new();
+        clap_complete::generate(*shell, &mut public_command(), "acc", &mut script);
+        let _ = std::io::stdout().lock().write_all(&script);
         return Some(0);
+    }
+    if let Command::Man { out: None } = &cli.command {
+        return Some(match man_page() {
+            Ok(page) => {
+                let _ = std::io::stdout().lock().write_all(&page);
+                0
+            }
+            Err(error) => refused(cli.json, &error),
+        });
     }
     if let Command::Hook { client, event } = &cli.command {
         // A hook owns its stdout and exit code, and always lets the client proceed.
@@ -959,7 +987,10 @@ pub fn run(mut cli: Cli) -> AccResult<Output> {
             "completions are printed before dispatch",
         )),
         Command::Watch => Err(AccError::internal("watch streams before dispatch")),
-        Command::Man { out } => man_pages(out),
+        Command::Man { out: Some(out) } => man_pages(out),
+        Command::Man { out: None } => Err(AccError::internal(
+            "the manual page is printed before dispatch",
+        )),
         Command::Doctor { repair, home } => doctor_command(&cli, *repair, home.as_deref()),
         Command::Install(args) => install_command(true, args),
         Command::Uninstall(args) => install_command(
@@ -1222,16 +1253,26 @@ fn public_command() -> clap::Command {
 
 /// `acc man --out DIR`: every page rendered first, then each written whole (a temporary name,
 /// then renamed), so a failure leaves no half-written page.
+/// One manual page in roff.
+fn render_page(page: clap::Command) -> AccResult<Vec<u8>> {
+    let mut bytes = Vec::new();
+    clap_mangen::Man::new(page)
+        .render(&mut bytes)
+        .map_err(|e| AccError::internal(format!("rendering a manual page: {e}")))?;
+    Ok(bytes)
+}
+
+/// The manual page of `acc` itself (`acc man` without `--out`).
+fn man_page() -> AccResult<Vec<u8>> {
+    let mut command = public_command();
+    command.build();
+    render_page(command)
+}
+
 fn man_pages(out: &Path) -> AccResult<Output> {
     let mut command = public_command();
     command.build();
-    let render = |page: clap::Command| -> AccResult<Vec<u8>> {
-        let mut bytes = Vec::new();
-        clap_mangen::Man::new(page)
-            .render(&mut bytes)
-            .map_err(|e| AccError::internal(format!("rendering a manual page: {e}")))?;
-        Ok(bytes)
-    };
+    let render = render_page;
     let mut pages = vec![("acc.1".to_string(), render(command.clone())?)];
     for sub in command.get_subcommands().filter(|s| !s.is_hide_set()) {
         let name = format!("acc-{}", sub.get_name());
@@ -1821,11 +1862,21 @@ fn config(cli: &Cli, command: &ConfigCommand) -> AccResult<Output> {
                 value: views::config_valid(&path, &id, &config),
             })
         }
-        ConfigCommand::Init { yes, force } => config_init(cli, &dir, &path, *yes, *force),
+        ConfigCommand::Init {
+            yes,
+            force,
+            claim_policy,
+        } => config_init(cli, &dir, &path, (*yes, *force), claim_policy),
     }
 }
 
-fn config_init(cli: &Cli, dir: &Path, path: &Path, yes: bool, force: bool) -> AccResult<Output> {
+fn config_init(
+    cli: &Cli,
+    dir: &Path,
+    path: &Path,
+    (yes, force): (bool, bool),
+    claim_policy: &str,
+) -> AccResult<Output> {
     if std::fs::symlink_metadata(path).is_ok() {
         return Err(AccError::new(
             ErrorCode::ConfigExists,
@@ -1835,7 +1886,7 @@ fn config_init(cli: &Cli, dir: &Path, path: &Path, yes: bool, force: bool) -> Ac
             ),
         ));
     }
-    let text = workspace::initial_config_text(dir);
+    let text = workspace::initial_config_text(dir, claim_policy);
     // Sessions attached to the room this directory belongs to today.
     let (derived_id, root, source, git) = workspace::derived_identity(dir);
     let current = workspace::Workspace {

@@ -152,3 +152,66 @@ fn gemini_events_play_the_parts_of_the_other_clients_events() {
     assert_eq!(role(Client::Codex, "Stop"), Some("Stop"));
     assert_eq!(role(Client::ClaudeCode, "BeforeAgent"), None);
 }
+
+/// Says the processes from `.0` on are running, the older ones gone.
+struct From(i64);
+
+impl crate::core::Liveness for From {
+    fn alive(&self, pid: i64) -> bool {
+        pid >= self.0
+    }
+}
+
+#[test]
+fn a_resumed_conversation_records_its_new_process_and_is_online() {
+    let temp = tempfile::tempdir().expect("tempdir");
+    let dir = temp.path().join("project");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let ws = workspace::discover(&dir).expect("workspace");
+    let clock = Arc::new(FixedClock::new(1_795_000_000_000));
+    let mut core = Core::new(
+        ws,
+        temp.path().join("data"),
+        clock.clone(),
+        Arc::new(From(2000)),
+    )
+    .expect("core");
+    let derive = |generation: i64| format!("gen_test_{generation}");
+    let spec = |pid: i64, client_version: Option<&str>| SessionSpec {
+        participant_id: "alice".into(),
+        session_key: Some("claude-code:conversation".into()),
+        harness: "claude-code".into(),
+        client_version: client_version.map(str::to_string),
+        checkout: Some(format!("/checkout/{pid}")),
+        branch: Some("main".into()),
+        pid: Some(pid),
+        enforcement: Enforcement::Guarded,
+        lifecycle: crate::store::Lifecycle::Managed,
+    };
+    let first = core
+        .open_keyed_session(&spec(1001, Some("1.0.0")), true, true, &derive)
+        .expect("start");
+    // Three minutes later the first process is gone and the conversation is resumed in a new
+    // one; its first event may be a write check (no version, no heartbeat asked) or its start.
+    for (pid, event_spec, refresh) in [
+        (2002, spec(2002, None), false),
+        (3003, spec(3003, Some("1.0.0")), true),
+    ] {
+        clock.advance(3 * 60_000);
+        let resumed = core
+            .open_keyed_session(&event_spec, false, refresh, &derive)
+            .expect("resume");
+        assert_eq!(resumed.session.session_id, first.session.session_id);
+        assert_eq!(resumed.session.pid, Some(pid));
+        let checkout = format!("/checkout/{pid}");
+        assert_eq!(resumed.session.checkout.as_deref(), Some(checkout.as_str()));
+        let report = core.status(false).expect("status");
+        assert_eq!(report.sessions.len(), 1);
+        assert_eq!(report.sessions[0].session.pid, Some(pid));
+        assert_eq!(
+            report.sessions[0].presence,
+            crate::core::Presence::Online,
+            "the resumed session is online at once"
+        );
+    }
+}

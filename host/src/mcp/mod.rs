@@ -379,22 +379,22 @@ impl Server {
         // Arguments are checked completely before any session is resolved.
         let outcome = tools::prepare(name, &args).and_then(|prepared| self.run_tool(&prepared));
         let (text, structured, is_error) = match outcome {
-            Ok(tools::ToolValue::Object(value)) => (value.to_string(), value, false),
+            Ok(tools::ToolValue::Object(value)) => (wire::model_text(&value), value, false),
             Ok(tools::ToolValue::Array(value)) if era == Era::Modern => {
-                (value.to_string(), value, false)
+                (wire::model_text(&value), value, false)
             }
             // The 2025 revisions require an object in structuredContent: an array result is
             // JSON text, and its structured content is `{"items": [...]}`. Without it Gemini
             // CLI 0.61.0 parses the text into structuredContent itself and refuses the array
             // it finds there, failing the call.
             Ok(tools::ToolValue::Array(value)) => (
-                value.to_string(),
+                wire::model_text(&value),
                 json(&wire::Items { items: &value }),
                 false,
             ),
             Err(error) => {
                 let value = error_value(&error);
-                (value.to_string(), value, true)
+                (wire::model_text(&value), value, true)
             }
         };
         let mut content = vec![wire::Text { kind: "text", text }];
@@ -591,7 +591,7 @@ impl Server {
                 contents: [wire::ResourceText {
                     uri,
                     mime_type: "application/json",
-                    text: value.to_string(),
+                    text: wire::model_text(&value),
                 }],
             })),
             Err(error) => Err((

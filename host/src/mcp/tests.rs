@@ -995,6 +995,42 @@ fn without_a_configured_participant_the_hooked_session_of_the_client_is_adopted(
 }
 
 #[test]
+fn every_hooked_client_is_adopted_and_can_answer_its_own_messages() {
+    for (n, client) in acc_clients::Client::ALL.into_iter().enumerate() {
+        let world = World::new();
+        let pid = 4_100_000 + i64::try_from(n).expect("small");
+        let name = format!("{}-agent", client.as_str());
+        let hooked = world.hooked_session(&name, client.as_str(), pid);
+        world.hooked_session("carol", "claude-code", pid + 50);
+        let mut carol_server = world.adopting_server(Some(pid + 50));
+        let asked = ok(
+            &mut carol_server,
+            "acc_request",
+            json!({ "toParticipantId": name, "title": "which parser?" }),
+        );
+        let message = asked["message"]["messageId"].clone();
+        let mut server = world.adopting_server(Some(pid));
+        let status = ok(&mut server, "acc_status", json!({}));
+        assert_eq!(
+            status["speaksFor"]["source"], "adopted",
+            "{client:?}: {status}"
+        );
+        assert_eq!(
+            status["speaksFor"]["sessionId"],
+            hooked.session_id.as_str(),
+            "{client:?}"
+        );
+        // As its own participant, the adopted server can answer what was asked of it.
+        let replied = ok(
+            &mut server,
+            "acc_reply",
+            json!({ "messageId": message, "body": "the new one" }),
+        );
+        assert!(replied.get("message").is_some(), "{client:?}: {replied}");
+    }
+}
+
+#[test]
 fn adoption_falls_back_to_the_default_participant_with_the_reason() {
     let world = World::new();
     let client = 4_000_002;
@@ -1022,4 +1058,41 @@ fn adoption_falls_back_to_the_default_participant_with_the_reason() {
     let status = ok(&mut configured, "acc_status", json!({}));
     assert_eq!(status["speaksFor"]["participantId"], "research");
     assert_eq!(status["speaksFor"]["source"], "configured");
+}
+
+#[test]
+fn peer_text_reaches_the_model_with_hidden_characters_escaped() {
+    let world = World::new();
+    let mut alice = world.server("alice");
+    let mut bob = world.server("bob");
+    ok(&mut bob, "acc_status", json!({}));
+    // A bidi override, a zero-width space, a line separator, a C1 control and a BOM.
+    let body = "pay \u{202e}lapyap\u{202c} now\u{200b}\u{2028}end\u{85}\u{feff}";
+    let sent = ok(
+        &mut alice,
+        "acc_message",
+        json!({ "to": ["bob"], "kind": "note", "subject": "s\u{2066}x", "body": body }),
+    );
+    let id = sent["message"]["messageId"].clone();
+    let result = call(&mut bob, "acc_inbox", json!({ "messageId": id }));
+    let text = result["content"][0]["text"].as_str().expect("text");
+    for hidden in [
+        '\u{202e}', '\u{202c}', '\u{200b}', '\u{2028}', '\u{85}', '\u{feff}', '\u{2066}',
+    ] {
+        assert!(
+            !text.contains(hidden),
+            "{hidden:?} reaches the model raw: {text}"
+        );
+    }
+    for escape in [
+        "\\u202e", "\\u200b", "\\u2028", "\\u0085", "\\ufeff", "\\u2066",
+    ] {
+        assert!(text.contains(escape), "{escape} in {text}");
+    }
+    // The same value for a parser: the text and the structured content (an array result's
+    // `items` in this revision) agree.
+    let parsed: Value = serde_json::from_str(text).expect("json");
+    let structured = &result["structuredContent"];
+    assert_eq!(&parsed, structured.get("items").unwrap_or(structured));
+    assert!(parsed.to_string().contains(body), "{parsed}");
 }

@@ -257,3 +257,43 @@ pub mod args {
         pub client_message_id: Option<String>,
     }
 }
+
+/// `value` as the JSON text a model reads (a tool result's `content` text, a resource's text):
+/// the same JSON, with every character the peer-text renderer escapes (control, format,
+/// separator: bidirectional overrides, zero-width characters, line and paragraph separators)
+/// written as a `\uXXXX` escape instead of raw, so the model sees the escape and the text cannot
+/// reorder or hide what surrounds it. A parser reads back the same value.
+pub fn model_text(value: &Value) -> String {
+    let mut bytes = Vec::new();
+    let mut serializer = serde_json::Serializer::with_formatter(&mut bytes, HiddenEscaped);
+    if serde::Serialize::serialize(value, &mut serializer).is_err() {
+        return value.to_string();
+    }
+    String::from_utf8(bytes).unwrap_or_else(|_| value.to_string())
+}
+
+/// serde_json's compact formatter, escaping [`acc_clients::render::hidden`] characters too
+/// (serde_json escapes only `"`, `\` and the C0 controls).
+struct HiddenEscaped;
+
+impl serde_json::ser::Formatter for HiddenEscaped {
+    fn write_string_fragment<W: ?Sized + std::io::Write>(
+        &mut self,
+        writer: &mut W,
+        fragment: &str,
+    ) -> std::io::Result<()> {
+        let mut start = 0;
+        for (at, c) in fragment.char_indices() {
+            if !acc_clients::render::hidden(c) {
+                continue;
+            }
+            writer.write_all(fragment.as_bytes().get(start..at).unwrap_or_default())?;
+            let mut units = [0u16; 2];
+            for unit in c.encode_utf16(&mut units) {
+                write!(writer, "\\u{unit:04x}")?;
+            }
+            start = at + c.len_utf8();
+        }
+        writer.write_all(fragment.as_bytes().get(start..).unwrap_or_default())
+    }
+}

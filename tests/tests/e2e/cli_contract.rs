@@ -311,6 +311,22 @@ fn completions_come_from_the_command_definitions() {
     assert!(bash("acc sta").lines().any(|l| l == "status"));
     assert!(bash("acc claim --mo").lines().any(|l| l == "--mode"));
     assert!(!bash("acc ho").lines().any(|l| l == "hook"));
+    // Options that take one of a few values complete those values, not file names.
+    let clients: Vec<String> = bash("acc install --client ")
+        .lines()
+        .map(str::to_string)
+        .collect();
+    assert_eq!(clients, ["claude-code", "codex", "gemini"], "{clients:?}");
+    let consents: Vec<String> = bash("acc install --client codex --delivery ")
+        .lines()
+        .map(str::to_string)
+        .collect();
+    assert_eq!(consents, ["off", "actionable", "all"], "{consents:?}");
+    assert_eq!(
+        bash("acc uninstall --client ").lines().count(),
+        3,
+        "uninstall completes the clients too"
+    );
 
     // fish: `complete -C` answers what Tab would offer.
     let fish_script = script("fish");
@@ -384,6 +400,61 @@ fn completions_come_from_the_command_definitions() {
         refused.stderr.contains("possible values"),
         "{}",
         refused.stderr
+    );
+}
+
+/// A reader that stops early (`acc completions bash | head -1`) is no error: no panic, no
+/// backtrace, exit 0, as for every other command. `acc man` alone prints the page of `acc`, and
+/// `acc --help` opens with what ACC does for its user.
+#[test]
+fn completions_into_a_closed_pipe_and_man_without_a_folder() {
+    let world = World::new();
+    for args in [
+        &["completions", "bash"][..],
+        &["completions", "zsh"],
+        &["completions", "fish"],
+        &["man"],
+        &["--help"],
+    ] {
+        // The reading end is closed before acc starts: its first write fails (EPIPE).
+        let (reader, writer) = std::io::pipe().expect("pipe");
+        drop(reader);
+        let mut command = world.command("acc");
+        command
+            .args(args)
+            .stdout(writer)
+            .stderr(std::process::Stdio::piped());
+        let child = command.spawn().expect("spawn acc");
+        let output =
+            acc_tests::wait_with_deadline(child, std::time::Duration::from_secs(30), "acc");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "acc {args:?} into a closed pipe: {stderr}"
+        );
+        assert!(
+            !stderr.contains("panicked") && !stderr.contains("backtrace"),
+            "acc {args:?}: {stderr}"
+        );
+    }
+    let page = world.acc_text(&["man"]);
+    assert_eq!(page.code, 0, "{page:?}");
+    assert!(
+        page.stdout.starts_with(".ie") || page.stdout.contains(".TH acc 1"),
+        "{}",
+        page.stdout
+    );
+    assert!(
+        page.stdout.contains(".SH NAME"),
+        "a manual page: {}",
+        page.stdout
+    );
+    let help = world.acc_text(&["--help"]);
+    let first = help.stdout.lines().next().unwrap_or_default();
+    assert!(
+        first.starts_with("Coordinate AI coding agents and people in one repository"),
+        "{first}"
     );
 }
 

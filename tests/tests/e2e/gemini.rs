@@ -123,6 +123,16 @@ fn gemini_receives_a_peer_message_in_the_next_model_request_once_across_a_resume
     let receipt = world.receipt(&id);
     assert_eq!(receipt["state"], "offered", "{receipt}");
     assert_eq!(receipt["offer"]["transport"], "next-turn", "{receipt}");
+    // Gemini CLI HTML-escapes hook context: ACC's own lines use no angle brackets, so the
+    // commands the model reads are the commands it can type.
+    let credentials: String = first
+        .find("ACC: You are participant")
+        .map(|at| first[at..].chars().take(700).collect())
+        .unwrap_or_else(|| panic!("the credentials line in {first:.4000}"));
+    assert!(
+        credentials.contains("inbox --message MESSAGE_ID") && !credentials.contains("&lt;"),
+        "the credentials line reaches the model as written: {credentials}"
+    );
 
     // Resumed again: the same participant and session, and the message is not shown twice.
     model.clear();

@@ -336,13 +336,25 @@ fn acc_result(model: &ModelServer, what: &str, wanted: impl Fn(&Value) -> bool) 
 /// adopted by its client's `acc-mcp`, its writes into another's guarded claim denied; a claim
 /// it takes through MCP, the way acc-mcp's instructions say, is guarded and stops another
 /// client's write. The rows: fresh, then resumed, in each real client.
-fn a_resumed_session_is_live_adopted_and_guarded(client: Client) {
+fn a_resumed_session_is_live_adopted_and_guarded(client: Client, origins: &[Origin]) {
     let world = World::new();
     let model = ModelServer::start();
     let writer = room_with(&world, client, &model, true);
     let mut first_session = None;
-    for origin in [Origin::Fresh, Origin::Resumed] {
+    for &origin in origins {
         std::fs::write(world.dir.join(CLAIMED), ORIGINAL).expect("parser");
+        if origin == Origin::Compacted {
+            model.clear();
+            model.script([Scripted::Text("a summary of the conversation".into())]);
+            writer.compact().expect("compaction");
+            assert!(
+                model
+                    .model_requests()
+                    .iter()
+                    .any(|r| r.body.contains("CRITICAL: Respond with TEXT ONLY")),
+                "the conversation was compacted: the model was asked for its summary"
+            );
+        }
         model.clear();
         model.script([
             Scripted::Tool {
@@ -421,16 +433,23 @@ fn a_resumed_session_is_live_adopted_and_guarded(client: Client) {
 }
 
 #[test]
-fn claude_code_resumed_is_live_adopted_and_guarded() {
-    a_resumed_session_is_live_adopted_and_guarded(Client::ClaudeCode);
+fn claude_code_resumed_and_compacted_is_live_adopted_and_guarded() {
+    a_resumed_session_is_live_adopted_and_guarded(
+        Client::ClaudeCode,
+        &[Origin::Fresh, Origin::Resumed, Origin::Compacted],
+    );
 }
 
 #[test]
 fn codex_resumed_is_live_adopted_and_guarded() {
-    a_resumed_session_is_live_adopted_and_guarded(Client::Codex);
+    // Codex and Gemini CLI compact only in their interactive interface.
+    a_resumed_session_is_live_adopted_and_guarded(Client::Codex, &[Origin::Fresh, Origin::Resumed]);
 }
 
 #[test]
 fn gemini_cli_resumed_is_live_adopted_and_guarded() {
-    a_resumed_session_is_live_adopted_and_guarded(Client::Gemini);
+    a_resumed_session_is_live_adopted_and_guarded(
+        Client::Gemini,
+        &[Origin::Fresh, Origin::Resumed],
+    );
 }

@@ -8,6 +8,7 @@
 mod cli_contract;
 mod concurrency;
 mod contracts;
+mod demo;
 mod gemini;
 mod guard_paths;
 mod guards;
