@@ -4,8 +4,11 @@
 #   scripts/install.sh [--prefix DIR]     build (release) and install into DIR (default ~/.local)
 #   scripts/install.sh --archive DIR      build (release) and write DIR/acc-<version>-<target>.tar.gz
 #                                         and its .sha256
-#   scripts/install.sh --uninstall [--prefix DIR]
-#                                         remove exactly the files an install into DIR put there
+#   scripts/install.sh --uninstall [--prefix DIR] [--with-clients | --force]
+#                                         remove exactly the files an install into DIR put there;
+#                                         refused while a client's hooks still run this acc
+#                                         (the acc uninstall --client commands are named), unless
+#                                         --with-clients runs them first or --force removes anyway
 #   --debug                               use the dev profile instead of release (quicker to
 #                                         build; what the install-layout test uses)
 #
@@ -22,14 +25,18 @@ cd "$(dirname "$0")/.."
 prefix="${HOME:?HOME is not set}/.local"
 archive=""
 uninstall=false
+with_clients=false
+force=false
 profile=release
 while [ $# -gt 0 ]; do
   case "$1" in
     --prefix) prefix="${2:?--prefix needs a folder}"; shift 2 ;;
     --archive) archive="${2:?--archive needs a folder}"; shift 2 ;;
     --uninstall) uninstall=true; shift ;;
+    --with-clients) with_clients=true; shift ;;
+    --force) force=true; shift ;;
     --debug) profile=debug; shift ;;
-    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
     *) echo "install.sh: unknown argument \`$1\` (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -43,6 +50,33 @@ if $uninstall; then
     echo "install.sh: no ACC installation in $prefix (no $manifest_name)" >&2
     exit 1
   fi
+  # Clients whose configuration still has ACC's entries (their hooks would then fail on every
+  # event with "acc: not found"): asked of the installed acc itself, which plans an uninstall
+  # without changing anything.
+  acc="$prefix/bin/acc"
+  hooked=()
+  if [ -x "$acc" ]; then
+    for client in claude-code codex gemini; do
+      if "$acc" --json uninstall --client "$client" --dry-run 2>/dev/null | grep -q '"changes":true'; then
+        hooked+=("$client")
+      fi
+    done
+  fi
+  if [ "${#hooked[@]}" -gt 0 ]; then
+    if $with_clients; then
+      for client in "${hooked[@]}"; do
+        echo "install.sh: acc uninstall --client $client" >&2
+        "$acc" uninstall --client "$client" >&2
+      done
+    elif ! $force; then
+      echo "install.sh: the hooks of ${hooked[*]} still run $acc; removing it would make every one of their hooks fail. Run first:" >&2
+      for client in "${hooked[@]}"; do
+        echo "  $acc uninstall --client $client" >&2
+      done
+      echo "or run this again with --with-clients (runs them) or --force (removes ACC anyway). Nothing was removed." >&2
+      exit 1
+    fi
+  fi
   # Every listed file, then the manifest, then the folders ACC alone owns if they are empty.
   while IFS= read -r file; do
     case "$file" in ''|/*|*..*) continue ;; esac
@@ -53,7 +87,7 @@ if $uninstall; then
   rmdir "$prefix/share/acc" 2>/dev/null || true
   # Shared folders go only when ACC's pages were all they held.
   rmdir "$prefix/share/man/man1" "$prefix/share/man" 2>/dev/null || true
-  echo "removed ACC from $prefix (client entries: acc uninstall --client <client>, before this; ACC's data: see README)"
+  echo "removed ACC from $prefix (ACC's data: see README)"
   exit 0
 fi
 
@@ -71,14 +105,24 @@ suffix=so
 stage() {
   local dest="$1" file
   local -a entries=()
-  put() { # put SOURCE RELATIVE MODE
+  put() { # put SOURCE RELATIVE MODE [STRIP-KIND]
     install -d "$dest/$(dirname "$2")"
     install -m "$3" "$1" "$dest/$2.tmp.$$"
+    # Programs and libraries go without their debug information and symbol tables (a release
+    # build keeps them, `debug = 1`: 65 MB an executable instead of about 8). A library keeps
+    # its dynamic symbols, ACC's marker among them.
+    case "${4:-}" in
+      program) strip_file --strip-all "$dest/$2.tmp.$$" ;;
+      library) strip_file --strip-unneeded "$dest/$2.tmp.$$" ;;
+    esac
     mv -f "$dest/$2.tmp.$$" "$dest/$2"
     entries+=("$2")
   }
+  strip_file() { # strip_file LINUX-FLAG FILE
+    if [ "$(uname -s)" = Darwin ]; then strip -x "$2"; else strip "$1" "$2"; fi
+  }
   for bin in acc acc-mcp acc-capture; do
-    put "$built/$bin" "bin/$bin" 755
+    put "$built/$bin" "bin/$bin" 755 program
   done
   # The manual pages, rendered from the command definitions by the acc just built.
   local pages
@@ -90,7 +134,7 @@ stage() {
   rm -rf "$pages"
   for adapter in next_turn claude_inbox codex_app_server; do
     file="libacc_adapter_$adapter.$suffix"
-    put "$built/$file" "lib/acc/adapters/$file" 644
+    put "$built/$file" "lib/acc/adapters/$file" 644 library
   done
   while IFS= read -r file; do
     put "contracts/$file" "share/acc/contracts/$file" 644

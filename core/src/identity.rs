@@ -399,6 +399,20 @@ impl Core {
         store.read(|r| Ok(check_caller(r, &workspace_id, caller).ok()))
     }
 
+    /// Whether the caller's session (at its current generation) has a delivery binding. A read.
+    pub fn is_bound(&mut self, caller: &Caller) -> AccResult<bool> {
+        let workspace_id = self.workspace.id.clone();
+        let Some(store) = self.store_for_read() else {
+            return Ok(false);
+        };
+        store.read(|r| {
+            let session = check_caller(r, &workspace_id, caller)?;
+            Ok(!r
+                .bindings_of(&session.session_id, session.generation)?
+                .is_empty())
+        })
+    }
+
     /// The claims the caller's session holds (live and expired). A read.
     pub fn claims_held(&mut self, caller: &Caller) -> AccResult<Vec<acc_store::ClaimRow>> {
         let workspace_id = self.workspace.id.clone();

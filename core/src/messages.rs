@@ -442,6 +442,34 @@ fn resolve_recipients(
             })
             .map(|s| s.participant_id.as_str())
             .collect();
+        // Not a participant, not a present client: the start of one participant's id (at least
+        // `ids::MIN_PREFIX` characters; hooked participants' ids are long).
+        if matching.is_empty() && name.chars().count() >= crate::ids::MIN_PREFIX {
+            let found = reader.participants_with_prefix(name, 11)?;
+            match found.as_slice() {
+                [one] if one == sender => {
+                    return Err(AccError::usage(format!(
+                        "`{name}` names the sender ({one}); address another participant"
+                    )));
+                }
+                [one] => {
+                    out.insert(one.clone());
+                    continue;
+                }
+                [] => {}
+                many => {
+                    return Err(AccError::new(
+                        ErrorCode::UnknownParticipant,
+                        format!(
+                            "`{name}` is the start of more than one participant: {}{}; give more of the id",
+                            many.iter().take(10).cloned().collect::<Vec<_>>().join(", "),
+                            if many.len() > 10 { ", …" } else { "" }
+                        ),
+                    )
+                    .with_details(&PresentDetails { present: &present }));
+                }
+            }
+        }
         match matching.len() {
             1 => {
                 out.extend(matching.into_iter().map(str::to_string));

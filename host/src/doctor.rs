@@ -81,10 +81,21 @@ fn on_path(name: &str) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-/// Run `<exe> --version` within the probe timeout; the first line of its output.
+/// Run `<exe> --version` within the probe timeout; the first line of its output. It runs in
+/// a throwaway home (`HOME`, and no client home variable), because a client may write into its
+/// home even to print its version (Gemini CLI 0.61.0 leaves `projects.json.<uuid>.tmp` files):
+/// a read-only check leaves nothing in the user's.
 pub fn client_version(exe: &Path) -> Result<String, String> {
+    let home = tempfile::Builder::new()
+        .prefix("acc-doctor-probe-")
+        .tempdir()
+        .map_err(|e| format!("cannot make a throwaway home for it: {e}"))?;
     let mut child = Command::new(exe)
         .arg("--version")
+        .env("HOME", home.path())
+        .env_remove("CODEX_HOME")
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .env_remove("GEMINI_CLI_HOME")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -234,35 +245,13 @@ fn installation(target: &Target, codex_or_claude: Option<&Path>, repair: bool) -
             None,
         ));
     } else if repair {
-        let options = install::Options {
-            delivery: &delivery,
-            mcp: mcp.as_ref().map(|(_, participant, _)| match participant {
-                Some(p) => install::McpIdentity::Participant(p),
-                None => install::McpIdentity::Adopt,
-            }),
-            mcp_name: mcp
-                .as_ref()
-                .map_or(install::DEFAULT_MCP_NAME, |(name, _, _)| name.as_str()),
-            mcp_trust: mcp.as_ref().is_some_and(|(_, _, trusted)| *trusted),
-        };
-        match install::install(target, &acc, options, false) {
-            Ok(_) => checks.push(check(
-                name,
-                Level::Ok,
-                format!(
-                    "repaired: reinstalled {} in {}",
-                    missing.join(", "),
-                    target.hooks_file.display()
-                ),
-                None,
-            )),
-            Err(e) => checks.push(check(
-                name,
-                Level::Error,
-                format!("repair failed: {e}"),
-                install_fix,
-            )),
-        }
+        checks.push(reinstall(
+            target,
+            &acc,
+            (&delivery, mcp.as_ref()),
+            &missing,
+            name,
+        ));
     } else {
         checks.push(check(
             name,
@@ -278,12 +267,59 @@ fn installation(target: &Target, codex_or_claude: Option<&Path>, repair: bool) -
     checks
 }
 
+/// `acc doctor --repair` for hooks a client lost: reinstall with the recorded options, and say
+/// "repaired" only when the file read back holds them now.
+fn reinstall(
+    target: &Target,
+    acc: &Path,
+    (delivery, mcp): (&str, Option<&install::RecordedMcp>),
+    missing: &[&str],
+    name: String,
+) -> Check {
+    let install_fix = Some(format!("acc install --client {}", target.client.as_str()));
+    let options = install::Options {
+        delivery,
+        mcp: mcp.map(|(_, participant, _)| match participant {
+            Some(p) => install::McpIdentity::Participant(p),
+            None => install::McpIdentity::Adopt,
+        }),
+        mcp_name: mcp.map_or(install::DEFAULT_MCP_NAME, |(name, _, _)| name.as_str()),
+        mcp_trust: mcp.is_some_and(|(_, _, trusted)| *trusted),
+    };
+    match install::install(target, acc, options, false) {
+        Ok(plan) if plan.changes && missing_groups(target, acc).is_empty() => check(
+            name,
+            Level::Ok,
+            format!(
+                "repaired: reinstalled {} in {}",
+                missing.join(", "),
+                target.hooks_file.display()
+            ),
+            None,
+        ),
+        Ok(_) => check(
+            name,
+            Level::Error,
+            format!(
+                "{} still lacks {} after a reinstall that changed nothing; nothing was repaired",
+                target.hooks_file.display(),
+                missing.join(", ")
+            ),
+            install_fix,
+        ),
+        Err(e) => check(
+            name,
+            Level::Error,
+            format!("repair failed: {e}"),
+            install_fix,
+        ),
+    }
+}
+
 /// The events whose ACC hook group (for this acc) is not in the client's hooks file.
 fn missing_groups(target: &Target, acc: &Path) -> Vec<&'static str> {
-    let settings: serde_json::Value = std::fs::read(&target.hooks_file)
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok())
-        .unwrap_or(serde_json::Value::Null);
+    let settings =
+        install::read_client_json(target, &target.hooks_file).unwrap_or(serde_json::Value::Null);
     install::groups(target.client, acc)
         .into_iter()
         .filter(|(event, group)| {

@@ -342,6 +342,34 @@ pub fn deny(client: Client, reason: &str) -> Reply {
     }
 }
 
+/// Whether this hook's environment could name a live endpoint at all (Claude Code's messaging
+/// socket, a Codex daemon's control folder), checked from the environment and one `stat`
+/// before anything heavier: most hooks of most sessions have none.
+fn live_endpoint_named(client: Client) -> bool {
+    match client {
+        Client::ClaudeCode => std::env::var_os("CLAUDE_CODE_MESSAGING_SOCKET").is_some(),
+        Client::Codex => std::env::var_os("CODEX_HOME")
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".codex")))
+            .is_some_and(|home| home.join("app-server-control").exists()),
+        Client::Gemini => false,
+    }
+}
+
+/// A session left unbound at its start (Claude Code had not written its session registry yet,
+/// a Codex daemon was not up) is bound at a later turn: while a live endpoint is named and the
+/// session has no binding, binding is tried again (a read when it is bound; the consent and the
+/// endpoint are checked only when it is not). `Some(why)` when it is still unbound.
+fn bind_later(context: &mut Context, payload: &Value) -> Option<String> {
+    if !live_endpoint_named(context.client) {
+        return None;
+    }
+    match context.app.core.is_bound(&context.caller) {
+        Ok(false) => bind_live(context, payload).err(),
+        _ => None,
+    }
+}
+
 /// Bind the session for live delivery when the user consented at install time: a Claude Code
 /// session to `claude-inbox` when the hook environment names its messaging socket and pid, a
 /// Codex session to `codex-app-server` when a Codex daemon serves its `CODEX_HOME` (its thread
@@ -477,15 +505,14 @@ pub fn handle(client: &str, event: &str, input: &str) -> AccResult<Reply> {
             Ok(reply)
         }
         "UserPromptSubmit" => {
-            let rendered = match context.app.next_turn(&context.caller, "next-turn") {
-                Ok(rendered) => rendered,
-                Err(error) => return unrendered(&mut context, event, &error),
-            };
-            if rendered.text.is_empty() {
-                return Ok(Reply::default());
+            let unbound = bind_later(&mut context, &payload);
+            let mut reply = user_prompt(&mut context, event)?;
+            if let Some(note) = unbound {
+                reply.stderr.push_str(&format!(
+                    "acc hook: still no live delivery for this session: {note}\n"
+                ));
             }
-            let text = format!("{}{}", rendered.text, context.credentials_line());
-            Ok(context.inject(event, text))
+            Ok(reply)
         }
         "PreToolUse" => {
             let root = context.app.core.workspace.root.clone();
@@ -521,6 +548,20 @@ pub fn handle(client: &str, event: &str, input: &str) -> AccResult<Reply> {
         // Stop: opening the session above already recorded the heartbeat.
         _ => Ok(Reply::default()),
     }
+}
+
+/// UserPromptSubmit's context: the queued messages rendered for the next turn, with how to
+/// answer them; nothing when none wait.
+fn user_prompt(context: &mut Context, event: &str) -> AccResult<Reply> {
+    let rendered = match context.app.next_turn(&context.caller, "next-turn") {
+        Ok(rendered) => rendered,
+        Err(error) => return unrendered(context, event, &error),
+    };
+    if rendered.text.is_empty() {
+        return Ok(Reply::default());
+    }
+    let text = format!("{}{}", rendered.text, context.credentials_line());
+    Ok(context.inject(event, text))
 }
 
 /// When next-turn context cannot be rendered (the `next-turn` adapter is missing or failed),

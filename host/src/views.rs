@@ -227,12 +227,53 @@ fn status_wire(report: &StatusReport, now: i64) -> wire::Status<'_> {
         attention: report.attention.iter().map(attention_wire).collect(),
         cursor: format_cursor(report.head_seq),
         messages: None,
+        omitted: None,
     }
 }
 
 /// The status report.
 pub fn status(report: &StatusReport, now: i64) -> Value {
     wire::json(&status_wire(report, now))
+}
+
+/// The status a model reads (`acc_status`): [`status`] of a summary report, held within the
+/// page cap (12,000 bytes) at any room size. The caller session `mine`'s claims and sessions
+/// come first; what does not fit is left out from the end (listed claims, then attention, then
+/// other sessions, then participants), the counts stay whole (`claimSummary`), and `omitted`
+/// says how much was left out (with the claims the summary does not list) and where the whole
+/// room is read (`acc_sync` with scope `full`, the `acc://snapshot` resource).
+pub fn status_capped(report: &StatusReport, now: i64, mine: &str) -> Value {
+    let mut status = status_wire(report, now);
+    status.claims.sort_by_key(|c| c.owner_session_id != mine);
+    status.sessions.sort_by_key(|s| s.session_id != mine);
+    let mut omitted = wire::Omitted::default();
+    let size = |status: &wire::Status<'_>| wire::json(status).to_string().len();
+    // Room for the `omitted` note and the server's `speaksFor` beside the report.
+    let budget = PAGE_BYTE_CAP.saturating_sub(1_000);
+    while size(&status) > budget {
+        if status.claims.pop().is_some() {
+            status.claim_summary.complete = false;
+        } else if status.attention.pop().is_some() {
+            omitted.attention += 1;
+        } else if status.sessions.len() > 1 && status.sessions.pop().is_some() {
+            omitted.sessions += 1;
+        } else if status.participants.pop().is_some() {
+            omitted.participants += 1;
+        } else {
+            break;
+        }
+    }
+    // The claims not listed: those the summary leaves out (it lists the ones that matter in a
+    // large room) and those the page could not hold.
+    omitted.claims = usize::try_from(status.claim_summary.total)
+        .unwrap_or(0)
+        .saturating_sub(status.claims.len());
+    if omitted != wire::Omitted::default() {
+        omitted.read_all =
+            Some("the whole room: acc_sync {\"scope\": \"full\"}, or the acc://snapshot resource");
+        status.omitted = Some(omitted);
+    }
+    wire::json(&status)
 }
 
 /// The roster resource: the status report's workspace, participants and sessions.

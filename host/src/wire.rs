@@ -180,6 +180,21 @@ pub struct Status<'a> {
     /// In the snapshot only: every message with its receipts.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub messages: Option<Vec<Value>>,
+    /// `acc_status` only, when the room does not fit its page: what was left out.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub omitted: Option<Omitted>,
+}
+
+/// What a capped `acc_status` left out, and where the whole room is read.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Omitted {
+    pub claims: usize,
+    pub attention: usize,
+    pub sessions: usize,
+    pub participants: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_all: Option<&'static str>,
 }
 
 /// `acc detach`: the session closed, and what became of its claims.

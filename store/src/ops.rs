@@ -94,6 +94,18 @@ impl Reader<'_> {
             .is_some())
     }
 
+    /// Up to `limit` participant ids that start with `prefix`, in order (a range of the
+    /// primary key: portable ids hold only ASCII letters, digits, `.`, `_` and `-`, all below
+    /// DEL).
+    pub fn participants_with_prefix(&self, prefix: &str, limit: i64) -> StoreResult<Vec<String>> {
+        let high = format!("{prefix}\u{7f}");
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT participant_id FROM participants WHERE participant_id >= ?1 AND participant_id < ?2 ORDER BY participant_id LIMIT ?3",
+        )?;
+        let rows = stmt.query_map(params![prefix, high, limit], |r| r.get(0))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
     /// Every participant, by id.
     pub fn participants(&self) -> StoreResult<Vec<ParticipantRow>> {
         let mut stmt = self.conn.prepare_cached(

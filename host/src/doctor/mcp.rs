@@ -70,14 +70,18 @@ fn from_json_servers(servers: Option<&Value>, place: &str, out: &mut Vec<Registr
     }
 }
 
-fn read_json(path: &Path) -> Option<Map<String, Value>> {
-    serde_json::from_slice(&std::fs::read(path).ok()?).ok()
+/// A client's JSON file as the client reads it (`install::read_client_json`).
+fn read_json(target: &Target, path: &Path) -> Option<Map<String, Value>> {
+    match crate::install::read_client_json(target, path)? {
+        Value::Object(map) => Some(map),
+        _ => None,
+    }
 }
 
 fn claude_registrations(target: &Target, workspace_root: &Path) -> Vec<Registration> {
     let mut found = Vec::new();
     let state_file = target.mcp_file();
-    if let Some(state) = read_json(&state_file) {
+    if let Some(state) = read_json(target, &state_file) {
         let place = format!("{} (user)", state_file.display());
         from_json_servers(state.get("mcpServers"), &place, &mut found);
         // `claude mcp add` without a scope writes a local entry under the project's path.
@@ -90,7 +94,7 @@ fn claude_registrations(target: &Target, workspace_root: &Path) -> Vec<Registrat
         from_json_servers(local, &place, &mut found);
     }
     let project_file = workspace_root.join(".mcp.json");
-    if let Some(project) = read_json(&project_file) {
+    if let Some(project) = read_json(target, &project_file) {
         let place = format!("{} (project)", project_file.display());
         from_json_servers(project.get("mcpServers"), &place, &mut found);
     }
@@ -101,7 +105,7 @@ fn claude_registrations(target: &Target, workspace_root: &Path) -> Vec<Registrat
 fn gemini_registrations(target: &Target) -> Vec<Registration> {
     let mut found = Vec::new();
     let settings = target.mcp_file();
-    if let Some(state) = read_json(&settings) {
+    if let Some(state) = read_json(target, &settings) {
         let place = format!("{} (user)", settings.display());
         from_json_servers(state.get("mcpServers"), &place, &mut found);
     }

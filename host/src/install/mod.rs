@@ -439,6 +439,28 @@ impl Doc {
         }
     }
 
+    /// Whether the file holds `entry` by its meaning: the same values, whatever order the client
+    /// rewrote their keys in (Claude Code reorders its settings, acc's hook objects included).
+    fn holds(&self, entry: &Entry) -> bool {
+        match (self, entry) {
+            (Self::Json(doc), Entry::Hook { event, group }) => doc
+                .value
+                .pointer(&format!("/hooks/{event}"))
+                .and_then(Value::as_array)
+                .is_some_and(|list| list.contains(group)),
+            (Self::Json(doc), Entry::McpServer { name, server }) => {
+                doc.value.get("mcpServers").and_then(|s| s.get(name)) == Some(server)
+            }
+            (Self::Toml(doc), Entry::McpServer { server, .. }) => {
+                doc.existing(entry).as_ref() == Some(server)
+            }
+            (Self::Toml(doc), Entry::Trust { hash, .. }) => doc
+                .existing(entry)
+                .is_some_and(|t| t.get("trusted_hash").and_then(Value::as_str) == Some(hash)),
+            _ => false,
+        }
+    }
+
     /// What stands where `entry` would go, when something does (the user's entry of the same
     /// name, or something that looks like ACC's hook that no record names).
     fn occupant(&self, entry: &Entry, client: Client) -> Option<String> {
@@ -576,6 +598,11 @@ fn plan_file(
         None => String::new(),
     };
     let mut doc = Doc::parse(path, format, &text)?;
+    // Installed before with these very entries, and the file still holds each of them by
+    // meaning: nothing to do, whatever order the client rewrote them in.
+    let already = !entries.is_empty()
+        && old.is_some_and(|o| o.entries == entries)
+        && entries.iter().all(|e| doc.holds(e));
     if let Some(old) = old {
         let recorded_before = Doc::before(path, format, old)?;
         for entry in &old.entries {
@@ -613,7 +640,7 @@ fn plan_file(
         desired.add(entry);
     }
     let mut desired = desired.text();
-    if entries.is_empty() && old.is_none_or(|o| o.entries.is_empty()) {
+    if already || (entries.is_empty() && old.is_none_or(|o| o.entries.is_empty())) {
         desired = text.clone();
     }
     Ok(Planned {
@@ -1049,7 +1076,7 @@ pub fn roll_back(target: &Target) -> AccResult<Option<String>> {
         }
         match &file.previous {
             Some(previous) => write_file(&file.path, &decode(previous))?,
-            None if !file.previous_existed => std::fs::remove_file(&file.path)?,
+            None if !file.previous_existed => remove_client_file(&file.path)?,
             None => {}
         }
     }
@@ -1067,8 +1094,25 @@ pub fn roll_back(target: &Target) -> AccResult<Option<String>> {
 /// Why `client` would not load the JSON `text` of its file `path` (its hooks file: JSON with
 /// comments for Gemini CLI; any other JSON file strict), or `None` when it would.
 pub fn json_problem(target: &Target, path: &Path, text: &str) -> Option<String> {
-    let comments = path == target.hooks_file && hooks_format(target.client) == "jsonc";
-    json_doc::client_value(text, comments).err()
+    json_doc::client_value(text, reads_comments(target, path)).err()
+}
+
+/// Whether the client reads `path` as JSON with comments (Gemini CLI's settings, which hold
+/// its hooks and its MCP servers), rather than strict JSON.
+fn reads_comments(target: &Target, path: &Path) -> bool {
+    path == target.hooks_file && hooks_format(target.client) == "jsonc"
+}
+
+/// A client's JSON file as that client reads it (comments where it allows them): the one
+/// reader the installer's checks and `acc doctor` share. `None` when it is missing or does not
+/// parse.
+pub fn read_client_json(target: &Target, path: &Path) -> Option<Value> {
+    let bytes = std::fs::read(path).ok()?;
+    json_doc::client_value(
+        &String::from_utf8_lossy(&bytes),
+        reads_comments(target, path),
+    )
+    .ok()
 }
 
 /// How the temporary files ACC writes beside a file begin (then the writer's pid and a dash).
@@ -1084,6 +1128,9 @@ fn sweep_temporaries(target: &Target) {
         target.record_path().ok(),
     ]
     .into_iter()
+    .flatten()
+    // Beside the file and beside the file its links name, where the writes land.
+    .flat_map(|f| [through_links(&f).ok(), Some(f)])
     .flatten()
     .filter_map(|f| f.parent().map(Path::to_path_buf))
     .collect();
@@ -1103,10 +1150,44 @@ fn sweep_temporaries(target: &Target) {
     }
 }
 
-/// Write a file atomically: a temporary file in the same directory, fsynced, renamed over the
-/// target, and the directory fsynced. The target's permissions are kept.
+/// The file a change of `path` lands in: `path` itself, or, when it is a symbolic link (or a
+/// chain of them, each relative to its own directory), the file the last link names. A user's
+/// dotfiles manager keeps its link and the file it points to gets the bytes; a link that points
+/// nowhere yet gets its file created. A loop of links is refused by name.
+pub(crate) fn through_links(path: &Path) -> AccResult<PathBuf> {
+    /// The kernel's own limit on links followed in one lookup.
+    const MAX_LINKS: usize = 40;
+    let mut current = path.to_path_buf();
+    for _ in 0..MAX_LINKS {
+        match std::fs::symlink_metadata(&current) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                let target = std::fs::read_link(&current)?;
+                current = match current.parent() {
+                    Some(dir) if target.is_relative() => dir.join(target),
+                    _ => target,
+                };
+            }
+            _ => return Ok(current),
+        }
+    }
+    Err(data_error(format!(
+        "{} is a loop of symbolic links (more than {MAX_LINKS}); nothing was changed",
+        path.display()
+    )))
+}
+
+/// Remove a client file acc created (it did not exist before the install), through its links:
+/// a link the user made to it stays.
+fn remove_client_file(path: &Path) -> AccResult<()> {
+    Ok(std::fs::remove_file(through_links(path)?)?)
+}
+
+/// Write a file atomically, through its symbolic links ([`through_links`]): a temporary file in
+/// the real file's directory, fsynced, renamed over it, and the directory fsynced. The file's
+/// permissions are kept.
 fn write_file(path: &Path, bytes: &[u8]) -> AccResult<()> {
     use std::io::Write;
+    let path = &through_links(path)?;
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
     // The writer's pid is in the name: a temporary file left by a writer that was killed is
@@ -1230,7 +1311,7 @@ pub fn uninstall(target: &Target, dry_run: bool) -> AccResult<Plan> {
         for (path, bytes) in actions {
             match bytes {
                 Some(bytes) => write_file(&path, &bytes)?,
-                None => std::fs::remove_file(&path)?,
+                None => remove_client_file(&path)?,
             }
         }
         std::fs::remove_file(&record_path)?;
@@ -1280,10 +1361,7 @@ pub fn stray_hooks(target: &Target) -> Vec<String> {
         .flatten()
         .and_then(|r| r.file(&target.hooks_file).map(|f| f.entries.clone()))
         .unwrap_or_default();
-    let value: Value = std::fs::read(&target.hooks_file)
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok())
-        .unwrap_or(Value::Null);
+    let value: Value = read_client_json(target, &target.hooks_file).unwrap_or(Value::Null);
     let mut strays = Vec::new();
     for (event, list) in value
         .get("hooks")

@@ -1096,3 +1096,53 @@ fn peer_text_reaches_the_model_with_hidden_characters_escaped() {
     assert_eq!(&parsed, structured.get("items").unwrap_or(structured));
     assert!(parsed.to_string().contains(body), "{parsed}");
 }
+
+#[test]
+fn acc_status_stays_within_the_page_at_any_room_size() {
+    let world = World::new();
+    let mut alice = world.server("alice");
+    let mut bob = world.server("bob");
+    ok(&mut bob, "acc_status", json!({}));
+    let resources: Vec<String> = (0..300)
+        .map(|i| format!("file:src/module{i:03}.rs"))
+        .collect();
+    for chunk in resources.chunks(50) {
+        ok(
+            &mut alice,
+            "acc_claim",
+            json!({ "action": "acquire", "resources": chunk }),
+        );
+    }
+    ok(
+        &mut bob,
+        "acc_claim",
+        json!({ "action": "acquire", "resource": "file:docs/mine.md" }),
+    );
+    let result = call(&mut bob, "acc_status", json!({}));
+    let text = result["content"][0]["text"].as_str().expect("text");
+    assert!(text.len() <= 12_000, "{} bytes", text.len());
+    let status = &result["structuredContent"];
+    assert_eq!(status["claimSummary"]["total"], 301, "{status}");
+    assert_eq!(status["claimSummary"]["complete"], false);
+    assert_eq!(
+        status["claims"][0]["resource"], "file:docs/mine.md",
+        "the caller's own claims come first"
+    );
+    assert!(
+        status["omitted"]["claims"].as_u64().unwrap_or(0) > 0,
+        "{status}"
+    );
+    assert!(
+        status["omitted"]["readAll"]
+            .as_str()
+            .is_some_and(|r| r.contains("acc://snapshot")),
+        "{status}"
+    );
+    assert!(status["speaksFor"].is_object());
+    // A small room is whole, with no note.
+    let small = World::new();
+    let mut carol = small.server("carol");
+    let status = ok(&mut carol, "acc_status", json!({}));
+    assert!(status.get("omitted").is_none(), "{status}");
+    assert_eq!(status["claimSummary"]["complete"], true);
+}

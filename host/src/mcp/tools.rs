@@ -823,9 +823,11 @@ pub fn run(app: &mut App, caller: &Caller, prepared: &Prepared) -> AccResult<Too
     let core = &mut app.core;
     let workspace_id = core.workspace.id.clone();
     let object = match prepared {
+        // The people's default view (counts per holder, the claims that matter), within the
+        // page cap: a room of any size costs the model the same few thousand tokens.
         Prepared::Status => {
-            let report = core.status(false)?;
-            views::status(&report, core.now())
+            let report = core.status_summary(Some(&caller.session_id))?;
+            views::status_capped(&report, core.now(), &caller.session_id)
         }
         Prepared::Events {
             cursor,

@@ -755,3 +755,35 @@ fn json_is_pretty_at_a_terminal_and_compact_when_piped() {
     assert_eq!(pretty["workspace"], compact["workspace"]);
     assert_eq!(pretty["sessions"], compact["sessions"]);
 }
+
+/// Every `acc` command in the README's examples (its code blocks; a `$ ` prompt and a trailing
+/// `# comment` aside) parses with the real argument definitions, so the README cannot drift
+/// from the command line unseen.
+#[test]
+fn the_readmes_command_examples_parse() {
+    use clap::Parser;
+    let readme = std::fs::read_to_string(acc_tests::repo_root().join("README.md")).expect("README");
+    let mut in_block = false;
+    let mut checked = 0;
+    for line in readme.lines() {
+        if line.trim_start().starts_with("```") {
+            in_block = !in_block;
+            continue;
+        }
+        let command = line.trim_start().trim_start_matches("$ ");
+        // A screen shown in a block (`acc watch · …`) is output, not a command.
+        if !in_block || !command.starts_with("acc ") || command.contains('·') {
+            continue;
+        }
+        let command = command.split("  #").next().unwrap_or(command).trim();
+        let words = shlex::split(command).unwrap_or_else(|| panic!("quotes in {command}"));
+        if let Err(error) = acc_host::cli::Cli::try_parse_from(&words) {
+            panic!("README: `{command}` does not parse: {}", error.render());
+        }
+        checked += 1;
+    }
+    assert!(
+        checked >= 10,
+        "the README's examples were found ({checked})"
+    );
+}

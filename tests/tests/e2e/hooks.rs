@@ -398,3 +398,106 @@ fn a_burst_larger_than_a_page_reaches_next_turn_in_full() {
         "nothing is left queued"
     );
 }
+
+/// Claude Code writes its session registry a moment after it starts, and under load after the
+/// SessionStart hook has run: the binding is tried again at the next turn while the session is
+/// unbound (and never written again once it is bound).
+#[test]
+fn a_claude_code_session_whose_registry_appears_after_its_start_is_bound_at_its_next_turn() {
+    use std::os::unix::fs::PermissionsExt;
+    let world = World::new();
+    let home = world.temp.path().join("home");
+    std::fs::create_dir_all(home.join(".claude/sessions")).expect("home");
+    let home_arg = home.to_str().expect("utf8").to_string();
+    let installed = world.acc_with(
+        &[
+            "install",
+            "--client",
+            "claude-code",
+            "--home",
+            &home_arg,
+            "--delivery",
+            "actionable",
+        ],
+        &[("HOME", &home_arg), ("PATH", &acc_tests::clients().path())],
+    );
+    assert_eq!(installed.code, 0, "{installed:?}");
+    // The session's messaging socket, as Claude Code makes it: 0600 in a 0700 folder.
+    let sockets = world.temp.path().join("cc-socks");
+    std::fs::create_dir_all(&sockets).expect("sockets");
+    std::fs::set_permissions(&sockets, std::fs::Permissions::from_mode(0o700)).expect("mode");
+    let socket = sockets.join("session.sock");
+    let _listener = std::os::unix::net::UnixListener::bind(&socket).expect("socket");
+    std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600)).expect("mode");
+    let pid = std::process::id().to_string();
+    let socket_arg = socket.to_str().expect("utf8").to_string();
+    let env = [
+        ("HOME", home_arg.as_str()),
+        ("PATH", &acc_tests::clients().path()),
+        ("CLAUDE_PID", pid.as_str()),
+        ("CLAUDE_CODE_MESSAGING_SOCKET", socket_arg.as_str()),
+        ("ACC_PARTICIPANT", "bob"),
+    ];
+    let payload = |event: &str| {
+        serde_json::json!({
+            "session_id": "conversation-1", "cwd": world.dir, "hook_event_name": event,
+            "source": "startup", "prompt": "hello",
+        })
+        .to_string()
+    };
+    let bindings = || {
+        let status = world.acc(&["status"]).ok_json();
+        status["sessions"]
+            .as_array()
+            .expect("sessions")
+            .iter()
+            .find(|s| s["participantId"] == "bob")
+            .map(|s| s["bindings"].as_array().map_or(0, Vec::len))
+            .unwrap_or_else(|| panic!("bob's session: {status}"))
+    };
+    let started = world.hook_with(
+        "claude-code",
+        "SessionStart",
+        &payload("SessionStart"),
+        &env,
+    );
+    assert_eq!(started.code, 0, "{started:?}");
+    assert!(
+        started.stderr.contains("no live delivery"),
+        "no registry yet: {started:?}"
+    );
+    assert_eq!(bindings(), 0);
+    // Claude Code writes its registry; the next turn binds the session.
+    std::fs::write(
+        home.join(format!(".claude/sessions/{pid}.json")),
+        serde_json::json!({
+            "pid": std::process::id(), "sessionId": "conversation-1",
+            "messagingSocketPath": socket, "version": "2.1.328", "cwd": world.dir,
+        })
+        .to_string(),
+    )
+    .expect("registry");
+    let turn = world.hook_with(
+        "claude-code",
+        "UserPromptSubmit",
+        &payload("UserPromptSubmit"),
+        &env,
+    );
+    assert_eq!(turn.code, 0, "{turn:?}");
+    assert_eq!(bindings(), 1, "bound at the next turn: {turn:?}");
+    // Bound: a later turn writes nothing.
+    let head = world.acc(&["status"]).ok_json()["cursor"].clone();
+    let again = world.hook_with(
+        "claude-code",
+        "UserPromptSubmit",
+        &payload("UserPromptSubmit"),
+        &env,
+    );
+    assert_eq!(again.code, 0, "{again:?}");
+    assert!(again.stderr.is_empty(), "{again:?}");
+    assert_eq!(
+        world.acc(&["status"]).ok_json()["cursor"],
+        head,
+        "no event written"
+    );
+}

@@ -248,6 +248,33 @@ fn the_install_script_and_the_release_archive_give_a_layout_that_works_on_its_ow
     let dist = temp.path().join("dist");
     let archive = install_script(&tree, &["--archive", dist.to_str().expect("utf8")]);
     let archive = PathBuf::from(archive.trim());
+    // Installed and archived stripped: no program or library carries debug information, and
+    // the archive's size is printed (this test builds the dev profile; README gives the
+    // release archive's).
+    let size = std::fs::metadata(&archive).expect("archive").len();
+    report(&format!(
+        "release-layout archive (dev profile, stripped): {:.1} MB",
+        size as f64 / 1e6
+    ));
+    for file in [
+        "bin/acc",
+        "bin/acc-mcp",
+        "bin/acc-capture",
+        "lib/acc/adapters/libacc_adapter_next_turn.so",
+        "lib/acc/adapters/libacc_adapter_claude_inbox.so",
+        "lib/acc/adapters/libacc_adapter_codex_app_server.so",
+    ] {
+        let sections = Command::new("readelf")
+            .arg("-S")
+            .arg(prefix.join(file))
+            .output()
+            .expect("readelf");
+        let sections = String::from_utf8_lossy(&sections.stdout);
+        assert!(
+            sections.contains(".dynsym") && !sections.contains(".debug_info"),
+            "{file} is stripped of its debug information: {sections}"
+        );
+    }
     let checked = Command::new("sha256sum")
         .arg("-c")
         .arg(format!(
@@ -276,15 +303,59 @@ fn the_install_script_and_the_release_archive_give_a_layout_that_works_on_its_ow
         .to_string();
     works_from(&elsewhere.join(name));
 
-    // Uninstalling removes exactly what was installed.
-    let mut uninstall = Command::new(tree.join("scripts/install.sh"));
-    uninstall
-        .args(["--uninstall", "--prefix", prefix.to_str().expect("utf8")])
-        .current_dir(&tree);
-    let status = uninstall.status().expect("uninstall");
-    assert!(status.success());
+    // While Claude Code's hooks run the installed acc, uninstalling the layout is refused and
+    // names the command that takes the hooks out first; --with-clients runs it.
+    let user = World::new();
+    let home = user.temp.path().join("home");
+    std::fs::create_dir_all(home.join(".claude")).expect("home");
+    let home_arg = home.to_str().expect("utf8");
+    acc(
+        &user,
+        &prefix,
+        &["install", "--client", "claude-code", "--home", home_arg],
+    )
+    .ok_json();
+    let uninstall = |extra: &[&str]| {
+        let mut command = Command::new(tree.join("scripts/install.sh"));
+        command
+            .args(["--uninstall", "--prefix", prefix.to_str().expect("utf8")])
+            .args(extra)
+            .current_dir(&tree)
+            .env("HOME", &home)
+            .env("ACC_DATA_HOME", &user.data_home);
+        command.output().expect("uninstall")
+    };
+    let refused = uninstall(&[]);
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains(&format!(
+            "{} uninstall --client claude-code",
+            prefix.join("bin/acc").display()
+        )) && said.contains("Nothing was removed"),
+        "{said}"
+    );
+    assert!(prefix.join("bin/acc").is_file(), "nothing was removed");
+    // Uninstalling removes exactly what was installed, and the hooks first.
+    let done = uninstall(&["--with-clients"]);
+    assert!(
+        done.status.success(),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+    let settings = std::fs::read_to_string(home.join(".claude/settings.json")).unwrap_or_default();
+    assert!(!settings.contains("hook claude-code"), "{settings}");
     let left: Vec<PathBuf> = walk(&prefix);
     assert!(left.is_empty(), "nothing of ACC is left: {left:?}");
+}
+
+/// A figure of the run, printed with the test's output.
+#[expect(
+    clippy::print_stdout,
+    reason = "the archive's size is a figure the run reports"
+)]
+fn report(line: &str) {
+    println!("{line}");
 }
 
 fn walk(dir: &Path) -> Vec<PathBuf> {

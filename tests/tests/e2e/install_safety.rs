@@ -335,8 +335,10 @@ impl Home {
     fn assert_client_loads(&self, step: &str) {
         let copy = self.world.temp.path().join("client-home");
         let _ = std::fs::remove_dir_all(&copy);
+        // Links are followed (`-L`): the client reads the copy's bytes, and cannot write through
+        // a link into the user's real dotfiles.
         let copied = std::process::Command::new("cp")
-            .arg("-a")
+            .arg("-aL")
             .arg(&self.home)
             .arg(&copy)
             .status()
@@ -1171,4 +1173,280 @@ fn temporary_files_of_a_killed_writer_are_swept_and_a_live_writers_kept() {
     }
     assert!(kept.exists(), "a running writer's file is not touched");
     let _ = std::fs::remove_file(kept);
+}
+
+/// How a user's dotfiles manager put a client's config file in place.
+#[derive(Clone, Copy, Debug)]
+enum Linked {
+    /// The file is a link (absolute) into the dotfiles folder.
+    File,
+    /// A link to a link (each relative) to the file in the dotfiles folder.
+    Chain,
+    /// The client's whole config folder is a link into the dotfiles folder (Claude Code's
+    /// `~/.claude.json`, which sits in the home itself, is a file link then).
+    Folder,
+}
+
+/// The user's own content of each file a client's install edits.
+fn dotfile(client: Client, index: usize) -> &'static str {
+    match (client, index) {
+        (Client::Claude, 0) => "{\n  \"theme\": \"dark\"\n}\n",
+        (Client::Claude, _) => "{\"numStartups\": 3}\n",
+        (Client::Codex, 0) => "{\"hooks\": {}}\n",
+        (Client::Codex, _) => "# mine\nmodel = \"o3\"\n",
+        (Client::Gemini, _) => "{\n  // mine\n  \"general\": {\"vimMode\": true}\n}\n",
+    }
+}
+
+impl Home {
+    /// Lay the client's files out the way `linked` says, in `<home>/dotfiles`; the links that
+    /// must stay links, with what each points to.
+    fn lay_out_linked(&self, linked: Linked) -> Vec<(PathBuf, PathBuf)> {
+        use std::os::unix::fs::symlink;
+        let dotfiles = self.home.join("dotfiles");
+        let files = self.client.files();
+        let folder = std::path::Path::new(files[0])
+            .parent()
+            .expect("a config folder")
+            .to_path_buf();
+        let mut links = Vec::new();
+        let mut link = |path: PathBuf, to: PathBuf| {
+            std::fs::create_dir_all(path.parent().expect("parent")).expect("dir");
+            let _ = std::fs::remove_file(&path);
+            symlink(&to, &path).expect("link");
+            links.push((path, to));
+        };
+        match linked {
+            Linked::Folder => {
+                std::fs::remove_dir_all(self.home.join(&folder)).expect("the config folder");
+                std::fs::create_dir_all(dotfiles.join("folder")).expect("dotfiles");
+                link(self.home.join(&folder), dotfiles.join("folder"));
+            }
+            Linked::File | Linked::Chain => std::fs::create_dir_all(&dotfiles).expect("dotfiles"),
+        }
+        for index in 0..2 {
+            if index == 1 && files[1] == files[0] {
+                break;
+            }
+            let content = dotfile(self.client, index);
+            let in_folder = std::path::Path::new(files[index]).starts_with(&folder);
+            let real = dotfiles.join(format!("file-{index}"));
+            std::fs::write(&real, content).expect("the user's file");
+            match (linked, in_folder) {
+                (Linked::Folder, true) => {
+                    let inside = dotfiles.join("folder").join(
+                        std::path::Path::new(files[index])
+                            .file_name()
+                            .expect("name"),
+                    );
+                    std::fs::rename(&real, inside).expect("into the folder");
+                }
+                (Linked::File | Linked::Folder, _) => link(self.home.join(files[index]), real),
+                (Linked::Chain, _) => {
+                    let middle = dotfiles.join(format!("middle-{index}"));
+                    link(middle.clone(), PathBuf::from(format!("file-{index}")));
+                    let path = self.home.join(files[index]);
+                    let up = path
+                        .strip_prefix(&self.home)
+                        .expect("in home")
+                        .components()
+                        .skip(1)
+                        .map(|_| "..")
+                        .collect::<PathBuf>();
+                    link(path, up.join("dotfiles").join(format!("middle-{index}")));
+                }
+            }
+        }
+        links
+    }
+
+    /// Every link is still the same link.
+    fn assert_links(&self, links: &[(PathBuf, PathBuf)], step: &str) {
+        for (path, to) in links {
+            let meta = std::fs::symlink_metadata(path).expect("the link");
+            assert!(
+                meta.file_type().is_symlink(),
+                "{step}: {} is still a link",
+                path.display()
+            );
+            assert_eq!(&std::fs::read_link(path).expect("read link"), to, "{step}");
+        }
+    }
+}
+
+#[test]
+fn dotfile_links_survive_install_reinstall_repair_and_uninstall() {
+    for client in [Client::Claude, Client::Codex, Client::Gemini] {
+        for linked in [Linked::File, Linked::Chain, Linked::Folder] {
+            let home = Home::new(client);
+            let links = home.lay_out_linked(linked);
+            let original = home.snapshot();
+            let step = |what: &str| format!("{client:?} / {linked:?} / {what}");
+            for what in ["install", "install again"] {
+                let run = home.install("acc");
+                assert_eq!(run.code, 0, "{}: {run:?}", step(what));
+                home.assert_links(&links, &step(what));
+                home.assert_installed("acc", &step(what));
+                home.assert_client_loads(&step(what));
+            }
+            let repaired = home.acc(&["doctor", "--repair"], &[]);
+            assert!(
+                repaired.code == 0 || repaired.code == 1,
+                "{}: {repaired:?}",
+                step("repair")
+            );
+            home.assert_links(&links, &step("repair"));
+            home.assert_installed("acc", &step("repair"));
+            let run = home.uninstall();
+            assert_eq!(run.code, 0, "{}: {run:?}", step("uninstall"));
+            home.assert_links(&links, &step("uninstall"));
+            home.assert_absent("acc", &step("uninstall"));
+            assert_eq!(
+                home.snapshot(),
+                original,
+                "{}: the user's files have their bytes back",
+                step("uninstall")
+            );
+        }
+    }
+}
+
+/// Gemini CLI reads its settings with comments, and so do the installer and `acc doctor`: right
+/// after a good install into a commented file, doctor finds the hooks and the MCP server, and a
+/// repair that has nothing to repair says it repaired nothing and changes no byte.
+#[test]
+fn doctor_reads_gemini_settings_with_comments_as_gemini_does() {
+    let home = Home::new(Client::Gemini);
+    std::fs::write(home.file(0), dotfile(Client::Gemini, 0)).expect("settings");
+    let run = home.install("acc");
+    assert_eq!(run.code, 0, "{run:?}");
+    let installed = home.snapshot();
+    for args in [&["doctor"][..], &["doctor", "--repair"]] {
+        let report = home.acc(args, &[]).json();
+        let checks = report["checks"].as_array().expect("checks");
+        let text = report.to_string();
+        assert!(
+            !text.contains("lost")
+                && !text.contains("not registered")
+                && !text.contains("repaired:"),
+            "{args:?}: {report}"
+        );
+        let hooks = checks
+            .iter()
+            .find(|c| {
+                c["name"]
+                    .as_str()
+                    .is_some_and(|n| n.starts_with("hooks gemini"))
+            })
+            .unwrap_or_else(|| panic!("the hooks check: {report}"));
+        assert_eq!(hooks["status"], "ok", "{args:?}: {hooks}");
+        assert_eq!(home.snapshot(), installed, "{args:?} changed nothing");
+    }
+}
+
+/// Reverse the key order of every object in a JSON value (as a client that rewrites its own
+/// settings may order them).
+fn reordered(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => {
+            let mut out = serde_json::Map::new();
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.reverse();
+            for key in keys {
+                out.insert(key.clone(), reordered(&map[key]));
+            }
+            Value::Object(out)
+        }
+        Value::Array(items) => Value::Array(items.iter().map(reordered).collect()),
+        other => other.clone(),
+    }
+}
+
+/// After Claude Code rewrote its settings (keys reordered, acc's hook objects included, and
+/// reindented), installing again finds acc's hooks by their meaning: "already in", no byte
+/// rewritten; uninstall still takes them out.
+#[test]
+fn a_second_install_after_the_client_reordered_its_settings_changes_nothing() {
+    let home = Home::new(Client::Claude);
+    std::fs::write(home.file(0), "{\"theme\": \"dark\"}\n").expect("settings");
+    let run = home.install("acc");
+    assert_eq!(run.code, 0, "{run:?}");
+    let written: Value = serde_json::from_slice(&home.read(0).expect("settings")).expect("json");
+    let rewritten = format!(
+        "{}\n",
+        serde_json::to_string_pretty(&reordered(&written)).expect("json")
+    );
+    assert_ne!(
+        rewritten.as_bytes(),
+        home.read(0).expect("settings").as_slice()
+    );
+    std::fs::write(home.file(0), &rewritten).expect("the client's rewrite");
+    let again = home.install("acc").ok_json();
+    let steps: Vec<&str> = again["steps"]
+        .as_array()
+        .expect("steps")
+        .iter()
+        .filter_map(Value::as_str)
+        .filter(|s| s.contains("settings.json"))
+        .collect();
+    assert!(
+        !steps.is_empty() && steps.iter().all(|s| s.starts_with("already in")),
+        "{steps:?}"
+    );
+    assert_eq!(
+        home.read(0).expect("settings"),
+        rewritten.as_bytes(),
+        "the client's own layout stays, byte for byte"
+    );
+    home.assert_installed("acc", "after the second install");
+    assert_eq!(home.uninstall().code, 0);
+    home.assert_absent("acc", "after uninstall");
+    let left: Value = serde_json::from_slice(&home.read(0).expect("settings")).expect("json");
+    assert_eq!(left["theme"], "dark", "{left}");
+}
+
+/// Every file below `dir`, with its bytes.
+fn tree(dir: &std::path::Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(at) = stack.pop() {
+        for entry in std::fs::read_dir(&at).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                out.push((path.clone(), std::fs::read(&path).unwrap_or_default()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// `acc doctor` only reads: the clients' `--version` probes run in a throwaway home, so the
+/// user's home (Gemini CLI's above all, which writes even to print its version) is left as it
+/// was, byte for byte and file for file.
+#[test]
+fn doctor_leaves_the_users_client_homes_as_they_were() {
+    for client in [Client::Claude, Client::Codex, Client::Gemini] {
+        let home = Home::new(client);
+        let home_dir = home.home.to_str().expect("utf8").to_string();
+        let run = home.install("acc");
+        assert_eq!(run.code, 0, "{run:?}");
+        let before = tree(&home.home);
+        let report = home.acc(&["doctor"], &[("HOME", &home_dir)]).json();
+        let probed = report["checks"]
+            .as_array()
+            .expect("checks")
+            .iter()
+            .any(|c| {
+                c["name"] == format!("client {}", client.name()).as_str() && c["status"] == "ok"
+            });
+        assert!(probed, "{client:?}: the client was probed: {report}");
+        assert_eq!(
+            tree(&home.home),
+            before,
+            "{client:?}: doctor wrote into the home"
+        );
+    }
 }
