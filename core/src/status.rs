@@ -250,6 +250,27 @@ pub fn protection_note(policy: ClaimPolicy, sessions: &[SessionState]) -> String
     note
 }
 
+/// An attention item about one claim, for its holder.
+fn claim_item(
+    rule: AttentionRule,
+    claim: &ClaimRow,
+    since: Millis,
+    expires_at: Option<Millis>,
+) -> Attention {
+    Attention {
+        rule,
+        participant_id: claim.participant_id.clone(),
+        session_id: Some(claim.session_id.clone()),
+        claim_id: Some(claim.claim_id.clone()),
+        resource: Some(claim.resource.clone()),
+        message_id: None,
+        other_session_id: None,
+        other_participant_id: None,
+        since: Some(since),
+        expires_at,
+    }
+}
+
 /// At most this many `claim_holder_offline` items for one session.
 const OFFLINE_HOLDER_ITEMS: i64 = 20;
 
@@ -271,18 +292,13 @@ fn offline_holders(
             continue;
         };
         for claim in reader.live_claims_of_session(&holder, now, OFFLINE_HOLDER_ITEMS)? {
-            out.push(Attention {
-                rule: AttentionRule::ClaimHolderOffline,
-                participant_id: claim.participant_id.clone(),
-                session_id: Some(claim.session_id.clone()),
-                claim_id: Some(claim.claim_id.clone()),
-                resource: Some(claim.resource.clone()),
-                message_id: None,
-                other_session_id: None,
-                other_participant_id: None,
-                since: Some(session.closed_at.unwrap_or(session.last_seen_at)),
-                expires_at: Some(claim.expires_at),
-            });
+            let since = session.closed_at.unwrap_or(session.last_seen_at);
+            out.push(claim_item(
+                AttentionRule::ClaimHolderOffline,
+                &claim,
+                since,
+                Some(claim.expires_at),
+            ));
         }
     }
     // Soonest expiry first across holders (session ids are random: no order of theirs).
@@ -302,18 +318,12 @@ pub fn claim_attention(
 ) -> AccResult<Vec<Attention>> {
     let mut out = Vec::new();
     for claim in reader.expired_claims(now)? {
-        out.push(Attention {
-            rule: AttentionRule::ClaimExpired,
-            participant_id: claim.participant_id.clone(),
-            session_id: Some(claim.session_id.clone()),
-            claim_id: Some(claim.claim_id.clone()),
-            resource: Some(claim.resource.clone()),
-            message_id: None,
-            other_session_id: None,
-            other_participant_id: None,
-            since: Some(claim.expires_at),
-            expires_at: None,
-        });
+        out.push(claim_item(
+            AttentionRule::ClaimExpired,
+            &claim,
+            claim.expires_at,
+            None,
+        ));
     }
     out.extend(offline_holders(reader, sessions, now)?);
     let live_sessions = sessions.iter().filter(|s| s.presence != Presence::Offline);

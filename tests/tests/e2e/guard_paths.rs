@@ -3,9 +3,10 @@
 //! `Bash`, Codex's `apply_patch` and `exec_command`, Gemini CLI's `write_file` and
 //! `run_shell_command`) × every path form (relative, absolute, from a subdirectory, through a
 //! symlinked project directory, a name with a space, a Unicode name, shell characters) × a
-//! claimed and an unclaimed file. One row each; the promise, not the mechanism: the write into
-//! Bob's guarded claim is denied in the client's deny shape, the other is allowed. A weaker
-//! participant in the room changes none of it.
+//! claimed and an unclaimed file, with Bob's claims taken at a shell or through `acc-mcp` (each
+//! the way its surface says, the room's policy making them guarded). One row each; the
+//! promise, not the mechanism: the write into Bob's claim is denied in the client's deny shape,
+//! the other is allowed. A weaker participant in the room changes none of it.
 
 use std::path::{Path, PathBuf};
 
@@ -124,9 +125,19 @@ fn denied(client: &str, run: &acc_tests::Run) -> bool {
     }
 }
 
-/// A guarded room in `dir` (reached also through a symlinked directory) with Bob's guarded
-/// claims on [`CLAIMED`]; returns the link.
-fn room(world: &World) -> PathBuf {
+/// How Bob takes his claims, the way each surface tells an agent to (no enforcement asked for:
+/// the room's policy makes an exclusive claim guarded).
+#[derive(Debug, Clone, Copy)]
+enum Holder {
+    /// `acc claim` at a shell.
+    Shell,
+    /// `acc_claim` through `acc-mcp`.
+    Mcp,
+}
+
+/// A guarded room in `dir` (reached also through a symlinked directory) with Bob's claims on
+/// [`CLAIMED`], taken through `holder`; returns the link.
+fn room(world: &World, holder: Holder) -> PathBuf {
     std::fs::write(
         world.dir.join("acc.workspace.json"),
         r#"{"schemaVersion":1,"workspaceId":"guard-paths","policy":{"claimMode":"guarded"}}"#,
@@ -139,8 +150,6 @@ fn room(world: &World) -> PathBuf {
     }
     let link = world.temp.path().join("home-src");
     std::os::unix::fs::symlink(&world.dir, &link).expect("symlink");
-    let bob = world.attach("bob");
-    let mut args = vec!["claim", "--enforcement", "guarded"];
     let resources: Vec<String> = CLAIMED
         .iter()
         .map(|r| match r.strip_suffix("/inside.md") {
@@ -149,10 +158,44 @@ fn room(world: &World) -> PathBuf {
             None => format!("file:{r}"),
         })
         .collect();
-    for resource in &resources {
-        args.extend(["--resource", resource]);
+    match holder {
+        Holder::Shell => {
+            let bob = world.attach("bob");
+            let mut args = vec!["claim"];
+            for resource in &resources {
+                args.extend(["--resource", resource]);
+            }
+            let claimed = world.acc_as(&bob, &args).ok_json();
+            assert!(
+                claimed["claims"]
+                    .as_array()
+                    .expect("claims")
+                    .iter()
+                    .all(|c| c["enforcement"] == "guarded"),
+                "{claimed}"
+            );
+        }
+        Holder::Mcp => {
+            let mut command = world.command("acc-mcp");
+            command
+                .env("ACC_MCP_PARTICIPANT", "bob")
+                .env("ACC_MCP_WORKSPACE", &world.dir);
+            let mut mcp = acc_tests::JsonRpcChild::spawn(command);
+            let claimed = mcp.request(
+                1,
+                "tools/call",
+                json!({ "name": "acc_claim", "arguments": { "action": "acquire", "resources": resources } }),
+            );
+            let claims = &claimed["result"]["structuredContent"]["claims"];
+            assert!(
+                claims
+                    .as_array()
+                    .is_some_and(|list| list.len() == CLAIMED.len()
+                        && list.iter().all(|c| c["effectiveEnforcement"] == "guarded")),
+                "{claimed}"
+            );
+        }
     }
-    world.acc_as(&bob, &args).ok_json();
     link
 }
 
@@ -202,9 +245,16 @@ fn check_every_row(world: &World, link: &Path) {
 }
 
 #[test]
+fn a_claim_taken_through_mcp_meets_every_client_tool_and_path_form() {
+    let world = World::new();
+    let link = room(&world, Holder::Mcp);
+    check_every_row(&world, &link);
+}
+
+#[test]
 fn every_client_tool_and_path_form_meets_the_guard() {
     let world = World::new();
-    let link = room(&world);
+    let link = room(&world, Holder::Shell);
     check_every_row(&world, &link);
     // A person at a shell and an MCP-only client in the room: the hooks still deny, and status
     // reports the room advisory and why.

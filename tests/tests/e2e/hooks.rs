@@ -455,12 +455,8 @@ fn a_claude_code_session_whose_registry_appears_after_its_start_is_bound_at_its_
             .map(|s| s["bindings"].as_array().map_or(0, Vec::len))
             .unwrap_or_else(|| panic!("bob's session: {status}"))
     };
-    let started = world.hook_with(
-        "claude-code",
-        "SessionStart",
-        &payload("SessionStart"),
-        &env,
-    );
+    let hook = |event: &str| world.hook_with("claude-code", event, &payload(event), &env);
+    let started = hook("SessionStart");
     assert_eq!(started.code, 0, "{started:?}");
     assert!(
         started.stderr.contains("no live delivery"),
@@ -477,22 +473,12 @@ fn a_claude_code_session_whose_registry_appears_after_its_start_is_bound_at_its_
         .to_string(),
     )
     .expect("registry");
-    let turn = world.hook_with(
-        "claude-code",
-        "UserPromptSubmit",
-        &payload("UserPromptSubmit"),
-        &env,
-    );
+    let turn = hook("UserPromptSubmit");
     assert_eq!(turn.code, 0, "{turn:?}");
     assert_eq!(bindings(), 1, "bound at the next turn: {turn:?}");
     // Bound: a later turn writes nothing.
     let head = world.acc(&["status"]).ok_json()["cursor"].clone();
-    let again = world.hook_with(
-        "claude-code",
-        "UserPromptSubmit",
-        &payload("UserPromptSubmit"),
-        &env,
-    );
+    let again = hook("UserPromptSubmit");
     assert_eq!(again.code, 0, "{again:?}");
     assert!(again.stderr.is_empty(), "{again:?}");
     assert_eq!(

@@ -242,20 +242,8 @@ fn the_install_script_and_the_release_archive_give_a_layout_that_works_on_its_ow
     ] {
         assert!(prefix.join(file).is_file(), "{file} installed");
     }
-    works_from(&prefix);
-
-    // The archive, unpacked elsewhere: relocatable.
-    let dist = temp.path().join("dist");
-    let archive = install_script(&tree, &["--archive", dist.to_str().expect("utf8")]);
-    let archive = PathBuf::from(archive.trim());
-    // Installed and archived stripped: no program or library carries debug information, and
-    // the archive's size is printed (this test builds the dev profile; README gives the
-    // release archive's).
-    let size = std::fs::metadata(&archive).expect("archive").len();
-    report(&format!(
-        "release-layout archive (dev profile, stripped): {:.1} MB",
-        size as f64 / 1e6
-    ));
+    // Installed stripped: no program or library carries debug information (a library keeps
+    // its dynamic symbols, ACC's marker among them).
     for file in [
         "bin/acc",
         "bin/acc-mcp",
@@ -275,6 +263,19 @@ fn the_install_script_and_the_release_archive_give_a_layout_that_works_on_its_ow
             "{file} is stripped of its debug information: {sections}"
         );
     }
+    works_from(&prefix);
+
+    // The archive, unpacked elsewhere: relocatable.
+    let dist = temp.path().join("dist");
+    let archive = install_script(&tree, &["--archive", dist.to_str().expect("utf8")]);
+    let archive = PathBuf::from(archive.trim());
+    // The archive's size is printed (this test builds the dev profile; README gives the
+    // release archive's).
+    let size = std::fs::metadata(&archive).expect("archive").len();
+    report(&format!(
+        "release-layout archive (dev profile, stripped): {:.1} MB",
+        size as f64 / 1e6
+    ));
     let checked = Command::new("sha256sum")
         .arg("-c")
         .arg(format!(
