@@ -7,6 +7,11 @@ use crate::events::Event;
 use crate::ids;
 use acc_store::{Enforcement, Lifecycle, Reader, SessionRow, Writer};
 
+/// Participant ids longer than this are shown shortened ([`Core::short_participants`]).
+pub const LONG_PARTICIPANT: usize = 24;
+/// A shortened participant id keeps at least this many characters.
+pub const SHORT_PARTICIPANT: usize = 18;
+
 /// Heartbeat cadence of live sessions; a session silent for two cadences is stale.
 pub const HEARTBEAT_CADENCE_MS: Millis = 60_000;
 /// A heartbeat is written only when the last one is this old: presence is `online` for two
@@ -386,6 +391,41 @@ impl Core {
             }
             Ok::<_, AccError>(())
         })?;
+        Ok(short)
+    }
+
+    /// Participants' ids as a person reads them: an id longer than [`LONG_PARTICIPANT`]
+    /// characters (a hooked conversation's, about 48) cut to what tells it from its neighbours
+    /// in id order, and at least [`SHORT_PARTICIPANT`] characters (the client's name and a few
+    /// of the conversation's); shorter ids stay whole. `--to` takes the short form back as a
+    /// unique prefix. A read of the participants' index.
+    pub fn short_participants(&mut self) -> AccResult<std::collections::HashMap<String, String>> {
+        let mut short = std::collections::HashMap::new();
+        let Some(store) = self.store_for_read() else {
+            return Ok(short);
+        };
+        let ids: Vec<String> = store
+            .read(|r| Ok::<_, AccError>(r.participants()?))?
+            .into_iter()
+            .map(|p| p.participant_id)
+            .collect();
+        let shared = |a: &str, b: Option<&String>| {
+            b.map_or(0, |b| {
+                a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count()
+            })
+        };
+        for (at, id) in ids.iter().enumerate() {
+            if id.len() <= LONG_PARTICIPANT {
+                continue;
+            }
+            let before = at.checked_sub(1).and_then(|i| ids.get(i));
+            let needed = shared(id, before).max(shared(id, ids.get(at + 1))) + 1;
+            let keep = needed.max(SHORT_PARTICIPANT);
+            // Portable ids are ASCII: any byte length is a character boundary.
+            if keep < id.len() {
+                short.insert(id.clone(), id.get(..keep).unwrap_or(id).to_string());
+            }
+        }
         Ok(short)
     }
 

@@ -131,11 +131,15 @@ pub fn attention_line(item: &Attention, look: &Look) -> String {
             "  {} on {} ({id}): held by {}'s offline session, expires {}; a person may release it: acc release --claim {id} --authority human --reason '<why>'",
             item.rule.as_str(),
             item.resource.as_deref().unwrap_or(""),
-            item.participant_id,
+            look.id(&item.participant_id),
             look.when(until),
         );
     }
-    let mut line = format!("  {} for {}", item.rule.as_str(), item.participant_id);
+    let mut line = format!(
+        "  {} for {}",
+        item.rule.as_str(),
+        look.id(&item.participant_id)
+    );
     if let Some(resource) = &item.resource {
         line.push_str(&format!(" on {resource}"));
     }
@@ -146,7 +150,7 @@ pub fn attention_line(item: &Attention, look: &Look) -> String {
         line.push_str(&format!(" message {}", look.id(message)));
     }
     if let Some(other) = &item.other_participant_id {
-        line.push_str(&format!(" with {other}"));
+        line.push_str(&format!(" with {}", look.id(other)));
     }
     line
 }
@@ -204,7 +208,10 @@ pub fn event_line(event: &crate::store::EventRow, look: &Look) -> String {
         format_cursor(event.seq),
         look.when(event.at),
         event.event_type,
-        event.participant_id.as_deref().unwrap_or("-"),
+        event
+            .participant_id
+            .as_deref()
+            .map_or_else(|| "-".to_string(), |p| look.id(p)),
         if facts.is_empty() {
             String::new()
         } else {
@@ -272,7 +279,7 @@ pub fn sessions_table(sessions: &[crate::core::status::SessionState], look: &Loo
     for state in sessions {
         let s = &state.session;
         let mut cells = vec![
-            Cell::new(&s.participant_id),
+            Cell::new(look.id(&s.participant_id)),
             whole(look.id(&s.session_id)),
             presence_cell(state.presence),
             Cell::new(match &s.client_version {
@@ -325,7 +332,7 @@ pub fn claims_table(report: &StatusReport, look: &Look) -> String {
     let holders: Vec<String> = summary
         .holders
         .iter()
-        .map(|(who, n)| format!("{who} {n}"))
+        .map(|(who, n)| format!("{} {n}", look.id(who)))
         .collect();
     out.push_str(&look.wrap(
         &format!(
@@ -363,7 +370,7 @@ pub fn claims_table(report: &StatusReport, look: &Look) -> String {
         .collect();
     // What the columns that stay whole leave is shared by the resource and the holder: the
     // resource first (cut in its middle, keeping its file name), the holder keeping at least 10
-    // columns (the "held by" line above names every holder whole).
+    // columns (the "held by" line above names every holder, as short as it is unique).
     let ids: Vec<String> = report
         .claims
         .iter()
@@ -378,13 +385,12 @@ pub fn claims_table(report: &StatusReport, look: &Look) -> String {
             + 2;
         let available = usize::from(width).saturating_sub(fixed);
         let resources = look::widest(report.claims.iter().map(|c| c.claim.resource.as_str()));
-        let holders = look::widest(
-            report
-                .claims
-                .iter()
-                .map(|c| c.claim.participant_id.as_str())
-                .chain(["holder"]),
-        );
+        let names: Vec<String> = report
+            .claims
+            .iter()
+            .map(|c| look.id(&c.claim.participant_id))
+            .collect();
+        let holders = look::widest(names.iter().map(String::as_str).chain(["holder"]));
         let holder = holders.min(available.saturating_sub(resources).max(10));
         (available.saturating_sub(holder).max(12), holder)
     });
@@ -405,7 +411,7 @@ pub fn claims_table(report: &StatusReport, look: &Look) -> String {
             }),
             whole(claim.mode.to_string()),
             whole(c.effective_enforcement),
-            Cell::new(&claim.participant_id),
+            Cell::new(look.id(&claim.participant_id)),
             whole(look.id(&claim.claim_id)),
             expires,
         ]));
@@ -499,7 +505,14 @@ pub fn sent(sent: &Sent, look: &Look) -> String {
         if m.to_participant_ids.is_empty() {
             " to the room".to_string()
         } else {
-            format!(" to {}", m.to_participant_ids.join(", "))
+            format!(
+                " to {}",
+                m.to_participant_ids
+                    .iter()
+                    .map(|p| look.id(p))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
         }
     );
     if sent.delivery.is_empty() && !sent.replayed {
@@ -508,7 +521,7 @@ pub fn sent(sent: &Sent, look: &Look) -> String {
     for outcome in &sent.delivery {
         out.push_str(&format!(
             "  {}: {} via {}{}{}\n",
-            outcome.recipient_participant_id,
+            look.id(&outcome.recipient_participant_id),
             outcome.outcome,
             outcome.transport,
             outcome
@@ -547,7 +560,7 @@ pub fn message(view: &MessageView, receipt: Option<&ReceiptRow>, look: &Look) ->
         m.kind,
         m.obligation,
         thread(m, look),
-        m.from_participant_id,
+        look.id(&m.from_participant_id),
         look.when(m.sent_at),
         m.in_reply_to
             .as_ref()
@@ -602,7 +615,7 @@ pub fn history_message(view: &MessageView, receipts: &[ReceiptRow], look: &Look)
     for receipt in receipts {
         out.push_str(&format!(
             "  {}: {} since {}\n",
-            receipt.participant_id,
+            look.id(&receipt.participant_id),
             receipt.state,
             look.when(receipt.updated_at)
         ));
@@ -651,7 +664,7 @@ pub fn summary_page(page: &serde_json::Value, look: &Look) -> String {
             let mut cells = vec![
                 whole(look.id(&field("messageId"))),
                 whole(sent),
-                Cell::new(field("fromParticipantId")),
+                Cell::new(look.id(&field("fromParticipantId"))),
                 whole(field("kind")),
                 whole(field("obligation")),
             ];

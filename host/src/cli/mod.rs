@@ -919,7 +919,8 @@ fn look<'a>(cli: &Cli, core: &mut Core, ids: impl IntoIterator<Item = &'a str>) 
     }
     let now = core.now();
     // Short ids are a convenience: a store that cannot be read for them leaves ids whole.
-    let ids = core.short_ids(ids).unwrap_or_default();
+    let mut ids = core.short_ids(ids).unwrap_or_default();
+    ids.extend(core.short_participants().unwrap_or_default());
     look::Look::new(look::output_width(), now, cli.absolute_times).with_ids(ids)
 }
 

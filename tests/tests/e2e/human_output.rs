@@ -260,6 +260,24 @@ fn status_and_inbox_fit_80_and_120_columns_with_long_participant_names() {
             .is_some_and(|id| id.starts_with(&short)),
         "{read}"
     );
+    // So are the short participant names: bob answers the one the table shows.
+    let sender = narrow
+        .lines()
+        .find(|l| l.contains("question"))
+        .and_then(|l| l.split_whitespace().nth(4))
+        .expect("the sender column")
+        .to_string();
+    assert!(
+        sender.len() < CODEX.len() && CODEX.starts_with(&sender),
+        "{sender}"
+    );
+    let sent = world
+        .acc_as(
+            &bob,
+            &["message", "--to", &sender, "--subject", "s", "--body", "b"],
+        )
+        .ok_json();
+    assert_eq!(sent["message"]["toParticipantIds"][0], CODEX, "{sent}");
 
     // Piped output without COLUMNS keeps every character.
     let mut command = world.command("acc");
