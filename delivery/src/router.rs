@@ -282,10 +282,27 @@ impl Attempt<'_> {
         Ok(())
     }
 
-    /// Record a successful offer: the event and the receipt `offered`, if the target is still
-    /// the recipient's recorded generation and the receipt still queued.
+    /// Record a successful live offer, if the target is still the recipient's recorded
+    /// generation: the event, and the receipt `offered` when it is still queued. A receipt that
+    /// moved on meanwhile was carried another way while the adapter worked (a Codex queued
+    /// submission starts a turn at once, whose next-turn hook may carry the same message before
+    /// the offer returns): the live offer still happened, so it is recorded and reported as
+    /// offered, and the receipt keeps its state (states only move forward).
     fn record_offered(&self, w: &mut Writer<'_>, now: Millis) -> AccResult<bool> {
-        Ok(self.target_is_current(w)? && self.record_offered_to_current(w, now)?)
+        if !self.target_is_current(w)? {
+            return Ok(false);
+        }
+        if self.record_offered_to_current(w, now)? {
+            return Ok(true);
+        }
+        let moved_on = w
+            .reader()
+            .receipt(self.message.seq, self.recipient)?
+            .is_some_and(|r| r.state != ReceiptState::Queued);
+        if moved_on {
+            self.append(w, self.event(None, false), now)?;
+        }
+        Ok(moved_on)
     }
 
     /// Whether the target session is still the recipient's, at the recorded generation.
@@ -1246,5 +1263,126 @@ fn record_answer(
             store.write(|w| attempt.record_failed(w, &code, now))?;
             Ok(outcome(recipient, "queued", transport, Some(&code)))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use acc_core::clock::FixedClock;
+    use acc_core::identity::{Liveness, SessionSpec};
+    use acc_core::messages::SendRequest;
+    use acc_core::workspace::{ClaimPolicy, Config, IdentitySource, Workspace};
+
+    struct Alive;
+    impl Liveness for Alive {
+        fn alive(&self, _pid: i64) -> bool {
+            true
+        }
+    }
+
+    fn session(core: &mut Core, who: &str) -> Caller {
+        let opened = core
+            .open_session(
+                &SessionSpec {
+                    participant_id: who.into(),
+                    session_key: None,
+                    harness: "codex".into(),
+                    client_version: None,
+                    checkout: None,
+                    branch: None,
+                    pid: Some(1),
+                    enforcement: acc_store::Enforcement::Advisory,
+                    lifecycle: acc_store::Lifecycle::Managed,
+                },
+                None,
+            )
+            .expect("session");
+        Caller {
+            session_id: opened.session.session_id,
+            generation: opened.generation_token,
+        }
+    }
+
+    /// A Codex queued submission starts a turn at once, and that turn's next-turn hook may carry
+    /// the message before the live offer returns: the offer is then still recorded and reported
+    /// as offered, never as a stale generation, and the receipt keeps the state it reached.
+    #[test]
+    fn a_live_offer_whose_receipt_moved_on_meanwhile_is_still_offered() {
+        let temp = tempfile::tempdir().expect("tempdir");
+        let workspace = Workspace {
+            id: "race".into(),
+            root: temp.path().to_path_buf(),
+            source: IdentitySource::Directory,
+            git_common_dir: None,
+            config: Config {
+                display_name: "race".into(),
+                roots: vec![".".into()],
+                claim_mode: ClaimPolicy::Advisory,
+                context_budget_bytes: 6000,
+                required_adapters: Vec::new(),
+            },
+        };
+        let mut core = Core::new(
+            workspace,
+            temp.path().join("data"),
+            Arc::new(FixedClock::new(1_795_000_000_000)),
+            Arc::new(Alive),
+        )
+        .expect("core");
+        let alice = session(&mut core, "alice");
+        let dave = session(&mut core, "dave");
+        let draft = Core::prepare_message(&SendRequest {
+            to: vec!["dave".into()],
+            subject: "s".into(),
+            body: "b".into(),
+            ..SendRequest::default()
+        })
+        .expect("draft");
+        let recorded = core.record(&alice, draft).expect("record");
+        let generation = core
+            .own_session(&dave)
+            .expect("read")
+            .expect("dave's session")
+            .generation;
+        let attempt = |transport: &'static str| Attempt {
+            message: &recorded.message.message,
+            recipient: "dave",
+            session_id: &dave.session_id,
+            generation,
+            adapter: transport,
+            transport,
+            client_version: "0.169.0",
+        };
+        let now = core.now();
+        let store = core.store_for_write().expect("store");
+        // The next turn carries it first...
+        assert!(
+            store
+                .write(|w| attempt("next-turn").record_offered(w, now))
+                .expect("next-turn")
+        );
+        // ...then the live offer returns.
+        assert!(
+            store
+                .write(|w| attempt("codex-app-server").record_offered(w, now))
+                .expect("live offer"),
+            "the live offer happened"
+        );
+        let receipt = store
+            .read(|r| r.receipt(recorded.message.message.seq, "dave"))
+            .expect("receipt")
+            .expect("dave's receipt");
+        assert_eq!(receipt.state, ReceiptState::Offered);
+        // A stale target is still refused.
+        let stale = Attempt {
+            generation: generation + 1,
+            ..attempt("codex-app-server")
+        };
+        assert!(
+            !store
+                .write(|w| stale.record_offered(w, now))
+                .expect("stale")
+        );
     }
 }

@@ -623,6 +623,25 @@ pub fn history_message(view: &MessageView, receipts: &[ReceiptRow], look: &Look)
     out
 }
 
+/// Whom a message went to and how far each receipt got: "to bob (retrieved), carol
+/// (queued)"; a room record "to the room: …" (its receipts are the peers present then).
+pub fn recipients_line(view: &MessageView, receipts: &[ReceiptRow], look: &Look) -> String {
+    let states: Vec<String> = receipts
+        .iter()
+        .map(|r| format!("{} ({})", look.id(&r.participant_id), r.state))
+        .collect();
+    let listed = if states.is_empty() {
+        "nobody".to_string()
+    } else {
+        states.join(", ")
+    };
+    if view.message.to_participant_ids.is_empty() {
+        format!("to the room: {listed}")
+    } else {
+        format!("to {listed}")
+    }
+}
+
 /// ", thread <id>" when a message is not its thread's first.
 fn thread(m: &crate::store::MessageRow, look: &Look) -> String {
     if m.thread_id == m.message_id {
@@ -633,8 +652,13 @@ fn thread(m: &crate::store::MessageRow, look: &Look) -> String {
 }
 
 /// A summary page (inbox or history), from its JSON, as a table: id, when sent, sender, kind,
-/// what it needs, the receipt (an inbox); each subject on the line below.
-pub fn summary_page(page: &serde_json::Value, look: &Look) -> String {
+/// what it needs, the receipt (an inbox); each subject on the line below, and for a history
+/// page whom each message went to with each receipt's state (`recipients`, by message id).
+pub fn summary_page(
+    page: &serde_json::Value,
+    look: &Look,
+    recipients: &std::collections::HashMap<String, String>,
+) -> String {
     let items = page
         .get("items")
         .and_then(|i| i.as_array())
@@ -677,7 +701,11 @@ pub fn summary_page(page: &serde_json::Value, look: &Look) -> String {
                 ));
             }
             table.add_row(look::row(cells));
-            details.push(Some(format!("subject: {}", safe(&field("subject")))));
+            let mut detail = format!("subject: {}", safe(&field("subject")));
+            if let Some(to) = recipients.get(&field("messageId")) {
+                detail.push_str(&format!("\n{to}"));
+            }
+            details.push(Some(detail));
         }
         look::settle(&mut table, &[0, 1, 3, 4, 5]);
         out.push_str(&look::lines(&table, 0, &details, look.width));

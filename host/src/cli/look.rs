@@ -150,8 +150,8 @@ pub fn settle(table: &mut Table, whole: &[usize]) {
 }
 
 /// A table's lines, each indented by `indent` spaces, trailing spaces removed; after the line of
-/// row `i`, its detail line when `details[i]` has one (indented four more, cut to the width
-/// with an ellipsis), for the free text that would crowd the row: an intent, a subject.
+/// row `i`, its detail lines when `details[i]` has some (indented four more, each cut to the
+/// width with an ellipsis), for the free text that would crowd the row: an intent, a subject.
 pub fn lines(
     table: &Table,
     indent: usize,
@@ -167,12 +167,14 @@ pub fn lines(
         // Line 0 is the header; every row is one line.
         if let Some(Some(detail)) = index.checked_sub(1).and_then(|row| details.get(row)) {
             let detail_pad = indent + 4;
-            out.push_str(&" ".repeat(detail_pad));
-            out.push_str(&fit(
-                detail,
-                width.map(|w| usize::from(w).saturating_sub(detail_pad)),
-            ));
-            out.push('\n');
+            for detail in detail.lines() {
+                out.push_str(&" ".repeat(detail_pad));
+                out.push_str(&fit(
+                    detail,
+                    width.map(|w| usize::from(w).saturating_sub(detail_pad)),
+                ));
+                out.push('\n');
+            }
         }
     }
     out

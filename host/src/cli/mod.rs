@@ -1638,7 +1638,7 @@ fn inbox(cli: &Cli, args: &InboxArgs) -> AccResult<Output> {
     let ids = page_ids(&value);
     let look = look(cli, &mut core, ids.iter().map(String::as_str));
     Ok(Output {
-        human: human::summary_page(&value, &look),
+        human: human::summary_page(&value, &look, &std::collections::HashMap::new()),
         value,
     })
 }
@@ -1737,8 +1737,17 @@ fn history(cli: &Cli, args: &SyncArgs) -> AccResult<Output> {
     let value = views::history_page(&page);
     let ids = page_ids(&value);
     let look = look(cli, &mut core, ids.iter().map(String::as_str));
+    // A person's history shows whom each message went to and each receipt (the summary JSON's
+    // allowlist has no recipients); read only for text output.
+    let mut recipients = std::collections::HashMap::new();
+    if !cli.json {
+        for id in ids.iter().filter(|id| id.starts_with("message_")) {
+            let (view, receipts) = core.history_message(id)?;
+            recipients.insert(id.clone(), human::recipients_line(&view, &receipts, &look));
+        }
+    }
     Ok(Output {
-        human: human::summary_page(&value, &look),
+        human: human::summary_page(&value, &look, &recipients),
         value,
     })
 }

@@ -279,6 +279,13 @@ fn status_and_inbox_fit_80_and_120_columns_with_long_participant_names() {
         .ok_json();
     assert_eq!(sent["message"]["toParticipantIds"][0], CODEX, "{sent}");
 
+    // A person's history says whom each message went to and how far each receipt got.
+    let history = at_width(&world, None, 120, &["sync", "--scope", "history"]);
+    assert!(
+        history.lines().any(|l| l.trim() == "to bob (queued)"),
+        "{history}"
+    );
+
     // Piped output without COLUMNS keeps every character.
     let mut command = world.command("acc");
     command
