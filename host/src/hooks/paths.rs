@@ -17,6 +17,10 @@ use std::path::{Component, Path, PathBuf};
 /// The resources a write to `path` (as the tool named it) touches; `cwd` is where the tool
 /// runs and `root` the workspace root (canonical).
 pub fn written_resources(root: &Path, cwd: &Path, path: &str) -> Vec<String> {
+    // An empty name writes nothing (the tool fails); it is not the working directory.
+    if path.trim().is_empty() {
+        return Vec::new();
+    }
     let named = expand_home(path);
     let absolute = if named.is_absolute() {
         named
@@ -216,5 +220,6 @@ mod tests {
         // A link's own name is checked beside its target.
         let found = written_resources(root, root, "alias.rs");
         assert_eq!(found, ["file:alias.rs", "file:src/parser.rs"]);
+        assert!(written_resources(root, &root.join("src"), "").is_empty());
     }
 }
