@@ -81,9 +81,9 @@ pub enum Identity {
     /// `ACC_MCP_PARTICIPANT`: always this participant (MCP.md: the configured identity is the
     /// server's identity).
     Configured(String),
-    /// Not configured: adopt the hooked session (Claude Code, Codex) of the client process that
-    /// started this server, when exactly one open hooked session of the workspace recorded that
-    /// pid; otherwise speak for [`default_participant`].
+    /// Not configured: adopt the hooked session (of any client ACC hooks) of the client process
+    /// that started this server, when exactly one open hooked session of the workspace recorded
+    /// that pid; otherwise speak for [`default_participant`].
     Adopt {
         /// The client process above this server (its nearest ancestor that is not a shell), when
         /// known.
