@@ -404,26 +404,16 @@ impl Core {
         let Some(store) = self.store_for_read() else {
             return Ok(short);
         };
-        let ids: Vec<String> = store
-            .read(|r| Ok::<_, AccError>(r.participants()?))?
-            .into_iter()
-            .map(|p| p.participant_id)
-            .collect();
-        let shared = |a: &str, b: Option<&String>| {
-            b.map_or(0, |b| {
-                a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count()
-            })
-        };
+        let ids = store.read(|r| Ok::<_, AccError>(r.all_ids("participant")?))?;
         for (at, id) in ids.iter().enumerate() {
             if id.len() <= LONG_PARTICIPANT {
                 continue;
             }
             let before = at.checked_sub(1).and_then(|i| ids.get(i));
-            let needed = shared(id, before).max(shared(id, ids.get(at + 1))) + 1;
-            let keep = needed.max(SHORT_PARTICIPANT);
+            let keep = distinct_len(id, before, ids.get(at + 1)).max(SHORT_PARTICIPANT);
             // Portable ids are ASCII: any byte length is a character boundary.
-            if keep < id.len() {
-                short.insert(id.clone(), id.get(..keep).unwrap_or(id).to_string());
+            if let Some(cut) = id.get(..keep).filter(|_| keep < id.len()) {
+                short.insert(id.clone(), cut.to_string());
             }
         }
         Ok(short)
@@ -732,10 +722,10 @@ pub fn derived_token(
     )
 }
 
-/// `id` (of `kind`) cut to the characters that tell it from its neighbours in the id order,
-/// and at least [`ids::MIN_PREFIX`] of its random part.
-fn shorten(kind: &str, id: &str, before: Option<String>, after: Option<String>) -> String {
-    let shared = |other: Option<String>| {
+/// How many leading bytes of `id` tell it from its neighbours in the id order: those it shares
+/// with the closer of them, and one more.
+fn distinct_len(id: &str, before: Option<&String>, after: Option<&String>) -> usize {
+    let shared = |other: Option<&String>| {
         other.map_or(0, |o| {
             o.bytes()
                 .zip(id.bytes())
@@ -743,9 +733,15 @@ fn shorten(kind: &str, id: &str, before: Option<String>, after: Option<String>) 
                 .count()
         })
     };
+    shared(before).max(shared(after)) + 1
+}
+
+/// `id` (of `kind`) cut to the characters that tell it from its neighbours in the id order,
+/// and at least [`ids::MIN_PREFIX`] of its random part.
+fn shorten(kind: &str, id: &str, before: Option<String>, after: Option<String>) -> String {
     let random = id.get(kind.len() + 1..).unwrap_or_default();
     // Characters of the random part the neighbours share, plus one that differs.
-    let needed = (shared(before).max(shared(after)) + 1).saturating_sub(kind.len() + 1);
+    let needed = distinct_len(id, before.as_ref(), after.as_ref()).saturating_sub(kind.len() + 1);
     let keep = needed.max(ids::MIN_PREFIX).min(random.len());
     format!("{kind}_{}", random.get(..keep).unwrap_or(random))
 }

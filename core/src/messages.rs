@@ -445,7 +445,7 @@ fn resolve_recipients(
         // Not a participant, not a present client: the start of one participant's id (at least
         // `ids::MIN_PREFIX` characters; hooked participants' ids are long).
         if matching.is_empty() && name.chars().count() >= crate::ids::MIN_PREFIX {
-            let found = reader.participants_with_prefix(name, 11)?;
+            let found = reader.ids_with_prefix("participant", name, 11)?;
             match found.as_slice() {
                 [one] if one == sender => {
                     return Err(AccError::usage(format!(

@@ -237,7 +237,7 @@ pub fn protection_note(policy: ClaimPolicy, sessions: &[SessionState]) -> String
         .map(|s| format!("{}: {}", name(s), s.guard.reason))
         .collect();
     let mut note = if stopped.is_empty() {
-        "guarded claims stop the writes of every client whose ACC hooks guard them (Claude Code, Codex, Gemini CLI); no such session is live".to_string()
+        "guarded claims stop the writes of every session whose ACC hooks guard its client; no such session is live".to_string()
     } else {
         format!(
             "guarded claims are enforced for {}, and for every other session whose ACC hooks guard its client",
@@ -275,8 +275,8 @@ fn claim_item(
 const OFFLINE_HOLDER_ITEMS: i64 = 20;
 
 /// Live claims held by sessions that are gone (closed, or open but offline), at most
-/// [`OFFLINE_HOLDER_ITEMS`] a session, soonest expiry first across all of them. The holding sessions come from the claims'
-/// session index; only the offline ones' claims are read.
+/// [`OFFLINE_HOLDER_ITEMS`] a session, soonest expiry first across all of them. The holding
+/// sessions come from the claims' session index; only the offline ones' claims are read.
 fn offline_holders(
     reader: &Reader<'_>,
     sessions: &[SessionState],

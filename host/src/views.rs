@@ -247,17 +247,26 @@ pub fn status_capped(report: &StatusReport, now: i64, mine: &str) -> Value {
     status.claims.sort_by_key(|c| c.owner_session_id != mine);
     status.sessions.sort_by_key(|s| s.session_id != mine);
     let mut omitted = wire::Omitted::default();
-    let size = |status: &wire::Status<'_>| wire::json(status).to_string().len();
+    // The report is serialized once; each item left out takes its own bytes and a comma off
+    // (compact JSON), so a room of any size costs one pass, not one serialization an item.
+    let mut size = wire::json(&status).to_string().len();
+    let cost = |item: Value| item.to_string().len() + 1;
     // Room for the `omitted` note and the server's `speaksFor` beside the report.
     let budget = PAGE_BYTE_CAP.saturating_sub(1_000);
-    while size(&status) > budget {
-        if status.claims.pop().is_some() {
+    while size > budget {
+        if let Some(claim) = status.claims.pop() {
+            size = size.saturating_sub(cost(wire::json(&claim)));
             status.claim_summary.complete = false;
-        } else if status.attention.pop().is_some() {
+        } else if let Some(item) = status.attention.pop() {
+            size = size.saturating_sub(cost(wire::json(&item)));
             omitted.attention += 1;
-        } else if status.sessions.len() > 1 && status.sessions.pop().is_some() {
+        } else if status.sessions.len() > 1
+            && let Some(session) = status.sessions.pop()
+        {
+            size = size.saturating_sub(cost(wire::json(&session)));
             omitted.sessions += 1;
-        } else if status.participants.pop().is_some() {
+        } else if let Some(participant) = status.participants.pop() {
+            size = size.saturating_sub(cost(wire::json(&participant)));
             omitted.participants += 1;
         } else {
             break;

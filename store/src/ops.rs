@@ -94,18 +94,6 @@ impl Reader<'_> {
             .is_some())
     }
 
-    /// Up to `limit` participant ids that start with `prefix`, in order (a range of the
-    /// primary key: portable ids hold only ASCII letters, digits, `.`, `_` and `-`, all below
-    /// DEL).
-    pub fn participants_with_prefix(&self, prefix: &str, limit: i64) -> StoreResult<Vec<String>> {
-        let high = format!("{prefix}\u{7f}");
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT participant_id FROM participants WHERE participant_id >= ?1 AND participant_id < ?2 ORDER BY participant_id LIMIT ?3",
-        )?;
-        let rows = stmt.query_map(params![prefix, high, limit], |r| r.get(0))?;
-        Ok(rows.collect::<Result<_, _>>()?)
-    }
-
     /// Every participant, by id.
     pub fn participants(&self) -> StoreResult<Vec<ParticipantRow>> {
         let mut stmt = self.conn.prepare_cached(
@@ -255,9 +243,9 @@ impl Reader<'_> {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
-    /// The ids of `kind` (`message`, `claim`, `session`) that begin with `prefix`, in order, at
-    /// most `limit`: a range of the id's unique index (ids are `<kind>_` and base64url, every
-    /// character of which sorts below `~`).
+    /// The ids of `kind` (`message`, `claim`, `session`, `participant`) that begin with
+    /// `prefix`, in order, at most `limit`: a range of the id's unique index (record ids are
+    /// `<kind>_` and base64url, participant ids portable ids: every character sorts below `~`).
     pub fn ids_with_prefix(
         &self,
         kind: &str,
@@ -597,13 +585,14 @@ impl Writer<'_> {
     }
 }
 
-/// The table and id column of a record kind a person may name by id (`message`, `claim`,
-/// `session`); `None` for any other.
+/// The table and id column of a kind a person may name by id or its prefix (`message`,
+/// `claim`, `session`, `participant`); `None` for any other.
 fn id_index(kind: &str) -> Option<(&'static str, &'static str)> {
     match kind {
         "message" => Some(("messages", "message_id")),
         "claim" => Some(("claims", "claim_id")),
         "session" => Some(("sessions", "session_id")),
+        "participant" => Some(("participants", "participant_id")),
         _ => None,
     }
 }

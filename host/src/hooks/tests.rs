@@ -215,3 +215,10 @@ fn a_resumed_conversation_records_its_new_process_and_is_online() {
         );
     }
 }
+
+#[test]
+fn the_cores_client_names_are_every_hooked_client_then_mcp_and_cli() {
+    let mut expected: Vec<&str> = Client::ALL.iter().map(|c| c.as_str()).collect();
+    expected.extend(["mcp", "cli"]);
+    assert_eq!(crate::core::messages::CLIENT_NAMES, expected.as_slice());
+}

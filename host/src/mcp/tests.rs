@@ -1139,6 +1139,27 @@ fn acc_status_stays_within_the_page_at_any_room_size() {
         "{status}"
     );
     assert!(status["speaksFor"].is_object());
+    // Many sessions with long intents: the other sessions give way, the caller's stays first.
+    let crowded = World::new();
+    let mut me = crowded.server("me");
+    ok(&mut me, "acc_status", json!({}));
+    for i in 0..40 {
+        let mut other = crowded.server(&format!("agent{i:02}"));
+        ok(
+            &mut other,
+            "acc_work",
+            json!({ "summary": "x".repeat(280), "mode": "edit" }),
+        );
+    }
+    let result = call(&mut me, "acc_status", json!({}));
+    let text = result["content"][0]["text"].as_str().expect("text");
+    assert!(text.len() <= 12_000, "{} bytes", text.len());
+    let status = &result["structuredContent"];
+    assert_eq!(status["sessions"][0]["participantId"], "me", "{status}");
+    assert!(
+        status["omitted"]["sessions"].as_u64().unwrap_or(0) > 0,
+        "{status}"
+    );
     // A small room is whole, with no note.
     let small = World::new();
     let mut carol = small.server("carol");
