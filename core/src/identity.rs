@@ -559,6 +559,30 @@ impl Core {
         })
     }
 
+    /// Whether a hooked session with `key` was ever opened (a read: nothing is created).
+    pub fn keyed_session_exists(&mut self, key: &str) -> AccResult<bool> {
+        let Some(store) = self.store_for_read() else {
+            return Ok(false);
+        };
+        Ok(store.read(|r| r.session_by_key(key))?.is_some())
+    }
+
+    /// End the caller's session so that it leaves no trace, when it never did anything in the
+    /// room: its first generation, and nothing but its own opening names it or its participant
+    /// (a client that started and ended a session without a turn, as `claude mcp list` does).
+    /// Returns whether it was forgotten; otherwise nothing changes and the caller ends its
+    /// presence as usual.
+    pub fn forget_unused_session(&mut self, caller: &Caller) -> AccResult<bool> {
+        let workspace_id = self.workspace.id.clone();
+        self.store_for_write()?.write(|w| {
+            let session = check_caller(&w.reader(), &workspace_id, caller)?;
+            if session.generation != 1 {
+                return Ok(false);
+            }
+            Ok(w.forget_untraced_session(&session.session_id, &session.participant_id)?)
+        })
+    }
+
     /// End the caller session's presence without a handoff (a client's session end). Claims
     /// stay until they expire or are released.
     pub fn end_presence(&mut self, caller: &Caller) -> AccResult<()> {

@@ -169,7 +169,10 @@ struct Context {
 }
 
 impl Context {
-    fn open(client: Client, event: &str, payload: &Value) -> AccResult<Self> {
+    /// Open (or create) the event's session. `None` only for an event that ends a session no
+    /// earlier event opened: there is nothing to end, and creating one would leave a phantom
+    /// participant (Claude Code's `claude mcp list` fires SessionEnd alone).
+    fn open(client: Client, event: &str, payload: &Value) -> AccResult<Option<Self>> {
         let session_id = text(payload, "session_id")
             .ok_or_else(|| AccError::usage("the hook input has no session_id"))?;
         let cwd = text(payload, "cwd")
@@ -231,6 +234,9 @@ impl Context {
         let rotate = event == "SessionStart" && !matches!(source, "resume" | "compact");
         let mut core =
             crate::guards::core(ws, data_dir, Arc::new(crate::clock::system_from_env()?))?;
+        if event == "SessionEnd" && !core.keyed_session_exists(&key)? {
+            return Ok(None);
+        }
         let derive = |generation: i64| derived_token(&secret, &workspace_id, &key, generation);
         // Only the events that mark the client's activity refresh presence (when it needs it); a
         // prompt with nothing to carry, or a write check, reads.
@@ -240,13 +246,13 @@ impl Context {
             session_id: opened.session.session_id,
             generation: opened.generation_token,
         };
-        Ok(Self {
+        Ok(Some(Self {
             client,
             app: App::new(core),
             caller,
             participant,
             cwd,
-        })
+        }))
     }
 
     /// The command prefix an agent runs to act as this session (absolute path: hooks and
@@ -464,7 +470,9 @@ pub fn handle(client: &str, event: &str, input: &str) -> AccResult<Reply> {
     let Some(part) = role(client, event) else {
         return Ok(Reply::default());
     };
-    let mut context = Context::open(client, part, &payload)?;
+    let Some(mut context) = Context::open(client, part, &payload)? else {
+        return Ok(Reply::default());
+    };
     match part {
         // Gemini CLI: the session opens (or resumes) here, but its context goes with each turn
         // (BeforeAgent): on `--resume` Gemini drops stored user messages that begin with hook
@@ -542,11 +550,30 @@ pub fn handle(client: &str, event: &str, input: &str) -> AccResult<Reply> {
             Ok(deny(client, &reason))
         }
         "SessionEnd" => {
+            // A session that ends without a turn leaves no trace when nothing in the room names
+            // it either; the client's transcript tells whether it had a turn.
+            if !had_turn(&payload) && context.app.core.forget_unused_session(&context.caller)? {
+                return Ok(Reply::default());
+            }
             context.app.core.end_presence(&context.caller)?;
             Ok(Reply::default())
         }
         // Stop: opening the session above already recorded the heartbeat.
         _ => Ok(Reply::default()),
+    }
+}
+
+/// Whether the session whose end `payload` reports had a turn: its client's transcript
+/// (`transcript_path`, which every hooked client passes) exists and holds something. Without a
+/// transcript path, or one that cannot be read, it counts as having had one: the session is
+/// kept.
+fn had_turn(payload: &Value) -> bool {
+    let Some(path) = text(payload, "transcript_path") else {
+        return true;
+    };
+    match std::fs::metadata(path) {
+        Ok(meta) => meta.len() > 0,
+        Err(error) => error.kind() != std::io::ErrorKind::NotFound,
     }
 }
 

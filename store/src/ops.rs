@@ -487,6 +487,42 @@ impl Writer<'_> {
         Ok(())
     }
 
+    /// Remove a session, its participant and their opening events when nothing else in the
+    /// store names them: the participant has no other session; no claim, intent, message or
+    /// receipt is theirs; the only events naming either are `participant.created` and
+    /// `session.opened`. Its ephemeral delivery bindings go with it. Returns whether it was
+    /// removed; otherwise nothing changes.
+    pub fn forget_untraced_session(
+        &mut self,
+        session_id: &str,
+        participant_id: &str,
+    ) -> StoreResult<bool> {
+        let traced: bool = self.tx.prepare_cached(
+            "SELECT EXISTS (SELECT 1 FROM sessions WHERE participant_id = ?2 AND session_id != ?1)
+                 OR EXISTS (SELECT 1 FROM claims WHERE session_id = ?1 OR participant_id = ?2)
+                 OR EXISTS (SELECT 1 FROM intents WHERE session_id = ?1)
+                 OR EXISTS (SELECT 1 FROM messages WHERE from_session_id = ?1 OR from_participant_id = ?2)
+                 OR EXISTS (SELECT 1 FROM receipts WHERE participant_id = ?2)
+                 OR EXISTS (SELECT 1 FROM events WHERE (session_id = ?1 OR participant_id = ?2)
+                            AND type NOT IN ('participant.created', 'session.opened'))",
+        )?
+        .query_row(params![session_id, participant_id], |row| row.get(0))?;
+        if traced {
+            return Ok(false);
+        }
+        self.drop_bindings(session_id, None)?;
+        self.tx
+            .prepare_cached("DELETE FROM events WHERE session_id = ?1 OR participant_id = ?2")?
+            .execute(params![session_id, participant_id])?;
+        self.tx
+            .prepare_cached("DELETE FROM sessions WHERE session_id = ?1")?
+            .execute(params![session_id])?;
+        self.tx
+            .prepare_cached("DELETE FROM participants WHERE participant_id = ?1")?
+            .execute(params![participant_id])?;
+        Ok(true)
+    }
+
     /// Close a session's presence.
     pub fn close_session(&mut self, session_id: &str, now: Millis) -> StoreResult<()> {
         self.tx.prepare_cached("UPDATE sessions SET closed_at = ?2, last_seen_at = max(last_seen_at, ?2) WHERE session_id = ?1")?.execute(params![session_id, now],

@@ -487,3 +487,168 @@ fn a_claude_code_session_whose_registry_appears_after_its_start_is_bound_at_its_
         "no event written"
     );
 }
+
+/// One way a client session can end, and whether it should stay in the room afterwards.
+struct Ending {
+    name: &'static str,
+    client: &'static str,
+    /// Events before the end, by role name in the client's own spelling.
+    before: &'static [&'static str],
+    /// The transcript the end reports: `None` names no path; `Some(None)` a missing file;
+    /// `Some(Some(bytes))` a file with those bytes.
+    transcript: Option<Option<&'static str>>,
+    /// A peer messages the room while the session is open.
+    messaged: bool,
+    kept: bool,
+}
+
+#[test]
+fn a_session_that_ends_without_a_turn_leaves_no_trace() {
+    let endings = [
+        // `claude mcp list` (Claude Code 2.1.328): SessionEnd alone, no transcript.
+        Ending {
+            name: "end alone",
+            client: "claude-code",
+            before: &[],
+            transcript: Some(None),
+            messaged: false,
+            kept: false,
+        },
+        Ending {
+            name: "start then end",
+            client: "claude-code",
+            before: &["SessionStart"],
+            transcript: Some(None),
+            messaged: false,
+            kept: false,
+        },
+        Ending {
+            name: "empty transcript",
+            client: "claude-code",
+            before: &["SessionStart"],
+            transcript: Some(Some("")),
+            messaged: false,
+            kept: false,
+        },
+        Ending {
+            name: "gemini start then end",
+            client: "gemini",
+            before: &["SessionStart"],
+            transcript: Some(None),
+            messaged: false,
+            kept: false,
+        },
+        Ending {
+            name: "a turn",
+            client: "claude-code",
+            before: &["SessionStart", "UserPromptSubmit", "Stop"],
+            transcript: Some(Some("{\"type\":\"user\"}\n")),
+            messaged: false,
+            kept: true,
+        },
+        Ending {
+            name: "gemini turn",
+            client: "gemini",
+            before: &["SessionStart", "BeforeAgent", "AfterAgent"],
+            transcript: Some(Some("{\"messages\":[]}")),
+            messaged: false,
+            kept: true,
+        },
+        Ending {
+            name: "messaged while open",
+            client: "claude-code",
+            before: &["SessionStart"],
+            transcript: Some(None),
+            messaged: true,
+            kept: true,
+        },
+        Ending {
+            name: "no transcript path",
+            client: "claude-code",
+            before: &["SessionStart"],
+            transcript: None,
+            messaged: false,
+            kept: true,
+        },
+        Ending {
+            name: "second generation",
+            client: "claude-code",
+            before: &["SessionStart", "SessionStart"],
+            transcript: Some(None),
+            messaged: false,
+            kept: true,
+        },
+    ];
+    for ending in &endings {
+        let world = World::new();
+        let alice = world.attach("alice");
+        let payload = |event: &str| {
+            let mut value = serde_json::json!({
+                "session_id": "conv-1",
+                "cwd": world.dir,
+                "hook_event_name": event,
+                "source": "startup",
+                "prompt": "hello",
+                "reason": "other",
+            });
+            match ending.transcript {
+                None => {}
+                Some(bytes) => {
+                    let path = world.temp.path().join("transcript.jsonl");
+                    if let Some(bytes) = bytes {
+                        std::fs::write(&path, bytes).expect("transcript");
+                    }
+                    value["transcript_path"] = serde_json::json!(path);
+                }
+            }
+            value.to_string()
+        };
+        for event in ending.before {
+            let run = world.hook(ending.client, event, &payload(event));
+            assert_eq!(run.code, 0, "{}: {event}: {}", ending.name, run.stderr);
+        }
+        if ending.messaged {
+            world
+                .acc_as(
+                    &alice,
+                    &["message", "--subject", "hello", "--body", "anyone there?"],
+                )
+                .ok_json();
+        }
+        let run = world.hook(ending.client, "SessionEnd", &payload("SessionEnd"));
+        assert_eq!(run.code, 0, "{}: {}", ending.name, run.stderr);
+        assert!(run.stdout.is_empty(), "{}: {}", ending.name, run.stdout);
+        let snapshot = world.acc(&["sync", "--scope", "full"]).ok_json();
+        let events = world.acc(&["sync"]).ok_json()["events"].clone();
+        let named = |id: &str| snapshot.to_string().contains(id) || events.to_string().contains(id);
+        let participant = format!("{}-conv-1", ending.client);
+        assert_eq!(
+            named(&participant),
+            ending.kept,
+            "{}: {snapshot} {events}",
+            ending.name
+        );
+        if ending.kept {
+            let events = events.as_array().expect("events");
+            assert!(
+                events.iter().any(|e| e["type"] == "session.closed"),
+                "{}: the end is recorded: {events:?}",
+                ending.name
+            );
+        }
+        // The peer's own record is untouched either way, and the room goes on.
+        assert!(named(&alice.participant), "{}: {snapshot}", ending.name);
+        world
+            .acc_as(
+                &alice,
+                &[
+                    "message",
+                    "--subject",
+                    "still here",
+                    "--body",
+                    "the room goes on",
+                ],
+            )
+            .ok_json();
+    }
+}

@@ -241,6 +241,14 @@ fn acc_install_registers_acc_mcp_where_the_user_asks() {
         line.contains("acc-mcp") && line.contains("Connected"),
         "{line}"
     );
+    // Listing fires Claude Code's SessionEnd hook (acc's, installed above) for a session that
+    // never had a turn: it leaves no participant in the room.
+    let snapshot = world.acc(&["sync", "--scope", "full"]).ok_json();
+    let events = world.acc(&["sync"]).ok_json();
+    assert!(
+        !format!("{snapshot}{events}").contains("claude-code-"),
+        "no phantom participant: {snapshot} {events}"
+    );
     world
         .acc(&["uninstall", "--client", "claude-code", "--home", home_arg])
         .ok_json();
