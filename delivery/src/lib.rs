@@ -8,6 +8,7 @@
 
 pub mod contracts;
 pub mod inspect;
+pub mod isolation;
 pub mod plugins;
 pub mod router;
 pub mod user_adapters;

@@ -48,7 +48,28 @@ pub struct LoadedAdapter {
     pub api_version: String,
     /// The contract it declares.
     pub contract: ContractDeclaration,
-    object: Arc<AdapterBox>,
+    pub(crate) runner: Runner,
+}
+
+/// Where an adapter's code runs.
+#[derive(Clone)]
+pub(crate) enum Runner {
+    /// Loaded into this process.
+    InProcess(Arc<AdapterBox>),
+    /// In a short-lived helper process per call ([`crate::isolation`]).
+    Helper(Arc<crate::isolation::Helper>),
+}
+
+/// How [`Plugins`] loads adapters.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Loading {
+    /// Into this process (short-lived commands and hooks: a faulty adapter costs that one
+    /// command).
+    InProcess,
+    /// Never into this process: each load and each call runs in a helper, this program run as
+    /// `<program> adapter-host` (the long-lived `acc-mcp`, which a crashing adapter must not
+    /// end).
+    Helper(PathBuf),
 }
 
 impl std::fmt::Debug for LoadedAdapter {
@@ -203,7 +224,16 @@ pub fn check_file(file: &Path) -> Result<LoadedAdapter, String> {
     load_file(file, &config_for(&configs, &name))
 }
 
-fn load_file(file: &Path, config: &str) -> Result<LoadedAdapter, String> {
+/// Load `file` with its configuration the way `loading` says.
+fn load_by(loading: &Loading, file: &Path, config: &str) -> Result<LoadedAdapter, String> {
+    match loading {
+        Loading::InProcess => load_file(file, config),
+        Loading::Helper(program) => crate::isolation::describe(program, file, config),
+    }
+}
+
+/// Load `file` into this process: every check, construction, `describe`.
+pub(crate) fn load_file(file: &Path, config: &str) -> Result<LoadedAdapter, String> {
     let version = check_marker(file)?;
     let header = acc_adapter_api::abi_stable::library::lib_header_from_path(file)
         .map_err(|e| format!("no ACC root module: {}", short_abi_error(&e.to_string())))?;
@@ -247,7 +277,6 @@ fn load_file(file: &Path, config: &str) -> Result<LoadedAdapter, String> {
             return Err(format!("init failed ({}): {}", f.code, f.message));
         }
     };
-    let object = Arc::new(object);
     let contract: ContractDeclaration = serde_json::from_str(description.contract.as_str())
         .map_err(|e| format!("invalid contract declaration: {e}"))?;
     Ok(LoadedAdapter {
@@ -263,15 +292,18 @@ fn load_file(file: &Path, config: &str) -> Result<LoadedAdapter, String> {
             .collect(),
         api_version: version_text(&version),
         contract,
-        object,
+        runner: Runner::InProcess(Arc::new(object)),
     })
 }
 
 /// A call running on its own thread: wait for it under a deadline, or look later whether it
-/// answered. A call that hangs is abandoned (its thread keeps running until the process ends).
+/// answered. A call in this process that hangs is abandoned (its thread keeps running until the
+/// process ends); a call in a helper process ends with it: dropping the pending call kills the
+/// helper if it is still running.
 #[derive(Debug)]
 pub struct PendingCall<T> {
-    receiver: mpsc::Receiver<Result<T, AdapterError>>,
+    receiver: mpsc::Receiver<Result<T, CallFailure>>,
+    _helper: Option<crate::isolation::Running>,
 }
 
 impl<T: Send + 'static> PendingCall<T> {
@@ -279,24 +311,38 @@ impl<T: Send + 'static> PendingCall<T> {
     pub fn start(
         f: impl FnOnce() -> Result<T, AdapterError> + Send + 'static,
     ) -> Result<Self, CallFailure> {
+        Self::on_thread(move || f().map_err(failure), || {}, None)
+    }
+
+    /// Run `f` on its own thread, then `after` there once its answer was sent; `helper` is the
+    /// process it talks to, if any.
+    pub(crate) fn on_thread(
+        f: impl FnOnce() -> Result<T, CallFailure> + Send + 'static,
+        after: impl FnOnce() + Send + 'static,
+        helper: Option<crate::isolation::Running>,
+    ) -> Result<Self, CallFailure> {
         let (sender, receiver) = mpsc::channel();
         std::thread::Builder::new()
             .name("acc-adapter-call".into())
             .spawn(move || {
                 let _ = sender.send(f());
+                after();
             })
             .map_err(|e| CallFailure {
                 code: "transport_error".into(),
                 message: format!("cannot start the call: {e}"),
             })?;
-        Ok(Self { receiver })
+        Ok(Self {
+            receiver,
+            _helper: helper,
+        })
     }
 
     /// The answer if it comes by `deadline`; `None` while the call is still running then.
     pub fn wait_until(&self, deadline: Instant) -> Option<Result<T, CallFailure>> {
         let left = deadline.saturating_duration_since(Instant::now());
         match self.receiver.recv_timeout(left) {
-            Ok(answer) => Some(answer.map_err(failure)),
+            Ok(answer) => Some(answer),
             Err(mpsc::RecvTimeoutError::Timeout) => None,
             Err(mpsc::RecvTimeoutError::Disconnected) => Some(Err(ended())),
         }
@@ -317,7 +363,7 @@ fn ended() -> CallFailure {
     }
 }
 
-fn timed_out(deadline: Duration) -> CallFailure {
+pub(crate) fn timed_out(deadline: Duration) -> CallFailure {
     CallFailure {
         code: "timeout".into(),
         message: format!("the adapter did not answer within {deadline:?}"),
@@ -337,6 +383,26 @@ pub enum Operation {
     Render,
 }
 
+impl Operation {
+    /// Every operation.
+    pub const ALL: [Self; 4] = [Self::Probe, Self::Handshake, Self::Offer, Self::Render];
+
+    /// Its name (the adapter API's method).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Probe => "probe",
+            Self::Handshake => "handshake",
+            Self::Offer => "offer",
+            Self::Render => "render",
+        }
+    }
+
+    /// The operation named `name`.
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|o| o.as_str() == name)
+    }
+}
+
 impl LoadedAdapter {
     /// Start an operation on its own thread (several offers run at once under one deadline).
     pub fn start(
@@ -344,7 +410,10 @@ impl LoadedAdapter {
         operation: Operation,
         request: String,
     ) -> Result<PendingCall<Answer>, CallFailure> {
-        let object = self.object.clone();
+        let object = match &self.runner {
+            Runner::InProcess(object) => object.clone(),
+            Runner::Helper(helper) => return crate::isolation::start(helper, operation, request),
+        };
         PendingCall::start(move || {
             let request = RStr::from(request.as_str());
             match operation {
@@ -377,8 +446,17 @@ impl Plugins {
         Self::load_from(search_path(), configs)
     }
 
-    /// Discover and load every adapter in `dirs`.
+    /// Discover and load every adapter in `dirs` into this process.
     pub fn load_from(dirs: Vec<PathBuf>, configs: &BTreeMap<String, String>) -> Self {
+        Self::load_via(dirs, configs, &Loading::InProcess)
+    }
+
+    /// Discover and load every adapter in `dirs` the way `loading` says.
+    pub fn load_via(
+        dirs: Vec<PathBuf>,
+        configs: &BTreeMap<String, String>,
+        loading: &Loading,
+    ) -> Self {
         let mut plugins = Plugins {
             search_path: dirs.clone(),
             ..Plugins::default()
@@ -424,7 +502,7 @@ impl Plugins {
         for file in files {
             let name = short_name(&file).unwrap_or_default();
             let config = config_for(configs, &name);
-            match load_file(&file, &config) {
+            match load_by(loading, &file, &config) {
                 Ok(adapter) => {
                     if let Some(first) = plugins
                         .adapters
@@ -456,6 +534,7 @@ impl Plugins {
         dirs: Vec<PathBuf>,
         configs: &BTreeMap<String, String>,
         adapter_id: &str,
+        loading: &Loading,
     ) -> Self {
         let name = adapter_id.replace('-', "_");
         let file = format!("{FILE_PREFIX}{name}{}", std::env::consts::DLL_SUFFIX);
@@ -465,7 +544,7 @@ impl Plugins {
         };
         if let Some(path) = dirs.iter().map(|d| d.join(&file)).find(|p| p.is_file()) {
             let config = config_for(configs, &name);
-            match load_file(&path, &config) {
+            match load_by(loading, &path, &config) {
                 Ok(adapter) if adapter.adapter_id == adapter_id => plugins.adapters.push(adapter),
                 Ok(adapter) => plugins.refused.push(Refusal {
                     reason: format!(

@@ -468,6 +468,9 @@ pub struct Delivery {
     /// The live-delivery consent to use instead of the installation record's (the capture
     /// tool, which drives a client it started itself).
     pub consent_override: Option<LivePolicy>,
+    /// Where adapter code runs: in this process (the default), or in helper processes (the
+    /// long-lived `acc-mcp`, which a crashing adapter must not end).
+    pub loading: crate::plugins::Loading,
 }
 
 impl std::fmt::Debug for Delivery {
@@ -476,6 +479,7 @@ impl std::fmt::Debug for Delivery {
             .field("plugins", &self.plugins)
             .field("consent_override", &self.consent_override)
             .field("offer_deadline", &self.offer_deadline)
+            .field("loading", &self.loading)
             .finish_non_exhaustive()
     }
 }
@@ -498,6 +502,7 @@ impl Delivery {
             evidence: None,
             late_offers: Vec::new(),
             consent_override: None,
+            loading: crate::plugins::Loading::InProcess,
         }
     }
 }
@@ -526,7 +531,11 @@ impl Delivery {
     pub fn plugins(&mut self) -> AccResult<&Plugins> {
         if self.plugins.is_none() {
             let configs = crate::plugins::configs_from_env().map_err(AccError::usage)?;
-            self.plugins = Some(Arc::new(Plugins::load(&configs)));
+            self.plugins = Some(Arc::new(Plugins::load_via(
+                crate::plugins::search_path(),
+                &configs,
+                &self.loading,
+            )));
         }
         self.plugins
             .as_deref()
@@ -542,7 +551,12 @@ impl Delivery {
         let configs = crate::plugins::configs_from_env().map_err(AccError::usage)?;
         // The file named after the id is the fast path; an adapter may live in a file of any
         // name, so a miss falls back to loading the whole search path.
-        let one = Plugins::load_named(crate::plugins::search_path(), &configs, adapter_id);
+        let one = Plugins::load_named(
+            crate::plugins::search_path(),
+            &configs,
+            adapter_id,
+            &self.loading,
+        );
         if let Some(found) = one.get(adapter_id) {
             return Ok(Some(found.clone()));
         }

@@ -71,11 +71,18 @@ fn main() {
         .enable_all()
         .build()
         .unwrap_or_else(|e| fail(&format!("cannot start the runtime: {e}")));
+    // Adapter code never runs in this long-lived process: each load and call runs in
+    // `acc adapter-host`, the `acc` installed beside it (every layout puts both in one folder).
+    let helper = std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.parent().map(|dir| dir.join("acc")))
+        .unwrap_or_else(|| PathBuf::from("acc"));
     let config = Config {
         identity,
         workspace_dir,
         data_dir: None,
         clock: Arc::new(clock),
+        adapters: acc_host::plugins::Loading::Helper(helper),
     };
     if let Err(error) = runtime.block_on(serve(tokio::io::stdin(), tokio::io::stdout(), config)) {
         eprintln!("acc-mcp: i/o error: {error}");

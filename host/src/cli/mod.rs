@@ -767,6 +767,12 @@ pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> i32 {
     {
         return crate::hooks::run(client, event);
     }
+    // `acc adapter-host`: hidden; serves one adapter call for `acc-mcp` over its pipes.
+    if let [_, host] = args.as_slice()
+        && host == acc_delivery::isolation::SUBCOMMAND
+    {
+        return acc_delivery::isolation::serve();
+    }
     let json_requested = args.iter().any(|a| a == "--json");
     let cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,

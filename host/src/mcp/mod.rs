@@ -102,6 +102,9 @@ pub struct Config {
     pub data_dir: Option<PathBuf>,
     /// The clock.
     pub clock: Arc<dyn Clock>,
+    /// Where adapter code runs. `acc-mcp` runs it in helpers (`acc adapter-host` beside it), so
+    /// an adapter that exits, aborts, crashes or hangs costs one failed call, not the server.
+    pub adapters: crate::plugins::Loading,
 }
 
 impl std::fmt::Debug for Config {
@@ -454,11 +457,13 @@ impl Server {
                 Some(dir) => dir.clone(),
                 None => workspace::data_dir_for(&ws)?,
             };
-            self.app = Some(App::new(crate::guards::core(
+            let mut app = App::new(crate::guards::core(
                 ws,
                 data_dir,
                 self.config.clock.clone(),
-            )?));
+            )?);
+            app.delivery.loading = self.config.adapters.clone();
+            self.app = Some(app);
         }
         self.app
             .as_mut()

@@ -39,6 +39,7 @@ impl World {
             workspace_dir: self.dir.clone(),
             data_dir: Some(self.data.clone()),
             clock: Arc::new(self.clock.clone()),
+            adapters: crate::plugins::Loading::InProcess,
         })
     }
 
@@ -585,6 +586,7 @@ fn serve_frames_lines_and_exits_at_end_of_input() {
         workspace_dir: world.dir.clone(),
         data_dir: Some(world.data.clone()),
         clock: Arc::new(world.clock.clone()),
+        adapters: crate::plugins::Loading::InProcess,
     };
     let mut input = String::new();
     input.push_str("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n");
@@ -911,6 +913,7 @@ impl World {
             workspace_dir: self.dir.clone(),
             data_dir: Some(self.data.clone()),
             clock: Arc::new(self.clock.clone()),
+            adapters: crate::plugins::Loading::InProcess,
         })
     }
 

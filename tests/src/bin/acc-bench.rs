@@ -879,7 +879,74 @@ fn router() {
         "router's added cost per addressed recipient: {:>6.3} ms (route checks, the adapter call on its own thread, the example's file append and duplicate scan, the offer record)",
         ms(live_each.saturating_sub(durable_each))
     );
+    isolated_offers(&mut app, &sender, &endpoint, live_each);
     hung_recipients();
+}
+
+/// `acc-mcp`'s path: the adapter's code in an `acc adapter-host` helper per call. Its added
+/// cost per live offer against the in-process offer (goal: at most 3 ms), beside the floor of
+/// starting and reaping a process that does nothing (`/bin/true`) in the same run. Measured as
+/// installed (`acc` and the adapter stripped, as `scripts/install.sh` installs them) and with
+/// this build's unstripped files.
+fn isolated_offers(
+    app: &mut App,
+    sender: &acc_host::core::Caller,
+    endpoint: &serde_json::Value,
+    in_process: Duration,
+) {
+    let built = bin("acc").parent().expect("dir").to_path_buf();
+    let layout = tempfile::tempdir().expect("tempdir");
+    let adapter = format!("libacc_adapter_example{}", std::env::consts::DLL_SUFFIX);
+    for name in ["acc", adapter.as_str()] {
+        std::fs::copy(built.join(name), layout.path().join(name)).expect("copy");
+        let status = std::process::Command::new("strip")
+            .arg("--strip-all")
+            .arg(layout.path().join(name))
+            .status()
+            .expect("strip (binutils) is needed for the installed-layout figure");
+        assert!(status.success(), "strip {name}");
+    }
+    let start = Instant::now();
+    for _ in 0..200 {
+        let status = std::process::Command::new("true").status().expect("true");
+        assert!(status.success());
+    }
+    let floor = start.elapsed() / 200;
+    for (label, dir) in [
+        ("installed, stripped", layout.path()),
+        ("this build, unstripped", built.as_path()),
+    ] {
+        let helper = acc_host::plugins::Loading::Helper(dir.join("acc"));
+        app.delivery
+            .set_plugins(std::sync::Arc::new(acc_host::plugins::Plugins::load_via(
+                vec![dir.to_path_buf()],
+                &std::collections::BTreeMap::new(),
+                &helper,
+            )));
+        let name = format!("isolated-{}", label.len());
+        let isolated = attach(&mut app.core, &name);
+        app.bind(&isolated, "example", "all", endpoint)
+            .expect("bind through a helper");
+        let count = 200;
+        let start = Instant::now();
+        for _ in 0..count {
+            let request = SendRequest {
+                to: vec![name.clone()],
+                subject: "bench".into(),
+                body: "router benchmark".into(),
+                ..SendRequest::default()
+            };
+            let sent = app.send_message(sender, &request).expect("send");
+            assert_eq!(sent.delivery[0].outcome, "offered", "{:?}", sent.delivery);
+        }
+        let each = start.elapsed() / count;
+        println!(
+            "send offered through a helper ({label}): {:>7.3} ms  (added per live offer {:.3} ms, goal <= 3 ms; floor: start and reap /bin/true {:.3} ms)",
+            ms(each),
+            ms(each.saturating_sub(in_process)),
+            ms(floor)
+        );
+    }
 }
 
 /// A send to N recipients bound to an adapter whose offers hang: one deadline for the whole

@@ -405,3 +405,190 @@ fn a_late_acceptance_is_recorded_when_it_comes() {
         "the late acceptance was recorded"
     );
 }
+
+/// The `acc adapter-host` helpers (`ACC_ADAPTER_HOST_PARENT`) whose caller was `parent`.
+fn helpers_of(parent: u32) -> Vec<u32> {
+    let wanted = format!("ACC_ADAPTER_HOST_PARENT={parent}");
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()))
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/environ"))
+                .is_ok_and(|env| env.split(|b| *b == 0).any(|var| var == wanted.as_bytes()))
+        })
+        .collect()
+}
+
+/// An adapter that exits, aborts, segfaults or stops its whole process cannot reach `acc-mcp`:
+/// its code runs in a helper, each fault costs one `message.offer_failed` with a closed code,
+/// the server answers the next call, and no helper outlives it. Table-driven over the faults,
+/// under one long-lived server (the fixture reads its mode from a file at every call).
+#[test]
+fn an_adapter_that_exits_aborts_segfaults_or_stops_costs_acc_mcp_one_failed_offer() {
+    let room = Room::new();
+    let mode_file = room.world.temp.path().join("mode");
+    std::fs::write(&mode_file, "ok").expect("mode");
+    let config = json!({ "faulty": { "modeFile": mode_file } });
+    let bob = room.world.attach("bob");
+    room.bind(&bob, "faulty", "all", &config);
+    let mut command = room.world.command("acc-mcp");
+    command
+        .env("ACC_MCP_PARTICIPANT", "alice")
+        .env("ACC_MCP_WORKSPACE", &room.world.dir);
+    for (key, value) in room.env(&config, &[]) {
+        command.env(key, value);
+    }
+    let mut mcp = acc_tests::JsonRpcChild::spawn(command);
+    let server_pid = mcp.child.0.id();
+    let init = mcp.request(1, "initialize", json!({ "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } }));
+    assert_eq!(init["result"]["protocolVersion"], "2025-06-18", "{init}");
+    mcp.send_line(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    // (fault, outcome, error code): a helper that ends without an answer is a known failure;
+    // one that is stopped never answers, so its outcome is unknown at the deadline.
+    let faults = [
+        ("ok", "offered", Value::Null),
+        ("offer-exit", "queued", json!("transport_error")),
+        ("offer-abort", "queued", json!("transport_error")),
+        ("offer-segfault", "queued", json!("transport_error")),
+        ("offer-panic", "queued", json!("transport_error")),
+        // An adapter that prints on stdout cannot forge the helper's reply.
+        ("offer-print", "offered", Value::Null),
+        ("offer-stop", "queued", json!("offer_outcome_unknown")),
+        ("ok", "offered", Value::Null),
+    ];
+    let mut id = 10;
+    for (index, (fault, outcome, code)) in faults.iter().enumerate() {
+        std::fs::write(&mode_file, fault).expect("mode");
+        id += 1;
+        let sent = mcp.request(id, "tools/call", json!({ "name": "acc_message", "arguments": { "to": ["bob"], "kind": "question", "subject": fault, "body": "route me" } }));
+        let delivery = &sent["result"]["structuredContent"]["delivery"][0];
+        assert_eq!(delivery["outcome"], *outcome, "{fault}: {sent}");
+        assert_eq!(delivery["errorCode"], *code, "{fault}: {sent}");
+        // The server keeps serving, and the room shows exactly one failed offer per fault.
+        id += 1;
+        let status = mcp.request(
+            id,
+            "tools/call",
+            json!({ "name": "acc_status", "arguments": {} }),
+        );
+        assert!(
+            status["result"]["structuredContent"]["sessions"].is_array(),
+            "{fault}: {status}"
+        );
+        let failed = room.events("message.offer_failed").len();
+        let expected = faults[..=index].iter().filter(|f| f.1 == "queued").count();
+        assert_eq!(failed, expected, "{fault}");
+    }
+    let exit = mcp.finish(std::time::Duration::from_secs(20));
+    assert_eq!(exit.code(), Some(0));
+    // The stopped helper was still watched for a late answer; it goes with its server.
+    acc_tests::wait_until(
+        std::time::Duration::from_secs(20),
+        "no helper outlives acc-mcp",
+        || helpers_of(server_pid).is_empty(),
+    );
+}
+
+/// An adapter that crashes while it loads in `acc-mcp`'s helper is refused there; the server
+/// carries on and the message waits durably.
+#[test]
+fn an_adapter_that_crashes_while_loading_leaves_acc_mcp_serving() {
+    let room = Room::new();
+    let mode_file = room.world.temp.path().join("mode");
+    std::fs::write(&mode_file, "ok").expect("mode");
+    let config = json!({ "faulty": { "modeFile": mode_file } });
+    let bob = room.world.attach("bob");
+    room.bind(&bob, "faulty", "all", &config);
+    for fault in ["init-segfault", "init-abort", "describe-exit", "init-stop"] {
+        std::fs::write(&mode_file, fault).expect("mode");
+        let mut command = room.world.command("acc-mcp");
+        command
+            .env("ACC_MCP_PARTICIPANT", "alice")
+            .env("ACC_MCP_WORKSPACE", &room.world.dir);
+        for (key, value) in room.env(&config, &[]) {
+            command.env(key, value);
+        }
+        let mut mcp = acc_tests::JsonRpcChild::spawn(command);
+        let server_pid = mcp.child.0.id();
+        mcp.request(1, "initialize", json!({ "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } }));
+        mcp.send_line(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        let sent = mcp.request(2, "tools/call", json!({ "name": "acc_message", "arguments": { "to": ["bob"], "kind": "question", "subject": fault, "body": "route me" } }));
+        let delivery = &sent["result"]["structuredContent"]["delivery"][0];
+        assert_eq!(delivery["outcome"], "queued", "{fault}: {sent}");
+        let status = mcp.request(
+            3,
+            "tools/call",
+            json!({ "name": "acc_status", "arguments": {} }),
+        );
+        assert!(
+            status["result"]["structuredContent"]["sessions"].is_array(),
+            "{fault}: {status}"
+        );
+        assert_eq!(
+            mcp.finish(std::time::Duration::from_secs(20)).code(),
+            Some(0),
+            "{fault}"
+        );
+        acc_tests::wait_until(
+            std::time::Duration::from_secs(20),
+            "no helper outlives acc-mcp",
+            || helpers_of(server_pid).is_empty(),
+        );
+    }
+}
+
+/// `acc adapter-host` answers every bad request with one reply line naming what was wrong, and
+/// an adapter that prints on stdout cannot reach that line.
+#[test]
+fn the_adapter_host_names_each_bad_request_in_its_one_reply() {
+    use std::io::{BufRead, Write};
+    let room = Room::new();
+    let faulty = room.adapters.join(format!(
+        "libacc_adapter_faulty{}",
+        std::env::consts::DLL_SUFFIX
+    ));
+    let not_adapter = room.world.temp.path().join("libacc_adapter_text.so");
+    std::fs::write(&not_adapter, "not a library").expect("write");
+    let request = |file: &std::path::Path, operation: &str| {
+        json!({ "file": file, "config": "{}", "operation": operation, "request": "{}" }).to_string()
+    };
+    let cases = [
+        ("not json".to_string(), "invalidRequest"),
+        (
+            json!({ "file": faulty, "extra": 1 }).to_string(),
+            "invalidRequest",
+        ),
+        (
+            request(&faulty, "launch"),
+            "unknown adapter operation `launch`",
+        ),
+        (request(&not_adapter, "describe"), "refused"),
+        (request(&faulty, "offer"), "offer request is not valid"),
+        (request(&faulty, "describe"), "\"adapterId\":\"faulty\""),
+    ];
+    for (line, expected) in &cases {
+        let mut command = room.world.command("acc");
+        command
+            .arg("adapter-host")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        let mut child = acc_tests::Guarded(command.spawn().expect("spawn"));
+        let mut stdin = child.0.stdin.take().expect("stdin");
+        stdin
+            .write_all(format!("{line}\n").as_bytes())
+            .expect("write");
+        let mut reply = String::new();
+        std::io::BufReader::new(child.0.stdout.take().expect("stdout"))
+            .read_line(&mut reply)
+            .expect("read");
+        drop(stdin);
+        let value: Value = serde_json::from_str(&reply).expect("one json reply line");
+        let text = value.to_string();
+        let expected = expected.replace("invalidRequest", "invalid_request");
+        assert!(text.contains(&expected), "{line}: {text}");
+    }
+}
