@@ -39,6 +39,8 @@ pub struct Core {
     clock: Arc<dyn Clock>,
     liveness: Arc<dyn Liveness>,
     guards: Arc<dyn Guards>,
+    /// Whether this core's first write looked for a pending layout upgrade.
+    upgrade_looked: bool,
 }
 
 impl std::fmt::Debug for Core {
@@ -82,6 +84,7 @@ impl Core {
             clock,
             liveness,
             guards: Arc::new(NoEvidence),
+            upgrade_looked: false,
         })
     }
 
@@ -121,9 +124,18 @@ impl Core {
             let now = self.now();
             self.store = Some(Store::open_or_create(&self.data_dir, &record, now)?);
         }
-        self.store
+        let store = self
+            .store
             .as_mut()
-            .ok_or_else(|| AccError::internal("the store did not open"))
+            .ok_or_else(|| AccError::internal("the store did not open"))?;
+        // The first write-open of an older layout upgrades it when no other connection has the
+        // store open; otherwise (or when its backup cannot be written) this build works with
+        // the older layout, and `acc doctor` names the pending upgrade.
+        if !self.upgrade_looked {
+            self.upgrade_looked = true;
+            let _ = store.upgrade_if_alone();
+        }
+        Ok(store)
     }
 
     /// The store when it exists; reads of a workspace without one see an empty room.

@@ -557,7 +557,51 @@ fn workspace_checks(start: &Path) -> Vec<Check> {
         ),
         Ok(data_dir) => store_check(&data_dir, &ws.id),
     };
-    vec![found, data]
+    let mut checks = vec![found, data];
+    if let Ok(data_dir) = workspace::data_dir_for(&ws)
+        && let Ok(Some(store)) = crate::store::Store::open_existing(&data_dir, &ws.id)
+    {
+        checks.push(layout_check(&store));
+    }
+    checks
+}
+
+/// The store's layout revision against this build's, and the backups beside it.
+fn layout_check(store: &crate::store::Store) -> Check {
+    let layout = crate::views::store_layout(store);
+    let backups = if layout.backups.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; backups kept beside it: {}",
+            layout
+                .backups
+                .iter()
+                .map(|b| format!("{} ({} bytes)", b.path, b.bytes))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
+    if layout.pending_upgrade {
+        return check(
+            "store layout",
+            Level::Warn,
+            format!(
+                "layout revision {}, this build writes {}: an upgrade is pending{backups}",
+                layout.revision, layout.build_revision
+            ),
+            Some("run `acc store upgrade` (a backup is made first), or let the next write do it when no other process has the store open".into()),
+        );
+    }
+    check(
+        "store layout",
+        Level::Ok,
+        format!(
+            "layout revision {} (this build writes {}){backups}",
+            layout.revision, layout.build_revision
+        ),
+        None,
+    )
 }
 
 /// The workspace's store: none yet, sound, or refused with what to do.

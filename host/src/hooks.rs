@@ -46,6 +46,8 @@ pub struct Reply {
 /// costs a hook its allocator: glibc gives the new thread its own arena, which grows a page at a
 /// time, one `mprotect` each: about a hundred system calls for a hook that carries messages.)
 pub fn run(client: &str, event: &str) -> i32 {
+    // A hook answers within its budget and never changes the store's layout.
+    crate::store::layout::forbid_automatic_upgrades();
     use std::sync::atomic::{AtomicBool, Ordering};
     // Whoever sets this first (the work or the watchdog) is the one that answers.
     let answered = Arc::new(AtomicBool::new(false));

@@ -732,6 +732,38 @@ pub fn next_turn(rendered: &acc_adapter_api::wire::RenderAnswer) -> Value {
 }
 
 /// `acc config check` on a valid file.
+/// `acc store upgrade|downgrade`.
+pub fn layout_change(plan: &crate::store::layout::Plan, dry_run: bool, changed: bool) -> Value {
+    wire::json(&wire::LayoutChange {
+        store: lossy(&plan.store),
+        from_revision: plan.from,
+        to_revision: plan.to,
+        steps: plan.steps.clone(),
+        backup: plan.backup.as_deref().map(lossy),
+        receipt_rows: plan.rows,
+        estimate_ms: plan.estimate_ms,
+        dry_run,
+        changed,
+    })
+}
+
+/// A store's layout: its revision, this build's, and the backups beside it.
+pub fn store_layout(store: &crate::store::Store) -> wire::StoreLayout {
+    let revision = store.layout().revision;
+    wire::StoreLayout {
+        revision,
+        build_revision: crate::store::layout::LAYOUT_REVISION,
+        pending_upgrade: revision < crate::store::layout::LAYOUT_REVISION,
+        backups: crate::store::layout::backups(store.path())
+            .into_iter()
+            .map(|(path, bytes)| wire::LayoutBackup {
+                path: lossy(&path),
+                bytes,
+            })
+            .collect(),
+    }
+}
+
 pub fn config_valid(
     path: &std::path::Path,
     workspace_id: &str,

@@ -561,6 +561,40 @@ pub struct Policy {
     pub context_budget_bytes: u64,
 }
 
+/// `acc store upgrade|downgrade`: what was (or, with `--dry-run`, would be) done to the store's
+/// layout.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LayoutChange {
+    pub store: String,
+    pub from_revision: i64,
+    pub to_revision: i64,
+    pub steps: Vec<String>,
+    pub backup: Option<String>,
+    pub receipt_rows: i64,
+    pub estimate_ms: i64,
+    pub dry_run: bool,
+    pub changed: bool,
+}
+
+/// A store's layout, in `acc status --json` and `acc doctor`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StoreLayout {
+    pub revision: i64,
+    pub build_revision: i64,
+    pub pending_upgrade: bool,
+    pub backups: Vec<LayoutBackup>,
+}
+
+/// A layout backup beside the store.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LayoutBackup {
+    pub path: String,
+    pub bytes: u64,
+}
+
 /// `acc config check`: a valid configuration file.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]

@@ -238,6 +238,8 @@ pub struct Store {
     /// `<store>-open`, held shared (`flock`) while this connection is open: how a closing
     /// writer knows it is alone (see `trim_wal`).
     presence: Option<std::fs::File>,
+    /// The store's layout ([`layout`]).
+    layout: layout::Layout,
 }
 
 impl Drop for Store {
@@ -391,6 +393,11 @@ impl Store {
             waiter: None,
             wrote: false,
             presence: None,
+            layout: layout::Layout {
+                revision: 0,
+                readable_by: 0,
+                changed_by: None,
+            },
         })
     }
 
@@ -422,17 +429,10 @@ impl Store {
     /// The `acc_meta` table, read in one statement; `None` when there is none (a sqlite
     /// database that is not ACC's).
     fn meta(&self) -> StoreResult<Option<std::collections::BTreeMap<String, String>>> {
-        let mut statement = match self.conn.prepare("SELECT key, value FROM acc_meta") {
-            Ok(statement) => statement,
-            Err(rusqlite::Error::SqliteFailure(_, Some(message)))
-                if message.starts_with("no such table") =>
-            {
-                return Ok(None);
-            }
-            Err(other) => return Err(other.into()),
-        };
-        let rows = statement.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
-        Ok(Some(rows.collect::<Result<_, _>>()?))
+        match read_meta(&self.conn) {
+            Err(error) if error.message.contains("no such table") => Ok(None),
+            other => other.map(Some),
+        }
     }
 
     fn not_acc_error(&self) -> StoreError {
@@ -446,11 +446,12 @@ impl Store {
     }
 
     fn check_version(
-        &self,
+        &mut self,
         meta: &std::collections::BTreeMap<String, String>,
         workspace_id: &str,
     ) -> StoreResult<()> {
-        let meta = |key: &str| -> StoreResult<Option<String>> { Ok(meta.get(key).cloned()) };
+        let meta_map = meta;
+        let meta = |key: &str| -> StoreResult<Option<String>> { Ok(meta_map.get(key).cloned()) };
         let protocol = meta("protocol_version")?;
         let schema = meta("schema_version")?;
         if protocol.as_deref() != Some(PROTOCOL_VERSION)
@@ -468,6 +469,9 @@ impl Store {
                 ),
             ));
         }
+        let layout = layout::Layout::from_meta(meta_map, &self.path)?;
+        layout.check_usable(&self.path)?;
+        self.layout = layout;
         let recorded = meta("workspace_id")?;
         if recorded.as_deref() != Some(workspace_id) {
             return Err(StoreError::new(
@@ -480,6 +484,27 @@ impl Store {
             ));
         }
         Ok(())
+    }
+
+    /// The first write-open's automatic upgrade: when this build's layout revision is newer,
+    /// upgrades run automatically here, and no other connection (in any process) has the store
+    /// open, run [`Store::upgrade`]. The plan it carried out, if it did. A failure (a backup that
+    /// cannot be written) leaves the store as it was, on its older layout.
+    pub fn upgrade_if_alone(&mut self) -> Option<layout::Plan> {
+        if self.layout.revision >= layout::LAYOUT_REVISION || !layout::automatic_upgrades() {
+            return None;
+        }
+        // Our own shared hold would keep us from being alone: let it go for the look.
+        let held = self.presence.take().is_some();
+        let upgraded = hold_alone(&self.path).and_then(|alone| {
+            let done = self.upgrade().ok().flatten();
+            drop(alone);
+            done
+        });
+        if held {
+            self.presence = hold_presence(&self.path);
+        }
+        upgraded
     }
 
     /// Path of the store file.
@@ -500,7 +525,10 @@ impl Store {
                 .conn
                 .transaction_with_behavior(TransactionBehavior::Immediate)
                 .map_err(StoreError::from)?;
-            let mut writer = Writer { tx };
+            let mut writer = Writer {
+                tx,
+                layout: self.layout.effective(),
+            };
             let value = f(&mut writer)?;
             test_hold_write();
             writer.tx.commit().map_err(StoreError::from)?;
@@ -519,7 +547,10 @@ impl Store {
             .conn
             .transaction_with_behavior(TransactionBehavior::Deferred)
             .map_err(StoreError::from)?;
-        let value = f(&Reader { conn: &tx })?;
+        let value = f(&Reader {
+            conn: &tx,
+            layout: self.layout.effective(),
+        })?;
         tx.commit().map_err(StoreError::from)?;
         Ok(value)
     }
@@ -591,18 +622,48 @@ fn test_hold_write() {
 /// Read access inside a transaction.
 pub struct Reader<'a> {
     conn: &'a Connection,
+    /// The layout revision whose queries run here ([`layout::Layout::effective`]).
+    layout: i64,
 }
 
 /// Write access inside a `BEGIN IMMEDIATE` transaction.
 pub struct Writer<'a> {
     tx: rusqlite::Transaction<'a>,
+    layout: i64,
 }
 
 impl Writer<'_> {
     /// Read access within this same transaction.
     pub fn reader(&self) -> Reader<'_> {
-        Reader { conn: &self.tx }
+        Reader {
+            conn: &self.tx,
+            layout: self.layout,
+        }
     }
+}
+
+/// `acc_meta`, read in one statement.
+fn read_meta(conn: &Connection) -> StoreResult<std::collections::BTreeMap<String, String>> {
+    let mut statement = conn.prepare_cached("SELECT key, value FROM acc_meta")?;
+    let rows = statement.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// `<store>-open` held exclusively: only when no other connection, in any process, has the
+/// store open (each holds it shared). Released when dropped.
+fn hold_alone(store: &Path) -> Option<std::fs::File> {
+    let mut path = store.as_os_str().to_owned();
+    path.push("-open");
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .open(PathBuf::from(path))
+        .ok()?;
+    file.try_lock().ok()?;
+    Some(file)
 }
 
 fn json_text(value: &Value) -> String {
@@ -618,6 +679,7 @@ fn parse_json<T: serde::de::DeserializeOwned>(text: &str) -> rusqlite::Result<T>
 }
 
 mod bindings;
+pub mod layout;
 mod messages;
 mod ops;
 pub use messages::HistoryFilter;
@@ -666,6 +728,8 @@ fn initialise(path: &Path, workspace: &WorkspaceRecord, now: Millis) -> StoreRes
         "INSERT INTO acc_meta(key, value) VALUES ('protocol_version', ?1), ('schema_version', ?2), ('workspace_id', ?3)",
         params![PROTOCOL_VERSION, SCHEMA_VERSION.to_string(), workspace.workspace_id],
     )?;
+    // `schema.sql` is the layout of this build's revision.
+    layout::record_created(&tx)?;
     tx.execute(
         "INSERT INTO workspace(workspace_id, display_name, root, created_at) VALUES (?1, ?2, ?3, ?4)",
         params![workspace.workspace_id, workspace.display_name, workspace.root, now],

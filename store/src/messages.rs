@@ -100,10 +100,19 @@ pub(super) mod sql {
     /// The messages of a participant's queued receipts (addressed or room records), newest
     /// first, replaced decisions left out: what next-turn context has not yet carried. It names the
     /// `receipts_unresolved` condition so that index serves it.
-    pub fn queued() -> String {
+    ///
+    /// From layout revision 1 the queued receipts have an index of their own
+    /// (`receipts_queued`), a range read whatever waits offered; on revision 0 the unresolved
+    /// ones are walked (`receipts_unresolved`, which the redundant `!= 'acknowledged'` selects).
+    pub fn queued(layout: i64) -> String {
+        let unresolved = if layout >= 1 {
+            ""
+        } else {
+            "AND r.state != 'acknowledged'"
+        };
         format!(
             "SELECT {MESSAGE_COLUMNS} FROM receipts r JOIN messages m ON m.seq = r.message_seq
-             WHERE r.participant_id = ?1 AND r.state != 'acknowledged' AND r.state = 'queued'
+             WHERE r.participant_id = ?1 {unresolved} AND r.state = 'queued'
                AND (m.kind != 'decision' OR {NOT_REPLACED})
              ORDER BY r.message_seq DESC LIMIT ?2"
         )
@@ -269,7 +278,7 @@ impl Reader<'_> {
     /// first, at most `limit`: unlike an inbox page, not pushed out by the offered ones above
     /// them.
     pub fn queued_for(&self, participant_id: &str, limit: i64) -> StoreResult<Vec<MessageRow>> {
-        let mut stmt = self.conn.prepare_cached(&sql::queued())?;
+        let mut stmt = self.conn.prepare_cached(&sql::queued(self.layout))?;
         let rows = stmt.query_map(params![participant_id, limit], message_from)?;
         Ok(rows.collect::<Result<_, _>>()?)
     }

@@ -100,6 +100,8 @@ CREATE TABLE receipts (
 CREATE INDEX receipts_unresolved ON receipts(participant_id, message_seq) WHERE state != 'acknowledged';
 CREATE INDEX receipts_owed ON receipts(obligation, message_seq) WHERE state != 'acknowledged' AND obligation != 'none';
 CREATE INDEX receipts_waiting ON receipts(participant_id, message_seq) WHERE state = 'queued' AND addressed = 1;
+-- Layout revision 1 (store/src/layout.rs): the queued receipts, for next-turn's range read.
+CREATE INDEX receipts_queued ON receipts(participant_id, message_seq) WHERE state = 'queued';
 
 CREATE TABLE decision_links (
     from_seq INTEGER NOT NULL REFERENCES messages(seq),

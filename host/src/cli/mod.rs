@@ -174,6 +174,10 @@ pub enum Command {
     /// Create or check acc.workspace.json.
     #[command(subcommand)]
     Config(ConfigCommand),
+    /// Upgrade the store's layout (indexes and bookkeeping) to this build's, after a backup;
+    /// or take it back to an earlier layout.
+    #[command(subcommand)]
+    Store(StoreCommand),
     /// List the adapter plugins that loaded, their contracts, and what was refused and why;
     /// install or remove an adapter in the per-user folder.
     Adapters {
@@ -634,6 +638,30 @@ pub struct AttachArgs {
     pub resume: Option<String>,
 }
 
+/// `acc store`.
+#[derive(Debug, Subcommand)]
+pub enum StoreCommand {
+    /// Bring the store to this build's layout revision: a backup beside it first, then every
+    /// step in one transaction. The first write of any command does it too when no other
+    /// process has the store open.
+    Upgrade {
+        /// Name the store, the revisions, each step, the backup and the time it should take;
+        /// change nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Take the store back to an earlier layout revision (index-only steps are reversed; any
+    /// other is refused, naming the backup to restore).
+    Downgrade {
+        /// The layout revision to go back to.
+        #[arg(long)]
+        to: i64,
+        /// Say what would be done; change nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
+}
+
 /// `acc config`.
 #[derive(Debug, Subcommand)]
 pub enum ConfigCommand {
@@ -982,6 +1010,7 @@ pub fn run(mut cli: Cli) -> AccResult<Output> {
         Command::Inbox(args) => inbox(&cli, args),
         Command::Prune(args) => prune_command(&cli, args),
         Command::Config(command) => config(&cli, command),
+        Command::Store(command) => store_command(&cli, command),
         Command::Bind(args) => bind_command(&cli, args),
         Command::Unbind(args) => unbind_command(&cli, args),
         Command::NextTurn(args) => next_turn_command(&cli, args),
@@ -1162,10 +1191,22 @@ fn status_command(cli: &Cli, args: &StatusArgs) -> AccResult<Output> {
     };
     let now = core.now();
     let look = look(cli, &mut core, status_ids(&report));
-    Ok(Output {
-        human: human::status(&report, &look),
-        value: views::status(&report, now),
-    })
+    let mut value = views::status(&report, now);
+    let mut human = human::status(&report, &look);
+    // The store's layout: its revision beside this build's, a pending upgrade, its backups.
+    if let Some(store) = core.store_for_read() {
+        let layout = views::store_layout(store);
+        if layout.pending_upgrade {
+            human.push_str(&format!(
+                "\nstore: layout revision {} (this build writes {}): `acc store upgrade` upgrades it, or the next write when no other process has it open",
+                layout.revision, layout.build_revision
+            ));
+        }
+        if let Some(object) = value.as_object_mut() {
+            object.insert("store".into(), crate::wire::json(&layout));
+        }
+    }
+    Ok(Output { human, value })
 }
 
 /// `acc work`.
@@ -1852,6 +1893,85 @@ fn release(cli: &Cli, args: &ReleaseArgs) -> AccResult<Output> {
         },
         value: views::released(&released, None),
     })
+}
+
+fn store_command(cli: &Cli, command: &StoreCommand) -> AccResult<Output> {
+    let mut core = open_core(cli)?;
+    let Some(store) = core.store_for_read() else {
+        return Err(AccError::new(
+            ErrorCode::InvalidArguments,
+            "this workspace has no store yet: there is nothing to upgrade or downgrade (the first write creates one at this build's layout)",
+        ));
+    };
+    if let StoreCommand::Downgrade { to, .. } = command
+        && !(0..=store.layout().revision).contains(to)
+    {
+        return Err(AccError::usage(format!(
+            "--to {to}: the store is at layout revision {}, so a downgrade goes to a revision from 0 to {}",
+            store.layout().revision,
+            store.layout().revision
+        )));
+    }
+    let (plan, dry_run, changed) = match command {
+        StoreCommand::Upgrade { dry_run: true } => match store.upgrade_plan()? {
+            Some(plan) => (plan, true, false),
+            None => return Ok(layout_current(store)),
+        },
+        StoreCommand::Upgrade { dry_run: false } => match store.upgrade()? {
+            Some(plan) => (plan, false, true),
+            None => return Ok(layout_current(store)),
+        },
+        StoreCommand::Downgrade { to, dry_run: true } => (store.downgrade_plan(*to)?, true, false),
+        StoreCommand::Downgrade { to, dry_run: false } => (store.downgrade(*to)?, false, true),
+    };
+    let mut human = format!(
+        "{} {}: layout revision {} → {}\n",
+        if dry_run { "would change" } else { "changed" },
+        plan.store.display(),
+        plan.from,
+        plan.to
+    );
+    for step in &plan.steps {
+        human.push_str(&format!("  {step}\n"));
+    }
+    if let Some(backup) = &plan.backup {
+        human.push_str(&format!(
+            "  backup first: {} (kept until you remove it)\n",
+            backup.display()
+        ));
+    }
+    if plan.rows > 0 || dry_run {
+        human.push_str(&format!(
+            "  {} receipts to index: about {} ms\n",
+            plan.rows, plan.estimate_ms
+        ));
+    }
+    Ok(Output {
+        value: views::layout_change(&plan, dry_run, changed),
+        human: human.trim_end().to_string(),
+    })
+}
+
+/// `acc store upgrade` on a store already at this build's layout (or above it).
+fn layout_current(store: &crate::store::Store) -> Output {
+    let plan = crate::store::layout::Plan {
+        store: store.path().to_path_buf(),
+        from: store.layout().revision,
+        to: store.layout().revision,
+        steps: Vec::new(),
+        backup: None,
+        rows: 0,
+        estimate_ms: 0,
+    };
+    Output {
+        value: views::layout_change(&plan, false, false),
+        human: format!(
+            "{} is at layout revision {} (this build writes {}): nothing to do",
+            store.path().display(),
+            store.layout().revision,
+            crate::store::layout::LAYOUT_REVISION
+        ),
+    }
 }
 
 fn config(cli: &Cli, command: &ConfigCommand) -> AccResult<Output> {

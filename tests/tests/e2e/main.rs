@@ -28,6 +28,7 @@ mod plugins;
 mod reads;
 mod router;
 mod status_view;
+mod store_layout;
 mod store_safety;
 mod watch;
 mod workspace_config;

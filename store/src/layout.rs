@@ -1,0 +1,418 @@
+//! Layout revisions: a store's indexes, derived tables and bookkeeping, below the record schema.
+//!
+//! The record schema stays 3 (protocol 0.2). A store whose `acc_meta` names no
+//! `layout_revision` has revision 0, the layout ACC wrote up to commit 99cb396 (the fixture
+//! under `tests/fixtures/stores/`). Each later revision is one [`Step`] from the one before, in
+//! one transaction, after a backup made through SQLite's online backup API. A step declares the
+//! oldest revision whose builds can still use a store upgraded by it (`readable_by`): an added
+//! index keeps every earlier build working, a changed derived table would not. A build opening a
+//! store of a higher revision than its own uses it when the store's `layout_readable_by` allows,
+//! and refuses it otherwise, naming the revision and the version that upgraded it.
+
+use std::path::{Path, PathBuf};
+
+use rusqlite::params;
+
+use crate::{Store, StoreError, StoreErrorKind, StoreResult};
+
+/// The layout revision this build writes.
+pub const LAYOUT_REVISION: i64 = 1;
+
+/// One step from the revision before `to` to `to`.
+#[derive(Debug)]
+pub struct Step {
+    /// The revision it reaches.
+    pub to: i64,
+    /// What it changes, for people.
+    pub summary: &'static str,
+    /// The SQL run in the upgrade's transaction.
+    up: &'static str,
+    /// The SQL that takes the store back to the revision before, when the step only added
+    /// what can be dropped without losing anything (an index); `None` otherwise.
+    down: Option<&'static str>,
+    /// The oldest layout revision whose builds still read and write a store at `to`.
+    pub readable_by: i64,
+}
+
+/// Every step, in order.
+pub const STEPS: &[Step] = &[Step {
+    to: 1,
+    summary: "index the queued receipts, so the prompt hook's \"newest queued for me\" is a range read however many offers wait unacknowledged",
+    up: "CREATE INDEX IF NOT EXISTS receipts_queued ON receipts(participant_id, message_seq) WHERE state = 'queued';",
+    down: Some("DROP INDEX IF EXISTS receipts_queued;"),
+    readable_by: 0,
+}];
+
+/// A store's layout, as its `acc_meta` records it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Layout {
+    /// Its revision (0 when none is recorded).
+    pub revision: i64,
+    /// The oldest revision whose builds can use it.
+    pub readable_by: i64,
+    /// The ACC version that last changed it, when one did.
+    pub changed_by: Option<String>,
+}
+
+impl Layout {
+    /// The layout recorded in `meta`.
+    pub(crate) fn from_meta(
+        meta: &std::collections::BTreeMap<String, String>,
+        path: &Path,
+    ) -> StoreResult<Self> {
+        let number = |key: &str| -> StoreResult<Option<i64>> {
+            meta.get(key)
+                .map(|v| {
+                    v.parse::<i64>().ok().filter(|n| *n >= 0).ok_or_else(|| {
+                        StoreError::new(
+                            StoreErrorKind::Corrupt,
+                            format!(
+                                "the store `{}` records {key} `{v}`, which is not a revision",
+                                path.display()
+                            ),
+                        )
+                    })
+                })
+                .transpose()
+        };
+        let revision = number("layout_revision")?.unwrap_or(0);
+        Ok(Self {
+            revision,
+            readable_by: number("layout_readable_by")?.unwrap_or(revision),
+            changed_by: meta.get("layout_changed_by").cloned(),
+        })
+    }
+
+    /// Refuse a store this build cannot use (a higher revision that does not admit it).
+    pub(crate) fn check_usable(&self, path: &Path) -> StoreResult<()> {
+        if self.revision <= LAYOUT_REVISION || self.readable_by <= LAYOUT_REVISION {
+            return Ok(());
+        }
+        Err(StoreError::new(
+            StoreErrorKind::VersionUnsupported,
+            format!(
+                "the store `{}` has layout revision {} (changed by {}), which builds below layout revision {} cannot use; this build writes layout revision {LAYOUT_REVISION}. Use that version or later, or take the store back with its `acc store downgrade --to {LAYOUT_REVISION}`; nothing was changed",
+                path.display(),
+                self.revision,
+                self.changed_by.as_deref().unwrap_or("an unknown acc"),
+                self.readable_by,
+            ),
+        ))
+    }
+
+    /// The revision whose queries this build runs on it: its own, or the store's when lower.
+    pub fn effective(&self) -> i64 {
+        self.revision.min(LAYOUT_REVISION)
+    }
+}
+
+/// What an upgrade or downgrade would do.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// The store.
+    pub store: PathBuf,
+    /// From this revision.
+    pub from: i64,
+    /// To this one.
+    pub to: i64,
+    /// The steps' summaries, in the order they run.
+    pub steps: Vec<String>,
+    /// The backup made first (none for a downgrade of index-only steps: nothing is lost).
+    pub backup: Option<PathBuf>,
+    /// Rows the steps read (receipts), for the time estimate.
+    pub rows: i64,
+    /// The estimated time, in milliseconds.
+    pub estimate_ms: i64,
+}
+
+/// The backup written before the upgrade to `to`, beside `store`.
+pub fn backup_path(store: &Path, to: i64) -> PathBuf {
+    let mut name = store.as_os_str().to_owned();
+    name.push(format!(".before-layout-{to}"));
+    PathBuf::from(name)
+}
+
+/// The layout backups beside `store`, with their sizes in bytes, oldest revision first.
+pub fn backups(store: &Path) -> Vec<(PathBuf, u64)> {
+    let Some(dir) = store.parent() else {
+        return Vec::new();
+    };
+    let Some(prefix) = store
+        .file_name()
+        .and_then(|n| n.to_str())
+        .map(|n| format!("{n}.before-layout-"))
+    else {
+        return Vec::new();
+    };
+    let mut found: Vec<(i64, PathBuf, u64)> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|entry| {
+            let name = entry.file_name();
+            let revision = name.to_str()?.strip_prefix(&prefix)?.parse::<i64>().ok()?;
+            let size = entry.metadata().ok()?.len();
+            Some((revision, entry.path(), size))
+        })
+        .collect();
+    found.sort();
+    found
+        .into_iter()
+        .map(|(_, path, size)| (path, size))
+        .collect()
+}
+
+/// Whether upgrades may run automatically in this process (hooks forbid them).
+static AUTOMATIC: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
+
+/// Never upgrade a store automatically in this process (a hook: it must answer its client within
+/// its budget, and never changes the layout).
+pub fn forbid_automatic_upgrades() {
+    AUTOMATIC.store(false, std::sync::atomic::Ordering::Relaxed);
+}
+
+pub(crate) fn automatic_upgrades() -> bool {
+    AUTOMATIC.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Estimated cost per receipt row of the steps (index builds), from `acc-bench upgrade`.
+const NANOS_PER_ROW: i64 = 2_000;
+
+impl Store {
+    /// This store's layout.
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    fn receipt_rows(&self) -> StoreResult<i64> {
+        Ok(self
+            .conn
+            .query_row("SELECT count(*) FROM receipts", [], |r| r.get(0))?)
+    }
+
+    /// What `upgrade` would do; `None` when the store is at this build's revision or above.
+    pub fn upgrade_plan(&self) -> StoreResult<Option<Plan>> {
+        if self.layout.revision >= LAYOUT_REVISION {
+            return Ok(None);
+        }
+        let rows = self.receipt_rows()?;
+        Ok(Some(Plan {
+            store: self.path.clone(),
+            from: self.layout.revision,
+            to: LAYOUT_REVISION,
+            steps: STEPS
+                .iter()
+                .filter(|s| s.to > self.layout.revision)
+                .map(|s| format!("{} → {}: {}", s.to - 1, s.to, s.summary))
+                .collect(),
+            backup: Some(backup_path(&self.path, LAYOUT_REVISION)),
+            rows,
+            estimate_ms: rows * NANOS_PER_ROW / 1_000_000,
+        }))
+    }
+
+    /// Bring the store to this build's layout revision: a backup first (kept whole, or not at
+    /// all), then every step in one transaction. Idempotent: a store already there is left as
+    /// it is; one a killed upgrade left behind is at its old revision and upgrades again.
+    /// `Ok(None)` when there was nothing to do. A backup that cannot be written starts nothing
+    /// and is an `Unavailable` error naming the cause.
+    pub fn upgrade(&mut self) -> StoreResult<Option<Plan>> {
+        let Some(plan) = self.upgrade_plan()? else {
+            return Ok(None);
+        };
+        if let Some(backup) = &plan.backup {
+            self.write_backup(backup)?;
+        }
+        let version = format!("acc {}", env!("CARGO_PKG_VERSION"));
+        let done = self.change_layout(|tx, recorded| {
+            if recorded.revision >= LAYOUT_REVISION {
+                return Ok(false);
+            }
+            for step in STEPS.iter().filter(|s| s.to > recorded.revision) {
+                tx.execute_batch(step.up)?;
+            }
+            let readable_by = STEPS
+                .iter()
+                .filter(|s| s.to <= LAYOUT_REVISION)
+                .map(|s| s.readable_by)
+                .max()
+                .unwrap_or(0);
+            record(tx, LAYOUT_REVISION, readable_by, &version)?;
+            Ok(true)
+        })?;
+        Ok(done.then_some(plan))
+    }
+
+    /// What `downgrade(to)` would do, or why it cannot.
+    pub fn downgrade_plan(&self, to: i64) -> StoreResult<Plan> {
+        let from = self.layout.revision;
+        if from > LAYOUT_REVISION {
+            return Err(StoreError::new(
+                StoreErrorKind::VersionUnsupported,
+                format!(
+                    "the store is at layout revision {from}, above this build's {LAYOUT_REVISION}: downgrade it with the build that upgraded it"
+                ),
+            ));
+        }
+        if to < 0 || to > from {
+            return Err(StoreError::new(
+                StoreErrorKind::Internal,
+                format!(
+                    "the store is at layout revision {from}; a downgrade goes to a revision from 0 to {from}, not {to}"
+                ),
+            ));
+        }
+        let mut steps = Vec::new();
+        for step in STEPS.iter().rev().filter(|s| s.to > to && s.to <= from) {
+            if step.down.is_none() {
+                return Err(StoreError::new(
+                    StoreErrorKind::VersionUnsupported,
+                    format!(
+                        "layout step {} → {} ({}) cannot be reversed without losing data; restore its backup `{}` instead",
+                        step.to - 1,
+                        step.to,
+                        step.summary,
+                        backup_path(&self.path, step.to).display()
+                    ),
+                ));
+            }
+            steps.push(format!(
+                "{} → {}: undo: {}",
+                step.to,
+                step.to - 1,
+                step.summary
+            ));
+        }
+        Ok(Plan {
+            store: self.path.clone(),
+            from,
+            to,
+            steps,
+            backup: None,
+            rows: 0,
+            estimate_ms: 0,
+        })
+    }
+
+    /// Take the store back to revision `to` by reversing index-only steps in one transaction
+    /// (nothing is lost, so no backup is made).
+    pub fn downgrade(&mut self, to: i64) -> StoreResult<Plan> {
+        let plan = self.downgrade_plan(to)?;
+        let version = format!("acc {}", env!("CARGO_PKG_VERSION"));
+        self.change_layout(|tx, recorded| {
+            for step in STEPS
+                .iter()
+                .rev()
+                .filter(|s| s.to > to && s.to <= recorded.revision)
+            {
+                if let Some(down) = step.down {
+                    tx.execute_batch(down)?;
+                }
+            }
+            let readable_by = STEPS
+                .iter()
+                .filter(|s| s.to <= to)
+                .map(|s| s.readable_by)
+                .max()
+                .unwrap_or(0);
+            record(tx, to, readable_by, &version)?;
+            Ok(true)
+        })?;
+        Ok(plan)
+    }
+
+    /// Run `f` in one immediate transaction with the layout recorded in it, then read the
+    /// layout back.
+    fn change_layout(
+        &mut self,
+        f: impl FnOnce(&rusqlite::Transaction<'_>, &Layout) -> StoreResult<bool>,
+    ) -> StoreResult<bool> {
+        let path = self.path.clone();
+        let changed = self.write(|w| {
+            let meta = crate::read_meta(&w.tx)?;
+            let recorded = Layout::from_meta(&meta, &path)?;
+            f(&w.tx, &recorded)
+        })?;
+        let meta = crate::read_meta(&self.conn)?;
+        self.layout = Layout::from_meta(&meta, &path)?;
+        Ok(changed)
+    }
+
+    /// A consistent copy of the store at `backup`, through SQLite's online backup API, fsynced,
+    /// appearing under its name only whole. One already there (a killed upgrade's) is kept.
+    fn write_backup(&self, backup: &Path) -> StoreResult<()> {
+        if backup.is_file() {
+            return Ok(());
+        }
+        let unavailable = |what: &str, e: &dyn std::fmt::Display| {
+            StoreError::new(
+                StoreErrorKind::Unavailable,
+                format!(
+                    "cannot {what} `{}` before the layout upgrade, so nothing was changed: {e}",
+                    backup.display()
+                ),
+            )
+        };
+        let mut partial = backup.as_os_str().to_owned();
+        partial.push(format!(".{}.partial", std::process::id()));
+        let partial = PathBuf::from(partial);
+        let _ = std::fs::remove_file(&partial);
+        let copied = (|| -> StoreResult<()> {
+            let mut dest = rusqlite::Connection::open(&partial)
+                .map_err(|e| unavailable("create the backup", &e))?;
+            {
+                let copy = rusqlite::backup::Backup::new(&self.conn, &mut dest)
+                    .map_err(|e| unavailable("start the backup", &e))?;
+                copy.run_to_completion(1024, std::time::Duration::ZERO, None)
+                    .map_err(|e| unavailable("write the backup", &e))?;
+            }
+            dest.close()
+                .map_err(|(_, e)| unavailable("close the backup", &e))?;
+            std::fs::File::open(&partial)
+                .and_then(|f| f.sync_all())
+                .map_err(|e| unavailable("sync the backup", &e))?;
+            std::fs::rename(&partial, backup).map_err(|e| unavailable("name the backup", &e))?;
+            if let Some(dir) = backup.parent() {
+                std::fs::File::open(dir)
+                    .and_then(|d| d.sync_all())
+                    .map_err(|e| unavailable("sync the directory of", &e))?;
+            }
+            Ok(())
+        })();
+        if copied.is_err() {
+            let _ = std::fs::remove_file(&partial);
+        }
+        copied
+    }
+}
+
+/// Record, in a store being created from `schema.sql`, that it is at this build's revision.
+pub(crate) fn record_created(tx: &rusqlite::Transaction<'_>) -> StoreResult<()> {
+    let readable_by = STEPS.iter().map(|s| s.readable_by).max().unwrap_or(0);
+    record(
+        tx,
+        LAYOUT_REVISION,
+        readable_by,
+        &format!("acc {}", env!("CARGO_PKG_VERSION")),
+    )
+}
+
+/// Record a layout in `acc_meta`.
+fn record(
+    tx: &rusqlite::Transaction<'_>,
+    revision: i64,
+    readable_by: i64,
+    version: &str,
+) -> StoreResult<()> {
+    for (key, value) in [
+        ("layout_revision", revision.to_string()),
+        ("layout_readable_by", readable_by.to_string()),
+        ("layout_changed_by", version.to_string()),
+    ] {
+        tx.execute(
+            "INSERT INTO acc_meta(key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            params![key, value],
+        )?;
+    }
+    Ok(())
+}
