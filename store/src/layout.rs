@@ -175,6 +175,69 @@ pub(crate) fn automatic_upgrades() -> bool {
     AUTOMATIC.load(std::sync::atomic::Ordering::Relaxed)
 }
 
+/// The upgrades this process ran on its own (at a first write), for the note a command prints.
+static AUTOMATIC_DONE: std::sync::Mutex<Vec<Plan>> = std::sync::Mutex::new(Vec::new());
+
+pub(crate) fn record_automatic(plan: Plan) {
+    if let Ok(mut done) = AUTOMATIC_DONE.lock() {
+        done.push(plan);
+    }
+}
+
+/// The upgrades this process ran automatically since the last call (a command tells its user
+/// about each on stderr).
+pub fn take_automatic_upgrades() -> Vec<Plan> {
+    AUTOMATIC_DONE
+        .lock()
+        .map(|mut done| std::mem::take(&mut *done))
+        .unwrap_or_default()
+}
+
+/// Where an upgrade expected to take longer than [`PROGRESS_AFTER_MS`] says what it is doing
+/// (a command sets it to its stderr); nowhere by default.
+static PROGRESS: std::sync::OnceLock<fn(&str)> = std::sync::OnceLock::new();
+
+/// Estimated upgrades longer than this report their steps through [`report_progress_to`].
+pub const PROGRESS_AFTER_MS: i64 = 2_000;
+
+/// Send the progress lines of long upgrades to `sink`.
+pub fn report_progress_to(sink: fn(&str)) {
+    let _ = PROGRESS.set(sink);
+}
+
+fn progress(plan: &Plan, line: &str) {
+    if plan.estimate_ms > PROGRESS_AFTER_MS
+        && let Some(sink) = PROGRESS.get()
+    {
+        sink(line);
+    }
+}
+
+/// Remove the partial backups beside `backup` whose writer is no longer running (a killed
+/// upgrade's); a running writer's is left alone.
+fn sweep_partials(backup: &Path) {
+    let (Some(dir), Some(name)) = (backup.parent(), backup.file_name().and_then(|n| n.to_str()))
+    else {
+        return;
+    };
+    let prefix = format!("{name}.");
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let file = entry.file_name();
+        let Some(pid) = file
+            .to_str()
+            .and_then(|f| f.strip_prefix(&prefix))
+            .and_then(|rest| rest.strip_suffix(".partial"))
+            .and_then(|pid| pid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let running = pid != std::process::id() && Path::new(&format!("/proc/{pid}")).exists();
+        if !running {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
 /// Estimated cost per receipt row of the steps (index builds), from `acc-bench upgrade`.
 const NANOS_PER_ROW: i64 = 2_000;
 
@@ -221,7 +284,22 @@ impl Store {
             return Ok(None);
         };
         if let Some(backup) = &plan.backup {
+            progress(
+                &plan,
+                &format!(
+                    "acc: upgrading the store {} to layout revision {} ({} receipts, about {} s): backing it up to {}",
+                    plan.store.display(),
+                    plan.to,
+                    plan.rows,
+                    plan.estimate_ms / 1000,
+                    backup.display()
+                ),
+            );
             self.write_backup(backup)?;
+            progress(
+                &plan,
+                "acc: backup written; running the upgrade's steps in one transaction",
+            );
         }
         let version = format!("acc {}", env!("CARGO_PKG_VERSION"));
         let done = self.change_layout(|tx, recorded| {
@@ -341,6 +419,7 @@ impl Store {
     /// A consistent copy of the store at `backup`, through SQLite's online backup API, fsynced,
     /// appearing under its name only whole. One already there (a killed upgrade's) is kept.
     fn write_backup(&self, backup: &Path) -> StoreResult<()> {
+        sweep_partials(backup);
         if backup.is_file() {
             return Ok(());
         }

@@ -490,19 +490,38 @@ impl Store {
     /// upgrades run automatically here, and no other connection (in any process) has the store
     /// open, run [`Store::upgrade`]. The plan it carried out, if it did. A failure (a backup that
     /// cannot be written) leaves the store as it was, on its older layout.
+    ///
+    /// Processes that reach their first write at once take turns (an `flock` on
+    /// `<store>-upgrade`, waited for at most [`UPGRADE_TURN_WAIT`]) and let go of their own hold
+    /// on `<store>-open` while they wait: so of several writers that open an old store at once,
+    /// the first to its turn is alone and upgrades, and the others find it done. A reader that
+    /// holds the store open meanwhile keeps it from being alone: nobody upgrades then.
     pub fn upgrade_if_alone(&mut self) -> Option<layout::Plan> {
         if self.layout.revision >= layout::LAYOUT_REVISION || !layout::automatic_upgrades() {
             return None;
         }
         // Our own shared hold would keep us from being alone: let it go for the look.
         let held = self.presence.take().is_some();
-        let upgraded = hold_alone(&self.path).and_then(|alone| {
-            let done = self.upgrade().ok().flatten();
-            drop(alone);
+        let upgraded = wait_for_upgrade_turn(&self.path).and_then(|turn| {
+            // Another writer may have upgraded it while we waited.
+            if let Ok(meta) = read_meta(&self.conn)
+                && let Ok(layout) = layout::Layout::from_meta(&meta, &self.path)
+            {
+                self.layout = layout;
+            }
+            let done = hold_alone(&self.path).and_then(|alone| {
+                let done = self.upgrade().ok().flatten();
+                drop(alone);
+                done
+            });
+            drop(turn);
             done
         });
         if held {
             self.presence = hold_presence(&self.path);
+        }
+        if let Some(plan) = &upgraded {
+            layout::record_automatic(plan.clone());
         }
         upgraded
     }
@@ -594,18 +613,23 @@ fn trim_wal(conn: &Connection, presence: Option<&std::fs::File>) {
 /// connection, in this process or another, keeps a closing writer from holding it alone.
 /// `None` when it cannot be opened or held (a closing writer then trims regardless).
 fn hold_presence(store: &Path) -> Option<std::fs::File> {
+    let file = open_presence(store)?;
+    file.try_lock_shared().ok()?;
+    Some(file)
+}
+
+/// `<store>-open`, opened (created 0600 if missing), not yet held.
+fn open_presence(store: &Path) -> Option<std::fs::File> {
     let mut path = store.as_os_str().to_owned();
     path.push("-open");
-    let file = OpenOptions::new()
+    OpenOptions::new()
         .read(true)
         .write(true)
         .create(true)
         .truncate(false)
         .mode(0o600)
         .open(PathBuf::from(path))
-        .ok()?;
-    file.try_lock_shared().ok()?;
-    Some(file)
+        .ok()
 }
 
 /// Fault injection for crash tests: with `ACC_TEST_HOLD_WRITE_MS` set, a write transaction
@@ -651,9 +675,13 @@ fn read_meta(conn: &Connection) -> StoreResult<std::collections::BTreeMap<String
 
 /// `<store>-open` held exclusively: only when no other connection, in any process, has the
 /// store open (each holds it shared). Released when dropped.
-fn hold_alone(store: &Path) -> Option<std::fs::File> {
+/// How long a writer waits for its turn to look for a layout upgrade.
+pub const UPGRADE_TURN_WAIT: Duration = Duration::from_secs(3);
+
+/// `<store>-upgrade` held exclusively, waited for (polling) at most [`UPGRADE_TURN_WAIT`].
+fn wait_for_upgrade_turn(store: &Path) -> Option<std::fs::File> {
     let mut path = store.as_os_str().to_owned();
-    path.push("-open");
+    path.push("-upgrade");
     let file = OpenOptions::new()
         .read(true)
         .write(true)
@@ -662,6 +690,20 @@ fn hold_alone(store: &Path) -> Option<std::fs::File> {
         .mode(0o600)
         .open(PathBuf::from(path))
         .ok()?;
+    let end = std::time::Instant::now() + UPGRADE_TURN_WAIT;
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Some(file),
+            Err(std::fs::TryLockError::WouldBlock) if std::time::Instant::now() < end => {
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            Err(_) => return None,
+        }
+    }
+}
+
+fn hold_alone(store: &Path) -> Option<std::fs::File> {
+    let file = open_presence(store)?;
     file.try_lock().ok()?;
     Some(file)
 }

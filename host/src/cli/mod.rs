@@ -846,7 +846,21 @@ pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> i32 {
         return code;
     }
     let json_mode = cli.json;
-    match run(cli) {
+    crate::store::layout::report_progress_to(eprintln_note);
+    let result = run(cli);
+    // A store this command upgraded on its own is named on stderr (stdout keeps its shape).
+    for plan in crate::store::layout::take_automatic_upgrades() {
+        eprintln_note(&format!(
+            "acc: upgraded the store {} from layout revision {} to {}; its backup is {}",
+            plan.store.display(),
+            plan.from,
+            plan.to,
+            plan.backup
+                .as_deref()
+                .map_or_else(|| "none".into(), |b| b.display().to_string())
+        ));
+    }
+    match result {
         Ok(output) => {
             if json_mode {
                 write_stdout(&json_text(&output.value));
@@ -857,6 +871,12 @@ pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> i32 {
         }
         Err(error) => refused(json_mode, &error),
     }
+}
+
+/// One line on stderr (a note beside the command's output).
+fn eprintln_note(line: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{line}");
 }
 
 /// A `--json` result: indented at a terminal, for a person; one compact line when piped.

@@ -422,6 +422,49 @@ fn helpers_of(parent: u32) -> Vec<u32> {
         .collect()
 }
 
+/// `acc-mcp` ends at end of input, and no helper outlives it.
+fn finish_without_helpers(mcp: acc_tests::JsonRpcChild, server_pid: u32) {
+    assert_eq!(
+        mcp.finish(std::time::Duration::from_secs(20)).code(),
+        Some(0)
+    );
+    acc_tests::wait_until(
+        std::time::Duration::from_secs(20),
+        "no helper outlives acc-mcp",
+        || helpers_of(server_pid).is_empty(),
+    );
+}
+
+impl Room {
+    /// Bob bound to the faulty adapter whose mode is read from a file at every call (`ok` at
+    /// first): the file, and the adapter configuration naming it.
+    fn faulty_by_file(&self) -> (PathBuf, Value) {
+        let mode_file = self.world.temp.path().join("mode");
+        std::fs::write(&mode_file, "ok").expect("mode");
+        let config = json!({ "faulty": { "modeFile": mode_file } });
+        let bob = self.world.attach("bob");
+        self.bind(&bob, "faulty", "all", &config);
+        (mode_file, config)
+    }
+
+    /// A real `acc-mcp` speaking for alice with these adapters, initialized; and its pid.
+    fn acc_mcp_as_alice(&self, config: &Value) -> (acc_tests::JsonRpcChild, u32) {
+        let mut command = self.world.command("acc-mcp");
+        command
+            .env("ACC_MCP_PARTICIPANT", "alice")
+            .env("ACC_MCP_WORKSPACE", &self.world.dir);
+        for (key, value) in self.env(config, &[]) {
+            command.env(key, value);
+        }
+        let mut mcp = acc_tests::JsonRpcChild::spawn(command);
+        let pid = mcp.child.0.id();
+        let init = mcp.request(1, "initialize", json!({ "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } }));
+        assert_eq!(init["result"]["protocolVersion"], "2025-06-18", "{init}");
+        mcp.send_line(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        (mcp, pid)
+    }
+}
+
 /// An adapter that exits, aborts, segfaults or stops its whole process cannot reach `acc-mcp`:
 /// its code runs in a helper, each fault costs one `message.offer_failed` with a closed code,
 /// the server answers the next call, and no helper outlives it. Table-driven over the faults,
@@ -429,23 +472,8 @@ fn helpers_of(parent: u32) -> Vec<u32> {
 #[test]
 fn an_adapter_that_exits_aborts_segfaults_or_stops_costs_acc_mcp_one_failed_offer() {
     let room = Room::new();
-    let mode_file = room.world.temp.path().join("mode");
-    std::fs::write(&mode_file, "ok").expect("mode");
-    let config = json!({ "faulty": { "modeFile": mode_file } });
-    let bob = room.world.attach("bob");
-    room.bind(&bob, "faulty", "all", &config);
-    let mut command = room.world.command("acc-mcp");
-    command
-        .env("ACC_MCP_PARTICIPANT", "alice")
-        .env("ACC_MCP_WORKSPACE", &room.world.dir);
-    for (key, value) in room.env(&config, &[]) {
-        command.env(key, value);
-    }
-    let mut mcp = acc_tests::JsonRpcChild::spawn(command);
-    let server_pid = mcp.child.0.id();
-    let init = mcp.request(1, "initialize", json!({ "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } }));
-    assert_eq!(init["result"]["protocolVersion"], "2025-06-18", "{init}");
-    mcp.send_line(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    let (mode_file, config) = room.faulty_by_file();
+    let (mut mcp, server_pid) = room.acc_mcp_as_alice(&config);
     // (fault, outcome, error code): a helper that ends without an answer is a known failure;
     // one that is stopped never answers, so its outcome is unknown at the deadline.
     let faults = [
@@ -482,14 +510,8 @@ fn an_adapter_that_exits_aborts_segfaults_or_stops_costs_acc_mcp_one_failed_offe
         let expected = faults[..=index].iter().filter(|f| f.1 == "queued").count();
         assert_eq!(failed, expected, "{fault}");
     }
-    let exit = mcp.finish(std::time::Duration::from_secs(20));
-    assert_eq!(exit.code(), Some(0));
     // The stopped helper was still watched for a late answer; it goes with its server.
-    acc_tests::wait_until(
-        std::time::Duration::from_secs(20),
-        "no helper outlives acc-mcp",
-        || helpers_of(server_pid).is_empty(),
-    );
+    finish_without_helpers(mcp, server_pid);
 }
 
 /// An adapter that crashes while it loads in `acc-mcp`'s helper is refused there; the server
@@ -497,24 +519,10 @@ fn an_adapter_that_exits_aborts_segfaults_or_stops_costs_acc_mcp_one_failed_offe
 #[test]
 fn an_adapter_that_crashes_while_loading_leaves_acc_mcp_serving() {
     let room = Room::new();
-    let mode_file = room.world.temp.path().join("mode");
-    std::fs::write(&mode_file, "ok").expect("mode");
-    let config = json!({ "faulty": { "modeFile": mode_file } });
-    let bob = room.world.attach("bob");
-    room.bind(&bob, "faulty", "all", &config);
+    let (mode_file, config) = room.faulty_by_file();
     for fault in ["init-segfault", "init-abort", "describe-exit", "init-stop"] {
         std::fs::write(&mode_file, fault).expect("mode");
-        let mut command = room.world.command("acc-mcp");
-        command
-            .env("ACC_MCP_PARTICIPANT", "alice")
-            .env("ACC_MCP_WORKSPACE", &room.world.dir);
-        for (key, value) in room.env(&config, &[]) {
-            command.env(key, value);
-        }
-        let mut mcp = acc_tests::JsonRpcChild::spawn(command);
-        let server_pid = mcp.child.0.id();
-        mcp.request(1, "initialize", json!({ "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } }));
-        mcp.send_line(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        let (mut mcp, server_pid) = room.acc_mcp_as_alice(&config);
         let sent = mcp.request(2, "tools/call", json!({ "name": "acc_message", "arguments": { "to": ["bob"], "kind": "question", "subject": fault, "body": "route me" } }));
         let delivery = &sent["result"]["structuredContent"]["delivery"][0];
         assert_eq!(delivery["outcome"], "queued", "{fault}: {sent}");
@@ -527,16 +535,7 @@ fn an_adapter_that_crashes_while_loading_leaves_acc_mcp_serving() {
             status["result"]["structuredContent"]["sessions"].is_array(),
             "{fault}: {status}"
         );
-        assert_eq!(
-            mcp.finish(std::time::Duration::from_secs(20)).code(),
-            Some(0),
-            "{fault}"
-        );
-        acc_tests::wait_until(
-            std::time::Duration::from_secs(20),
-            "no helper outlives acc-mcp",
-            || helpers_of(server_pid).is_empty(),
-        );
+        finish_without_helpers(mcp, server_pid);
     }
 }
 

@@ -35,6 +35,11 @@ fn meta(store: &std::path::Path, key: &str) -> Option<String> {
     .ok()
 }
 
+fn integrity(conn: &rusqlite::Connection) -> String {
+    conn.query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .expect("integrity")
+}
+
 fn indexes(store: &std::path::Path) -> Vec<String> {
     let conn = rusqlite::Connection::open(store).expect("open");
     let mut statement = conn
@@ -83,10 +88,7 @@ fn a_store_of_the_earlier_layout_is_upgraded_at_its_first_write_with_everything_
     assert!(indexes(&store).contains(&"receipts_queued".to_string()));
     let backup = store.with_file_name("store.sqlite3.before-layout-1");
     let copy = rusqlite::Connection::open(&backup).expect("backup opens");
-    let integrity: String = copy
-        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
-        .expect("integrity");
-    assert_eq!(integrity, "ok");
+    assert_eq!(integrity(&copy), "ok");
     let messages: i64 = copy
         .query_row("SELECT count(*) FROM messages", [], |r| r.get(0))
         .expect("count");
@@ -115,10 +117,7 @@ fn a_store_of_the_earlier_layout_is_upgraded_at_its_first_write_with_everything_
     assert_eq!(old.len(), 98);
     assert_eq!(old[97]["cursor"], before["nextCursor"], "cursors unchanged");
     let conn = rusqlite::Connection::open(&store).expect("open");
-    let integrity: String = conn
-        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
-        .expect("integrity");
-    assert_eq!(integrity, "ok");
+    assert_eq!(integrity(&conn), "ok");
     // Next-turn still finds bob's queued notes through the new index.
     let bob_waiting: i64 = conn
         .query_row("SELECT count(*) FROM receipts INDEXED BY receipts_queued WHERE participant_id = 'bob' AND state = 'queued'", [], |r| r.get(0))
@@ -220,4 +219,159 @@ fn an_upgrade_whose_backup_cannot_be_written_starts_nothing() {
         .acc_as(&erin, &["message", "--subject", "still", "--body", "works"])
         .ok_json();
     assert_eq!(meta(&store, "layout_revision"), None);
+}
+
+/// The fixture grown to 100,000 more messages to bob (every third acknowledged), at layout 0.
+fn big_old_store(path: &std::path::Path) {
+    std::fs::copy(acc_tests::repo_root().join(FIXTURE), path).expect("copy fixture");
+    let conn = rusqlite::Connection::open(path).expect("open");
+    conn.execute_batch(
+        "BEGIN;
+         WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 100000)
+         INSERT INTO messages(message_id, thread_id, client_message_id, from_participant_id,
+             from_session_id, to_participant_ids, kind, obligation, subject, body, in_reply_to,
+             artifacts, handoff, decision_change, content_hash, sent_at, event_seq)
+         SELECT printf('message_bulk%017d', i), printf('message_bulk%017d', i), 'bulk' || i,
+             m.from_participant_id, m.from_session_id, m.to_participant_ids, m.kind,
+             m.obligation, m.subject, m.body, NULL, m.artifacts, NULL, NULL, m.content_hash,
+             m.sent_at, m.event_seq
+         FROM n, (SELECT * FROM messages WHERE kind = 'note' AND to_participant_ids = '[\"bob\"]' LIMIT 1) m;
+         INSERT INTO receipts(message_seq, participant_id, state, updated_at, extensions, obligation, addressed)
+         SELECT seq, 'bob', CASE WHEN seq % 3 = 0 THEN 'acknowledged' ELSE 'queued' END,
+             sent_at, '{}', obligation, 1
+         FROM messages WHERE message_id LIKE 'message_bulk%';
+         COMMIT;",
+    )
+    .expect("grow the fixture");
+}
+
+/// What a killed upgrade left: the store is whole and at one layout or the other (its recorded
+/// revision and its index agree); the backup, if there, is whole.
+/// `thorough`: SQLite's full `integrity_check` (indexes against their tables) rather than
+/// `quick_check` (every page and record, not the index cross-check).
+fn assert_one_layout(store: &std::path::Path, round: usize, thorough: bool) -> bool {
+    let conn = rusqlite::Connection::open(store).expect("open");
+    let check = if thorough {
+        integrity(&conn)
+    } else {
+        conn.query_row("PRAGMA quick_check", [], |r| r.get(0))
+            .expect("quick_check")
+    };
+    assert_eq!(check, "ok", "round {round}");
+    drop(conn);
+    let revision = meta(store, "layout_revision");
+    let indexed = indexes(store).contains(&"receipts_queued".to_string());
+    assert_eq!(
+        revision.as_deref() == Some("1"),
+        indexed,
+        "round {round}: revision {revision:?} and the index agree"
+    );
+    let backup = store.with_file_name("store.sqlite3.before-layout-1");
+    if backup.exists() {
+        let copy = rusqlite::Connection::open(&backup).expect("backup");
+        let check: String = copy
+            .query_row("PRAGMA quick_check", [], |r| r.get(0))
+            .expect("quick_check");
+        assert_eq!(check, "ok", "round {round}: a whole backup");
+        let count: i64 = copy
+            .query_row("SELECT count(*) FROM messages", [], |r| r.get(0))
+            .expect("count");
+        assert_eq!(count, 100_067, "round {round}: the backup holds everything");
+    }
+    indexed
+}
+
+/// Kill -9 at moments spread over the whole upgrade of a store of 100,000 messages, 20 times:
+/// every time either layout and never a damaged store, the backup whole or absent, and the next
+/// write completes the upgrade.
+#[test]
+fn a_kill_at_any_moment_of_an_upgrade_leaves_one_layout_and_the_next_write_finishes_it() {
+    let world = World::new();
+    std::fs::write(
+        world.dir.join("acc.workspace.json"),
+        json!({ "schemaVersion": 1, "workspaceId": "layout-fixture" }).to_string(),
+    )
+    .expect("config");
+    let template = world.temp.path().join("big.sqlite3");
+    big_old_store(&template);
+    let store = acc_tests::store_path(&world.data_home, "layout-fixture");
+    let dir = store.parent().expect("dir").to_path_buf();
+    let fresh = || {
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("dir");
+        std::fs::copy(&template, &store).expect("copy");
+    };
+    // One whole upgrade first: how long it takes here bounds the moments to kill at.
+    fresh();
+    let started = std::time::Instant::now();
+    world.acc(&["store", "upgrade"]).ok_json();
+    let whole = started.elapsed();
+    eprintln!("a whole upgrade of the grown store: {whole:?}");
+    let (mut finished, mut killed_before) = (0, 0);
+    // A fixed pseudo-random sequence (a linear congruential generator): reproducible moments.
+    let mut seed: u64 = 0x2026_1201;
+    for round in 0..20 {
+        fresh();
+        seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+        // The top 31 bits, as a fraction in [0, 1).
+        let fraction = (seed >> 33) as f64 / f64::from(1u32 << 31);
+        let delay = whole.mul_f64(fraction * 1.2);
+        let mut command = world.command("acc");
+        command
+            .args(["--json", "store", "upgrade"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        let mut child = acc_tests::Guarded(command.spawn().expect("spawn"));
+        std::thread::sleep(delay);
+        let _ = child.0.kill();
+        let _ = child.0.wait();
+        if assert_one_layout(&store, round, true) {
+            finished += 1;
+        } else {
+            killed_before += 1;
+        }
+        // The next write (alone) completes the upgrade and leaves no partial backup.
+        world.attach(&format!("after{round}"));
+        assert!(
+            assert_one_layout(&store, round, false),
+            "round {round}: upgraded by the next write"
+        );
+        let partial = std::fs::read_dir(&dir)
+            .expect("dir")
+            .flatten()
+            .any(|e| e.file_name().to_string_lossy().ends_with(".partial"));
+        assert!(!partial, "round {round}: no partial backup left");
+    }
+    // The moments covered both sides of the commit.
+    assert!(
+        finished > 0 && killed_before > 0,
+        "{finished} finished, {killed_before} killed before"
+    );
+}
+
+/// Two commands that write to an old store at once: exactly one upgrades it (and says so on
+/// stderr), the other finds it done; both succeed.
+#[test]
+fn two_writers_opening_an_old_store_at_once_upgrade_it_exactly_once() {
+    for round in 0..3 {
+        let (world, store) = fixture_world();
+        let commands: Vec<std::process::Command> = ["p1", "p2"]
+            .iter()
+            .map(|name| {
+                let mut command = world.command("acc");
+                command.args(["--json", "attach", "--participant", name]);
+                command
+            })
+            .collect();
+        let runs = acc_tests::race(&world, commands);
+        for run in &runs {
+            assert_eq!(run.code, 0, "round {round}: {run:?}");
+        }
+        let notes = runs
+            .iter()
+            .filter(|r| r.stderr.contains("upgraded the store"))
+            .count();
+        assert_eq!(notes, 1, "round {round}: exactly one upgraded: {runs:?}");
+        assert_eq!(meta(&store, "layout_revision").as_deref(), Some("1"));
+    }
 }
