@@ -6,6 +6,8 @@ cd "$(dirname "$0")"
 
 # The real clients the suite drives (MCP SDKs, Claude Code, Codex), pinned, cached outside the repo.
 scripts/install-test-clients.sh >/dev/null
+# The acc that wrote the layout-0 store fixture: the layout tests open upgraded stores with it.
+scripts/build-earlier-acc.sh 99cb396 >/dev/null
 # Every binary and library: the end-to-end tests load the adapter cdylibs from target/debug.
 cargo build --workspace --locked
 if cargo nextest --version >/dev/null 2>&1; then

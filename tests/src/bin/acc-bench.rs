@@ -68,6 +68,10 @@ fn main() {
             native();
             0
         }
+        Some("upgrade") => {
+            upgrade();
+            0
+        }
         Some("swarm") => {
             let sizes: Vec<usize> = args[1..].iter().filter_map(|a| a.parse().ok()).collect();
             swarm(if sizes.is_empty() {
@@ -84,6 +88,7 @@ fn main() {
             router();
             hook();
             native();
+            upgrade();
             swarm(&[8, 32, 64]);
             0
         }
@@ -92,7 +97,7 @@ fn main() {
         Some("send-worker") => send_worker(&args[1..]),
         Some(other) => {
             eprintln!(
-                "acc-bench: unknown suite `{other}` (suites: foundation, messaging, mcp, router, hook, native, swarm [N ...], all)"
+                "acc-bench: unknown suite `{other}` (suites: foundation, messaging, mcp, router, hook, native, upgrade, swarm [N ...], all)"
             );
             2
         }
@@ -1138,6 +1143,63 @@ fn hook() {
         let _ = temp.keep();
     }
     hook_offered();
+}
+
+/// The layout upgrade of a store of 10^6 messages (goal at most 30 s), as `acc store upgrade`
+/// runs it, beside its floor: SQLite's online backup of the same store alone, in the same run.
+fn upgrade() {
+    println!("== upgrade ==");
+    let (temp, data, dir) = world();
+    let mut app = app_for(&data, &dir);
+    let sender = attach(&mut app.core, "sender");
+    bulk_messages(&mut app.core, &sender, "reader", 0, 1_000_000);
+    let store_path = app
+        .core
+        .store_for_write()
+        .expect("store")
+        .path()
+        .to_path_buf();
+    app.core
+        .store_for_write()
+        .expect("store")
+        .downgrade(0)
+        .expect("back to layout 0");
+    drop(app);
+    let size = std::fs::metadata(&store_path).map(|m| m.len()).unwrap_or(0);
+    let floor = {
+        let source = rusqlite::Connection::open(&store_path).expect("open");
+        let mut target =
+            rusqlite::Connection::open(temp.path().join("floor.sqlite3")).expect("target");
+        let start = Instant::now();
+        rusqlite::backup::Backup::new(&source, &mut target)
+            .expect("backup")
+            .run_to_completion(1024, Duration::ZERO, None)
+            .expect("copy");
+        drop(target);
+        std::fs::File::open(temp.path().join("floor.sqlite3"))
+            .and_then(|f| f.sync_all())
+            .expect("sync");
+        start.elapsed()
+    };
+    let start = Instant::now();
+    let output = Command::new(bin("acc"))
+        .args(["--json", "store", "upgrade"])
+        .env("ACC_DATA_HOME", &data)
+        .current_dir(&dir)
+        .output()
+        .expect("acc store upgrade");
+    let took = start.elapsed();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    println!(
+        "acc store upgrade, 10^6 messages ({} MiB): {:>8.2} s (goal <= 30 s; floor: the online backup alone {:.2} s)",
+        size / (1024 * 1024),
+        took.as_secs_f64(),
+        floor.as_secs_f64()
+    );
 }
 
 /// A prompt hook with nothing to deliver, with 0 and with 10,000 offered, unacknowledged

@@ -375,3 +375,97 @@ fn two_writers_opening_an_old_store_at_once_upgrade_it_exactly_once() {
         assert_eq!(meta(&store, "layout_revision").as_deref(), Some("1"));
     }
 }
+
+/// The `acc` of commit 99cb396, which wrote the fixture (`scripts/build-earlier-acc.sh`, run by
+/// `test.sh`); missing, the test fails and says how to build it.
+fn earlier_acc() -> PathBuf {
+    let acc = acc_tests::clients().cache.join("acc-at-99cb396/acc");
+    assert!(
+        acc.is_file(),
+        "{} is missing: run scripts/build-earlier-acc.sh 99cb396 (./test.sh does)",
+        acc.display()
+    );
+    acc
+}
+
+/// A store upgraded by this build, then used by the build that wrote the fixture: revision 1
+/// only adds an index, so that build reads and writes it as before (rule 4), SQLite keeps the
+/// index in step with its writes, and this build goes on with it afterwards.
+#[test]
+fn the_build_that_wrote_the_fixture_keeps_working_with_the_upgraded_store() {
+    let (world, store) = fixture_world();
+    let dave = world.attach("dave");
+    assert_eq!(meta(&store, "layout_revision").as_deref(), Some("1"));
+    let earlier = earlier_acc();
+    let run = |args: &[&str]| {
+        let mut command = world.command_path(&earlier);
+        command.arg("--json").args(args);
+        world.run(command, "the earlier acc")
+    };
+    let status = run(&["status"]).ok_json();
+    assert!(
+        status["sessions"].as_array().is_some_and(|s| !s.is_empty()),
+        "{status}"
+    );
+    let erin =
+        acc_tests::Creds::from_attach("erin", &run(&["attach", "--participant", "erin"]).ok_json());
+    let sent = run(&[
+        "--session",
+        &erin.session,
+        "--generation",
+        &erin.generation,
+        "message",
+        "--to",
+        "dave",
+        "--subject",
+        "from the earlier build",
+        "--body",
+        "hello",
+    ])
+    .ok_json();
+    let id = sent["message"]["messageId"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    // This build reads what the earlier one wrote, through the index the earlier one kept.
+    let inbox = world.acc_as(&dave, &["inbox"]).ok_json();
+    assert!(inbox.to_string().contains(&id), "{inbox}");
+    let conn = rusqlite::Connection::open(&store).expect("open");
+    assert_eq!(
+        integrity(&conn),
+        "ok",
+        "the index matches the earlier build's writes"
+    );
+    assert_eq!(meta(&store, "layout_revision").as_deref(), Some("1"));
+}
+
+/// A store of a later layout that this build cannot use is refused, naming the revision and the
+/// version that changed it; nothing is changed.
+#[test]
+fn a_store_of_a_later_layout_this_build_cannot_use_is_refused_unchanged() {
+    let (world, store) = fixture_world();
+    {
+        let conn = rusqlite::Connection::open(&store).expect("open");
+        conn.execute_batch(
+            "INSERT INTO acc_meta(key, value) VALUES ('layout_revision', '7'), ('layout_readable_by', '5'), ('layout_changed_by', 'acc 9.9.9');",
+        )
+        .expect("later layout");
+    }
+    let before = std::fs::read(&store).expect("read");
+    for args in [
+        &["status"][..],
+        &["attach", "--participant", "x"][..],
+        &["store", "upgrade"][..],
+    ] {
+        let refused = world.acc(args).err(4, "store_version_unsupported");
+        let message = refused.to_string();
+        assert!(
+            message.contains("layout revision 7") && message.contains("acc 9.9.9"),
+            "{args:?}: {message}"
+        );
+    }
+    assert!(
+        std::fs::read(&store).expect("read") == before,
+        "nothing changed"
+    );
+}
