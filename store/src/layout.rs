@@ -16,7 +16,7 @@ use rusqlite::params;
 use crate::{Store, StoreError, StoreErrorKind, StoreResult};
 
 /// The layout revision this build writes.
-pub const LAYOUT_REVISION: i64 = 1;
+pub const LAYOUT_REVISION: i64 = 2;
 
 /// One step from the revision before `to` to `to`.
 #[derive(Debug)]
@@ -34,14 +34,68 @@ pub struct Step {
     pub readable_by: i64,
 }
 
+/// The receipts table of revision 2: keyed by its primary key alone (`WITHOUT ROWID`), so a
+/// receipt is written into one B-tree rather than a table and its key index.
+const RECEIPTS_KEYED: &str = "
+CREATE TABLE receipts_rebuilt (
+    message_seq INTEGER NOT NULL REFERENCES messages(seq),
+    participant_id TEXT NOT NULL,
+    state TEXT NOT NULL,
+    updated_at INTEGER NOT NULL,
+    extensions TEXT NOT NULL DEFAULT '{}',
+    obligation TEXT NOT NULL,
+    addressed INTEGER NOT NULL,
+    PRIMARY KEY (message_seq, participant_id)
+) STRICT, WITHOUT ROWID;
+INSERT INTO receipts_rebuilt(message_seq, participant_id, state, updated_at, extensions, obligation, addressed)
+    SELECT message_seq, participant_id, state, updated_at, extensions, obligation, addressed FROM receipts;
+DROP TABLE receipts;
+ALTER TABLE receipts_rebuilt RENAME TO receipts;
+CREATE INDEX receipts_unresolved ON receipts(participant_id, message_seq) WHERE state != 'acknowledged';
+CREATE INDEX receipts_owed ON receipts(obligation, message_seq) WHERE state != 'acknowledged' AND obligation != 'none';
+CREATE INDEX receipts_queued ON receipts(participant_id, message_seq) WHERE state = 'queued';
+";
+
+/// Revision 2 taken back: the receipts table of revision 1, with its rowid and
+/// `receipts_waiting` (nothing is lost either way).
+const RECEIPTS_ROWID: &str = "
+CREATE TABLE receipts_rebuilt (
+    message_seq INTEGER NOT NULL REFERENCES messages(seq),
+    participant_id TEXT NOT NULL,
+    state TEXT NOT NULL,
+    updated_at INTEGER NOT NULL,
+    extensions TEXT NOT NULL DEFAULT '{}',
+    obligation TEXT NOT NULL,
+    addressed INTEGER NOT NULL,
+    PRIMARY KEY (message_seq, participant_id)
+) STRICT;
+INSERT INTO receipts_rebuilt(message_seq, participant_id, state, updated_at, extensions, obligation, addressed)
+    SELECT message_seq, participant_id, state, updated_at, extensions, obligation, addressed FROM receipts;
+DROP TABLE receipts;
+ALTER TABLE receipts_rebuilt RENAME TO receipts;
+CREATE INDEX receipts_unresolved ON receipts(participant_id, message_seq) WHERE state != 'acknowledged';
+CREATE INDEX receipts_owed ON receipts(obligation, message_seq) WHERE state != 'acknowledged' AND obligation != 'none';
+CREATE INDEX receipts_waiting ON receipts(participant_id, message_seq) WHERE state = 'queued' AND addressed = 1;
+CREATE INDEX receipts_queued ON receipts(participant_id, message_seq) WHERE state = 'queued';
+";
+
 /// Every step, in order.
-pub const STEPS: &[Step] = &[Step {
-    to: 1,
-    summary: "index the queued receipts, so the prompt hook's \"newest queued for me\" is a range read however many offers wait unacknowledged",
-    up: "CREATE INDEX IF NOT EXISTS receipts_queued ON receipts(participant_id, message_seq) WHERE state = 'queued';",
-    down: Some("DROP INDEX IF EXISTS receipts_queued;"),
-    readable_by: 0,
-}];
+pub const STEPS: &[Step] = &[
+    Step {
+        to: 1,
+        summary: "index the queued receipts, so the prompt hook's \"newest queued for me\" is a range read however many offers wait unacknowledged",
+        up: "CREATE INDEX IF NOT EXISTS receipts_queued ON receipts(participant_id, message_seq) WHERE state = 'queued';",
+        down: Some("DROP INDEX IF EXISTS receipts_queued;"),
+        readable_by: 0,
+    },
+    Step {
+        to: 2,
+        summary: "keep receipts in their primary key alone (WITHOUT ROWID) and drop receipts_waiting, which receipts_queued serves: two B-tree pages fewer per receipt written",
+        up: RECEIPTS_KEYED,
+        down: Some(RECEIPTS_ROWID),
+        readable_by: 0,
+    },
+];
 
 /// A store's layout, as its `acc_meta` records it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -117,7 +171,7 @@ pub struct Plan {
     pub to: i64,
     /// The steps' summaries, in the order they run.
     pub steps: Vec<String>,
-    /// The backup made first (none for a downgrade of index-only steps: nothing is lost).
+    /// The backup made first (none for a downgrade: its steps lose nothing).
     pub backup: Option<PathBuf>,
     /// Rows the steps read (receipts), for the time estimate.
     pub rows: i64,
@@ -238,8 +292,10 @@ fn sweep_partials(backup: &Path) {
     }
 }
 
-/// Estimated cost per receipt row of the steps (index builds), from `acc-bench upgrade`.
-const NANOS_PER_ROW: i64 = 2_000;
+/// Estimated cost per receipt row of the steps (the receipts rebuilt, their indexes built), and
+/// the backup's pace, from `acc-bench upgrade` on a 2-core machine (docs/benchmarks.md).
+const NANOS_PER_ROW: i64 = 3_000;
+const BACKUP_BYTES_PER_MS: u64 = 400_000;
 
 impl Store {
     /// This store's layout.
@@ -259,6 +315,7 @@ impl Store {
             return Ok(None);
         }
         let rows = self.receipt_rows()?;
+        let bytes = std::fs::metadata(&self.path).map_or(0, |m| m.len());
         Ok(Some(Plan {
             store: self.path.clone(),
             from: self.layout.revision,
@@ -270,7 +327,8 @@ impl Store {
                 .collect(),
             backup: Some(backup_path(&self.path, LAYOUT_REVISION)),
             rows,
-            estimate_ms: rows * NANOS_PER_ROW / 1_000_000,
+            estimate_ms: rows * NANOS_PER_ROW / 1_000_000
+                + i64::try_from(bytes / BACKUP_BYTES_PER_MS).unwrap_or(i64::MAX),
         }))
     }
 
@@ -372,8 +430,8 @@ impl Store {
         })
     }
 
-    /// Take the store back to revision `to` by reversing index-only steps in one transaction
-    /// (nothing is lost, so no backup is made).
+    /// Take the store back to revision `to` by reversing steps that lose nothing (an added index
+    /// dropped, a table rebuilt as it was), in one transaction, so no backup is made.
     pub fn downgrade(&mut self, to: i64) -> StoreResult<Plan> {
         let plan = self.downgrade_plan(to)?;
         let version = format!("acc {}", env!("CARGO_PKG_VERSION"));

@@ -188,6 +188,12 @@ const WAL_SIZE_LIMIT: i64 = 4 * 1024 * 1024;
 
 /// Frames in the WAL after this process's latest commit, as SQLite's WAL hook reports them.
 static WAL_FRAMES: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+/// Frames (pages) in the WAL after this process's latest commit (benchmarks count the pages a
+/// write adds with it).
+pub fn wal_frames() -> i32 {
+    WAL_FRAMES.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// SQLite's automatic checkpoint threshold (its default), kept by the WAL hook that replaces it.
 const AUTOCHECKPOINT_FRAMES: i32 = 1000;
 /// WAL frames (about 512 KiB) above which a connection that wrote empties the WAL as it closes.

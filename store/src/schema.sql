@@ -96,11 +96,11 @@ CREATE TABLE receipts (
     obligation TEXT NOT NULL,
     addressed INTEGER NOT NULL,
     PRIMARY KEY (message_seq, participant_id)
-) STRICT;
+) STRICT, WITHOUT ROWID;
+-- Layout revision 2 (store/src/layout.rs): WITHOUT ROWID, and no receipts_waiting.
 CREATE INDEX receipts_unresolved ON receipts(participant_id, message_seq) WHERE state != 'acknowledged';
 CREATE INDEX receipts_owed ON receipts(obligation, message_seq) WHERE state != 'acknowledged' AND obligation != 'none';
-CREATE INDEX receipts_waiting ON receipts(participant_id, message_seq) WHERE state = 'queued' AND addressed = 1;
--- Layout revision 1 (store/src/layout.rs): the queued receipts, for next-turn's range read.
+-- Layout revision 1: the queued receipts, for next-turn's range read.
 CREATE INDEX receipts_queued ON receipts(participant_id, message_seq) WHERE state = 'queued';
 
 CREATE TABLE decision_links (

@@ -72,6 +72,14 @@ fn main() {
             upgrade();
             0
         }
+        Some("pages") => {
+            let temp = tempfile::tempdir().expect("tempdir");
+            let (pages, bare) = pages_per_send(temp.path());
+            println!(
+                "pages written per durable send: {pages:.1} (a bare commit of one row: {bare:.1})"
+            );
+            0
+        }
         Some("swarm") => {
             let sizes: Vec<usize> = args[1..].iter().filter_map(|a| a.parse().ok()).collect();
             swarm(if sizes.is_empty() {
@@ -97,7 +105,7 @@ fn main() {
         Some("send-worker") => send_worker(&args[1..]),
         Some(other) => {
             eprintln!(
-                "acc-bench: unknown suite `{other}` (suites: foundation, messaging, mcp, router, hook, native, upgrade, swarm [N ...], all)"
+                "acc-bench: unknown suite `{other}` (suites: foundation, messaging, mcp, router, hook, native, upgrade, pages, swarm [N ...], all)"
             );
             2
         }
@@ -573,6 +581,58 @@ fn time_in_process<T>(runs: usize, mut op: impl FnMut() -> T) -> Duration {
     median(samples)
 }
 
+/// Pages (WAL frames) one durable send to one recipient adds, averaged over 200 in-process
+/// sends in a store of their own, beside a bare one-row commit's counted the same way.
+fn pages_per_send(temp: &Path) -> (f64, f64) {
+    let dir = temp.join("pages-project");
+    std::fs::create_dir_all(&dir).expect("dir");
+    let data = temp.join("pages-data");
+    let mut app = app_for(&data, &dir);
+    let sender = attach(&mut app.core, "sender");
+    attach(&mut app.core, "sink");
+    let mut counted = Vec::new();
+    for i in 0..200 {
+        let before = acc_host::store::wal_frames();
+        let request = SendRequest {
+            to: vec!["sink".into()],
+            subject: format!("pages {i}"),
+            body: "how many pages".into(),
+            ..SendRequest::default()
+        };
+        app.send_message(&sender, &request).expect("send");
+        let after = acc_host::store::wal_frames();
+        // A checkpoint restarted the WAL in between: not counted.
+        if after > before {
+            counted.push(f64::from(after - before));
+        }
+    }
+    let pages = counted.iter().sum::<f64>() / counted.len().max(1) as f64;
+    static FRAMES: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+    fn on_commit(_: &rusqlite::hooks::Wal, n: std::ffi::c_int) -> rusqlite::Result<()> {
+        FRAMES.store(n, std::sync::atomic::Ordering::Relaxed);
+        Ok(())
+    }
+    let frames = &FRAMES;
+    let conn = rusqlite::Connection::open(temp.join("pages-bare.sqlite3")).expect("bare");
+    conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get::<_, String>(0))
+        .expect("wal");
+    conn.execute_batch("PRAGMA synchronous=FULL; CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT)")
+        .expect("table");
+    conn.wal_hook(Some(on_commit));
+    let mut bare = Vec::new();
+    for i in 0..200 {
+        let before = frames.load(std::sync::atomic::Ordering::Relaxed);
+        conn.execute("INSERT INTO t(v) VALUES (?1)", [format!("row {i}")])
+            .expect("insert");
+        let after = frames.load(std::sync::atomic::Ordering::Relaxed);
+        if after > before {
+            bare.push(f64::from(after - before));
+        }
+    }
+    let bare = bare.iter().sum::<f64>() / bare.len().max(1) as f64;
+    (pages, bare)
+}
+
 fn messaging() {
     println!("== messaging ==");
     let (temp, data, dir) = world();
@@ -593,6 +653,7 @@ fn messaging() {
     let bare_one = workers_per_second(&data, &dir, "bare-worker", 1, 1000, 1);
     let bare_four = workers_per_second(&data, &dir, "bare-worker", 4, 500, 1);
     let fsyncs = fsyncs_per_send(&data, &dir);
+    let (pages, bare_pages) = pages_per_send(temp.path());
     storage_report(&data, &dir, "real sends (one recipient each)");
     println!("bare sqlite commit (wal, sync=full):      {bare:>9.0} commits/s");
     println!(
@@ -607,6 +668,9 @@ fn messaging() {
         "durable sends, 4 processes:               {four:>9.0} sends/s  ({:.2}x bare, {:.2}x bare from 4 processes)",
         four / bare,
         four / bare_four
+    );
+    println!(
+        "pages written per durable send: {pages:.1} (a bare commit of one row: {bare_pages:.1})"
     );
 
     let (_temp, data, dir) = world();

@@ -9,6 +9,18 @@ use serde_json::{Value, json};
 /// The fixture: a layout-0 store written by commit 99cb396 (`tests/fixtures/stores/README.md`).
 const FIXTURE: &str = "tests/fixtures/stores/layout-0-99cb396.sqlite3";
 
+/// The layout revision this build writes.
+const BUILD: i64 = acc_host::store::layout::LAYOUT_REVISION;
+
+fn build() -> String {
+    BUILD.to_string()
+}
+
+/// The name of the backup written before an upgrade to this build's revision.
+fn backup_name() -> String {
+    format!("store.sqlite3.before-layout-{BUILD}")
+}
+
 /// A world whose workspace is the fixture's, with the fixture store in place.
 fn fixture_world() -> (World, PathBuf) {
     let world = World::new();
@@ -84,9 +96,12 @@ fn a_store_of_the_earlier_layout_is_upgraded_at_its_first_write_with_everything_
     );
     // The first write of a command, alone with the store, upgrades it after a backup.
     let dave = world.attach("dave");
-    assert_eq!(meta(&store, "layout_revision").as_deref(), Some("1"));
+    assert_eq!(
+        meta(&store, "layout_revision").as_deref(),
+        Some(build().as_str())
+    );
     assert!(indexes(&store).contains(&"receipts_queued".to_string()));
-    let backup = store.with_file_name("store.sqlite3.before-layout-1");
+    let backup = store.with_file_name(backup_name());
     let copy = rusqlite::Connection::open(&backup).expect("backup opens");
     assert_eq!(integrity(&copy), "ok");
     let messages: i64 = copy
@@ -95,7 +110,7 @@ fn a_store_of_the_earlier_layout_is_upgraded_at_its_first_write_with_everything_
     assert_eq!(messages, 67, "the backup is the store before the upgrade");
     drop(copy);
     let upgraded = layout(&world);
-    assert_eq!(upgraded["revision"], 1, "{upgraded}");
+    assert_eq!(upgraded["revision"], BUILD, "{upgraded}");
     assert_eq!(upgraded["pendingUpgrade"], false);
     assert_eq!(
         upgraded["backups"][0]["path"],
@@ -135,7 +150,7 @@ fn a_store_of_the_earlier_layout_is_upgraded_at_its_first_write_with_everything_
         .ok_json();
     // Doctor lists the backup with its size.
     let doctor = world.acc(&["doctor"]).json();
-    assert!(doctor.to_string().contains("before-layout-1"), "{doctor}");
+    assert!(doctor.to_string().contains(&backup_name()), "{doctor}");
 }
 
 #[test]
@@ -144,7 +159,7 @@ fn store_upgrade_says_what_it_will_do_does_it_once_and_downgrade_takes_it_back()
     let original = fingerprint(&world, &store);
     let plan = world.acc(&["store", "upgrade", "--dry-run"]).ok_json();
     assert_eq!(plan["fromRevision"], 0, "{plan}");
-    assert_eq!(plan["toRevision"], 1, "{plan}");
+    assert_eq!(plan["toRevision"], BUILD, "{plan}");
     assert_eq!(plan["dryRun"], true);
     assert_eq!(plan["changed"], false);
     assert_eq!(plan["receiptRows"], 71, "{plan}");
@@ -159,7 +174,7 @@ fn store_upgrade_says_what_it_will_do_does_it_once_and_downgrade_takes_it_back()
         plan["backup"]
             .as_str()
             .expect("backup")
-            .ends_with("store.sqlite3.before-layout-1")
+            .ends_with(&backup_name())
     );
     assert!(plan["estimateMs"].is_i64());
     assert!(
@@ -175,7 +190,10 @@ fn store_upgrade_says_what_it_will_do_does_it_once_and_downgrade_takes_it_back()
 
     let done = world.acc(&["store", "upgrade"]).ok_json();
     assert_eq!(done["changed"], true, "{done}");
-    assert_eq!(meta(&store, "layout_revision").as_deref(), Some("1"));
+    assert_eq!(
+        meta(&store, "layout_revision").as_deref(),
+        Some(build().as_str())
+    );
     let again = world.acc(&["store", "upgrade"]).ok_json();
     assert_eq!(again["changed"], false, "idempotent: {again}");
 
@@ -194,13 +212,13 @@ fn store_upgrade_says_what_it_will_do_does_it_once_and_downgrade_takes_it_back()
 fn an_upgrade_whose_backup_cannot_be_written_starts_nothing() {
     let (world, store) = fixture_world();
     // Something that is not a file stands where the backup would go.
-    let blocker = store.with_file_name("store.sqlite3.before-layout-1");
+    let blocker = store.with_file_name(backup_name());
     std::fs::create_dir_all(blocker.join("in the way")).expect("blocker");
     let original = fingerprint(&world, &store);
     let refused = world.acc(&["store", "upgrade"]);
     assert_eq!(refused.code, 4, "{refused:?}");
     assert!(
-        refused.stdout.contains("before-layout-1"),
+        refused.stdout.contains(&backup_name()),
         "{}",
         refused.stdout
     );
@@ -262,11 +280,11 @@ fn assert_one_layout(store: &std::path::Path, round: usize, thorough: bool) -> b
     let revision = meta(store, "layout_revision");
     let indexed = indexes(store).contains(&"receipts_queued".to_string());
     assert_eq!(
-        revision.as_deref() == Some("1"),
+        revision.as_deref() == Some(build().as_str()),
         indexed,
         "round {round}: revision {revision:?} and the index agree"
     );
-    let backup = store.with_file_name("store.sqlite3.before-layout-1");
+    let backup = store.with_file_name(backup_name());
     if backup.exists() {
         let copy = rusqlite::Connection::open(&backup).expect("backup");
         let check: String = copy
@@ -372,7 +390,10 @@ fn two_writers_opening_an_old_store_at_once_upgrade_it_exactly_once() {
             .filter(|r| r.stderr.contains("upgraded the store"))
             .count();
         assert_eq!(notes, 1, "round {round}: exactly one upgraded: {runs:?}");
-        assert_eq!(meta(&store, "layout_revision").as_deref(), Some("1"));
+        assert_eq!(
+            meta(&store, "layout_revision").as_deref(),
+            Some(build().as_str())
+        );
     }
 }
 
@@ -395,7 +416,10 @@ fn earlier_acc() -> PathBuf {
 fn the_build_that_wrote_the_fixture_keeps_working_with_the_upgraded_store() {
     let (world, store) = fixture_world();
     let dave = world.attach("dave");
-    assert_eq!(meta(&store, "layout_revision").as_deref(), Some("1"));
+    assert_eq!(
+        meta(&store, "layout_revision").as_deref(),
+        Some(build().as_str())
+    );
     let earlier = earlier_acc();
     let run = |args: &[&str]| {
         let mut command = world.command_path(&earlier);
@@ -436,7 +460,10 @@ fn the_build_that_wrote_the_fixture_keeps_working_with_the_upgraded_store() {
         "ok",
         "the index matches the earlier build's writes"
     );
-    assert_eq!(meta(&store, "layout_revision").as_deref(), Some("1"));
+    assert_eq!(
+        meta(&store, "layout_revision").as_deref(),
+        Some(build().as_str())
+    );
 }
 
 /// A store of a later layout that this build cannot use is refused, naming the revision and the
