@@ -34,50 +34,46 @@ pub struct Step {
     pub readable_by: i64,
 }
 
+/// SQL that rebuilds `receipts` with the same columns and rows, keyed as `$options` says
+/// (`", WITHOUT ROWID"` or nothing), with its partial indexes and `$extra` (more index DDL).
+/// One text for both directions of a rebuild, so the two can never drift apart.
+macro_rules! rebuild_receipts {
+    ($options:literal, $extra:literal) => {
+        concat!(
+            "CREATE TABLE receipts_rebuilt (
+                message_seq INTEGER NOT NULL REFERENCES messages(seq),
+                participant_id TEXT NOT NULL,
+                state TEXT NOT NULL,
+                updated_at INTEGER NOT NULL,
+                extensions TEXT NOT NULL DEFAULT '{}',
+                obligation TEXT NOT NULL,
+                addressed INTEGER NOT NULL,
+                PRIMARY KEY (message_seq, participant_id)
+            ) STRICT",
+            $options,
+            ";
+            INSERT INTO receipts_rebuilt(message_seq, participant_id, state, updated_at, extensions, obligation, addressed)
+                SELECT message_seq, participant_id, state, updated_at, extensions, obligation, addressed FROM receipts;
+            DROP TABLE receipts;
+            ALTER TABLE receipts_rebuilt RENAME TO receipts;
+            CREATE INDEX receipts_unresolved ON receipts(participant_id, message_seq) WHERE state != 'acknowledged';
+            CREATE INDEX receipts_owed ON receipts(obligation, message_seq) WHERE state != 'acknowledged' AND obligation != 'none';
+            CREATE INDEX receipts_queued ON receipts(participant_id, message_seq) WHERE state = 'queued';",
+            $extra
+        )
+    };
+}
+
 /// The receipts table of revision 2: keyed by its primary key alone (`WITHOUT ROWID`), so a
 /// receipt is written into one B-tree rather than a table and its key index.
-const RECEIPTS_KEYED: &str = "
-CREATE TABLE receipts_rebuilt (
-    message_seq INTEGER NOT NULL REFERENCES messages(seq),
-    participant_id TEXT NOT NULL,
-    state TEXT NOT NULL,
-    updated_at INTEGER NOT NULL,
-    extensions TEXT NOT NULL DEFAULT '{}',
-    obligation TEXT NOT NULL,
-    addressed INTEGER NOT NULL,
-    PRIMARY KEY (message_seq, participant_id)
-) STRICT, WITHOUT ROWID;
-INSERT INTO receipts_rebuilt(message_seq, participant_id, state, updated_at, extensions, obligation, addressed)
-    SELECT message_seq, participant_id, state, updated_at, extensions, obligation, addressed FROM receipts;
-DROP TABLE receipts;
-ALTER TABLE receipts_rebuilt RENAME TO receipts;
-CREATE INDEX receipts_unresolved ON receipts(participant_id, message_seq) WHERE state != 'acknowledged';
-CREATE INDEX receipts_owed ON receipts(obligation, message_seq) WHERE state != 'acknowledged' AND obligation != 'none';
-CREATE INDEX receipts_queued ON receipts(participant_id, message_seq) WHERE state = 'queued';
-";
+const RECEIPTS_KEYED: &str = rebuild_receipts!(", WITHOUT ROWID", "");
 
 /// Revision 2 taken back: the receipts table of revision 1, with its rowid and
 /// `receipts_waiting` (nothing is lost either way).
-const RECEIPTS_ROWID: &str = "
-CREATE TABLE receipts_rebuilt (
-    message_seq INTEGER NOT NULL REFERENCES messages(seq),
-    participant_id TEXT NOT NULL,
-    state TEXT NOT NULL,
-    updated_at INTEGER NOT NULL,
-    extensions TEXT NOT NULL DEFAULT '{}',
-    obligation TEXT NOT NULL,
-    addressed INTEGER NOT NULL,
-    PRIMARY KEY (message_seq, participant_id)
-) STRICT;
-INSERT INTO receipts_rebuilt(message_seq, participant_id, state, updated_at, extensions, obligation, addressed)
-    SELECT message_seq, participant_id, state, updated_at, extensions, obligation, addressed FROM receipts;
-DROP TABLE receipts;
-ALTER TABLE receipts_rebuilt RENAME TO receipts;
-CREATE INDEX receipts_unresolved ON receipts(participant_id, message_seq) WHERE state != 'acknowledged';
-CREATE INDEX receipts_owed ON receipts(obligation, message_seq) WHERE state != 'acknowledged' AND obligation != 'none';
-CREATE INDEX receipts_waiting ON receipts(participant_id, message_seq) WHERE state = 'queued' AND addressed = 1;
-CREATE INDEX receipts_queued ON receipts(participant_id, message_seq) WHERE state = 'queued';
-";
+const RECEIPTS_ROWID: &str = rebuild_receipts!(
+    "",
+    "CREATE INDEX receipts_waiting ON receipts(participant_id, message_seq) WHERE state = 'queued' AND addressed = 1;"
+);
 
 /// Every step, in order.
 pub const STEPS: &[Step] = &[
@@ -434,6 +430,9 @@ impl Store {
     /// dropped, a table rebuilt as it was), in one transaction, so no backup is made.
     pub fn downgrade(&mut self, to: i64) -> StoreResult<Plan> {
         let plan = self.downgrade_plan(to)?;
+        // The user asked for this layout: this connection does not upgrade it again as it
+        // closes (the next write-open of this build will, when alone).
+        self.keep_layout = true;
         let version = format!("acc {}", env!("CARGO_PKG_VERSION"));
         self.change_layout(|tx, recorded| {
             for step in STEPS

@@ -246,13 +246,20 @@ pub struct Store {
     presence: Option<std::fs::File>,
     /// The store's layout ([`layout`]).
     layout: layout::Layout,
+    /// Set by a downgrade: this connection never upgrades the store again as it closes.
+    keep_layout: bool,
 }
 
 impl Drop for Store {
     /// A connection that wrote empties an overgrown WAL as it closes (see `TRIM_FRAMES`);
-    /// one that only read never does.
+    /// one that only read never does. A writer that found the store shared at its first write
+    /// looks again for the pending layout upgrade as it closes: of writers that overlapped, the
+    /// last to close is alone (the others let go of the store for good), so one of them upgrades.
     fn drop(&mut self) {
         if self.wrote {
+            if self.layout.revision < layout::LAYOUT_REVISION && !self.keep_layout {
+                let _ = self.upgrade_if_alone();
+            }
             trim_wal(&self.conn, self.presence.as_ref());
         }
     }
@@ -404,13 +411,12 @@ impl Store {
                 readable_by: 0,
                 changed_by: None,
             },
+            keep_layout: false,
         })
     }
 
     fn configure(&mut self) -> StoreResult<()> {
-        let mode: String = self
-            .conn
-            .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))?;
+        let mode = self.switch_to_wal()?;
         if !mode.eq_ignore_ascii_case("wal") {
             return Err(StoreError::internal(format!(
                 "the store refused wal journaling (mode {mode})"
@@ -430,6 +436,29 @@ impl Store {
         self.conn.wal_hook(Some(on_wal_commit));
         self.presence = hold_presence(&self.path);
         Ok(())
+    }
+
+    /// Switch the store to WAL journaling (a no-op once it is): a store still in rollback mode
+    /// (just created, or copied as one file) that another process is switching at the same
+    /// moment answers `SQLITE_BUSY` at once, without the busy handler (the change needs an
+    /// exclusive lock, and waiting could deadlock), so the switch is retried, bounded by
+    /// [`BUSY_TIMEOUT`]. The journal mode it reports.
+    fn switch_to_wal(&self) -> StoreResult<String> {
+        let end = std::time::Instant::now() + BUSY_TIMEOUT;
+        loop {
+            match self
+                .conn
+                .query_row("PRAGMA journal_mode=WAL", [], |r| r.get::<_, String>(0))
+            {
+                Err(rusqlite::Error::SqliteFailure(failure, _))
+                    if failure.code == rusqlite::ErrorCode::DatabaseBusy
+                        && std::time::Instant::now() < end =>
+                {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                other => return Ok(other?),
+            }
+        }
     }
 
     /// The `acc_meta` table, read in one statement; `None` when there is none (a sqlite
@@ -626,8 +655,13 @@ fn hold_presence(store: &Path) -> Option<std::fs::File> {
 
 /// `<store>-open`, opened (created 0600 if missing), not yet held.
 fn open_presence(store: &Path) -> Option<std::fs::File> {
+    open_beside(store, "-open")
+}
+
+/// The lock file `<store><suffix>`, opened (created 0600 if missing).
+fn open_beside(store: &Path, suffix: &str) -> Option<std::fs::File> {
     let mut path = store.as_os_str().to_owned();
-    path.push("-open");
+    path.push(suffix);
     OpenOptions::new()
         .read(true)
         .write(true)
@@ -686,16 +720,7 @@ pub const UPGRADE_TURN_WAIT: Duration = Duration::from_secs(3);
 
 /// `<store>-upgrade` held exclusively, waited for (polling) at most [`UPGRADE_TURN_WAIT`].
 fn wait_for_upgrade_turn(store: &Path) -> Option<std::fs::File> {
-    let mut path = store.as_os_str().to_owned();
-    path.push("-upgrade");
-    let file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .mode(0o600)
-        .open(PathBuf::from(path))
-        .ok()?;
+    let file = open_beside(store, "-upgrade")?;
     let end = std::time::Instant::now() + UPGRADE_TURN_WAIT;
     loop {
         match file.try_lock() {
