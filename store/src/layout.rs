@@ -363,13 +363,12 @@ impl Store {
             for step in STEPS.iter().filter(|s| s.to > recorded.revision) {
                 tx.execute_batch(step.up)?;
             }
-            let readable_by = STEPS
-                .iter()
-                .filter(|s| s.to <= LAYOUT_REVISION)
-                .map(|s| s.readable_by)
-                .max()
-                .unwrap_or(0);
-            record(tx, LAYOUT_REVISION, readable_by, &version)?;
+            record(
+                tx,
+                LAYOUT_REVISION,
+                readable_by_at(LAYOUT_REVISION),
+                &version,
+            )?;
             Ok(true)
         })?;
         Ok(done.then_some(plan))
@@ -444,13 +443,7 @@ impl Store {
                     tx.execute_batch(down)?;
                 }
             }
-            let readable_by = STEPS
-                .iter()
-                .filter(|s| s.to <= to)
-                .map(|s| s.readable_by)
-                .max()
-                .unwrap_or(0);
-            record(tx, to, readable_by, &version)?;
+            record(tx, to, readable_by_at(to), &version)?;
             Ok(true)
         })?;
         Ok(plan)
@@ -524,13 +517,23 @@ impl Store {
 
 /// Record, in a store being created from `schema.sql`, that it is at this build's revision.
 pub(crate) fn record_created(tx: &rusqlite::Transaction<'_>) -> StoreResult<()> {
-    let readable_by = STEPS.iter().map(|s| s.readable_by).max().unwrap_or(0);
     record(
         tx,
         LAYOUT_REVISION,
-        readable_by,
+        readable_by_at(LAYOUT_REVISION),
         &format!("acc {}", env!("CARGO_PKG_VERSION")),
     )
+}
+
+/// The oldest revision whose builds can use a store at `revision`: the strictest of the steps
+/// that brought it there.
+fn readable_by_at(revision: i64) -> i64 {
+    STEPS
+        .iter()
+        .filter(|s| s.to <= revision)
+        .map(|s| s.readable_by)
+        .max()
+        .unwrap_or(0)
 }
 
 /// Record a layout in `acc_meta`.
