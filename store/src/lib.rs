@@ -399,6 +399,7 @@ impl Store {
             )
         })?;
         conn.busy_handler(Some(wait_for_lock))?;
+        sql_log::attach(&conn);
         Ok(Self {
             conn,
             path: path.to_path_buf(),
@@ -755,6 +756,7 @@ mod bindings;
 pub mod layout;
 mod messages;
 mod ops;
+mod sql_log;
 pub use messages::HistoryFilter;
 
 #[cfg(test)]

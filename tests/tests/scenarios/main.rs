@@ -694,3 +694,4 @@ scenarios!(
     golden_events,
     router_evidence,
 );
+mod plans;
