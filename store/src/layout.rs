@@ -467,12 +467,11 @@ impl Store {
     }
 
     /// A consistent copy of the store at `backup`, through SQLite's online backup API, fsynced,
-    /// appearing under its name only whole. One already there (a killed upgrade's) is kept.
+    /// appearing under its name only whole. It is always made now: one already there (a killed
+    /// upgrade's, or an earlier upgrade's before a downgrade and later writes) may be older than
+    /// the store, so the new copy replaces it, in one rename, once it is whole.
     fn write_backup(&self, backup: &Path) -> StoreResult<()> {
         sweep_partials(backup);
-        if backup.is_file() {
-            return Ok(());
-        }
         let unavailable = |what: &str, e: &dyn std::fmt::Display| {
             StoreError::new(
                 StoreErrorKind::Unavailable,

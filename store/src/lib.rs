@@ -483,10 +483,9 @@ impl Store {
 
     fn check_version(
         &mut self,
-        meta: &std::collections::BTreeMap<String, String>,
+        meta_map: &std::collections::BTreeMap<String, String>,
         workspace_id: &str,
     ) -> StoreResult<()> {
-        let meta_map = meta;
         let meta = |key: &str| -> StoreResult<Option<String>> { Ok(meta_map.get(key).cloned()) };
         let protocol = meta("protocol_version")?;
         let schema = meta("schema_version")?;
@@ -714,8 +713,6 @@ fn read_meta(conn: &Connection) -> StoreResult<std::collections::BTreeMap<String
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
-/// `<store>-open` held exclusively: only when no other connection, in any process, has the
-/// store open (each holds it shared). Released when dropped.
 /// How long a writer waits for its turn to look for a layout upgrade.
 pub const UPGRADE_TURN_WAIT: Duration = Duration::from_secs(3);
 
@@ -734,6 +731,8 @@ fn wait_for_upgrade_turn(store: &Path) -> Option<std::fs::File> {
     }
 }
 
+/// `<store>-open` held exclusively: only when no other connection, in any process, has the
+/// store open (each holds it shared). Released when dropped.
 fn hold_alone(store: &Path) -> Option<std::fs::File> {
     let file = open_presence(store)?;
     file.try_lock().ok()?;

@@ -111,6 +111,37 @@ fn works_from(root: &Path) {
             file.display()
         );
     }
+    // `acc-mcp` runs adapter code only in `<its folder>/acc adapter-host`: the installed `acc`
+    // beside it loads the installed (stripped) adapters there and answers on its pipes.
+    assert!(root.join("bin/acc").is_file() && root.join("bin/acc-mcp").is_file());
+    for id in ["next-turn", "claude-inbox", "codex-app-server"] {
+        use std::io::{BufRead, Write};
+        let file = root.join(format!(
+            "lib/acc/adapters/libacc_adapter_{}.so",
+            id.replace('-', "_")
+        ));
+        let mut helper = acc_tests::Guarded(
+            world
+                .command_path(root.join("bin/acc"))
+                .arg("adapter-host")
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .spawn()
+                .expect("spawn the installed adapter host"),
+        );
+        let mut stdin = helper.0.stdin.take().expect("stdin");
+        let request = serde_json::json!({ "file": file, "config": "{}", "operation": "describe", "request": "" });
+        stdin
+            .write_all(format!("{request}\n").as_bytes())
+            .expect("write");
+        let mut reply = String::new();
+        std::io::BufReader::new(helper.0.stdout.take().expect("stdout"))
+            .read_line(&mut reply)
+            .expect("read");
+        drop(stdin);
+        let reply: serde_json::Value = serde_json::from_str(&reply).expect("one json reply");
+        assert_eq!(reply["described"]["adapterId"], id, "{reply}");
+    }
     let report = acc(&world, root, &["contract", "verify"]).ok_json();
     assert_eq!(report["valid"], true, "{report}");
     assert!(

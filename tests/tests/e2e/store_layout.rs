@@ -203,6 +203,41 @@ fn store_upgrade_says_what_it_will_do_does_it_once_and_downgrade_takes_it_back()
     assert!(!indexes(&store).contains(&"receipts_queued".to_string()));
     // Everything still reads, on the older layout.
     assert_eq!(world.status()["store"]["pendingUpgrade"], true);
+    // Written to after the downgrade (by the build it was taken back for, which never
+    // upgrades), the store is backed up afresh by the next upgrade: the backup left by the
+    // first one would miss the new message.
+    let earlier = earlier_acc();
+    let run = |args: &[&str]| {
+        let mut command = world.command_path(&earlier);
+        command.arg("--json").args(args);
+        world.run(command, "the earlier acc")
+    };
+    let frank = acc_tests::Creds::from_attach(
+        "frank",
+        &run(&["attach", "--participant", "frank"]).ok_json(),
+    );
+    run(&[
+        "--session",
+        &frank.session,
+        "--generation",
+        &frank.generation,
+        "message",
+        "--subject",
+        "after",
+        "--body",
+        "the downgrade",
+    ])
+    .ok_json();
+    assert_eq!(meta(&store, "layout_revision").as_deref(), Some("0"));
+    world.acc(&["store", "upgrade"]).ok_json();
+    let copy = rusqlite::Connection::open(store.with_file_name(backup_name())).expect("backup");
+    let messages: i64 = copy
+        .query_row("SELECT count(*) FROM messages", [], |r| r.get(0))
+        .expect("count");
+    assert_eq!(
+        messages, 68,
+        "the backup holds the message written after the downgrade"
+    );
     world
         .acc(&["store", "downgrade", "--to", "5"])
         .err(2, "invalid_arguments");
