@@ -846,11 +846,11 @@ pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> i32 {
         return code;
     }
     let json_mode = cli.json;
-    crate::store::layout::report_progress_to(eprintln_note);
+    crate::store::layout::report_progress_to(write_stderr);
     let result = run(cli);
     // A store this command upgraded on its own is named on stderr (stdout keeps its shape).
     for plan in crate::store::layout::take_automatic_upgrades() {
-        eprintln_note(&format!(
+        write_stderr(&format!(
             "acc: upgraded the store {} from layout revision {} to {}; its backup is {}",
             plan.store.display(),
             plan.from,
@@ -871,12 +871,6 @@ pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> i32 {
         }
         Err(error) => refused(json_mode, &error),
     }
-}
-
-/// One line on stderr (a note beside the command's output).
-fn eprintln_note(line: &str) {
-    use std::io::Write;
-    let _ = writeln!(std::io::stderr(), "{line}");
 }
 
 /// A `--json` result: indented at a terminal, for a person; one compact line when piped.
