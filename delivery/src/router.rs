@@ -705,12 +705,9 @@ impl Delivery {
                 ));
             }
             let live: Vec<_> = r
-                .sessions(false)?
+                .open_sessions_of(recipient)?
                 .into_iter()
-                .filter(|s| {
-                    s.participant_id == recipient
-                        && presence(s, now, &*liveness) != Presence::Offline
-                })
+                .filter(|s| presence(s, now, &*liveness) != Presence::Offline)
                 .collect();
             let session = match live.as_slice() {
                 [] => {

@@ -16,7 +16,7 @@ use rusqlite::params;
 use crate::{Store, StoreError, StoreErrorKind, StoreResult};
 
 /// The layout revision this build writes.
-pub const LAYOUT_REVISION: i64 = 2;
+pub const LAYOUT_REVISION: i64 = 3;
 
 /// One step from the revision before `to` to `to`.
 #[derive(Debug)]
@@ -89,6 +89,13 @@ pub const STEPS: &[Step] = &[
         summary: "keep receipts in their primary key alone (WITHOUT ROWID) and drop receipts_waiting, which receipts_queued serves: two B-tree pages fewer per receipt written",
         up: RECEIPTS_KEYED,
         down: Some(RECEIPTS_ROWID),
+        readable_by: 0,
+    },
+    Step {
+        to: 3,
+        summary: "index the open sessions, so every send, route and status lists them as a range read however many closed sessions the room has kept",
+        up: "CREATE INDEX IF NOT EXISTS sessions_open ON sessions(participant_id, opened_at, session_id) WHERE closed_at IS NULL;",
+        down: Some("DROP INDEX IF EXISTS sessions_open;"),
         readable_by: 0,
     },
 ];

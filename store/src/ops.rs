@@ -143,6 +143,16 @@ impl Reader<'_> {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
+    /// The open sessions of one participant, oldest first.
+    pub fn open_sessions_of(&self, participant_id: &str) -> StoreResult<Vec<SessionRow>> {
+        let sql = format!(
+            "SELECT {SESSION_COLUMNS} FROM sessions WHERE participant_id = ?1 AND closed_at IS NULL ORDER BY opened_at, session_id"
+        );
+        let mut stmt = self.conn.prepare_cached(&sql)?;
+        let rows = stmt.query_map([participant_id], session_from)?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
     /// Number of sessions not closed.
     pub fn open_session_count(&self) -> StoreResult<i64> {
         Ok(self

@@ -34,6 +34,8 @@ CREATE TABLE sessions (
     closed_at INTEGER
 ) STRICT;
 CREATE INDEX sessions_by_participant ON sessions(participant_id);
+-- The open sessions, in the order every listing of them wants (layout revision 3).
+CREATE INDEX sessions_open ON sessions(participant_id, opened_at, session_id) WHERE closed_at IS NULL;
 
 CREATE TABLE intents (
     session_id TEXT PRIMARY KEY REFERENCES sessions(session_id),
