@@ -796,6 +796,7 @@ fn initialise(path: &Path, workspace: &WorkspaceRecord, now: Millis) -> StoreRes
         path,
         OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )?;
+    sql_log::attach(&conn);
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     tx.execute_batch(SCHEMA_SQL)?;
     tx.execute(

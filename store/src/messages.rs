@@ -344,14 +344,6 @@ impl Reader<'_> {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
-    /// Number of messages.
-    pub fn message_count(&self) -> StoreResult<i64> {
-        Ok(self
-            .conn
-            .prepare_cached("SELECT count(*) FROM messages")?
-            .query_row([], |r| r.get(0))?)
-    }
-
     /// Every message, oldest first (the forensic snapshot).
     pub fn all_messages(&self) -> StoreResult<Vec<MessageRow>> {
         let sql = format!("SELECT {MESSAGE_COLUMNS} FROM messages m ORDER BY m.seq");

@@ -76,14 +76,6 @@ fn event_from(row: &Row<'_>) -> rusqlite::Result<EventRow> {
 }
 
 impl Reader<'_> {
-    /// The workspace's display name and root, as recorded.
-    pub fn workspace_record(&self) -> StoreResult<(String, String, Millis)> {
-        Ok(self
-            .conn
-            .prepare_cached("SELECT display_name, root, created_at FROM workspace LIMIT 1")?
-            .query_row([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?)
-    }
-
     /// Whether a participant is known.
     pub fn participant_exists(&self, participant_id: &str) -> StoreResult<bool> {
         Ok(self
@@ -151,23 +143,6 @@ impl Reader<'_> {
         let mut stmt = self.conn.prepare_cached(&sql)?;
         let rows = stmt.query_map([participant_id], session_from)?;
         Ok(rows.collect::<Result<_, _>>()?)
-    }
-
-    /// Number of sessions not closed.
-    pub fn open_session_count(&self) -> StoreResult<i64> {
-        Ok(self
-            .conn
-            .prepare_cached("SELECT count(*) FROM sessions WHERE closed_at IS NULL")?
-            .query_row([], |r| r.get(0))?)
-    }
-
-    /// The intent of a session.
-    pub fn intent(&self, session_id: &str) -> StoreResult<Option<IntentRow>> {
-        Ok(self
-            .conn
-            .prepare_cached("SELECT session_id, summary, mode, state, resource_hints, updated_at FROM intents WHERE session_id = ?1")?
-            .query_row([session_id], intent_from)
-            .optional()?)
     }
 
     /// Every intent.
@@ -502,28 +477,49 @@ impl Writer<'_> {
     /// receipt is theirs; the only events naming either are `participant.created` and
     /// `session.opened`. Its ephemeral delivery bindings go with it. Returns whether it was
     /// removed; otherwise nothing changes.
+    ///
+    /// Every read here stays within what the session itself could have touched, never the
+    /// room's whole history (this runs at each client start that ends without a turn, such as
+    /// `claude mcp list`): a participant is created only by its first session's open, so every
+    /// event naming either is at or after the participant's `participant.created`, found by
+    /// reading the events backwards from the newest; a message of theirs is found through the
+    /// sender index; a receipt that was ever acknowledged left a receipt event naming them, so
+    /// only the unresolved ones are looked up (their partial index). A participant with no
+    /// `participant.created` event is kept.
     pub fn forget_untraced_session(
         &mut self,
         session_id: &str,
         participant_id: &str,
     ) -> StoreResult<bool> {
+        let created: Option<i64> = self
+            .tx
+            .prepare_cached(
+                "SELECT seq FROM events WHERE type = 'participant.created' AND participant_id = ?1 ORDER BY seq DESC LIMIT 1",
+            )?
+            .query_row([participant_id], |row| row.get(0))
+            .optional()?;
+        let Some(created) = created else {
+            return Ok(false);
+        };
         let traced: bool = self.tx.prepare_cached(
             "SELECT EXISTS (SELECT 1 FROM sessions WHERE participant_id = ?2 AND session_id != ?1)
-                 OR EXISTS (SELECT 1 FROM claims WHERE session_id = ?1 OR participant_id = ?2)
+                 OR EXISTS (SELECT 1 FROM claims WHERE session_id = ?1)
                  OR EXISTS (SELECT 1 FROM intents WHERE session_id = ?1)
-                 OR EXISTS (SELECT 1 FROM messages WHERE from_session_id = ?1 OR from_participant_id = ?2)
-                 OR EXISTS (SELECT 1 FROM receipts WHERE participant_id = ?2)
-                 OR EXISTS (SELECT 1 FROM events WHERE (session_id = ?1 OR participant_id = ?2)
+                 OR EXISTS (SELECT 1 FROM messages WHERE from_participant_id = ?2)
+                 OR EXISTS (SELECT 1 FROM receipts WHERE participant_id = ?2 AND state != 'acknowledged')
+                 OR EXISTS (SELECT 1 FROM events WHERE seq >= ?3 AND (session_id = ?1 OR participant_id = ?2)
                             AND type NOT IN ('participant.created', 'session.opened'))",
         )?
-        .query_row(params![session_id, participant_id], |row| row.get(0))?;
+        .query_row(params![session_id, participant_id, created], |row| row.get(0))?;
         if traced {
             return Ok(false);
         }
         self.drop_bindings(session_id, None)?;
         self.tx
-            .prepare_cached("DELETE FROM events WHERE session_id = ?1 OR participant_id = ?2")?
-            .execute(params![session_id, participant_id])?;
+            .prepare_cached(
+                "DELETE FROM events WHERE seq >= ?3 AND (session_id = ?1 OR participant_id = ?2)",
+            )?
+            .execute(params![session_id, participant_id, created])?;
         self.tx
             .prepare_cached("DELETE FROM sessions WHERE session_id = ?1")?
             .execute(params![session_id])?;

@@ -279,3 +279,177 @@ fn claim_counts_per_session_equal_a_group_by() {
     assert_eq!(per_session, expected(&store));
     assert_eq!(expired, 3);
 }
+
+/// A hooked session's open, as the core writes it: participant, `participant.created`,
+/// session, `session.opened`; after some other history of the room.
+fn opened_session(store: &mut Store) {
+    store
+        .write(|w| {
+            for i in 0..50 {
+                w.append_event(
+                    "intent.changed",
+                    i,
+                    Some("session_old"),
+                    Some("old"),
+                    &serde_json::json!({}),
+                )?;
+            }
+            w.ensure_participant("hooked", 100)?;
+            w.append_event(
+                "participant.created",
+                100,
+                None,
+                Some("hooked"),
+                &serde_json::json!({}),
+            )?;
+            w.insert_session(&SessionRow {
+                session_id: "session_h".into(),
+                participant_id: "hooked".into(),
+                session_key: Some("conv".into()),
+                generation: 1,
+                generation_hash: "g".into(),
+                harness: "claude-code".into(),
+                client_version: None,
+                checkout: None,
+                branch: None,
+                pid: None,
+                enforcement: Enforcement::Advisory,
+                lifecycle: Lifecycle::Managed,
+                opened_at: 100,
+                last_seen_at: 100,
+                closed_at: None,
+            })?;
+            w.append_event(
+                "session.opened",
+                100,
+                Some("session_h"),
+                Some("hooked"),
+                &serde_json::json!({}),
+            )?;
+            Ok::<_, StoreError>(())
+        })
+        .expect("open");
+}
+
+/// A room message to the hooked participant, its receipt in `state`.
+fn receipt_for_hooked(w: &mut Writer<'_>, state: ReceiptState) -> StoreResult<()> {
+    let seq = w.insert_message(&MessageRow {
+        seq: 0,
+        message_id: "message_b".into(),
+        thread_id: "message_b".into(),
+        client_message_id: "k".into(),
+        from_participant_id: "old".into(),
+        from_session_id: "session_old".into(),
+        to_participant_ids: vec![],
+        kind: crate::MessageKind::Note,
+        obligation: crate::Obligation::None,
+        subject: "s".into(),
+        body: "b".into(),
+        in_reply_to: None,
+        artifacts: serde_json::json!([]),
+        handoff: None,
+        decision_change: None,
+        content_hash: "h".into(),
+        sent_at: 200,
+        event_seq: 1,
+    })?;
+    w.insert_receipt(&ReceiptRow {
+        message_seq: seq,
+        participant_id: "hooked".into(),
+        state,
+        updated_at: 200,
+        extensions: serde_json::json!({}),
+        obligation: crate::Obligation::None,
+        addressed: false,
+    })
+}
+
+/// `forget_untraced_session` keeps a session that anything names, across each kind of trace,
+/// and removes an untraced one with its own events only; its reads stay within the session's
+/// span (the plan audit in the scenarios suite holds their plans).
+#[test]
+fn an_untraced_session_is_forgotten_and_any_trace_keeps_it() {
+    type Trace = fn(&mut Writer<'_>) -> StoreResult<()>;
+    let traces: [(&str, Option<Trace>); 5] = [
+        ("nothing", None),
+        (
+            "a later event",
+            Some(|w| {
+                w.append_event(
+                    "claim.released",
+                    200,
+                    Some("session_h"),
+                    Some("hooked"),
+                    &serde_json::json!({}),
+                )?;
+                Ok(())
+            }),
+        ),
+        (
+            "an acknowledged receipt and its event",
+            Some(|w| {
+                receipt_for_hooked(w, ReceiptState::Acknowledged)?;
+                w.append_event(
+                    "receipt.changed",
+                    200,
+                    None,
+                    Some("hooked"),
+                    &serde_json::json!({}),
+                )?;
+                Ok(())
+            }),
+        ),
+        (
+            "an unresolved receipt",
+            Some(|w| receipt_for_hooked(w, ReceiptState::Queued)),
+        ),
+        (
+            "a claim",
+            Some(|w| {
+                w.insert_claim(&ClaimRow {
+                    claim_id: "claim_c".into(),
+                    session_id: "session_h".into(),
+                    generation: 1,
+                    participant_id: "hooked".into(),
+                    resource: "file:a".into(),
+                    mode: ClaimMode::Exclusive,
+                    enforcement: Enforcement::Advisory,
+                    reason: None,
+                    acquired_at: 200,
+                    renewed_at: 200,
+                    expires_at: 9_999,
+                    lease_seconds: 60,
+                })
+            }),
+        ),
+    ];
+    for (name, trace) in traces {
+        let (_temp, mut store) = store();
+        opened_session(&mut store);
+        if let Some(trace) = trace {
+            store.write(trace).expect(name);
+        }
+        let events_before = store
+            .read(|r| r.events_after(0, 1000))
+            .expect("events")
+            .len();
+        let forgotten = store
+            .write(|w| w.forget_untraced_session("session_h", "hooked"))
+            .expect(name);
+        let events_after = store.read(|r| r.events_after(0, 1000)).expect("events");
+        assert_eq!(forgotten, trace.is_none(), "{name}");
+        let session = store.read(|r| r.session("session_h")).expect("session");
+        assert_eq!(session.is_none(), forgotten, "{name}");
+        if forgotten {
+            // Its two opening events go; the room's other history stays.
+            assert_eq!(events_after.len(), events_before - 2, "{name}");
+            assert!(
+                events_after
+                    .iter()
+                    .all(|e| e.participant_id.as_deref() == Some("old"))
+            );
+        } else {
+            assert_eq!(events_after.len(), events_before, "{name}");
+        }
+    }
+}

@@ -663,18 +663,21 @@ fn sends() {
         let one = workers_per_second(&data, &dir, "send-worker", 1, 1000, 1);
         let bare_four = workers_per_second(&data, &dir, "bare-worker", 4, 500, 1);
         let four = workers_per_second(&data, &dir, "send-worker", 4, 500, 1);
-        for (list, value) in rounds
-            .iter_mut()
-            .zip([bare_one, one, bare_four, four, one / bare_one, four / bare_four])
-        {
+        for (list, value) in rounds.iter_mut().zip([
+            bare_one,
+            one,
+            bare_four,
+            four,
+            one / bare_one,
+            four / bare_four,
+        ]) {
             list.push(value);
         }
     }
-    let [bare_one, one, bare_four, four, ratio_one, ratio_four] =
-        rounds.map(|mut values| {
-            values.sort_by(f64::total_cmp);
-            (values[ROUNDS / 2], values[0], values[ROUNDS - 1])
-        });
+    let [bare_one, one, bare_four, four, ratio_one, ratio_four] = rounds.map(|mut values| {
+        values.sort_by(f64::total_cmp);
+        (values[ROUNDS / 2], values[0], values[ROUNDS - 1])
+    });
     let fsyncs = fsyncs_per_send(&data, &dir);
     let (pages, bare_pages) = pages_per_send(temp.path());
     storage_report(&data, &dir, "real sends (one recipient each)");
@@ -1126,33 +1129,58 @@ fn time_hook(
     runs: usize,
     before_each: &mut dyn FnMut(),
 ) -> Duration {
-    use std::io::Write;
     let payload = serde_json::json!({ "session_id": session, "cwd": dir, "hook_event_name": "UserPromptSubmit", "prompt": "go" }).to_string();
     let mut samples = Vec::with_capacity(runs);
     for _ in 0..runs {
         before_each();
         let start = Instant::now();
-        let mut child = Command::new(bin("acc"))
-            .args(["hook", "claude-code", "UserPromptSubmit"])
-            .env("ACC_DATA_HOME", data)
-            .env("ACC_PARTICIPANT", "reader")
-            .current_dir(dir)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn hook");
-        child
-            .stdin
-            .take()
-            .expect("stdin")
-            .write_all(payload.as_bytes())
-            .expect("write");
-        let status = child.wait().expect("wait");
+        run_hook(data, dir, Some("reader"), "UserPromptSubmit", &payload);
         samples.push(start.elapsed());
-        assert!(status.success());
     }
     median(samples)
+}
+
+/// A client start that ends without a turn (as `claude mcp list` does): SessionStart then
+/// SessionEnd with a transcript never written, a new conversation each run; the pair's time.
+fn time_untraced_sessions(data: &Path, dir: &Path, runs: usize) -> Duration {
+    let missing = dir.join("never-written.jsonl");
+    let mut samples = Vec::with_capacity(runs);
+    for run in 0..runs {
+        let start = Instant::now();
+        for event in ["SessionStart", "SessionEnd"] {
+            let payload = serde_json::json!({ "session_id": format!("untraced-{run}"), "cwd": dir, "hook_event_name": event, "source": "startup", "reason": "other", "transcript_path": missing }).to_string();
+            run_hook(data, dir, None, event, &payload);
+        }
+        samples.push(start.elapsed());
+    }
+    median(samples)
+}
+
+/// One `acc hook claude-code EVENT` process with `payload` on stdin, speaking for
+/// `participant` (else the one the hook derives from the conversation); it must succeed.
+fn run_hook(data: &Path, dir: &Path, participant: Option<&str>, event: &str, payload: &str) {
+    use std::io::Write;
+    let mut command = Command::new(bin("acc"));
+    command
+        .args(["hook", "claude-code", event])
+        .env("ACC_DATA_HOME", data)
+        .env_remove("ACC_PARTICIPANT")
+        .current_dir(dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    if let Some(participant) = participant {
+        command.env("ACC_PARTICIPANT", participant);
+    }
+    let mut child = command.spawn().expect("spawn hook");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(payload.as_bytes())
+        .expect("write");
+    let status = child.wait().expect("wait");
+    assert!(status.success(), "hook {event} failed");
 }
 
 fn hook() {
@@ -1237,6 +1265,14 @@ fn hook() {
             ratio(time, floor_read)
         );
     }
+    let untraced = time_untraced_sessions(&data, &dir, 11);
+    let version = time_process(Command::new(bin("acc")).arg("--version"), 30);
+    println!(
+        "a start that ends without a turn, SessionStart + SessionEnd, in that store: {:>8.2} ms  ({:.1}x two `acc --version`, {:.2} ms each)",
+        ms(untraced),
+        ratio(untraced, version * 2),
+        ms(version)
+    );
     if keep {
         let _ = temp.keep();
     }

@@ -693,5 +693,6 @@ scenarios!(
     golden,
     golden_events,
     router_evidence,
+    bindings,
 );
 mod plans;
