@@ -262,8 +262,17 @@ pub fn report_progress_to(sink: fn(&str)) {
     let _ = PROGRESS.set(sink);
 }
 
+/// [`PROGRESS_AFTER_MS`], or for tests `ACC_TEST_PROGRESS_AFTER_MS` (a store big enough to
+/// take 2 s would take a test minutes to write).
+fn progress_after_ms() -> i64 {
+    std::env::var("ACC_TEST_PROGRESS_AFTER_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(PROGRESS_AFTER_MS)
+}
+
 fn progress(plan: &Plan, line: &str) {
-    if plan.estimate_ms > PROGRESS_AFTER_MS
+    if plan.estimate_ms > progress_after_ms()
         && let Some(sink) = PROGRESS.get()
     {
         sink(line);

@@ -531,3 +531,55 @@ fn a_store_of_a_later_layout_this_build_cannot_use_is_refused_unchanged() {
         "nothing changed"
     );
 }
+
+/// An upgrade expected to take longer than 2 s says on stderr what it does (the store, the
+/// backup, then the steps), and stdout stays the command's answer alone; a short one says
+/// nothing. The threshold is lowered for the test (`ACC_TEST_PROGRESS_AFTER_MS`): a store that
+/// takes 2 s holds about 700,000 receipts.
+#[test]
+fn a_long_upgrade_reports_its_progress_on_stderr_and_a_short_one_is_quiet() {
+    for (threshold, reported) in [(None, false), (Some("-1"), true)] {
+        // The command, and the automatic upgrade at a command's first write (a read never
+        // upgrades).
+        for command in [
+            vec!["store", "upgrade"],
+            vec!["attach", "--participant", "upgrader"],
+        ] {
+            let (world, store) = fixture_world();
+            let env: Vec<(&str, &str)> = threshold
+                .map(|t| ("ACC_TEST_PROGRESS_AFTER_MS", t))
+                .into_iter()
+                .collect();
+            let run = world.acc_with(&command, &env);
+            let answer = run.ok_json();
+            assert!(
+                answer.is_object(),
+                "{command:?}: stdout is the answer alone"
+            );
+            let lines: Vec<&str> = run
+                .stderr
+                .lines()
+                .filter(|l| l.contains("upgrading the store") || l.contains("backup written"))
+                .collect();
+            if reported {
+                assert_eq!(lines.len(), 2, "{command:?}: {}", run.stderr);
+                assert!(
+                    lines[0].contains(&store.display().to_string())
+                        && lines[0].contains(&format!("layout revision {BUILD}"))
+                        && lines[0].contains("71 receipts")
+                        && lines[0].contains(&backup_name()),
+                    "{}",
+                    lines[0]
+                );
+                assert!(lines[1].contains("one transaction"), "{}", lines[1]);
+            } else {
+                assert!(lines.is_empty(), "{command:?}: {}", run.stderr);
+            }
+            assert_eq!(
+                meta(&store, "layout_revision").as_deref(),
+                Some(build().as_str()),
+                "{command:?}"
+            );
+        }
+    }
+}
