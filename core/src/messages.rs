@@ -733,6 +733,20 @@ impl Core {
     /// message, its event and its receipts ([`write_message`]), then the reply's
     /// acknowledgement and a finish's release and close ([`settle`]).
     pub fn record(&mut self, caller: &Caller, draft: Draft) -> AccResult<Recorded> {
+        self.record_then(caller, draft, |_, _, _, _| Ok(()))
+            .map(|(recorded, _)| recorded)
+    }
+
+    /// [`Core::record`], then `then` in the same write transaction, on the message and its
+    /// receipts as they are about to commit and the time of the send: what a later step needs
+    /// to read of the same moment (the router's check of each recipient), without a
+    /// transaction of its own. On a replay `then` is not run and its result is `None`.
+    pub fn record_then<T>(
+        &mut self,
+        caller: &Caller,
+        draft: Draft,
+        then: impl FnOnce(&Reader<'_>, &MessageRow, &[ReceiptRow], Millis) -> AccResult<T>,
+    ) -> AccResult<(Recorded, Option<T>)> {
         let message_id = ids::new_id("message")?;
         let generated_key = ids::new_id("cm")?;
         let now = self.now();
@@ -754,7 +768,7 @@ impl Core {
                 &draft,
                 &addressed.hash,
             )? {
-                return Ok(original);
+                return Ok((original, None));
             }
             if session.closed_at.is_some() {
                 return Err(AccError::new(
@@ -782,13 +796,17 @@ impl Core {
             let (original_receipt, released_claims) =
                 settle(w, &session, &draft, &message, addressed, now)?;
             let decision = decision_status(&w.reader(), &message)?;
-            Ok(Recorded {
-                message: MessageView { message, decision },
-                receipts,
-                replayed: false,
-                original_receipt,
-                released_claims,
-            })
+            let then = then(&w.reader(), &message, &receipts, now)?;
+            Ok((
+                Recorded {
+                    message: MessageView { message, decision },
+                    receipts,
+                    replayed: false,
+                    original_receipt,
+                    released_claims,
+                },
+                Some(then),
+            ))
         })
     }
 

@@ -22,7 +22,7 @@ use acc_core::Core;
 use acc_core::clock::{Millis, format_timestamp};
 use acc_core::error::{AccError, AccResult, ErrorCode};
 use acc_core::events::{Event, OfferEvent, OfferRecord};
-use acc_core::identity::{Caller, Presence, check_caller, presence, verify_caller};
+use acc_core::identity::{Caller, Liveness, Presence, check_caller, presence, verify_caller};
 use acc_core::messages::{DecisionStatus, MessageView, advance};
 use acc_core::wire;
 use acc_store::{
@@ -439,6 +439,85 @@ fn safe_code(code: &str) -> &str {
         .unwrap_or("transport_rejected")
 }
 
+/// One recipient's steps 1 to 3 (see [`Delivery::check_routes`]).
+fn check_route(
+    r: &Reader<'_>,
+    now: Millis,
+    liveness: &dyn Liveness,
+    recipient: &str,
+    message: &MessageRow,
+) -> AccResult<Route> {
+    let receipt = r.receipt(message.seq, recipient)?;
+    if let Some(receipt) = receipt.filter(|x| x.state != ReceiptState::Queued) {
+        // Already carried further (read after the send's commit, by `route`: a
+        // next-turn hook may have offered it in between): say so with the transport that
+        // did it.
+        return Ok(Route::Done(
+            current_outcomes(std::slice::from_ref(&receipt))
+                .pop()
+                .unwrap_or_else(|| outcome(recipient, receipt.state.as_str(), DURABLE, None)),
+        ));
+    }
+    let live: Vec<_> = r
+        .open_sessions_of(recipient)?
+        .into_iter()
+        .filter(|s| presence(s, now, &*liveness) != Presence::Offline)
+        .collect();
+    let session = match live.as_slice() {
+        [] => {
+            return Ok(Route::Done(outcome(
+                recipient,
+                "queued",
+                DURABLE,
+                Some("recipient_unavailable"),
+            )));
+        }
+        [one] => one.clone(),
+        _ => {
+            return Ok(Route::Done(outcome(
+                recipient,
+                "queued",
+                DURABLE,
+                Some("ambiguous_recipient_sessions"),
+            )));
+        }
+    };
+    let bindings = r.bindings_of(&session.session_id, session.generation)?;
+    let Some(binding) = bindings
+        .into_iter()
+        .find(|b| b.modes.iter().any(|m| m == "live"))
+    else {
+        return Ok(Route::Done(outcome(recipient, "queued", DURABLE, None)));
+    };
+    if !policy_allows(binding.live_policy, message) {
+        return Ok(Route::Done(outcome(
+            recipient,
+            "queued",
+            DURABLE,
+            Some("delivery_disabled"),
+        )));
+    }
+    Ok(Route::Offer {
+        session_id: session.session_id,
+        generation: session.generation,
+        binding,
+    })
+}
+
+/// One recipient's steps 1 to 3 again, in a read of their own (just before a transport call).
+fn recheck_route(core: &mut Core, message: &MessageRow, recipient: &str) -> AccResult<Route> {
+    let now = core.now();
+    let liveness = core.liveness();
+    let Some(store) = core.store_for_read() else {
+        return Ok(Route::Done(outcome(recipient, "queued", DURABLE, None)));
+    };
+    store.read(|r| check_route(r, now, &*liveness, recipient, message))
+}
+
+/// What the route check found for each receipt of a send, in order, before any transport
+/// call (from [`Delivery::check_routes`]).
+pub struct Checked(Vec<Route>);
+
 /// What the route check found before any transport call.
 enum Route {
     Done(DeliveryOutcome),
@@ -577,16 +656,43 @@ impl Delivery {
         message: &MessageView,
         receipts: &[ReceiptRow],
     ) -> AccResult<Vec<DeliveryOutcome>> {
+        let now = core.now();
+        let liveness = core.liveness();
+        let checked = match core.store_for_read() {
+            Some(store) => store
+                .read(|r| Self::check_routes(r, now, &*liveness, &message.message, receipts))?,
+            None => Checked(
+                receipts
+                    .iter()
+                    .map(|receipt| {
+                        let state = if message.message.to_participant_ids.is_empty() {
+                            receipt.state.as_str()
+                        } else {
+                            "queued"
+                        };
+                        Route::Done(outcome(&receipt.participant_id, state, DURABLE, None))
+                    })
+                    .collect(),
+            ),
+        };
+        self.route_checked(core, message, receipts, checked)
+    }
+
+    /// [`Delivery::route`] after its check: steps 4 to 6 for each receipt `checked` found
+    /// live.
+    pub fn route_checked(
+        &mut self,
+        core: &mut Core,
+        message: &MessageView,
+        receipts: &[ReceiptRow],
+        checked: Checked,
+    ) -> AccResult<Vec<DeliveryOutcome>> {
         let message = &message.message;
         let mut outcomes: Vec<Option<DeliveryOutcome>> = vec![None; receipts.len()];
         let mut ready = Vec::new();
-        for (index, receipt) in receipts.iter().enumerate() {
+        for (index, (receipt, route)) in receipts.iter().zip(checked.0).enumerate() {
             let recipient = receipt.participant_id.as_str();
-            if message.to_participant_ids.is_empty() {
-                outcomes[index] = Some(outcome(recipient, receipt.state.as_str(), DURABLE, None));
-                continue;
-            }
-            let prepared = match self.check_route(core, message, recipient)? {
+            let prepared = match route {
                 Route::Done(done) => Err(done),
                 Route::Offer {
                     session_id,
@@ -679,76 +785,27 @@ impl Delivery {
         self.late_offers.retain(|h| !h.is_finished());
     }
 
-    /// Steps 1 to 3 of the router: receipt still queued, sole live session, binding, policy.
-    fn check_route(
-        &mut self,
-        core: &mut Core,
+    /// Steps 1 to 3 of the router for every receipt of `message`, read in `r`: receipt still
+    /// queued, sole live session, binding, policy. A send runs it inside its own write
+    /// transaction ([`Core::record_then`]), so a send whose recipients are not live costs no
+    /// second transaction; [`Delivery::route`] runs it in a read of its own.
+    pub fn check_routes(
+        r: &Reader<'_>,
+        now: Millis,
+        liveness: &dyn Liveness,
         message: &MessageRow,
-        recipient: &str,
-    ) -> AccResult<Route> {
-        let now = core.now();
-        let liveness = core.liveness();
-        let Some(store) = core.store_for_read() else {
-            return Ok(Route::Done(outcome(recipient, "queued", DURABLE, None)));
-        };
-        store.read(|r| {
-            let receipt = r.receipt(message.seq, recipient)?;
-            if let Some(receipt) = receipt.filter(|x| x.state != ReceiptState::Queued) {
-                // Already carried further (a next-turn hook may have offered it between the
-                // commit and this route): say so with the transport that did it.
-                return Ok(Route::Done(
-                    current_outcomes(std::slice::from_ref(&receipt))
-                        .pop()
-                        .unwrap_or_else(|| {
-                            outcome(recipient, receipt.state.as_str(), DURABLE, None)
-                        }),
-                ));
-            }
-            let live: Vec<_> = r
-                .open_sessions_of(recipient)?
-                .into_iter()
-                .filter(|s| presence(s, now, &*liveness) != Presence::Offline)
-                .collect();
-            let session = match live.as_slice() {
-                [] => {
-                    return Ok(Route::Done(outcome(
-                        recipient,
-                        "queued",
-                        DURABLE,
-                        Some("recipient_unavailable"),
-                    )));
-                }
-                [one] => one.clone(),
-                _ => {
-                    return Ok(Route::Done(outcome(
-                        recipient,
-                        "queued",
-                        DURABLE,
-                        Some("ambiguous_recipient_sessions"),
-                    )));
-                }
-            };
-            let bindings = r.bindings_of(&session.session_id, session.generation)?;
-            let Some(binding) = bindings
-                .into_iter()
-                .find(|b| b.modes.iter().any(|m| m == "live"))
-            else {
-                return Ok(Route::Done(outcome(recipient, "queued", DURABLE, None)));
-            };
-            if !policy_allows(binding.live_policy, message) {
-                return Ok(Route::Done(outcome(
-                    recipient,
-                    "queued",
-                    DURABLE,
-                    Some("delivery_disabled"),
-                )));
-            }
-            Ok(Route::Offer {
-                session_id: session.session_id,
-                generation: session.generation,
-                binding,
-            })
-        })
+        receipts: &[ReceiptRow],
+    ) -> AccResult<Checked> {
+        let mut routes = Vec::with_capacity(receipts.len());
+        for receipt in receipts {
+            let recipient = receipt.participant_id.as_str();
+            routes.push(if message.to_participant_ids.is_empty() {
+                Route::Done(outcome(recipient, receipt.state.as_str(), DURABLE, None))
+            } else {
+                check_route(r, now, liveness, recipient, message)?
+            });
+        }
+        Ok(Checked(routes))
     }
 
     /// Steps 4 and 5: contract admission, consent, lease refresh and the re-check just before
@@ -807,7 +864,7 @@ impl Delivery {
             }
         }
         // Re-check policy, sole live session and the exact binding immediately before the transport.
-        match self.check_route(core, message, recipient)? {
+        match recheck_route(core, message, recipient)? {
             Route::Offer {
                 session_id: again,
                 generation: gen_again,

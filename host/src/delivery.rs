@@ -117,11 +117,22 @@ pub struct Sent {
 impl App {
     /// Record a prepared message, then route it.
     pub fn send(&mut self, caller: &Caller, draft: Draft) -> AccResult<Sent> {
-        let recorded = self.core.record(caller, draft)?;
-        let delivery = if recorded.replayed {
-            current_outcomes(&recorded.receipts)
-        } else {
-            self.route(&recorded.message, &recorded.receipts)?
+        // The route's check of each recipient reads the send's own transaction: a send to
+        // recipients that are not live is one transaction, not two.
+        let liveness = self.core.liveness();
+        let (recorded, checked) =
+            self.core
+                .record_then(caller, draft, |r, message, receipts, now| {
+                    Delivery::check_routes(r, now, &*liveness, message, receipts)
+                })?;
+        let delivery = match checked {
+            Some(checked) if !recorded.replayed => self.delivery.route_checked(
+                &mut self.core,
+                &recorded.message,
+                &recorded.receipts,
+                checked,
+            )?,
+            _ => current_outcomes(&recorded.receipts),
         };
         Ok(Sent {
             message: recorded.message,
