@@ -16,9 +16,9 @@ use crate::failed;
 use crate::model::ModelServer;
 use crate::record::Finished;
 use crate::script::{self, Client, Look, Scratch, ScratchPaths, Session, Started};
-use acc_host::clock::SystemClock;
-use acc_host::core::{Caller, Core};
-use acc_host::error::AccResult;
+use acc_core::clock::SystemClock;
+use acc_core::error::AccResult;
+use acc_core::{Caller, Core};
 use acc_host::workspace;
 
 /// The registry fields the adapter reads.
@@ -124,7 +124,7 @@ impl ClaudeClient {
 
 /// One user turn on Claude Code's stream-json input.
 fn say_to(stdin: &mut Option<ChildStdin>, text: &str) -> AccResult<()> {
-    let line = acc_host::wire::json(&crate::wire::UserLine::new(text));
+    let line = acc_core::wire::json(&crate::wire::UserLine::new(text));
     let stdin = stdin
         .as_mut()
         .ok_or_else(|| failed("claude", "not running"))?;

@@ -15,7 +15,7 @@ use crate::failed;
 use crate::model::ModelServer;
 use crate::record::Finished;
 use crate::script::{self, Client, Look, Scratch, Session, Started};
-use acc_host::error::AccResult;
+use acc_core::error::AccResult;
 
 /// The methods the adapter calls, each of which the client's own schema must list.
 pub const METHODS: &[&str] = &[
@@ -238,7 +238,7 @@ impl Client for CodexClient {
             })
             .ok_or_else(|| failed("codex daemon", "thread/start failed"))?;
         self.thread = Some(thread.clone());
-        Ok(Session::Bind(acc_host::wire::json(
+        Ok(Session::Bind(acc_core::wire::json(
             &acc_host::wire::CodexEndpoint {
                 codex_home: &self.home,
                 thread_id: &thread,

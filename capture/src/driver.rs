@@ -17,7 +17,7 @@ use acc_adapter_api::wire::{DriverAnswer, DriverRequest};
 
 use crate::failed;
 use crate::script::{Client, Look, Scratch, Session, Started};
-use acc_host::error::AccResult;
+use acc_core::error::AccResult;
 
 /// How long a driver may take for any request but a look (which gets its wait on top).
 const ANSWER: Duration = Duration::from_secs(60);
@@ -117,7 +117,7 @@ impl Driver {
         Ok(answer)
     }
 
-    fn broken(&self, request: &str, why: &str) -> acc_host::error::AccError {
+    fn broken(&self, request: &str, why: &str) -> acc_core::error::AccError {
         failed(
             &format!("driver {}", self.name),
             format!("{request}: {why}"),

@@ -14,8 +14,8 @@ use crate::failed;
 use crate::model::{GEMINI_SETTINGS, ModelServer};
 use crate::record::{Finished, Recorder, Run, question};
 use crate::script::{self, Scratch};
-use acc_host::error::AccResult;
-use acc_host::plugins::{Plugins, search_path};
+use acc_core::error::AccResult;
+use acc_delivery::plugins::{Plugins, search_path};
 
 /// How long one headless turn may take.
 const TURN: Duration = Duration::from_secs(120);

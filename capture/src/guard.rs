@@ -20,11 +20,12 @@ use crate::model::{GEMINI_SETTINGS, ModelServer, Scripted};
 use crate::record::{Finished, Recorder, Run};
 use crate::script::{self, Scratch};
 use acc_clients::Client;
-use acc_host::core::claims::{AcquireRequest, ClaimMode, ReleaseSelector};
-use acc_host::core::{Caller, Core};
-use acc_host::error::AccResult;
-use acc_host::plugins::{Plugins, search_path};
-use acc_host::store::Enforcement;
+use acc_core::claims::{AcquireRequest, ReleaseSelector};
+use acc_core::error::AccResult;
+use acc_core::{Caller, Core};
+use acc_delivery::plugins::{Plugins, search_path};
+use acc_store::ClaimMode;
+use acc_store::Enforcement;
 
 /// How long one headless turn may take.
 const TURN: Duration = Duration::from_secs(180);
@@ -459,6 +460,6 @@ pub fn capture_write_guard(client: Client) -> AccResult<Finished> {
         protocol_contract: format!("{}-write-guard-v1", client.as_str()),
         executable_sha256,
         driver: "acc-capture".into(),
-        capability: acc_host::contracts::WRITE_GUARD.into(),
+        capability: acc_delivery::contracts::WRITE_GUARD.into(),
     })
 }

@@ -29,10 +29,10 @@ use std::time::Duration;
 
 use acc_adapter_api::wire::{ProbeAnswer, ProbeRequest};
 
-use acc_host::contracts::{Evidence, search_path as contract_dirs};
-use acc_host::core::{Caller, Core, SessionSpec};
-use acc_host::error::{AccError, AccResult, ErrorCode};
-use acc_host::plugins::{LoadedAdapter, Operation, Plugins, search_path};
+use acc_core::error::{AccError, AccResult, ErrorCode};
+use acc_core::{Caller, Core, SessionSpec};
+use acc_delivery::contracts::{Evidence, search_path as contract_dirs};
+use acc_delivery::plugins::{LoadedAdapter, Operation, Plugins, search_path};
 use record::Finished;
 
 pub fn failed(what: &str, detail: impl std::fmt::Display) -> AccError {
@@ -55,8 +55,8 @@ pub fn reattach(core: &mut Core, participant: &str, resume: Option<&str>) -> Acc
             checkout: None,
             branch: None,
             pid: None,
-            enforcement: acc_host::store::Enforcement::Advisory,
-            lifecycle: acc_host::store::Lifecycle::Manual,
+            enforcement: acc_store::Enforcement::Advisory,
+            lifecycle: acc_store::Lifecycle::Manual,
         },
         resume,
     )?;
@@ -204,7 +204,11 @@ pub fn write(finished: &Finished, dir: &Path) -> AccResult<PathBuf> {
     }
     let path = dir.join(format!(
         "{}.toml",
-        acc_host::contracts::capture_stem(&capture.version, &capture.platform, &capture.capability)
+        acc_delivery::contracts::capture_stem(
+            &capture.version,
+            &capture.platform,
+            &capture.capability
+        )
     ));
     let text = toml::to_string(capture).map_err(|e| failed("encode", e))?;
     let text = format!(

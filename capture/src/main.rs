@@ -6,7 +6,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use acc_host::error::{AccError, AccResult};
+use acc_core::error::{AccError, AccResult};
 use clap::Parser;
 
 /// Record what the installed client really does, as a capture file.
@@ -50,7 +50,7 @@ fn run(args: &Args) -> AccResult<(String, serde_json::Value)> {
         ),
         None => text,
     };
-    let value = acc_host::wire::json(&acc_capture::wire::Captured {
+    let value = acc_core::wire::json(&acc_capture::wire::Captured {
         capture,
         file: written.map(|p| p.to_string_lossy().into_owned()),
     });

@@ -4,16 +4,17 @@
 //! [`crate::driver`]) reports to a [`Recorder`]: the router's outcome for each send, each
 //! direct repeat offer, each look at the client, each note. [`Recorder::finish`] derives the
 //! branch values, limitations and result with the same rule `acc contract verify` applies to the
-//! stored transcript ([`acc_host::contracts::transcript::derive`]), so a capture can only say
+//! stored transcript ([`acc_delivery::contracts::transcript::derive`]), so a capture can only say
 //! what its transcript shows.
 
-use acc_host::contracts::wire::Entry;
-use acc_host::contracts::{
+use acc_core::error::AccResult;
+use acc_core::messages::SendRequest;
+use acc_delivery::contracts::wire::Entry;
+use acc_delivery::contracts::{
     CAPTURE_SCHEMA, Capture, Provenance, capture_stem, check_capture, transcript,
 };
-use acc_host::core::messages::SendRequest;
-use acc_host::delivery::{Sent, platform};
-use acc_host::error::AccResult;
+use acc_delivery::router::platform;
+use acc_host::delivery::Sent;
 use serde_json::Value;
 
 use crate::failed;

@@ -24,12 +24,12 @@ use serde_json::Value;
 use crate::model::ModelServer;
 use crate::record::{Finished, PEER_BODY, Recorder, Run, question};
 use crate::{attach, failed, probed};
-use acc_host::clock::SystemClock;
-use acc_host::core::messages::{ReplyRequest, SendRequest};
-use acc_host::core::{Caller, Core};
+use acc_core::clock::SystemClock;
+use acc_core::error::AccResult;
+use acc_core::messages::{ReplyRequest, SendRequest};
+use acc_core::{Caller, Core};
+use acc_delivery::plugins::{DEFAULT_DEADLINE, Operation, Plugins, search_path};
 use acc_host::delivery::{App, Sent};
-use acc_host::error::AccResult;
-use acc_host::plugins::{DEFAULT_DEADLINE, Operation, Plugins, search_path};
 use acc_host::workspace;
 
 /// The capture's own folders: a project (the workspace), ACC's data home and room for the
@@ -52,7 +52,7 @@ impl Scratch {
         let root = std::env::temp_dir().join(format!(
             "acc-capture-{what}-{}-{}",
             std::process::id(),
-            acc_host::clock::Clock::now_ms(&SystemClock::default())
+            acc_core::clock::Clock::now_ms(&SystemClock::default())
         ));
         let scratch = Self {
             project: root.join("project"),
@@ -174,9 +174,9 @@ pub fn open(scratch: &Scratch, plugins: &Arc<Plugins>) -> AccResult<App> {
     )?);
     app.delivery.set_plugins(plugins.clone());
     // The capture is the consenting user of its throwaway clients.
-    app.delivery.consent_override = Some(acc_host::store::LivePolicy::All);
+    app.delivery.consent_override = Some(acc_store::LivePolicy::All);
     // The capture produces the evidence: it cannot wait for it.
-    app.delivery.admission = acc_host::delivery::Admission::Declared;
+    app.delivery.admission = acc_delivery::router::Admission::Declared;
     Ok(app)
 }
 
@@ -236,7 +236,7 @@ impl Capture<'_> {
     fn offer_again(
         &mut self,
         sent: &Sent,
-        adapter: &acc_host::plugins::LoadedAdapter,
+        adapter: &acc_delivery::plugins::LoadedAdapter,
     ) -> AccResult<()> {
         let id = sent.message.message.message_id.clone();
         let report = self.app.core.status(false)?;
@@ -258,7 +258,7 @@ impl Capture<'_> {
             return Ok(());
         };
         let request = OfferRequest {
-            message: acc_host::delivery::envelope(&sent.message, &self.app.core.workspace.id),
+            message: acc_delivery::router::envelope(&sent.message, &self.app.core.workspace.id),
             recipient_participant_id: "bob".into(),
             target_session_id: session_id,
             target_generation: binding.generation,
@@ -355,7 +355,7 @@ fn branches(
     c: &mut Capture<'_>,
     alice: &Caller,
     bob: &Caller,
-    adapter: &acc_host::plugins::LoadedAdapter,
+    adapter: &acc_delivery::plugins::LoadedAdapter,
 ) -> AccResult<()> {
     // idle
     let first = c.send("idle", alice)?;

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use acc_host::contracts::Capture;
+use acc_delivery::contracts::Capture;
 
 /// `acc-capture --json`: the capture, and the file it was written to.
 #[derive(Debug, Clone, Serialize)]

@@ -10,7 +10,7 @@ use crate::events::{ClaimEvent, Event};
 use crate::identity::{Caller, Liveness, presence, verify_caller};
 use crate::ids;
 use crate::{Core, resource};
-pub use acc_store::{ClaimMode, Enforcement};
+use acc_store::{ClaimMode, Enforcement};
 use acc_store::{ClaimRow, Reader};
 
 /// Default lease in seconds.

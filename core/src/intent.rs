@@ -5,7 +5,7 @@ use crate::events::Event;
 use crate::identity::{Caller, verify_caller};
 use crate::{Core, claims};
 use acc_store::IntentRow;
-pub use acc_store::{IntentMode, IntentState};
+use acc_store::{IntentMode, IntentState};
 
 /// Longest intent summary, in characters.
 pub const MAX_SUMMARY_CHARS: usize = 280;

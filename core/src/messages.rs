@@ -23,7 +23,7 @@ use crate::{Core, resource};
 use acc_store::{
     DecisionAction, DecisionLink, HistoryFilter, MessageRow, Reader, ReceiptRow, Writer,
 };
-pub use acc_store::{MessageKind, Obligation, ReceiptState};
+use acc_store::{MessageKind, Obligation, ReceiptState};
 
 /// Longest subject, in characters (one line).
 pub const MAX_SUBJECT_CHARS: usize = 500;

@@ -33,7 +33,7 @@ impl IdentitySource {
 
 /// Room-wide claim policy, `policy.claimMode` in `acc.workspace.json` (metadata: the effective
 /// protection is derived from live sessions). Not to be confused with a claim's own mode,
-/// `claims::ClaimMode` (exclusive or shared).
+/// `acc_store::ClaimMode` (exclusive or shared).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ClaimPolicy {
     /// Claims inform; nothing blocks.

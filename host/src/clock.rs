@@ -1,10 +1,8 @@
-//! The clock as the host builds it: the core's clock types, and the system clock shifted by the
-//! documented test variable `ACC_TEST_CLOCK_OFFSET_SECONDS`, read from the environment here
-//! because the core reads none.
+//! The system clock as the host builds it, shifted by the documented test variable
+//! `ACC_TEST_CLOCK_OFFSET_SECONDS`, read from the environment here because the core reads none.
 
-pub use acc_core::clock::*;
-
-use crate::error::{AccError, AccResult};
+use acc_core::clock::SystemClock;
+use acc_core::error::{AccError, AccResult};
 
 /// The system clock, shifted by `ACC_TEST_CLOCK_OFFSET_SECONDS` when set.
 pub fn system_from_env() -> AccResult<SystemClock> {

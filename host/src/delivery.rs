@@ -9,14 +9,14 @@ use std::path::Path;
 use std::sync::Arc;
 
 use acc_clients::Client;
-pub use acc_delivery::router::*;
+use acc_delivery::router::{ConsentRecords, Delivery, DeliveryOutcome, current_outcomes};
 
-use crate::core::Core;
-use crate::core::identity::Caller;
-use crate::core::messages::{Draft, FinishRequest, MessageView, ReplyRequest, SendRequest};
-use crate::error::{AccError, AccResult};
-use crate::store::LivePolicy;
-use crate::store::ReceiptRow;
+use acc_core::Core;
+use acc_core::error::{AccError, AccResult};
+use acc_core::identity::Caller;
+use acc_core::messages::{Draft, FinishRequest, MessageView, ReplyRequest, SendRequest};
+use acc_store::LivePolicy;
+use acc_store::ReceiptRow;
 
 /// The consent `acc install --delivery` recorded in each installation's record.
 #[derive(Debug, Default, Clone, Copy)]
@@ -69,7 +69,7 @@ impl App {
         adapter_id: &str,
         live_policy: &str,
         endpoint: &serde_json::Value,
-    ) -> AccResult<crate::store::BindingRow> {
+    ) -> AccResult<acc_store::BindingRow> {
         let live_policy = AccError::parse::<LivePolicy>(live_policy)?;
         self.delivery
             .bind(&mut self.core, caller, adapter_id, live_policy, endpoint)
@@ -168,8 +168,8 @@ impl App {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::MessageRow;
     use acc_adapter_api::wire::Envelope;
+    use acc_store::MessageRow;
     use serde_json::Value;
 
     fn message() -> MessageView {
@@ -182,8 +182,8 @@ mod tests {
                 from_participant_id: "alice".into(),
                 from_session_id: "session_0123456789abcdefghijkl".into(),
                 to_participant_ids: vec!["bob".into()],
-                kind: crate::store::MessageKind::Question,
-                obligation: crate::store::Obligation::Reply,
+                kind: acc_store::MessageKind::Question,
+                obligation: acc_store::Obligation::Reply,
                 subject: "which branch is release?".into(),
                 body: "line one\n~~~~ not a fence".into(),
                 in_reply_to: None,
@@ -203,7 +203,8 @@ mod tests {
     #[test]
     fn the_envelope_is_the_golden_shape_and_equals_the_message_view() {
         let view = message();
-        let envelope = serde_json::to_value(envelope(&view, "project-1")).expect("json");
+        let envelope =
+            serde_json::to_value(acc_delivery::envelope(&view, "project-1")).expect("json");
         assert_eq!(envelope, crate::views::message(&view, "project-1"));
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../tests/golden/adapter/envelope.json");

@@ -10,9 +10,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::hooks::Client;
 use crate::install::{self, Target};
 use crate::workspace;
+use acc_clients::Client;
 
 mod mcp;
 
@@ -430,8 +430,8 @@ fn client_check(client: Client, exe: &str, found: Option<&Path>) -> Check {
 /// adapter's contract against the evidence.
 fn adapter_checks(needed: &[(&str, String)]) -> Vec<Check> {
     let mut checks = Vec::new();
-    let configs = crate::plugins::configs_from_env().unwrap_or_default();
-    let plugins = crate::plugins::Plugins::load(&configs);
+    let configs = acc_delivery::plugins::configs_from_env().unwrap_or_default();
+    let plugins = acc_delivery::plugins::Plugins::load(&configs);
     let searched = acc_clients::list_folders(&plugins.search_path);
     let next_turn = (
         "next-turn",
@@ -442,7 +442,8 @@ fn adapter_checks(needed: &[(&str, String)]) -> Vec<Check> {
             continue;
         }
         let refused = plugins.refused.iter().find(|r| {
-            crate::plugins::short_name(&r.file).is_some_and(|n| n.replace('_', "-") == *adapter)
+            acc_delivery::plugins::short_name(&r.file)
+                .is_some_and(|n| n.replace('_', "-") == *adapter)
         });
         checks.push(check(
             format!("adapter {adapter}"),
@@ -478,7 +479,7 @@ fn adapter_checks(needed: &[(&str, String)]) -> Vec<Check> {
             Some("acc adapters".into()),
         ));
     }
-    let dirs = crate::contracts::default_dirs();
+    let dirs = acc_delivery::contracts::default_dirs();
     if dirs.is_empty() {
         checks.push(check(
             "contracts",
@@ -488,7 +489,7 @@ fn adapter_checks(needed: &[(&str, String)]) -> Vec<Check> {
         ));
         return checks;
     }
-    match crate::contracts::verify(&dirs, &plugins) {
+    match acc_delivery::contracts::verify(&dirs, &plugins) {
         Ok(report) if report.problems.is_empty() => {
             for a in report
                 .adapters
@@ -559,7 +560,7 @@ fn workspace_checks(start: &Path) -> Vec<Check> {
     };
     let mut checks = vec![found, data];
     if let Ok(data_dir) = workspace::data_dir_for(&ws)
-        && let Ok(Some(store)) = crate::store::Store::open_existing(&data_dir, &ws.id)
+        && let Ok(Some(store)) = acc_store::Store::open_existing(&data_dir, &ws.id)
     {
         checks.push(layout_check(&store));
     }
@@ -567,7 +568,7 @@ fn workspace_checks(start: &Path) -> Vec<Check> {
 }
 
 /// The store's layout revision against this build's, and the backups beside it.
-fn layout_check(store: &crate::store::Store) -> Check {
+fn layout_check(store: &acc_store::Store) -> Check {
     let layout = crate::views::store_layout(store);
     let backups = if layout.backups.is_empty() {
         String::new()
@@ -606,9 +607,9 @@ fn layout_check(store: &crate::store::Store) -> Check {
 
 /// The workspace's store: none yet, sound, or refused with what to do.
 fn store_check(data_dir: &Path, workspace_id: &str) -> Check {
-    let path = crate::store::workspace_dir(data_dir, workspace_id).join(crate::store::STORE_FILE);
+    let path = acc_store::workspace_dir(data_dir, workspace_id).join(acc_store::STORE_FILE);
     let start_afresh = Some(format!("move {} aside and start afresh", path.display()));
-    match crate::store::Store::open_existing(data_dir, workspace_id) {
+    match acc_store::Store::open_existing(data_dir, workspace_id) {
         Ok(None) => check(
             "store",
             Level::Ok,
@@ -624,8 +625,8 @@ fn store_check(data_dir: &Path, workspace_id: &str) -> Check {
                 Level::Ok,
                 format!(
                     "protocol {} schema {} at {}",
-                    crate::PROTOCOL_VERSION,
-                    crate::SCHEMA_VERSION,
+                    acc_store::PROTOCOL_VERSION,
+                    acc_store::SCHEMA_VERSION,
                     path.display()
                 ),
                 None,
@@ -641,7 +642,7 @@ fn store_check(data_dir: &Path, workspace_id: &str) -> Check {
         Err(e) => check(
             "store",
             Level::Error,
-            crate::AccError::from(e).to_string(),
+            acc_core::AccError::from(e).to_string(),
             Some(format!(
                 "move {} aside (acc never converts or deletes a store)",
                 path.parent().unwrap_or(&path).display()

@@ -1,17 +1,17 @@
 //! Which sessions' write guards count: the evidence the core cannot read itself.
 //!
 //! Owns: certifying a hooked session's declared write guard from the passing write-guard
-//! captures in the contracts folders ([`crate::contracts::Evidence::write_guard`]). Must not:
+//! captures in the contracts folders ([`acc_delivery::contracts::Evidence::write_guard`]). Must not:
 //! certify a client version that no passing capture backs, or read evidence when nothing asks.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
-use crate::contracts::Evidence;
-use crate::core::{Core, Guards};
-use crate::error::AccResult;
-use crate::store::SessionRow;
 use acc_clients::Client;
+use acc_core::error::AccResult;
+use acc_core::{Core, Guards};
+use acc_delivery::contracts::Evidence;
+use acc_store::SessionRow;
 
 /// The file, in a data directory, that marks it as a capture run's own: `acc contract capture
 /// --write-guard` must see its client's hooks deny before any evidence of them exists, so in
@@ -72,12 +72,12 @@ impl Guards for EvidenceGuards {
 /// A core over `ws` whose sessions' write guards are certified by the evidence on the search
 /// path, with the system's process liveness.
 pub fn core(
-    ws: crate::core::workspace::Workspace,
+    ws: acc_core::workspace::Workspace,
     data_dir: PathBuf,
-    clock: Arc<dyn crate::core::clock::Clock>,
+    clock: Arc<dyn acc_core::clock::Clock>,
 ) -> AccResult<Core> {
     let guards = Arc::new(EvidenceGuards::new(
-        crate::contracts::search_path(),
+        acc_delivery::contracts::search_path(),
         &data_dir,
     ));
     let mut core = Core::new(ws, data_dir, clock, crate::process::liveness())?;

@@ -12,12 +12,12 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::core::identity::derived_token;
-use crate::core::{Caller, SessionSpec};
 use crate::delivery::App;
-use crate::error::{AccError, AccResult};
-use crate::ids;
 use crate::workspace;
+use acc_core::error::{AccError, AccResult};
+use acc_core::identity::derived_token;
+use acc_core::ids;
+use acc_core::{Caller, SessionSpec};
 
 /// The whole hook, including reading its input, stays under this.
 pub const BUDGET: Duration = Duration::from_millis(4500);
@@ -26,7 +26,7 @@ const MAX_INPUT: u64 = 4 * 1024 * 1024;
 /// The secret behind hooked sessions' generation tokens, beside the stores.
 const SECRET_FILE: &str = "hook-secret";
 
-pub use acc_clients::Client;
+use acc_clients::Client;
 
 /// What a hook answers: stdout, stderr and exit code.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -47,7 +47,7 @@ pub struct Reply {
 /// time, one `mprotect` each: about a hundred system calls for a hook that carries messages.)
 pub fn run(client: &str, event: &str) -> i32 {
     // A hook answers within its budget and never changes the store's layout.
-    crate::store::layout::forbid_automatic_upgrades();
+    acc_store::layout::forbid_automatic_upgrades();
     use std::sync::atomic::{AtomicBool, Ordering};
     // Whoever sets this first (the work or the watchdog) is the one that answers.
     let answered = Arc::new(AtomicBool::new(false));
@@ -229,8 +229,8 @@ impl Context {
             checkout,
             branch,
             pid,
-            enforcement: crate::store::Enforcement::Guarded,
-            lifecycle: crate::store::Lifecycle::Managed,
+            enforcement: acc_store::Enforcement::Guarded,
+            lifecycle: acc_store::Lifecycle::Managed,
         };
         let source = text(payload, "source").unwrap_or("startup");
         let rotate = event == "SessionStart" && !matches!(source, "resume" | "compact");
@@ -306,7 +306,7 @@ impl Context {
 
 /// Context added by a hook, in Claude Code's shape (Codex's SessionStart reads it too).
 fn context_output(event: &str, context: &str) -> String {
-    crate::wire::json(&crate::wire::HookOutput {
+    acc_core::wire::json(&crate::wire::HookOutput {
         hook_specific_output: crate::wire::HookSpecificOutput {
             hook_event_name: event,
             additional_context: Some(context),
@@ -322,7 +322,7 @@ fn context_output(event: &str, context: &str) -> String {
 pub fn deny(client: Client, reason: &str) -> Reply {
     match client {
         Client::ClaudeCode => Reply {
-            stdout: crate::wire::json(&crate::wire::HookOutput {
+            stdout: acc_core::wire::json(&crate::wire::HookOutput {
                 hook_specific_output: crate::wire::HookSpecificOutput {
                     hook_event_name: "PreToolUse",
                     additional_context: None,
@@ -340,7 +340,7 @@ pub fn deny(client: Client, reason: &str) -> Reply {
         },
         // The tool does not run; the model gets "Tool execution blocked: <reason>".
         Client::Gemini => Reply {
-            stdout: crate::wire::json(&crate::wire::GeminiDecision {
+            stdout: acc_core::wire::json(&crate::wire::GeminiDecision {
                 decision: "deny",
                 reason,
             })
@@ -407,7 +407,7 @@ fn bind_live(context: &mut Context, payload: &Value) -> Result<(), String> {
                 .map(PathBuf::from)
                 .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".claude")))
                 .ok_or("no CLAUDE_CONFIG_DIR and no HOME")?;
-            let endpoint = crate::wire::json(&crate::wire::ClaudeInboxEndpoint {
+            let endpoint = acc_core::wire::json(&crate::wire::ClaudeInboxEndpoint {
                 socket: &socket,
                 pid,
                 session_id,
@@ -423,7 +423,7 @@ fn bind_live(context: &mut Context, payload: &Value) -> Result<(), String> {
             if !codex_home.join("app-server-control").exists() {
                 return Ok(());
             }
-            let endpoint = crate::wire::json(&crate::wire::CodexEndpoint {
+            let endpoint = acc_core::wire::json(&crate::wire::CodexEndpoint {
                 codex_home: &codex_home,
                 thread_id: session_id,
                 cwd: &context.cwd,
@@ -547,7 +547,7 @@ pub fn handle(client: &str, event: &str, input: &str) -> AccResult<Reply> {
                 "ACC: {} is claimed exclusively (guarded) by {} until {}; coordinate with them (acc message) or wait for the release",
                 claim.resource,
                 claim.participant_id,
-                crate::clock::format_timestamp(claim.expires_at)
+                acc_core::clock::format_timestamp(claim.expires_at)
             );
             Ok(deny(client, &reason))
         }

@@ -16,9 +16,3 @@ pub mod wire;
 pub mod workspace;
 
 pub mod clock;
-pub use acc_core as core;
-pub use acc_core::{error, ids};
-pub use acc_delivery::{contracts, plugins, user_adapters};
-pub use acc_store as store;
-pub use acc_store::{PROTOCOL_VERSION, SCHEMA_VERSION};
-pub use error::{AccError, ErrorCode};

@@ -7,22 +7,23 @@
 
 use serde_json::Value;
 
-use crate::clock::format_timestamp;
-use crate::core::OpenedSession;
-use crate::core::claims::effective_enforcement;
-use crate::core::messages::{
+use crate::delivery::Sent;
+use crate::wire;
+use acc_core::OpenedSession;
+use acc_core::claims::effective_enforcement;
+use acc_core::clock::format_timestamp;
+use acc_core::error::AccError;
+use acc_core::messages::{
     DecisionStatus, MessageView, PAGE_BYTE_CAP, Page, PruneReport, Received, SUMMARY_SUBJECT_BYTES,
 };
-use crate::core::status::{Attention, EventPage, SessionState, StatusReport, format_cursor};
-use crate::core::workspace::ClaimPolicy;
-use crate::delivery::{DeliveryOutcome, Sent};
-use crate::error::AccError;
-use crate::store::{BindingRow, ClaimRow, EventRow, IntentRow, ReceiptRow};
-use crate::wire;
+use acc_core::status::{Attention, EventPage, SessionState, StatusReport, format_cursor};
+use acc_core::workspace::ClaimPolicy;
+use acc_delivery::DeliveryOutcome;
+use acc_store::{BindingRow, ClaimRow, EventRow, IntentRow, ReceiptRow};
 
 /// A claim, with its liveness at `now` and what it enforces under the room's `policy`.
 pub fn claim(claim: &ClaimRow, now: i64, policy: ClaimPolicy) -> Value {
-    wire::json(&claim_wire(
+    acc_core::wire::json(&claim_wire(
         claim,
         now,
         Some(effective_enforcement(policy, claim)),
@@ -58,7 +59,7 @@ fn claim_wire<'a>(
 
 /// Claims: `{claims: [...]}`, each with what it enforces under the room's `policy`.
 pub fn claims(claims: &[ClaimRow], now: i64, policy: ClaimPolicy) -> Value {
-    wire::json(&wire::Claims {
+    acc_core::wire::json(&wire::Claims {
         claims: claims
             .iter()
             .map(|c| claim_wire(c, now, Some(effective_enforcement(policy, c))))
@@ -68,7 +69,7 @@ pub fn claims(claims: &[ClaimRow], now: i64, policy: ClaimPolicy) -> Value {
 
 /// Released claims: `{released: [...]}`, with the authority of a force release.
 pub fn released(released: &[String], authority: Option<&'static str>) -> Value {
-    wire::json(&wire::Released {
+    acc_core::wire::json(&wire::Released {
         released,
         authority,
     })
@@ -86,12 +87,12 @@ fn intent_wire(intent: &IntentRow) -> wire::Intent<'_> {
 
 /// An intent.
 pub fn intent(intent: &IntentRow) -> Value {
-    wire::json(&intent_wire(intent))
+    acc_core::wire::json(&intent_wire(intent))
 }
 
 /// `{intent}` after setting one, or `{intent: null, cleared}` after clearing.
 pub fn intent_result(intent: Option<&IntentRow>, cleared: Option<bool>) -> Value {
-    wire::json(&wire::IntentResult {
+    acc_core::wire::json(&wire::IntentResult {
         intent: intent.map(intent_wire),
         cleared,
     })
@@ -134,12 +135,12 @@ fn session_wire(state: &SessionState) -> wire::Session<'_> {
 
 /// A session with presence; never its generation token or hash.
 pub fn session(state: &SessionState) -> Value {
-    wire::json(&session_wire(state))
+    acc_core::wire::json(&session_wire(state))
 }
 
 /// A newly opened session, with its generation token (the one place it is ever shown).
 pub fn opened_session(opened: &OpenedSession, workspace_id: &str) -> Value {
-    wire::json(&wire::OpenedSession {
+    acc_core::wire::json(&wire::OpenedSession {
         workspace_id,
         participant_id: &opened.session.participant_id,
         session_id: &opened.session.session_id,
@@ -166,7 +167,7 @@ fn attention_wire(item: &Attention) -> wire::Attention<'_> {
 
 /// An attention item.
 pub fn attention(item: &Attention) -> Value {
-    wire::json(&attention_wire(item))
+    acc_core::wire::json(&attention_wire(item))
 }
 
 fn event_wire(event: &EventRow) -> wire::Event<'_> {
@@ -182,7 +183,7 @@ fn event_wire(event: &EventRow) -> wire::Event<'_> {
 
 /// An event.
 pub fn event(event: &EventRow) -> Value {
-    wire::json(&event_wire(event))
+    acc_core::wire::json(&event_wire(event))
 }
 
 fn status_wire(report: &StatusReport, now: i64) -> wire::Status<'_> {
@@ -233,7 +234,7 @@ fn status_wire(report: &StatusReport, now: i64) -> wire::Status<'_> {
 
 /// The status report.
 pub fn status(report: &StatusReport, now: i64) -> Value {
-    wire::json(&status_wire(report, now))
+    acc_core::wire::json(&status_wire(report, now))
 }
 
 /// The status a model reads (`acc_status`): [`status`] of a summary report, held within the
@@ -249,24 +250,24 @@ pub fn status_capped(report: &StatusReport, now: i64, mine: &str) -> Value {
     let mut omitted = wire::Omitted::default();
     // The report is serialized once; each item left out takes its own bytes and a comma off
     // (compact JSON), so a room of any size costs one pass, not one serialization an item.
-    let mut size = wire::json(&status).to_string().len();
+    let mut size = acc_core::wire::json(&status).to_string().len();
     let cost = |item: Value| item.to_string().len() + 1;
     // Room for the `omitted` note and the server's `speaksFor` beside the report.
     let budget = PAGE_BYTE_CAP.saturating_sub(1_000);
     while size > budget {
         if let Some(claim) = status.claims.pop() {
-            size = size.saturating_sub(cost(wire::json(&claim)));
+            size = size.saturating_sub(cost(acc_core::wire::json(&claim)));
             status.claim_summary.complete = false;
         } else if let Some(item) = status.attention.pop() {
-            size = size.saturating_sub(cost(wire::json(&item)));
+            size = size.saturating_sub(cost(acc_core::wire::json(&item)));
             omitted.attention += 1;
         } else if status.sessions.len() > 1
             && let Some(session) = status.sessions.pop()
         {
-            size = size.saturating_sub(cost(wire::json(&session)));
+            size = size.saturating_sub(cost(acc_core::wire::json(&session)));
             omitted.sessions += 1;
         } else if let Some(participant) = status.participants.pop() {
-            size = size.saturating_sub(cost(wire::json(&participant)));
+            size = size.saturating_sub(cost(acc_core::wire::json(&participant)));
             omitted.participants += 1;
         } else {
             break;
@@ -282,13 +283,13 @@ pub fn status_capped(report: &StatusReport, now: i64, mine: &str) -> Value {
             Some("the whole room: acc_sync {\"scope\": \"full\"}, or the acc://snapshot resource");
         status.omitted = Some(omitted);
     }
-    wire::json(&status)
+    acc_core::wire::json(&status)
 }
 
 /// The roster resource: the status report's workspace, participants and sessions.
 pub fn roster(report: &StatusReport) -> Value {
     let status = status_wire(report, 0);
-    wire::json(&wire::Roster {
+    acc_core::wire::json(&wire::Roster {
         workspace: status.workspace,
         participants: status.participants,
         sessions: status.sessions,
@@ -312,12 +313,12 @@ fn sync_wire<'a>(
 
 /// A delta sync page.
 pub fn sync_delta(page: &EventPage, attention_items: &[Attention]) -> Value {
-    wire::json(&sync_wire(page, attention_items, None))
+    acc_core::wire::json(&sync_wire(page, attention_items, None))
 }
 
 /// An error object.
 pub fn error(error: &AccError) -> Value {
-    wire::json(&wire::Error {
+    acc_core::wire::json(&wire::Error {
         error: wire::ErrorBody {
             code: error.code.as_str(),
             message: &error.message,
@@ -339,7 +340,7 @@ fn decision_status_wire(status: &DecisionStatus) -> wire::DecisionStatus<'_> {
 
 /// A decision's derived status, as every surface shows it.
 pub fn decision_status(status: &DecisionStatus) -> Value {
-    wire::json(&decision_status_wire(status))
+    acc_core::wire::json(&decision_status_wire(status))
 }
 
 /// Cut text to at most `max` UTF-8 bytes on a character boundary.
@@ -381,7 +382,7 @@ fn message_wire<'a>(view: &'a MessageView, workspace_id: &'a str) -> wire::Messa
 
 /// The complete message envelope.
 pub fn message(view: &MessageView, workspace_id: &str) -> Value {
-    wire::json(&message_wire(view, workspace_id))
+    acc_core::wire::json(&message_wire(view, workspace_id))
 }
 
 fn summary_wire(view: &MessageView) -> wire::MessageSummary<'_> {
@@ -407,7 +408,7 @@ fn summary_wire(view: &MessageView) -> wire::MessageSummary<'_> {
 /// cut to 160 bytes, body byte count, artifact count (and decision status). Never a body,
 /// handoff payload or recipient list.
 pub fn message_summary(view: &MessageView) -> Value {
-    wire::json(&summary_wire(view))
+    acc_core::wire::json(&summary_wire(view))
 }
 
 static NO_OFFER: Value = Value::Null;
@@ -423,12 +424,12 @@ fn receipt_wire(receipt: &ReceiptRow) -> wire::Receipt<'_> {
 
 /// A receipt; `offer` is null when no transport recorded one.
 pub fn receipt(receipt: &ReceiptRow) -> Value {
-    wire::json(&receipt_wire(receipt))
+    acc_core::wire::json(&receipt_wire(receipt))
 }
 
 /// An acknowledgement: `{messageId, receipt}`.
 pub fn acked(message_id: &str, receipt: &ReceiptRow) -> Value {
-    wire::json(&wire::Acked {
+    acc_core::wire::json(&wire::Acked {
         message_id,
         receipt: receipt_wire(receipt),
     })
@@ -436,7 +437,7 @@ pub fn acked(message_id: &str, receipt: &ReceiptRow) -> Value {
 
 /// An inbox summary item: the summary with the caller's receipt.
 pub fn inbox_item(item: &Received) -> Value {
-    wire::json(&wire::MessageSummary {
+    acc_core::wire::json(&wire::MessageSummary {
         receipt: Some(receipt_wire(&item.receipt)),
         ..summary_wire(&item.message)
     })
@@ -444,7 +445,7 @@ pub fn inbox_item(item: &Received) -> Value {
 
 /// An exact inbox read: the complete message with the caller's receipt.
 pub fn inbox_message(item: &Received, workspace_id: &str) -> Value {
-    wire::json(&wire::Message {
+    acc_core::wire::json(&wire::Message {
         receipt: Some(receipt_wire(&item.receipt)),
         ..message_wire(&item.message, workspace_id)
     })
@@ -463,7 +464,7 @@ fn history_wire<'a>(
 
 /// An exact history read: the complete message with every recipient's receipt.
 pub fn history_message(view: &MessageView, receipts: &[ReceiptRow], workspace_id: &str) -> Value {
-    wire::json(&history_wire(view, receipts, workspace_id))
+    acc_core::wire::json(&history_wire(view, receipts, workspace_id))
 }
 
 fn delivery_wire(outcomes: &[DeliveryOutcome]) -> Vec<wire::Delivery<'_>> {
@@ -481,12 +482,12 @@ fn delivery_wire(outcomes: &[DeliveryOutcome]) -> Vec<wire::Delivery<'_>> {
 
 /// Delivery outcomes.
 pub fn delivery(outcomes: &[DeliveryOutcome]) -> Value {
-    wire::json(&delivery_wire(outcomes))
+    acc_core::wire::json(&delivery_wire(outcomes))
 }
 
 /// A send-like result: `{message, delivery}`, plus `receipt` for a reply.
 pub fn sent(sent: &Sent, workspace_id: &str) -> Value {
-    wire::json(&wire::Sent {
+    acc_core::wire::json(&wire::Sent {
         message: message_wire(&sent.message, workspace_id),
         delivery: delivery_wire(&sent.delivery),
         receipt: sent.original_receipt.as_ref().map(receipt_wire),
@@ -508,7 +509,7 @@ pub fn capped_page(
         next_cursor,
     };
     // Budget for the longest possible cursor value.
-    let mut used = wire::json(&page(Vec::new(), Some("m".repeat(80))))
+    let mut used = acc_core::wire::json(&page(Vec::new(), Some("m".repeat(80))))
         .to_string()
         .len();
     let total = items.len();
@@ -524,12 +525,12 @@ pub fn capped_page(
         last_id = Some(id);
     }
     let more = has_more || kept.len() < total;
-    wire::json(&page(kept, if more { last_id } else { None }))
+    acc_core::wire::json(&page(kept, if more { last_id } else { None }))
 }
 
 /// A prune report.
 pub fn prune(report: &PruneReport) -> Value {
-    wire::json(&wire::Prune {
+    acc_core::wire::json(&wire::Prune {
         applied: report.applied,
         before_cursor: format_cursor(report.before_seq),
         message_ids: &report.message_ids,
@@ -559,7 +560,7 @@ pub fn history_page(page: &Page<MessageView>) -> Value {
 
 /// An exact history read: `{scope: "history", view: "message", items: [message]}`.
 pub fn history_exact(view: &MessageView, receipts: &[ReceiptRow], workspace_id: &str) -> Value {
-    wire::json(&wire::HistoryExact {
+    acc_core::wire::json(&wire::HistoryExact {
         scope: "history",
         view: "message",
         items: [history_wire(view, receipts, workspace_id)],
@@ -574,7 +575,7 @@ pub fn snapshot(
     now: i64,
     workspace_id: &str,
 ) -> Value {
-    wire::json(&wire::Status {
+    acc_core::wire::json(&wire::Status {
         messages: Some(
             messages
                 .iter()
@@ -587,13 +588,13 @@ pub fn snapshot(
 
 /// A full sync: the delta page, then the snapshot.
 pub fn sync_full(page: &EventPage, attention_items: &[Attention], snapshot: Value) -> Value {
-    wire::json(&sync_wire(page, attention_items, Some(snapshot)))
+    acc_core::wire::json(&sync_wire(page, attention_items, Some(snapshot)))
 }
 
 /// The loaded and refused adapters.
 /// `acc adapters install`.
-pub fn adapter_installed(installed: &crate::user_adapters::Installed) -> Value {
-    wire::json(&wire::AdapterInstalled {
+pub fn adapter_installed(installed: &acc_delivery::user_adapters::Installed) -> Value {
+    acc_core::wire::json(&wire::AdapterInstalled {
         adapter_id: installed.adapter_id.clone(),
         file: lossy(&installed.file),
         contracts: installed.contracts.iter().map(|p| lossy(p)).collect(),
@@ -602,14 +603,17 @@ pub fn adapter_installed(installed: &crate::user_adapters::Installed) -> Value {
 
 /// `acc adapters remove`.
 pub fn adapter_removed(id: &str, file: &std::path::Path) -> Value {
-    wire::json(&wire::AdapterRemoved {
+    acc_core::wire::json(&wire::AdapterRemoved {
         adapter_id: id,
         file: lossy(file),
     })
 }
 
-pub fn adapters(plugins: &crate::plugins::Plugins, evidence: &crate::contracts::Evidence) -> Value {
-    wire::json(&wire::Adapters {
+pub fn adapters(
+    plugins: &acc_delivery::plugins::Plugins,
+    evidence: &acc_delivery::contracts::Evidence,
+) -> Value {
+    acc_core::wire::json(&wire::Adapters {
         search_path: plugins.search_path.iter().map(|p| lossy(p)).collect(),
         adapters: plugins
             .adapters
@@ -651,12 +655,12 @@ fn lossy(path: &std::path::Path) -> String {
 
 /// A delivery binding, redacted: the endpoint never leaves the store.
 pub fn binding(binding: &BindingRow) -> Value {
-    wire::json(&binding_wire(binding))
+    acc_core::wire::json(&binding_wire(binding))
 }
 
 /// An `acc contract verify` report.
-pub fn verify(report: &crate::contracts::VerifyReport) -> Value {
-    wire::json(&wire::Verify {
+pub fn verify(report: &acc_delivery::contracts::VerifyReport) -> Value {
+    acc_core::wire::json(&wire::Verify {
         dir: lossy(&report.dir),
         dirs: report.dirs.iter().map(|d| lossy(d)).collect(),
         valid: report.problems.is_empty(),
@@ -680,7 +684,7 @@ pub fn verify(report: &crate::contracts::VerifyReport) -> Value {
 
 /// `acc doctor`: whether every check passed, and each check.
 pub fn doctor(ok: bool, checks: &[crate::doctor::Check]) -> Value {
-    wire::json(&wire::Doctor {
+    acc_core::wire::json(&wire::Doctor {
         ok,
         checks: checks
             .iter()
@@ -701,7 +705,7 @@ pub fn install_plan(
     dry_run: bool,
     verb: &'static str,
 ) -> Value {
-    wire::json(&wire::InstallPlan {
+    acc_core::wire::json(&wire::InstallPlan {
         dry_run,
         client,
         steps: &plan.steps,
@@ -712,19 +716,19 @@ pub fn install_plan(
 
 /// `acc bind`: `{binding}`.
 pub fn bound(binding: &BindingRow) -> Value {
-    wire::json(&wire::Bound {
+    acc_core::wire::json(&wire::Bound {
         binding: binding_wire(binding),
     })
 }
 
 /// `acc unbind`: `{removed}`.
 pub fn unbound(removed: usize) -> Value {
-    wire::json(&wire::Unbound { removed })
+    acc_core::wire::json(&wire::Unbound { removed })
 }
 
 /// `acc next-turn`.
 pub fn next_turn(rendered: &acc_adapter_api::wire::RenderAnswer) -> Value {
-    wire::json(&wire::NextTurn {
+    acc_core::wire::json(&wire::NextTurn {
         text: &rendered.text,
         carried: &rendered.carried,
         withheld: &rendered.withheld,
@@ -733,8 +737,8 @@ pub fn next_turn(rendered: &acc_adapter_api::wire::RenderAnswer) -> Value {
 
 /// `acc config check` on a valid file.
 /// `acc store upgrade|downgrade`.
-pub fn layout_change(plan: &crate::store::layout::Plan, dry_run: bool, changed: bool) -> Value {
-    wire::json(&wire::LayoutChange {
+pub fn layout_change(plan: &acc_store::layout::Plan, dry_run: bool, changed: bool) -> Value {
+    acc_core::wire::json(&wire::LayoutChange {
         store: lossy(&plan.store),
         from_revision: plan.from,
         to_revision: plan.to,
@@ -748,13 +752,13 @@ pub fn layout_change(plan: &crate::store::layout::Plan, dry_run: bool, changed: 
 }
 
 /// A store's layout: its revision, this build's, and the backups beside it.
-pub fn store_layout(store: &crate::store::Store) -> wire::StoreLayout {
+pub fn store_layout(store: &acc_store::Store) -> wire::StoreLayout {
     let revision = store.layout().revision;
     wire::StoreLayout {
         revision,
-        build_revision: crate::store::layout::LAYOUT_REVISION,
-        pending_upgrade: revision < crate::store::layout::LAYOUT_REVISION,
-        backups: crate::store::layout::backups(store.path())
+        build_revision: acc_store::layout::LAYOUT_REVISION,
+        pending_upgrade: revision < acc_store::layout::LAYOUT_REVISION,
+        backups: acc_store::layout::backups(store.path())
             .into_iter()
             .map(|(path, bytes)| wire::LayoutBackup {
                 path: lossy(&path),
@@ -767,9 +771,9 @@ pub fn store_layout(store: &crate::store::Store) -> wire::StoreLayout {
 pub fn config_valid(
     path: &std::path::Path,
     workspace_id: &str,
-    config: &crate::core::workspace::Config,
+    config: &acc_core::workspace::Config,
 ) -> Value {
-    wire::json(&wire::ConfigValid {
+    acc_core::wire::json(&wire::ConfigValid {
         path: lossy(path),
         valid: true,
         workspace_id,
@@ -785,7 +789,7 @@ pub fn config_valid(
 
 /// `acc config init`: the file, whether it was written, and its content (as JSON).
 pub fn config_write(path: &std::path::Path, written: Option<bool>, text: Option<&str>) -> Value {
-    wire::json(&wire::ConfigWrite {
+    acc_core::wire::json(&wire::ConfigWrite {
         path: lossy(path),
         written,
         content: text.map(|t| serde_json::from_str(t).unwrap_or(Value::Null)),
@@ -794,5 +798,5 @@ pub fn config_write(path: &std::path::Path, written: Option<bool>, text: Option<
 
 /// An MCP `acc_release` of one claim given as a scalar: `{released: id}`.
 pub fn released_one(id: &str) -> Value {
-    wire::json(&wire::ReleasedOne { released: id })
+    acc_core::wire::json(&wire::ReleasedOne { released: id })
 }

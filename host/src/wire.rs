@@ -14,9 +14,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-pub use acc_core::wire::json;
-
-use crate::store::{ClaimMode, Enforcement, IntentMode, IntentState, Lifecycle, LivePolicy};
+use acc_store::{ClaimMode, Enforcement, IntentMode, IntentState, Lifecycle, LivePolicy};
 
 /// A claim, with its liveness at the time of the view.
 #[derive(Debug, Clone, Serialize)]

@@ -9,10 +9,10 @@ use std::path::{Component, Path, PathBuf};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
-use crate::error::{AccError, AccResult, ErrorCode};
-use crate::ids;
+use acc_core::error::{AccError, AccResult, ErrorCode};
+use acc_core::ids;
 
-pub use acc_core::workspace::{
+use acc_core::workspace::{
     CONFIG_FILE, ClaimPolicy, Config, DEFAULT_CONTEXT_BUDGET, IdentitySource, Workspace,
 };
 

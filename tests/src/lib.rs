@@ -4,8 +4,6 @@
 //! Every process a helper starts is waited for with a deadline and killed by pid on timeout.
 
 /// The loopback model API (it lives in the host, whose capture tool drives Claude Code with it).
-pub use acc_capture::model;
-
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -501,7 +499,7 @@ impl Clients {
 pub fn claude_print(
     world: &World,
     home: &Path,
-    model: &model::ModelServer,
+    model: &acc_capture::model::ModelServer,
     prompt: &str,
 ) -> Command {
     let mut command = world.command_path(&clients().claude);
@@ -531,9 +529,6 @@ pub fn run_checked(mut command: Command, deadline: Duration, what: &str) -> Outp
     output
 }
 
-/// The settings Gemini CLI needs to run headless turns against the loopback model.
-pub use acc_capture::model::GEMINI_SETTINGS;
-
 /// A home for Gemini CLI in the world, its `.gemini/settings.json` holding `settings` (the
 /// user's own); the home and the settings file.
 pub fn gemini_home(world: &World, settings: &str) -> (PathBuf, PathBuf) {
@@ -549,7 +544,7 @@ pub fn gemini_home(world: &World, settings: &str) -> (PathBuf, PathBuf) {
 pub fn gemini_print(
     world: &World,
     home: &Path,
-    model: &model::ModelServer,
+    model: &acc_capture::model::ModelServer,
     prompt: &str,
     extra: &[&str],
 ) -> Command {

@@ -12,7 +12,7 @@ use acc_adapter_api::wire::{
 };
 use acc_adapter_api::{AdapterError, AdapterImpl, OfferKind, export_adapter};
 use acc_clients::render::attribute;
-pub use acc_clients::render::{FENCE, block, escape};
+use acc_clients::render::block;
 
 /// The adapter (stateless).
 #[derive(Debug, Default)]

@@ -1,4 +1,5 @@
 use acc_adapter_api::wire::Repeat;
+use acc_clients::render::FENCE;
 use serde_json::json;
 
 use super::*;

@@ -50,7 +50,7 @@ fn main() {
     {
         Some(participant) => {
             if let Err(error) =
-                acc_host::ids::validate_portable_id("ACC_MCP_PARTICIPANT", &participant)
+                acc_core::ids::validate_portable_id("ACC_MCP_PARTICIPANT", &participant)
             {
                 fail(&error.message);
             }
@@ -82,7 +82,7 @@ fn main() {
         workspace_dir,
         data_dir: None,
         clock: Arc::new(clock),
-        adapters: acc_host::plugins::Loading::Helper(helper),
+        adapters: acc_delivery::plugins::Loading::Helper(helper),
     };
     if let Err(error) = runtime.block_on(serve(tokio::io::stdin(), tokio::io::stdout(), config)) {
         eprintln!("acc-mcp: i/o error: {error}");

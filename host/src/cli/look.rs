@@ -7,7 +7,7 @@ use std::io::IsTerminal;
 
 use comfy_table::{Cell, ContentArrangement, Row, Table};
 
-use crate::clock::{Millis, format_timestamp};
+use acc_core::clock::{Millis, format_timestamp};
 
 /// The reader's terminal and preferences, and the short forms of the ids a rendering shows.
 #[derive(Debug, Clone, Default)]

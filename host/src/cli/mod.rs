@@ -11,16 +11,17 @@ use std::sync::Arc;
 use clap::{Args, Parser, Subcommand};
 use serde_json::Value;
 
-use crate::clock::Clock;
-use crate::core::claims::{AcquireRequest, Authority, ClaimMode, Enforcement, ReleaseSelector};
-use crate::core::intent::IntentRequest;
-use crate::core::messages::{Artifact, FinishRequest, ReplyRequest, SendRequest};
-use crate::core::status;
-use crate::core::{Caller, Core, SessionSpec};
 use crate::delivery::{App, Sent};
-use crate::error::{AccError, AccResult, ErrorCode};
 use crate::views;
 use crate::workspace;
+use acc_core::claims::{AcquireRequest, Authority, ReleaseSelector};
+use acc_core::clock::Clock;
+use acc_core::error::{AccError, AccResult, ErrorCode};
+use acc_core::intent::IntentRequest;
+use acc_core::messages::{Artifact, FinishRequest, ReplyRequest, SendRequest};
+use acc_core::status;
+use acc_core::{Caller, Core, SessionSpec};
+use acc_store::{ClaimMode, Enforcement};
 
 mod human;
 mod look;
@@ -100,7 +101,7 @@ pub trait Opener: std::fmt::Debug + Send + Sync {
     fn open(&self) -> AccResult<Core>;
 
     /// The adapter plugins delivery uses, instead of discovering them (`None`: discover).
-    fn plugins(&self) -> Option<Arc<crate::plugins::Plugins>> {
+    fn plugins(&self) -> Option<Arc<acc_delivery::plugins::Plugins>> {
         None
     }
 
@@ -518,7 +519,7 @@ pub struct SyncArgs {
 }
 
 /// The ids a status shows.
-fn status_ids(report: &crate::core::status::StatusReport) -> Vec<&str> {
+fn status_ids(report: &acc_core::status::StatusReport) -> Vec<&str> {
     let sessions = report
         .sessions
         .iter()
@@ -531,7 +532,7 @@ fn status_ids(report: &crate::core::status::StatusReport) -> Vec<&str> {
 }
 
 /// The claim and message ids attention items name.
-fn attention_ids(attention: &[crate::core::status::Attention]) -> impl Iterator<Item = &str> {
+fn attention_ids(attention: &[acc_core::status::Attention]) -> impl Iterator<Item = &str> {
     attention
         .iter()
         .flat_map(|a| [a.claim_id.as_deref(), a.message_id.as_deref()])
@@ -846,10 +847,10 @@ pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> i32 {
         return code;
     }
     let json_mode = cli.json;
-    crate::store::layout::report_progress_to(write_stderr);
+    acc_store::layout::report_progress_to(write_stderr);
     let result = run(cli);
     // A store this command upgraded on its own is named on stderr (stdout keeps its shape).
-    for plan in crate::store::layout::take_automatic_upgrades() {
+    for plan in acc_store::layout::take_automatic_upgrades() {
         write_stderr(&format!(
             "acc: upgraded the store {} from layout revision {} to {}; its backup is {}",
             plan.store.display(),
@@ -898,7 +899,7 @@ fn capture_tool(
         .filter(|tool| tool.is_file());
     let Some(tool) = tool else {
         let error = AccError::new(
-            crate::ErrorCode::InvalidData,
+            acc_core::ErrorCode::InvalidData,
             "acc-capture is missing beside acc; it is built and installed with acc (cargo build --workspace)",
         );
         return refused(json, &error);
@@ -953,7 +954,7 @@ fn open_app(cli: &Cli) -> AccResult<App> {
         }
         app.delivery.evidence_dirs = opener.contracts();
         if opener.declared_admission() {
-            app.delivery.admission = crate::delivery::Admission::Declared;
+            app.delivery.admission = acc_delivery::router::Admission::Declared;
         }
     }
     Ok(app)
@@ -1063,16 +1064,16 @@ pub fn run(mut cli: Cli) -> AccResult<Output> {
 fn contract_verify(dir: Option<&std::path::Path>) -> AccResult<Output> {
     let dirs = match dir {
         Some(dir) => vec![dir.to_path_buf()],
-        None => crate::contracts::default_dirs(),
+        None => acc_delivery::contracts::default_dirs(),
     };
     if dirs.is_empty() {
         return Err(AccError::usage(
             "no contracts folder found: pass --dir or set ACC_CONTRACTS_DIR",
         ));
     }
-    let configs = crate::plugins::configs_from_env().map_err(AccError::usage)?;
-    let plugins = crate::plugins::Plugins::load(&configs);
-    let report = crate::contracts::verify(&dirs, &plugins)?;
+    let configs = acc_delivery::plugins::configs_from_env().map_err(AccError::usage)?;
+    let plugins = acc_delivery::plugins::Plugins::load(&configs);
+    let report = acc_delivery::contracts::verify(&dirs, &plugins)?;
     let value = views::verify(&report);
     if report.problems.is_empty() {
         Ok(Output {
@@ -1123,10 +1124,10 @@ fn doctor_command(cli: &Cli, repair: bool, home: Option<&std::path::Path>) -> Ac
 
 /// `acc install` and `acc uninstall`.
 fn install_command(install: bool, args: &InstallArgs) -> AccResult<Output> {
-    let client = crate::hooks::Client::parse(&args.client).ok_or_else(|| {
+    let client = acc_clients::Client::parse(&args.client).ok_or_else(|| {
         AccError::usage(format!(
             "--client must be {}, got `{}`",
-            crate::hooks::Client::spellings(),
+            acc_clients::Client::spellings(),
             args.client
         ))
     })?;
@@ -1166,18 +1167,19 @@ fn install_command(install: bool, args: &InstallArgs) -> AccResult<Output> {
 
 /// `acc adapters`.
 fn adapters_command(action: Option<&AdaptersCommand>) -> AccResult<Output> {
-    let configs = crate::plugins::configs_from_env().map_err(AccError::usage)?;
-    let plugins = crate::plugins::Plugins::load(&configs);
+    let configs = acc_delivery::plugins::configs_from_env().map_err(AccError::usage)?;
+    let plugins = acc_delivery::plugins::Plugins::load(&configs);
     match action {
         Some(AdaptersCommand::Install { file, contracts }) => {
-            let installed = crate::user_adapters::install(file, contracts.as_deref(), &plugins)?;
+            let installed =
+                acc_delivery::user_adapters::install(file, contracts.as_deref(), &plugins)?;
             return Ok(Output {
                 human: human::adapter_installed(&installed),
                 value: views::adapter_installed(&installed),
             });
         }
         Some(AdaptersCommand::Remove { id }) => {
-            let file = crate::user_adapters::remove(id, &plugins)?;
+            let file = acc_delivery::user_adapters::remove(id, &plugins)?;
             return Ok(Output {
                 human: format!("removed {id}: {}\n", file.display()),
                 value: views::adapter_removed(id, &file),
@@ -1185,7 +1187,7 @@ fn adapters_command(action: Option<&AdaptersCommand>) -> AccResult<Output> {
         }
         None => {}
     }
-    let evidence = crate::contracts::Evidence::load(&crate::contracts::search_path());
+    let evidence = acc_delivery::contracts::Evidence::load(&acc_delivery::contracts::search_path());
     Ok(Output {
         human: human::adapters(&plugins, &evidence),
         value: views::adapters(&plugins, &evidence),
@@ -1217,7 +1219,7 @@ fn status_command(cli: &Cli, args: &StatusArgs) -> AccResult<Output> {
             ));
         }
         if let Some(object) = value.as_object_mut() {
-            object.insert("store".into(), crate::wire::json(&layout));
+            object.insert("store".into(), acc_core::wire::json(&layout));
         }
     }
     Ok(Output { human, value })
@@ -1281,7 +1283,7 @@ fn expand_ids(cli: &mut Cli) -> AccResult<()> {
     let whole = |kind: &str, text: &str| {
         text.strip_prefix(kind)
             .and_then(|rest| rest.strip_prefix('_'))
-            .is_some_and(|random| random.len() == crate::ids::ID_RANDOM_LEN)
+            .is_some_and(|random| random.len() == acc_core::ids::ID_RANDOM_LEN)
     };
     let needed = id_fields(&mut cli.command)
         .iter()
@@ -1370,7 +1372,7 @@ fn man_pages(out: &Path) -> AccResult<Output> {
             written.len(),
             out.display()
         ),
-        value: crate::wire::json(&crate::wire::Written { files: &written }),
+        value: acc_core::wire::json(&crate::wire::Written { files: &written }),
     })
 }
 
@@ -1385,10 +1387,10 @@ fn follow(cli: &Cli, args: &SyncArgs) -> AccResult<()> {
             "--follow streams the event log: it takes --scope delta (the default)",
         ));
     }
-    let limit = crate::core::status::event_limit(args.limit)?;
+    let limit = acc_core::status::event_limit(args.limit)?;
     let mut core = open_core(cli)?;
     let cursor = match &args.cursor {
-        Some(text) => crate::core::status::parse_cursor(text)?,
+        Some(text) => acc_core::status::parse_cursor(text)?,
         None => core.status(false)?.head_seq,
     };
     follow_events(cli, core, cursor, limit)
@@ -1407,7 +1409,7 @@ fn watch_plain(cli: &Cli) -> AccResult<()> {
         human::status(&report, &look)
     };
     write_stdout(&text);
-    let limit = crate::core::status::event_limit(None)?;
+    let limit = acc_core::status::event_limit(None)?;
     follow_events(cli, core, report.head_seq, limit)
 }
 
@@ -1450,7 +1452,7 @@ fn detach_command(cli: &Cli, args: &DetachArgs) -> AccResult<Output> {
     let who = caller(cli)?;
     let mut core = open_core(cli)?;
     let released = if args.release_claims {
-        core.release_claims(&who, &crate::core::claims::ReleaseSelector::All)?
+        core.release_claims(&who, &acc_core::claims::ReleaseSelector::All)?
     } else {
         Vec::new()
     };
@@ -1463,7 +1465,7 @@ fn detach_command(cli: &Cli, args: &DetachArgs) -> AccResult<Output> {
     let look = look(cli, &mut core, [who.session_id.as_str()]);
     Ok(Output {
         human: human::detached(&participant, &who.session_id, released.len(), kept, &look),
-        value: crate::wire::json(&crate::wire::Detached {
+        value: acc_core::wire::json(&crate::wire::Detached {
             session_id: &who.session_id,
             closed: true,
             released_claims: &released,
@@ -1482,7 +1484,7 @@ fn attach_command(cli: &Cli, args: &AttachArgs) -> AccResult<Output> {
         && let Some(session) = core.own_session(&mine)?
         && session.participant_id == args.participant
     {
-        let kept = crate::core::OpenedSession {
+        let kept = acc_core::OpenedSession {
             session,
             generation_token: mine.generation,
             resumed: true,
@@ -1503,8 +1505,8 @@ fn attach_command(cli: &Cli, args: &AttachArgs) -> AccResult<Output> {
         checkout,
         branch,
         pid: None,
-        enforcement: crate::store::Enforcement::Advisory,
-        lifecycle: crate::store::Lifecycle::Manual,
+        enforcement: acc_store::Enforcement::Advisory,
+        lifecycle: acc_store::Lifecycle::Manual,
     };
     let opened = core.open_session(&spec, args.resume.as_deref())?;
     Ok(Output {
@@ -1617,7 +1619,7 @@ fn bind_command(cli: &Cli, args: &BindArgs) -> AccResult<Output> {
             binding.adapter_id,
             binding.client_version,
             binding.live_policy,
-            crate::clock::format_timestamp(binding.lease_until)
+            acc_core::clock::format_timestamp(binding.lease_until)
         ),
         value: views::bound(&binding),
     })
@@ -1749,7 +1751,7 @@ fn sync(cli: &Cli, args: &SyncArgs) -> AccResult<Output> {
 }
 
 /// The ids a message shows: its own, its thread's, what it answers, the decision it names.
-fn message_ids(view: &crate::core::messages::MessageView) -> Vec<&str> {
+fn message_ids(view: &acc_core::messages::MessageView) -> Vec<&str> {
     let m = &view.message;
     let mut ids = vec![m.message_id.as_str(), m.thread_id.as_str()];
     ids.extend(m.in_reply_to.as_deref());
@@ -1763,8 +1765,8 @@ fn message_ids(view: &crate::core::messages::MessageView) -> Vec<&str> {
 
 /// The ids a sync page shows: the messages its events name and its attention items'.
 fn event_ids<'a>(
-    page: &'a crate::core::status::EventPage,
-    attention: &'a [crate::core::status::Attention],
+    page: &'a acc_core::status::EventPage,
+    attention: &'a [acc_core::status::Attention],
 ) -> Vec<&'a str> {
     let events = page
         .events
@@ -1831,19 +1833,19 @@ fn claim(cli: &Cli, args: &ClaimArgs) -> AccResult<Output> {
     }
     let request = AcquireRequest {
         resources: args.resources.clone(),
-        mode: crate::error::AccError::parse::<ClaimMode>(
+        mode: acc_core::error::AccError::parse::<ClaimMode>(
             args.mode.as_deref().unwrap_or("exclusive"),
         )?,
         enforcement: args
             .enforcement
             .as_deref()
-            .map(crate::error::AccError::parse::<Enforcement>)
+            .map(acc_core::error::AccError::parse::<Enforcement>)
             .transpose()?,
         reason: args.reason.clone(),
         lease_seconds: args.lease,
     };
     // Validate the whole request before the store is even opened.
-    crate::core::claims::normalize_unique(&request.resources, "a claim")?;
+    acc_core::claims::normalize_unique(&request.resources, "a claim")?;
     let mut core = open_core(cli)?;
     let claims = core.acquire_claims(&who, &request)?;
     let now = core.now();
@@ -1967,8 +1969,8 @@ fn store_command(cli: &Cli, command: &StoreCommand) -> AccResult<Output> {
 }
 
 /// `acc store upgrade` on a store already at this build's layout (or above it).
-fn layout_current(store: &crate::store::Store) -> Output {
-    let plan = crate::store::layout::Plan {
+fn layout_current(store: &acc_store::Store) -> Output {
+    let plan = acc_store::layout::Plan {
         store: store.path().to_path_buf(),
         from: store.layout().revision,
         to: store.layout().revision,
@@ -1983,14 +1985,14 @@ fn layout_current(store: &crate::store::Store) -> Output {
             "{} is at layout revision {} (this build writes {}): nothing to do",
             store.path().display(),
             store.layout().revision,
-            crate::store::layout::LAYOUT_REVISION
+            acc_store::layout::LAYOUT_REVISION
         ),
     }
 }
 
 fn config(cli: &Cli, command: &ConfigCommand) -> AccResult<Output> {
     let dir = workspace::canonical_dir(&start_dir(cli)?, "directory")?;
-    let path = dir.join(workspace::CONFIG_FILE);
+    let path = dir.join(acc_core::workspace::CONFIG_FILE);
     match command {
         ConfigCommand::Validate => {
             let Some((id, config)) = workspace::read_config_at(&dir)? else {
@@ -1998,7 +2000,7 @@ fn config(cli: &Cli, command: &ConfigCommand) -> AccResult<Output> {
                     ErrorCode::InvalidConfig,
                     format!(
                         "there is no {} in `{}` (acc config validate does not look upward)",
-                        workspace::CONFIG_FILE,
+                        acc_core::workspace::CONFIG_FILE,
                         dir.display()
                     ),
                 ));
@@ -2039,7 +2041,7 @@ fn config_init(
     let text = workspace::initial_config_text(dir, claim_policy);
     // Sessions attached to the room this directory belongs to today.
     let (derived_id, root, source, git) = workspace::derived_identity(dir);
-    let current = workspace::Workspace {
+    let current = acc_core::workspace::Workspace {
         id: derived_id,
         root,
         source,
@@ -2052,7 +2054,7 @@ fn config_init(
         .status(false)?
         .sessions
         .iter()
-        .filter(|s| s.presence != crate::core::Presence::Offline)
+        .filter(|s| s.presence != acc_core::Presence::Offline)
         .count();
     if attached > 0 && !force {
         return Err(AccError::new(
@@ -2099,7 +2101,7 @@ fn config_init(
 fn write_new_file(dir: &Path, path: &Path, text: &str) -> AccResult<()> {
     let temp = dir.join(format!(
         ".{}.{}.tmp",
-        workspace::CONFIG_FILE,
+        acc_core::workspace::CONFIG_FILE,
         std::process::id()
     ));
     {

@@ -14,13 +14,14 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Cell, Clear, Paragraph, Row, Table, TableState, Wrap};
 
-use super::human::{attention_line, safe};
+use super::human::attention_line;
 use super::look::{self, Look};
-use crate::core::Core;
-use crate::core::messages::MessageView;
-use crate::core::status::StatusReport;
-use crate::error::AccResult;
-use crate::store::ReceiptRow;
+use acc_clients::render::escape_line as safe;
+use acc_core::Core;
+use acc_core::error::AccResult;
+use acc_core::messages::MessageView;
+use acc_core::status::StatusReport;
+use acc_store::ReceiptRow;
 
 /// How often the event log is looked at, and keys waited for.
 const TICK: Duration = Duration::from_millis(250);
@@ -101,7 +102,7 @@ impl Watch {
         self.filter.as_deref().is_none_or(|f| f == participant)
     }
 
-    fn sessions(&self) -> Vec<&crate::core::status::SessionState> {
+    fn sessions(&self) -> Vec<&acc_core::status::SessionState> {
         self.room
             .report
             .sessions
@@ -110,7 +111,7 @@ impl Watch {
             .collect()
     }
 
-    fn claims(&self) -> Vec<&crate::core::status::ClaimState> {
+    fn claims(&self) -> Vec<&acc_core::status::ClaimState> {
         self.room
             .report
             .claims
@@ -131,7 +132,7 @@ impl Watch {
             .collect()
     }
 
-    fn attention(&self) -> Vec<&crate::core::status::Attention> {
+    fn attention(&self) -> Vec<&acc_core::status::Attention> {
         self.room
             .report
             .attention
@@ -308,8 +309,9 @@ pub fn run(mut open: impl FnMut() -> AccResult<Core>) -> AccResult<()> {
         problem: None,
     };
     watch.clamp();
-    let mut terminal = ratatui::try_init()
-        .map_err(|e| crate::error::AccError::internal(format!("cannot take the terminal: {e}")))?;
+    let mut terminal = ratatui::try_init().map_err(|e| {
+        acc_core::error::AccError::internal(format!("cannot take the terminal: {e}"))
+    })?;
     let _restore = Restore;
     let mut last_read = Instant::now();
     let mut dirty = true;
@@ -317,15 +319,15 @@ pub fn run(mut open: impl FnMut() -> AccResult<Core>) -> AccResult<()> {
         if dirty {
             terminal
                 .draw(|frame| draw(frame, &mut watch))
-                .map_err(|e| crate::error::AccError::internal(format!("cannot draw: {e}")))?;
+                .map_err(|e| acc_core::error::AccError::internal(format!("cannot draw: {e}")))?;
             dirty = false;
         }
         let ready = event::poll(TICK)
-            .map_err(|e| crate::error::AccError::internal(format!("cannot read keys: {e}")))?;
+            .map_err(|e| acc_core::error::AccError::internal(format!("cannot read keys: {e}")))?;
         if ready {
-            match event::read()
-                .map_err(|e| crate::error::AccError::internal(format!("cannot read keys: {e}")))?
-            {
+            match event::read().map_err(|e| {
+                acc_core::error::AccError::internal(format!("cannot read keys: {e}"))
+            })? {
                 Event::Key(key) => match on_key(&mut watch, key) {
                     Action::Quit => return Ok(()),
                     Action::Redraw => dirty = true,
@@ -481,7 +483,7 @@ fn header(frame: &mut Frame, area: Rect, watch: &Watch) {
     let rest = format!(
         " · showing {} · cursor {}",
         safe(filter),
-        crate::core::status::format_cursor(report.head_seq),
+        acc_core::status::format_cursor(report.head_seq),
     );
     let used = "acc watch · ".chars().count() + room.chars().count() + report.protection.len();
     let line = Line::from(vec![
@@ -589,9 +591,9 @@ fn sessions_pane(frame: &mut Frame, area: Rect, watch: &mut Watch) {
         .map(|state| {
             let s = &state.session;
             let presence = match state.presence {
-                crate::core::Presence::Online => Style::new().fg(Color::Green),
-                crate::core::Presence::Stale => Style::new().fg(Color::Yellow),
-                crate::core::Presence::Offline => Style::new().add_modifier(Modifier::DIM),
+                acc_core::Presence::Online => Style::new().fg(Color::Green),
+                acc_core::Presence::Stale => Style::new().fg(Color::Yellow),
+                acc_core::Presence::Offline => Style::new().add_modifier(Modifier::DIM),
             };
             vec![
                 (s.participant_id.clone(), Style::new()),

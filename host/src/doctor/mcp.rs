@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use super::{Check, Level, check, probe_timeout};
-use crate::hooks::Client;
 use crate::install::Target;
+use acc_clients::Client;
 
 /// One registration of an MCP server that is ACC's (named `acc`, or whose command is an
 /// `acc-mcp`).

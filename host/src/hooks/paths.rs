@@ -134,7 +134,7 @@ fn resource_of(root: &Path, path: &Path, directory: bool) -> String {
         })
         .collect();
     let whole_root = segments.is_empty();
-    let mut resource = crate::core::resource::file_resource(absolute, segments);
+    let mut resource = acc_core::resource::file_resource(absolute, segments);
     if directory && !whole_root {
         resource.push_str("/**");
     }

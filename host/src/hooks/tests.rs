@@ -1,9 +1,10 @@
 use std::sync::Arc;
 
 use super::*;
-use crate::clock::FixedClock;
-use crate::core::Core;
-use crate::core::claims::{AcquireRequest, ClaimMode, Enforcement};
+use acc_core::Core;
+use acc_core::claims::AcquireRequest;
+use acc_core::clock::FixedClock;
+use acc_store::{ClaimMode, Enforcement};
 
 fn session(core: &mut Core, participant: &str, enforcement: &str) -> Caller {
     let opened = core
@@ -17,7 +18,7 @@ fn session(core: &mut Core, participant: &str, enforcement: &str) -> Caller {
                 branch: None,
                 pid: None,
                 enforcement: Enforcement::parse(enforcement).expect("enforcement"),
-                lifecycle: crate::store::Lifecycle::Managed,
+                lifecycle: acc_store::Lifecycle::Managed,
             },
             None,
         )
@@ -31,8 +32,8 @@ fn session(core: &mut Core, participant: &str, enforcement: &str) -> Caller {
 /// Certifies every declared guard (the evidence itself is tested in the contracts module).
 struct Certified;
 
-impl crate::core::Guards for Certified {
-    fn certify(&self, _: &crate::store::SessionRow) -> Result<String, String> {
+impl acc_core::Guards for Certified {
+    fn certify(&self, _: &acc_store::SessionRow) -> Result<String, String> {
         Ok("certified for this test".into())
     }
 }
@@ -156,7 +157,7 @@ fn gemini_events_play_the_parts_of_the_other_clients_events() {
 /// Says the processes from `.0` on are running, the older ones gone.
 struct From(i64);
 
-impl crate::core::Liveness for From {
+impl acc_core::Liveness for From {
     fn alive(&self, pid: i64) -> bool {
         pid >= self.0
     }
@@ -186,7 +187,7 @@ fn a_resumed_conversation_records_its_new_process_and_is_online() {
         branch: Some("main".into()),
         pid: Some(pid),
         enforcement: Enforcement::Guarded,
-        lifecycle: crate::store::Lifecycle::Managed,
+        lifecycle: acc_store::Lifecycle::Managed,
     };
     let first = core
         .open_keyed_session(&spec(1001, Some("1.0.0")), true, true, &derive)
@@ -210,7 +211,7 @@ fn a_resumed_conversation_records_its_new_process_and_is_online() {
         assert_eq!(report.sessions[0].session.pid, Some(pid));
         assert_eq!(
             report.sessions[0].presence,
-            crate::core::Presence::Online,
+            acc_core::Presence::Online,
             "the resumed session is online at once"
         );
     }
@@ -220,5 +221,5 @@ fn a_resumed_conversation_records_its_new_process_and_is_online() {
 fn the_cores_client_names_are_every_hooked_client_then_mcp_and_cli() {
     let mut expected: Vec<&str> = Client::ALL.iter().map(|c| c.as_str()).collect();
     expected.extend(["mcp", "cli"]);
-    assert_eq!(crate::core::messages::CLIENT_NAMES, expected.as_slice());
+    assert_eq!(acc_core::messages::CLIENT_NAMES, expected.as_slice());
 }

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::error::AccResult;
+use acc_core::error::AccResult;
 
 use super::data_error;
 

@@ -14,7 +14,7 @@ use jsonc_parser::cst::{CstInputValue, CstObject, CstRootNode};
 use serde_json::Value;
 
 use super::Entry;
-use crate::error::AccResult;
+use acc_core::error::AccResult;
 
 /// The client's own parser: strict JSON (no comments, trailing commas or loose names). Claude
 /// Code and Codex refuse anything else, silently dropping the hooks in it.

@@ -29,8 +29,8 @@ use sha2::{Digest, Sha256};
 pub use wire::Entry;
 use wire::{FileRecord, McpRecord, Record, RecordState};
 
-use crate::error::{AccError, AccResult, ErrorCode};
-use crate::hooks::Client;
+use acc_clients::Client;
+use acc_core::error::{AccError, AccResult, ErrorCode};
 
 use json_doc::JsonDoc;
 use toml_doc::TomlDoc;
@@ -43,7 +43,7 @@ pub const DEFAULT_MCP_NAME: &str = "acc";
 const RECORD_VERSION: u32 = 2;
 
 fn sha256(bytes: &[u8]) -> String {
-    crate::ids::hex(&Sha256::digest(bytes))
+    acc_core::ids::hex(&Sha256::digest(bytes))
 }
 
 fn data_error(message: impl Into<String>) -> AccError {
@@ -235,7 +235,7 @@ pub fn groups(client: Client, acc: &Path) -> Vec<(&'static str, Value)> {
                     timeout: if client == Client::Gemini { 5000 } else { 5 },
                 }],
             };
-            (*event, crate::wire::json(&group))
+            (*event, acc_core::wire::json(&group))
         })
         .collect()
 }
@@ -681,7 +681,7 @@ fn mcp_server(client: Client, acc_mcp: &Path, identity: McpIdentity<'_>, trust: 
         env.insert("ACC_DATA_HOME", base.to_string_lossy().into_owned());
     }
     let command = acc_mcp.to_string_lossy().into_owned();
-    crate::wire::json(&match client {
+    acc_core::wire::json(&match client {
         // The shape `claude mcp add` writes.
         Client::ClaudeCode => crate::wire::McpServer {
             kind: Some("stdio"),
@@ -944,9 +944,9 @@ fn check_options(target: &Target, options: &Options<'_>, acc_mcp: &Path) -> AccR
         ));
     }
     if let Some(identity) = options.mcp {
-        crate::ids::validate_portable_id("--mcp-name", options.mcp_name)?;
+        acc_core::ids::validate_portable_id("--mcp-name", options.mcp_name)?;
         if let McpIdentity::Participant(participant) = identity {
-            crate::ids::validate_portable_id("--mcp participant", participant)?;
+            acc_core::ids::validate_portable_id("--mcp participant", participant)?;
         }
         if !acc_mcp.is_file() {
             return Err(data_error(format!(
@@ -1025,8 +1025,8 @@ pub fn install(
         }),
         state: RecordState::Pending,
         files: planned.iter().map(|p| record_file(p, true)).collect(),
-        installed_at: crate::clock::format_timestamp(crate::clock::Clock::now_ms(
-            &crate::clock::SystemClock::default(),
+        installed_at: acc_core::clock::format_timestamp(acc_core::clock::Clock::now_ms(
+            &acc_core::clock::SystemClock::default(),
         )),
         replaces: old.map(Box::new),
     };

@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 use toml_edit::{DocumentMut, InlineTable, Item, Table};
 
 use super::Entry;
-use crate::error::AccResult;
+use acc_core::error::AccResult;
 
 /// A parsed `config.toml`.
 #[derive(Debug)]

@@ -13,10 +13,10 @@
 
 use std::path::Path;
 
-use crate::core::identity::derived_token;
-use crate::core::{Caller, Core};
-use crate::error::AccResult;
-use crate::ids;
+use acc_core::error::AccResult;
+use acc_core::identity::derived_token;
+use acc_core::ids;
+use acc_core::{Caller, Core};
 
 /// What adoption found.
 #[derive(Debug)]

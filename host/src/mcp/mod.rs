@@ -12,13 +12,13 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 
-use crate::clock::Clock;
-use crate::core::{Caller, Core, SessionSpec};
 use crate::delivery::App;
-use crate::error::{AccError, AccResult, ErrorCode};
 use crate::views;
-use crate::wire::json;
 use crate::workspace;
+use acc_core::clock::Clock;
+use acc_core::error::{AccError, AccResult, ErrorCode};
+use acc_core::wire::json;
+use acc_core::{Caller, Core, SessionSpec};
 
 mod adopt;
 pub mod jsonrpc;
@@ -104,7 +104,7 @@ pub struct Config {
     pub clock: Arc<dyn Clock>,
     /// Where adapter code runs. `acc-mcp` runs it in helpers (`acc adapter-host` beside it), so
     /// an adapter that exits, aborts, crashes or hangs costs one failed call, not the server.
-    pub adapters: crate::plugins::Loading,
+    pub adapters: acc_delivery::plugins::Loading,
 }
 
 impl std::fmt::Debug for Config {
@@ -522,8 +522,8 @@ impl Server {
             checkout,
             branch,
             pid: Some(i64::from(std::process::id())),
-            enforcement: crate::store::Enforcement::Advisory,
-            lifecycle: crate::store::Lifecycle::Manual,
+            enforcement: acc_store::Enforcement::Advisory,
+            lifecycle: acc_store::Lifecycle::Manual,
         };
         let opened = core.open_session(&spec, None)?;
         let caller = Caller {

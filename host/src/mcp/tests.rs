@@ -8,7 +8,7 @@ use proptest::prelude::*;
 use serde_json::{Value, json};
 
 use super::*;
-use crate::clock::FixedClock;
+use acc_core::clock::FixedClock;
 
 const NOW: i64 = 1_795_000_000_000;
 
@@ -39,7 +39,7 @@ impl World {
             workspace_dir: self.dir.clone(),
             data_dir: Some(self.data.clone()),
             clock: Arc::new(self.clock.clone()),
-            adapters: crate::plugins::Loading::InProcess,
+            adapters: acc_delivery::plugins::Loading::InProcess,
         })
     }
 
@@ -586,7 +586,7 @@ fn serve_frames_lines_and_exits_at_end_of_input() {
         workspace_dir: world.dir.clone(),
         data_dir: Some(world.data.clone()),
         clock: Arc::new(world.clock.clone()),
-        adapters: crate::plugins::Loading::InProcess,
+        adapters: acc_delivery::plugins::Loading::InProcess,
     };
     let mut input = String::new();
     input.push_str("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n");
@@ -761,7 +761,7 @@ proptest! {
             }
         }
         if world.has_store() {
-            let store = crate::store::Store::open_existing(&world.data, &server.core().expect("core").workspace.id)
+            let store = acc_store::Store::open_existing(&world.data, &server.core().expect("core").workspace.id)
                 .expect("the store opens")
                 .expect("exists");
             prop_assert_eq!(store.integrity_check().expect("check"), "ok");
@@ -913,7 +913,7 @@ impl World {
             workspace_dir: self.dir.clone(),
             data_dir: Some(self.data.clone()),
             clock: Arc::new(self.clock.clone()),
-            adapters: crate::plugins::Loading::InProcess,
+            adapters: acc_delivery::plugins::Loading::InProcess,
         })
     }
 
@@ -943,11 +943,11 @@ impl World {
             checkout: None,
             branch: None,
             pid: Some(pid),
-            enforcement: crate::store::Enforcement::Advisory,
-            lifecycle: crate::store::Lifecycle::Managed,
+            enforcement: acc_store::Enforcement::Advisory,
+            lifecycle: acc_store::Lifecycle::Managed,
         };
         let derive = |generation: i64| {
-            crate::core::identity::derived_token(&secret, &workspace_id, &key, generation)
+            acc_core::identity::derived_token(&secret, &workspace_id, &key, generation)
         };
         let opened = core
             .open_keyed_session(&spec, true, true, &derive)

@@ -6,16 +6,17 @@
 use serde_json::{Map, Value};
 
 use super::wire::args;
-use crate::core::Caller;
-use crate::core::claims::{self, AcquireRequest, ClaimMode, ReleaseSelector};
-use crate::core::intent::{self, IntentRequest};
-use crate::core::messages::{self, FinishRequest, ReplyRequest, SendRequest};
-use crate::core::status;
-use crate::core::{Core, messages::Draft};
 use crate::delivery::App;
-use crate::error::{AccError, AccResult};
 use crate::views;
 use crate::wire::Schema;
+use acc_core::Caller;
+use acc_core::claims::{self, AcquireRequest, ReleaseSelector};
+use acc_core::error::{AccError, AccResult};
+use acc_core::intent::{self, IntentRequest};
+use acc_core::messages::{self, FinishRequest, ReplyRequest, SendRequest};
+use acc_core::status;
+use acc_core::{Core, messages::Draft};
+use acc_store::ClaimMode;
 
 /// Every tool name, in published order.
 pub const NAMES: &[&str] = &[
@@ -156,7 +157,7 @@ pub fn input_schema(name: &str) -> &'static Value {
         .get_or_init(|| {
             NAMES
                 .iter()
-                .filter_map(|name| Some((*name, crate::wire::json(&schema_of(name)?))))
+                .filter_map(|name| Some((*name, acc_core::wire::json(&schema_of(name)?))))
                 .collect()
         })
         .iter()
@@ -180,7 +181,7 @@ fn schema_of(name: &str) -> Option<Schema> {
                 (
                     "kind",
                     choice(
-                        &messages::MessageKind::spellings(),
+                        &acc_store::MessageKind::spellings(),
                         "history only: this kind only.",
                     ),
                 ),
@@ -200,11 +201,11 @@ fn schema_of(name: &str) -> Option<Schema> {
                 ("summary", string(280, "One line.")),
                 (
                     "mode",
-                    choice(&intent::IntentMode::spellings(), "What kind of work."),
+                    choice(&acc_store::IntentMode::spellings(), "What kind of work."),
                 ),
                 (
                     "state",
-                    choice(&intent::IntentState::spellings(), "Default active."),
+                    choice(&acc_store::IntentState::spellings(), "Default active."),
                 ),
                 (
                     "resourceHints",
@@ -283,7 +284,7 @@ fn schema_of(name: &str) -> Option<Schema> {
                 ),
                 (
                     "obligation",
-                    choice(&messages::Obligation::spellings(), "Default from kind."),
+                    choice(&acc_store::Obligation::spellings(), "Default from kind."),
                 ),
                 ("clientMessageId", client_id()),
                 (
@@ -540,7 +541,7 @@ pub fn list() -> Vec<Value> {
     NAMES
         .iter()
         .map(|name| {
-            crate::wire::json(&crate::wire::Tool {
+            acc_core::wire::json(&crate::wire::Tool {
                 name,
                 description: description(name),
                 input_schema: input_schema(name),
@@ -685,7 +686,7 @@ pub fn prepare(name: &str, args: &Map<String, Value>) -> AccResult<Prepared> {
         "acc_inbox" => prepare_inbox(typed(args)?),
         "acc_ack" => {
             let args: args::Ack = typed(args)?;
-            crate::ids::validate_record_id("message", &args.message_id)?;
+            acc_core::ids::validate_record_id("message", &args.message_id)?;
             Ok(Prepared::Ack(args.message_id))
         }
         other => Err(AccError::usage(format!("unknown tool `{other}`"))),
@@ -706,7 +707,7 @@ fn prepare_sync(args: args::Sync) -> AccResult<Prepared> {
     match args.scope.as_deref().unwrap_or("delta") {
         "history" => match args.message_id {
             Some(id) => {
-                crate::ids::validate_record_id("message", &id)?;
+                acc_core::ids::validate_record_id("message", &id)?;
                 Ok(Prepared::HistoryMessage(id))
             }
             None => {
@@ -752,7 +753,7 @@ fn prepare_work(args: args::Work) -> AccResult<Prepared> {
 
 fn prepare_claim(args: args::Claim) -> AccResult<Prepared> {
     if let Some(claim_id) = args.claim_id {
-        crate::ids::validate_record_id("claim", &claim_id)?;
+        acc_core::ids::validate_record_id("claim", &claim_id)?;
         return Ok(Prepared::Renew {
             claim_id,
             lease: args.lease_seconds,
@@ -796,7 +797,7 @@ fn prepare_release(args: args::Release) -> AccResult<Prepared> {
 
 fn prepare_inbox(args: args::Inbox) -> AccResult<Prepared> {
     if let Some(id) = args.message_id {
-        crate::ids::validate_record_id("message", &id)?;
+        acc_core::ids::validate_record_id("message", &id)?;
         return Ok(Prepared::Read(id));
     }
     messages::page_limit(args.limit)?;

@@ -33,12 +33,13 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use acc_host::clock::SystemClock;
-use acc_host::core::claims::{AcquireRequest, ClaimMode, Enforcement, ReleaseSelector};
-use acc_host::core::messages::SendRequest;
-use acc_host::core::{Caller, Core};
+use acc_core::claims::{AcquireRequest, ReleaseSelector};
+use acc_core::clock::SystemClock;
+use acc_core::messages::SendRequest;
+use acc_core::{Caller, Core};
 use acc_host::delivery::App;
-use acc_host::store::{MessageKind, MessageRow, Obligation, ReceiptRow, ReceiptState};
+use acc_store::{ClaimMode, Enforcement};
+use acc_store::{MessageKind, MessageRow, Obligation, ReceiptRow, ReceiptState};
 use acc_tests::JsonRpcChild;
 
 fn main() {
@@ -568,7 +569,7 @@ fn bulk_messages(core: &mut Core, sender: &Caller, recipient: &str, from: usize,
                         addressed: true,
                     })?;
                 }
-                Ok::<_, acc_host::AccError>(())
+                Ok::<_, acc_core::AccError>(())
             })
             .expect("bulk write");
         next = end;
@@ -596,7 +597,7 @@ fn pages_per_send(temp: &Path) -> (f64, f64) {
     attach(&mut app.core, "sink");
     let mut counted = Vec::new();
     for i in 0..200 {
-        let before = acc_host::store::wal_frames();
+        let before = acc_store::wal_frames();
         let request = SendRequest {
             to: vec!["sink".into()],
             subject: format!("pages {i}"),
@@ -604,7 +605,7 @@ fn pages_per_send(temp: &Path) -> (f64, f64) {
             ..SendRequest::default()
         };
         app.send_message(&sender, &request).expect("send");
-        let after = acc_host::store::wal_frames();
+        let after = acc_store::wal_frames();
         // A checkpoint restarted the WAL in between: not counted.
         if after > before {
             counted.push(f64::from(after - before));
@@ -930,7 +931,7 @@ fn router() {
     let bare = bare_sqlite_commits(temp.path(), 1000);
     let mut app = app_for(&data, &dir);
     let configs = std::collections::BTreeMap::new();
-    let plugins = std::sync::Arc::new(acc_host::plugins::Plugins::load_from(
+    let plugins = std::sync::Arc::new(acc_delivery::plugins::Plugins::load_from(
         vec![bin("acc").parent().expect("dir").to_path_buf()],
         &configs,
     ));
@@ -996,7 +997,7 @@ fn router() {
 /// this build's unstripped files.
 fn isolated_offers(
     app: &mut App,
-    sender: &acc_host::core::Caller,
+    sender: &acc_core::Caller,
     endpoint: &serde_json::Value,
     in_process: Duration,
 ) {
@@ -1022,13 +1023,14 @@ fn isolated_offers(
         ("installed, stripped", layout.path()),
         ("this build, unstripped", built.as_path()),
     ] {
-        let helper = acc_host::plugins::Loading::Helper(dir.join("acc"));
-        app.delivery
-            .set_plugins(std::sync::Arc::new(acc_host::plugins::Plugins::load_via(
+        let helper = acc_delivery::plugins::Loading::Helper(dir.join("acc"));
+        app.delivery.set_plugins(std::sync::Arc::new(
+            acc_delivery::plugins::Plugins::load_via(
                 vec![dir.to_path_buf()],
                 &std::collections::BTreeMap::new(),
                 &helper,
-            )));
+            ),
+        ));
         let name = format!("isolated-{}", label.len());
         let isolated = attach(&mut app.core, &name);
         app.bind(&isolated, "example", "all", endpoint)
@@ -1076,11 +1078,9 @@ fn hung_recipients() {
         )),
     )
     .expect("the faulty fixture is built beside acc");
-    app.delivery
-        .set_plugins(std::sync::Arc::new(acc_host::plugins::Plugins::load_from(
-            vec![adapters],
-            &configs,
-        )));
+    app.delivery.set_plugins(std::sync::Arc::new(
+        acc_delivery::plugins::Plugins::load_from(vec![adapters], &configs),
+    ));
     let deadline = Duration::from_millis(200);
     app.delivery.offer_deadline = deadline;
     app.delivery.evidence_dirs = Some(vec![
@@ -1393,7 +1393,7 @@ fn count_queued(core: &mut Core, _sender: &Caller) -> usize {
                     break;
                 }
             }
-            Ok::<_, acc_host::AccError>(count)
+            Ok::<_, acc_core::AccError>(count)
         })
         .expect("count")
 }
@@ -1430,7 +1430,7 @@ fn bulk_in_state(
                 receipt.state = state;
                 w.update_receipt(&receipt)?;
             }
-            Ok::<_, acc_host::AccError>(())
+            Ok::<_, acc_core::AccError>(())
         })
         .expect("resolve");
 }
@@ -1448,7 +1448,7 @@ fn native() {
     println!("== native ==");
     let (temp, data, dir) = world();
     let mut app = app_for(&data, &dir);
-    let plugins = Arc::new(acc_host::plugins::Plugins::load_from(
+    let plugins = Arc::new(acc_delivery::plugins::Plugins::load_from(
         vec![bin("acc").parent().expect("dir").to_path_buf()],
         &std::collections::BTreeMap::new(),
     ));
@@ -1460,7 +1460,7 @@ fn native() {
     }
     app.delivery.set_plugins(plugins);
     // The benchmark stands in for the user's consent recorded at install time.
-    app.delivery.consent_override = Some(acc_host::store::LivePolicy::All);
+    app.delivery.consent_override = Some(acc_store::LivePolicy::All);
     let sender = attach(&mut app.core, "sender");
     let _durable = attach(&mut app.core, "durable");
     let send = |app: &mut App, to: &str| {

@@ -124,7 +124,7 @@ fn verify_refuses_what_the_evidence_does_not_support() {
         .expect("transcript")
         .replace(&fingerprint(&original), &fingerprint(&codex));
     std::fs::write(&transcript, &lines).expect("write");
-    let forged_digest = acc_host::contracts::transcript::digest(lines.as_bytes());
+    let forged_digest = acc_delivery::contracts::transcript::digest(lines.as_bytes());
     std::fs::write(
         &capture,
         borrowed.replace(&digest(&original), &forged_digest),

@@ -3,8 +3,9 @@
 //! resumed conversation that stays one participant and does not see the message twice, and an
 //! uninstall that gives the settings back byte for byte.
 
-use acc_tests::model::ModelServer;
-use acc_tests::{GEMINI_SETTINGS, World, gemini_print};
+use acc_capture::model::GEMINI_SETTINGS;
+use acc_capture::model::ModelServer;
+use acc_tests::{World, gemini_print};
 use serde_json::Value;
 
 fn turn(world: &World, home: &std::path::Path, model: &ModelServer, prompt: &str, extra: &[&str]) {

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use acc_tests::model::ModelServer;
+use acc_capture::model::ModelServer;
 use acc_tests::{World, clients};
 use serde_json::Value;
 

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use acc_tests::model::ModelServer;
+use acc_capture::model::ModelServer;
 use acc_tests::{World, clients, repo_root};
 
 /// Every file git does not ignore, copied: the tree a clean clone of this state would have.

@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use acc_tests::model::ModelServer;
+use acc_capture::model::ModelServer;
 use acc_tests::{Run, World, clients};
 use serde_json::Value;
 

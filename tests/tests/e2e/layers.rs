@@ -57,6 +57,8 @@ const LAYERS: &[(&str, &[&str])] = &[
             "acc-host",
             "acc-capture",
             "acc-store",
+            "acc-core",
+            "acc-delivery",
             "acc-adapter-api",
             "acc-clients",
             "acc-adapter-codex-app-server",
@@ -318,4 +320,32 @@ fn json_is_built_from_types_and_serde_derives_live_in_wire_modules() {
             "{allowed} ({why}) no longer uses json!: drop it from JSON_FRAMING"
         );
     }
+}
+
+/// No facades: no crate re-exports another workspace crate (or its modules or items) under its
+/// own name, so every path names the crate its item comes from and the crate graph is the one
+/// the code speaks of.
+#[test]
+fn no_crate_re_exports_another_workspace_crate() {
+    let root = repo_root();
+    let mut facades = Vec::new();
+    for file in sources(&root) {
+        if file.components().any(|c| c.as_os_str() == "target") {
+            continue;
+        }
+        let Some((relative, text)) = production_text(&root, &file) else {
+            continue;
+        };
+        for (number, line) in text.lines().enumerate() {
+            let code = line.trim_start();
+            if code.starts_with("pub use acc_") || code.starts_with("pub(crate) use acc_") {
+                facades.push(format!("{relative}:{}: {code}", number + 1));
+            }
+        }
+    }
+    assert!(
+        facades.is_empty(),
+        "re-exports of another workspace crate (name the crate where the item is used):\n{}",
+        facades.join("\n")
+    );
 }

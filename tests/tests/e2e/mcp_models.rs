@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use acc_tests::model::{ModelServer, Scripted};
+use acc_capture::model::{ModelServer, Scripted};
 use acc_tests::{Creds, World, clients};
 use serde_json::{Value, json};
 
@@ -645,7 +645,7 @@ fn offered_by_gemini(model: &ModelServer) -> Vec<String> {
     let first = model
         .model_requests()
         .into_iter()
-        .find(acc_tests::model::Recorded::is_main_loop)
+        .find(acc_capture::model::Recorded::is_main_loop)
         .expect("a main-loop request");
     let body: Value = serde_json::from_str(&first.body).expect("json body");
     let mut offered: Vec<String> = body["tools"]
@@ -675,7 +675,7 @@ fn gemini_tool_results(model: &ModelServer) -> Vec<(bool, String)> {
     let last = model
         .model_requests()
         .into_iter()
-        .rfind(acc_tests::model::Recorded::is_main_loop)
+        .rfind(acc_capture::model::Recorded::is_main_loop)
         .expect("a request");
     let body: Value = serde_json::from_str(&last.body).expect("json body");
     body["contents"]
@@ -696,7 +696,7 @@ fn gemini_tool_results(model: &ModelServer) -> Vec<(bool, String)> {
 #[test]
 fn gemini_offers_and_calls_all_eleven_tools_registered_by_acc_install() {
     let world = World::new();
-    let (home, _) = acc_tests::gemini_home(&world, acc_tests::GEMINI_SETTINGS);
+    let (home, _) = acc_tests::gemini_home(&world, acc_capture::model::GEMINI_SETTINGS);
     let agent = "gemini-agent";
     // Registered by ACC's own installer, pinned to the agent's participant.
     world

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use acc_tests::model::ModelServer;
+use acc_capture::model::ModelServer;
 use acc_tests::{Guarded, World, wait_until};
 use serde_json::json;
 

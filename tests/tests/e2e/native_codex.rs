@@ -5,8 +5,8 @@ use std::time::Duration;
 use acc_adapter_api::AdapterImpl;
 use acc_adapter_api::wire::OfferRequest;
 use acc_capture::codex::StartedDaemon;
+use acc_capture::model::ModelServer;
 use acc_clients::codex_daemon::Daemon;
-use acc_tests::model::ModelServer;
 use acc_tests::{World, clients};
 use serde_json::json;
 

@@ -325,15 +325,15 @@ fn a_send_to_four_hung_recipients_costs_one_deadline() {
 /// is recorded then: the receipt becomes `offered` and the success is an event.
 #[test]
 fn a_late_acceptance_is_recorded_when_it_comes() {
-    use acc_host::core::{Core, SessionSpec};
+    use acc_core::{Core, SessionSpec};
     use acc_host::delivery::App;
-    use acc_host::store::{Enforcement, Lifecycle};
+    use acc_store::{Enforcement, Lifecycle};
     let room = Room::new();
     let workspace = acc_host::workspace::discover(&room.world.dir).expect("workspace");
     let core = Core::new(
         workspace,
         room.world.data_home.join("inprocess"),
-        std::sync::Arc::new(acc_host::clock::SystemClock::default()),
+        std::sync::Arc::new(acc_core::clock::SystemClock::default()),
         acc_host::process::liveness(),
     )
     .expect("core");
@@ -344,11 +344,9 @@ fn a_late_acceptance_is_recorded_when_it_comes() {
     )]
     .into_iter()
     .collect();
-    app.delivery
-        .set_plugins(std::sync::Arc::new(acc_host::plugins::Plugins::load_from(
-            vec![room.adapters.clone()],
-            &configs,
-        )));
+    app.delivery.set_plugins(std::sync::Arc::new(
+        acc_delivery::plugins::Plugins::load_from(vec![room.adapters.clone()], &configs),
+    ));
     app.delivery.offer_deadline = std::time::Duration::from_millis(150);
     app.delivery.evidence_dirs = Some(std::env::split_paths(&evidence_dirs()).collect());
     let mut attach = |name: &str| {
@@ -364,7 +362,7 @@ fn a_late_acceptance_is_recorded_when_it_comes() {
             lifecycle: Lifecycle::Manual,
         };
         let opened = app.core.open_session(&spec, None).expect("attach");
-        acc_host::core::Caller {
+        acc_core::Caller {
             session_id: opened.session.session_id,
             generation: opened.generation_token,
         }
@@ -376,7 +374,7 @@ fn a_late_acceptance_is_recorded_when_it_comes() {
     let sent = app
         .send_message(
             &alice,
-            &acc_host::core::messages::SendRequest {
+            &acc_core::messages::SendRequest {
                 to: vec!["bob".into()],
                 kind: Some("question".into()),
                 subject: "late".into(),
@@ -396,12 +394,12 @@ fn a_late_acceptance_is_recorded_when_it_comes() {
             .map(|(_, receipts)| receipts[0].state)
             .expect("history")
     };
-    assert_eq!(state(&mut app), acc_host::store::ReceiptState::Queued);
+    assert_eq!(state(&mut app), acc_store::ReceiptState::Queued);
     app.delivery
         .settle_late_offers(std::time::Duration::from_secs(10));
     assert_eq!(
         state(&mut app),
-        acc_host::store::ReceiptState::Offered,
+        acc_store::ReceiptState::Offered,
         "the late acceptance was recorded"
     );
 }

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 const FIXTURE: &str = "tests/fixtures/stores/layout-0-99cb396.sqlite3";
 
 /// The layout revision this build writes.
-const BUILD: i64 = acc_host::store::layout::LAYOUT_REVISION;
+const BUILD: i64 = acc_store::layout::LAYOUT_REVISION;
 
 fn build() -> String {
     BUILD.to_string()

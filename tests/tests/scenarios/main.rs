@@ -42,11 +42,11 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use acc_core::Core;
+use acc_core::clock::FixedClock;
+use acc_core::error::{AccError, AccResult};
+use acc_delivery::plugins::Plugins;
 use acc_host::cli::{Cli, Opener};
-use acc_host::clock::FixedClock;
-use acc_host::core::Core;
-use acc_host::error::{AccError, AccResult};
-use acc_host::plugins::Plugins;
 use clap::Parser;
 use serde_json::Value;
 use std::sync::Mutex;
@@ -57,7 +57,7 @@ const START_MS: i64 = 1_767_225_600_000;
 /// The store, the workspace, the clock and the plugins a scenario runs against.
 #[derive(Debug)]
 struct Room {
-    workspace: acc_host::core::workspace::Workspace,
+    workspace: acc_core::workspace::Workspace,
     data_dir: PathBuf,
     clock: FixedClock,
     plugins: Mutex<Option<Arc<Plugins>>>,

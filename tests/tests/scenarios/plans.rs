@@ -264,14 +264,14 @@ fn every_statement_the_store_runs_uses_the_plan_on_record() {
     );
     // Explain each against a store of this build's layout.
     let store_dir = temp.path().join("plans-data");
-    let record = acc_host::store::WorkspaceRecord {
+    let record = acc_store::WorkspaceRecord {
         workspace_id: "plans".into(),
         display_name: "plans".into(),
         root: "/plans".into(),
     };
-    drop(acc_host::store::Store::open_or_create(&store_dir, &record, 0).expect("store"));
+    drop(acc_store::Store::open_or_create(&store_dir, &record, 0).expect("store"));
     let conn = rusqlite::Connection::open(
-        acc_host::store::workspace_dir(&store_dir, "plans").join(acc_host::store::STORE_FILE),
+        acc_store::workspace_dir(&store_dir, "plans").join(acc_store::STORE_FILE),
     )
     .expect("open");
     let mut plans = BTreeMap::new();
