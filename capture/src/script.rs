@@ -166,12 +166,16 @@ const SECOND_COPY: Duration = Duration::from_secs(8);
 /// as a capture must.
 pub fn open(scratch: &Scratch, plugins: &Arc<Plugins>) -> AccResult<App> {
     let ws = workspace::discover(&scratch.project)?;
-    let mut app = App::new(Core::new(
-        ws,
-        scratch.data.join("acc"),
-        Arc::new(SystemClock::default()),
-        acc_host::process::liveness(),
-    )?);
+    // The capture consents itself (below): no installation's records are read.
+    let mut app = App::new(
+        Core::new(
+            ws,
+            scratch.data.join("acc"),
+            Arc::new(SystemClock::default()),
+            acc_host::process::liveness(),
+        )?,
+        Arc::new(acc_delivery::NoRecords),
+    );
     app.delivery.set_plugins(plugins.clone());
     // The capture is the consenting user of its throwaway clients.
     app.delivery.consent_override = Some(acc_store::LivePolicy::All);

@@ -722,6 +722,20 @@ fn create_session(
     Ok(session)
 }
 
+impl Core {
+    /// The credentials of a hooked session, derived from the data directory's hook `secret`
+    /// as the hooks derive them; `None` when the session has no key or its current generation
+    /// was not opened with that secret (so not by this data directory's hooks).
+    pub fn hooked_credentials(&self, session: &SessionRow, secret: &[u8]) -> Option<Caller> {
+        let key = session.session_key.as_deref()?;
+        let token = derived_token(secret, &self.workspace.id, key, session.generation);
+        (ids::hash_token(&token) == session.generation_hash).then(|| Caller {
+            session_id: session.session_id.clone(),
+            generation: token,
+        })
+    }
+}
+
 /// The token of a keyed session's generation: HMAC-SHA256 over the workspace, the session key
 /// and the generation number, keyed by a private per-data-home secret. Unguessable without the
 /// secret (a 0600 file beside the stores), yet the same on every event of one opening.

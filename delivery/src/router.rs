@@ -384,6 +384,10 @@ pub trait ConsentRecords: Send + Sync {
     /// The live policy recorded for the client's installation whose configuration directory
     /// is `dir` (`off` when nothing is recorded).
     fn recorded(&self, client: Client, dir: &Path) -> LivePolicy;
+    /// The live policy recorded for the client's installation that this process's
+    /// environment names (its configuration directory from the client's own variables, else
+    /// the home directory's): what a hook of that client consults.
+    fn recorded_here(&self, client: Client) -> LivePolicy;
 }
 
 /// No installation records anywhere: every live push into Claude Code or Codex is off.
@@ -392,6 +396,9 @@ pub struct NoRecords;
 
 impl ConsentRecords for NoRecords {
     fn recorded(&self, _client: Client, _dir: &Path) -> LivePolicy {
+        LivePolicy::Off
+    }
+    fn recorded_here(&self, _client: Client) -> LivePolicy {
         LivePolicy::Off
     }
 }
@@ -570,6 +577,11 @@ impl Default for Delivery {
 }
 
 impl Delivery {
+    /// Where this delivery reads the recipients' consent.
+    pub fn consent(&self) -> &dyn ConsentRecords {
+        &*self.records
+    }
+
     /// Delivery that reads consent from `records`, with plugins loaded on first need.
     pub fn new(records: Arc<dyn ConsentRecords>) -> Self {
         Self {

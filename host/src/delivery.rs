@@ -1,14 +1,13 @@
 //! The application services: record in the protocol core, then route through delivery.
 //!
 //! Owns: the one place where sending is "record in one transaction, then route after the
-//! commit", and the host's side of delivery (the consent records the installer wrote). The
-//! router itself, the plugins and the envelope live in `acc-delivery`.
+//! commit". The consent to live delivery comes in through `acc_delivery::ConsentRecords`
+//! (the installer's records implement it). The router itself, the plugins and the envelope
+//! live in `acc-delivery`.
 //! Must not: route inside a store transaction, or offer a replayed message again.
 
-use std::path::Path;
 use std::sync::Arc;
 
-use acc_clients::Client;
 use acc_delivery::router::{ConsentRecords, Delivery, DeliveryOutcome, current_outcomes};
 
 use acc_core::Core;
@@ -17,19 +16,6 @@ use acc_core::identity::Caller;
 use acc_core::messages::{Draft, FinishRequest, MessageView, ReplyRequest, SendRequest};
 use acc_store::LivePolicy;
 use acc_store::ReceiptRow;
-
-/// The consent `acc install --delivery` recorded in each installation's record.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct InstalledConsent;
-
-impl ConsentRecords for InstalledConsent {
-    fn recorded(&self, client: Client, dir: &Path) -> LivePolicy {
-        // A record that names no policy this build knows grants nothing.
-        let recorded =
-            crate::install::recorded_delivery(&crate::install::Target::in_config_dir(client, dir));
-        LivePolicy::parse(&recorded).unwrap_or(LivePolicy::Off)
-    }
-}
 
 /// The application services: the protocol core (which records) and delivery (which routes),
 /// so that sending is "record in one transaction, then route after the commit". The CLI, the
@@ -43,11 +29,13 @@ pub struct App {
 }
 
 impl App {
-    /// The application over a core, with plugins loaded on first need.
-    pub fn new(core: Core) -> Self {
+    /// The application over a core, reading the recipients' consent to live delivery from
+    /// `consent` (the installer's records, `acc_host::install::InstalledConsent`), with
+    /// plugins loaded on first need.
+    pub fn new(core: Core, consent: Arc<dyn ConsentRecords>) -> Self {
         Self {
             core,
-            delivery: Delivery::new(Arc::new(InstalledConsent)),
+            delivery: Delivery::new(consent),
         }
     }
 }

@@ -15,6 +15,7 @@ use crate::workspace;
 use acc_clients::Client;
 
 mod mcp;
+mod wire;
 
 /// How a check came out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -649,4 +650,20 @@ fn store_check(data_dir: &Path, workspace_id: &str) -> Check {
             )),
         ),
     }
+}
+
+/// `acc doctor`: whether every check passed, and each check.
+pub fn view(ok: bool, checks: &[Check]) -> serde_json::Value {
+    acc_core::wire::json(&wire::Doctor {
+        ok,
+        checks: checks
+            .iter()
+            .map(|c| wire::DoctorCheck {
+                name: &c.name,
+                status: c.level.as_str(),
+                detail: &c.detail,
+                fix: c.fix.as_deref(),
+            })
+            .collect(),
+    })
 }

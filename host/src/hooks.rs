@@ -6,7 +6,7 @@
 //! stdout carries only what the client reads.
 
 use std::io::{Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -23,10 +23,8 @@ use acc_core::{Caller, SessionSpec};
 pub const BUDGET: Duration = Duration::from_millis(4500);
 /// Largest hook input read.
 const MAX_INPUT: u64 = 4 * 1024 * 1024;
-/// The secret behind hooked sessions' generation tokens, beside the stores.
-const SECRET_FILE: &str = "hook-secret";
-
 use acc_clients::Client;
+use acc_delivery::ConsentRecords;
 
 /// What a hook answers: stdout, stderr and exit code.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -45,7 +43,7 @@ pub struct Reply {
 /// budget runs out, then ends the process. (The other way round, the work on a spawned thread,
 /// costs a hook its allocator: glibc gives the new thread its own arena, which grows a page at a
 /// time, one `mprotect` each: about a hundred system calls for a hook that carries messages.)
-pub fn run(client: &str, event: &str) -> i32 {
+pub fn run(client: &str, event: &str, consent: Arc<dyn ConsentRecords>) -> i32 {
     // A hook answers within its budget and never changes the store's layout.
     acc_store::layout::forbid_automatic_upgrades();
     use std::sync::atomic::{AtomicBool, Ordering};
@@ -73,14 +71,14 @@ pub fn run(client: &str, event: &str) -> i32 {
         // No watchdog, no budget: proceed without ACC rather than risk blocking the client.
         return 0;
     }
-    let outcome = std::panic::catch_unwind(|| {
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         let mut input = String::new();
         std::io::stdin()
             .take(MAX_INPUT)
             .read_to_string(&mut input)
             .map_err(AccError::from)?;
-        handle(client, event, &input)
-    });
+        handle(client, event, &input, consent)
+    }));
     if answered.swap(true, Ordering::SeqCst) {
         // The watchdog is answering and ends the process; never print a second answer.
         loop {
@@ -111,43 +109,6 @@ fn answer(reply: &Reply) -> i32 {
     reply.exit
 }
 
-/// The secret of this data directory, when the hooks have created it.
-pub(crate) fn read_secret(data_dir: &Path) -> Option<Vec<u8>> {
-    std::fs::read(data_dir.join(SECRET_FILE))
-        .ok()
-        .filter(|bytes| bytes.len() >= 32)
-}
-
-/// The private secret of this data directory, created on first use (0600).
-fn secret(data_dir: &Path) -> AccResult<Vec<u8>> {
-    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
-    let path = data_dir.join(SECRET_FILE);
-    if let Some(bytes) = read_secret(data_dir) {
-        return Ok(bytes);
-    }
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(data_dir)?;
-    let mut bytes = [0u8; 32];
-    getrandom::fill(&mut bytes).map_err(|e| AccError::internal(format!("random source: {e}")))?;
-    match std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(&path)
-    {
-        Ok(mut file) => {
-            file.write_all(&bytes)?;
-            file.sync_all()?;
-            Ok(bytes.to_vec())
-        }
-        // Another hook created it first: use theirs.
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(std::fs::read(&path)?),
-        Err(e) => Err(e.into()),
-    }
-}
-
 fn text<'a>(payload: &'a Value, key: &str) -> Option<&'a str> {
     payload
         .get(key)
@@ -174,7 +135,12 @@ impl Context {
     /// Open (or create) the event's session. `None` only for an event that ends a session no
     /// earlier event opened: there is nothing to end, and creating one would leave a phantom
     /// participant (Claude Code's `claude mcp list` fires SessionEnd alone).
-    fn open(client: Client, event: &str, payload: &Value) -> AccResult<Option<Self>> {
+    fn open(
+        client: Client,
+        event: &str,
+        payload: &Value,
+        consent: Arc<dyn ConsentRecords>,
+    ) -> AccResult<Option<Self>> {
         let session_id = text(payload, "session_id")
             .ok_or_else(|| AccError::usage("the hook input has no session_id"))?;
         let cwd = text(payload, "cwd")
@@ -186,7 +152,7 @@ impl Context {
         };
         let ws = workspace::discover(&cwd)?;
         let data_dir = workspace::data_dir_for(&ws)?;
-        let secret = secret(&data_dir)?;
+        let secret = crate::hook_secret::secret(&data_dir)?;
         let participant = match std::env::var("ACC_PARTICIPANT")
             .ok()
             .filter(|p| !p.is_empty())
@@ -250,7 +216,7 @@ impl Context {
         };
         Ok(Some(Self {
             client,
-            app: App::new(core),
+            app: App::new(core, consent),
             caller,
             participant,
             cwd,
@@ -384,10 +350,8 @@ fn bind_later(context: &mut Context, payload: &Value) -> Option<String> {
 /// is the hook's session id). Any refusal leaves the session without a binding (durable
 /// delivery still works); no daemon at all is not worth a note.
 fn bind_live(context: &mut Context, payload: &Value) -> Result<(), String> {
-    let consent = crate::install::Target::new(context.client, None)
-        .map(|t| crate::install::recorded_delivery(&t))
-        .unwrap_or_else(|_| "off".into());
-    if consent == "off" {
+    let consent = context.app.delivery.consent().recorded_here(context.client);
+    if consent == acc_store::LivePolicy::Off {
         return Ok(());
     }
     let session_id = text(payload, "session_id").unwrap_or("");
@@ -433,7 +397,7 @@ fn bind_live(context: &mut Context, payload: &Value) -> Result<(), String> {
     };
     context
         .app
-        .bind(&context.caller, adapter, &consent, &endpoint)
+        .bind(&context.caller, adapter, consent.as_str(), &endpoint)
         .map(|_| ())
         .map_err(|e| e.message)
 }
@@ -460,7 +424,12 @@ fn role(client: Client, event: &str) -> Option<&'static str> {
 }
 
 /// Handle one hook event. Errors become a fail-open reply in [`run`].
-pub fn handle(client: &str, event: &str, input: &str) -> AccResult<Reply> {
+pub fn handle(
+    client: &str,
+    event: &str,
+    input: &str,
+    consent: Arc<dyn ConsentRecords>,
+) -> AccResult<Reply> {
     let client = Client::parse(client).ok_or_else(|| {
         AccError::usage(format!(
             "unknown client `{client}` ({})",
@@ -472,7 +441,7 @@ pub fn handle(client: &str, event: &str, input: &str) -> AccResult<Reply> {
     let Some(part) = role(client, event) else {
         return Ok(Reply::default());
     };
-    let Some(mut context) = Context::open(client, part, &payload)? else {
+    let Some(mut context) = Context::open(client, part, &payload, consent)? else {
         return Ok(Reply::default());
     };
     match part {

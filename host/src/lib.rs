@@ -7,6 +7,7 @@ pub mod cli;
 pub mod delivery;
 pub mod doctor;
 pub mod guards;
+pub mod hook_secret;
 pub mod hooks;
 pub mod install;
 pub mod mcp;

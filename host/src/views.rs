@@ -682,38 +682,6 @@ pub fn verify(report: &acc_delivery::contracts::VerifyReport) -> Value {
     })
 }
 
-/// `acc doctor`: whether every check passed, and each check.
-pub fn doctor(ok: bool, checks: &[crate::doctor::Check]) -> Value {
-    acc_core::wire::json(&wire::Doctor {
-        ok,
-        checks: checks
-            .iter()
-            .map(|c| wire::DoctorCheck {
-                name: &c.name,
-                status: c.level.as_str(),
-                detail: &c.detail,
-                fix: c.fix.as_deref(),
-            })
-            .collect(),
-    })
-}
-
-/// `acc install` and `acc uninstall`.
-pub fn install_plan(
-    plan: &crate::install::Plan,
-    client: &'static str,
-    dry_run: bool,
-    verb: &'static str,
-) -> Value {
-    acc_core::wire::json(&wire::InstallPlan {
-        dry_run,
-        client,
-        steps: &plan.steps,
-        changes: plan.changes,
-        verb,
-    })
-}
-
 /// `acc bind`: `{binding}`.
 pub fn bound(binding: &BindingRow) -> Value {
     acc_core::wire::json(&wire::Bound {

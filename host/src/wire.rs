@@ -502,35 +502,6 @@ pub struct Acked<'a> {
     pub receipt: Receipt<'a>,
 }
 
-/// One `acc doctor` check.
-#[derive(Debug, Clone, Serialize)]
-pub struct DoctorCheck<'a> {
-    pub name: &'a str,
-    /// `ok`, `warn` or `fail`.
-    pub status: &'static str,
-    pub detail: &'a str,
-    pub fix: Option<&'a str>,
-}
-
-/// `acc doctor`.
-#[derive(Debug, Clone, Serialize)]
-pub struct Doctor<'a> {
-    pub ok: bool,
-    pub checks: Vec<DoctorCheck<'a>>,
-}
-
-/// `acc install` and `acc uninstall`: the plan carried out (or, dry, what it would do).
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct InstallPlan<'a> {
-    pub dry_run: bool,
-    pub client: &'static str,
-    pub steps: &'a [String],
-    pub changes: bool,
-    /// `install` or `uninstall`.
-    pub verb: &'static str,
-}
-
 /// `acc bind`.
 #[derive(Debug, Clone, Serialize)]
 pub struct Bound<'a> {

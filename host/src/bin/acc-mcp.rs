@@ -83,6 +83,7 @@ fn main() {
         data_dir: None,
         clock: Arc::new(clock),
         adapters: acc_delivery::plugins::Loading::Helper(helper),
+        consent: Arc::new(acc_host::install::InstalledConsent),
     };
     if let Err(error) = runtime.block_on(serve(tokio::io::stdin(), tokio::io::stdout(), config)) {
         eprintln!("acc-mcp: i/o error: {error}");

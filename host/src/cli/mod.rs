@@ -764,7 +764,11 @@ fn streamed(cli: &Cli) -> Option<i32> {
     }
     if let Command::Hook { client, event } = &cli.command {
         // A hook owns its stdout and exit code, and always lets the client proceed.
-        return Some(crate::hooks::run(client, event));
+        return Some(crate::hooks::run(
+            client,
+            event,
+            Arc::new(crate::install::InstalledConsent),
+        ));
     }
     if let Command::Contract(ContractCommand::Capture {
         client,
@@ -794,7 +798,7 @@ pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> i32 {
         && hook == "hook"
         && let (Some(client), Some(event)) = (client.to_str(), event.to_str())
     {
-        return crate::hooks::run(client, event);
+        return crate::hooks::run(client, event, Arc::new(crate::install::InstalledConsent));
     }
     // `acc adapter-host`: hidden; serves one adapter call for `acc-mcp` over its pipes.
     if let [_, host] = args.as_slice()
@@ -947,7 +951,7 @@ fn open_core(cli: &Cli) -> AccResult<Core> {
 
 /// The application over the command's core, with the embedder's plugins when it has some.
 fn open_app(cli: &Cli) -> AccResult<App> {
-    let mut app = App::new(open_core(cli)?);
+    let mut app = App::new(open_core(cli)?, Arc::new(crate::install::InstalledConsent));
     if let Some(opener) = &cli.opener {
         if let Some(plugins) = opener.plugins() {
             app.delivery.set_plugins(plugins);
@@ -1118,7 +1122,7 @@ fn doctor_command(cli: &Cli, repair: bool, home: Option<&std::path::Path>) -> Ac
         .collect::<String>();
     Ok(Output {
         human,
-        value: views::doctor(ok, &checks),
+        value: crate::doctor::view(ok, &checks),
     })
 }
 
@@ -1161,7 +1165,7 @@ fn install_command(install: bool, args: &InstallArgs) -> AccResult<Output> {
                 .map(|s| format!("  {s}\n"))
                 .collect::<String>()
         ),
-        value: views::install_plan(&plan, client.as_str(), args.dry_run, verb),
+        value: crate::install::plan_view(&plan, client.as_str(), args.dry_run, verb),
     })
 }
 

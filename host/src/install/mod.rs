@@ -1381,6 +1381,26 @@ pub fn stray_hooks(target: &Target) -> Vec<String> {
     strays
 }
 
+/// The consent `acc install --delivery` recorded in each installation's record, as delivery
+/// reads it.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct InstalledConsent;
+
+impl acc_delivery::ConsentRecords for InstalledConsent {
+    fn recorded(&self, client: Client, dir: &Path) -> acc_store::LivePolicy {
+        consent_of(&Target::in_config_dir(client, dir))
+    }
+
+    fn recorded_here(&self, client: Client) -> acc_store::LivePolicy {
+        Target::new(client, None).map_or(acc_store::LivePolicy::Off, |t| consent_of(&t))
+    }
+}
+
+/// A record that names no policy this build knows grants nothing.
+fn consent_of(target: &Target) -> acc_store::LivePolicy {
+    acc_store::LivePolicy::parse(&recorded_delivery(target)).unwrap_or(acc_store::LivePolicy::Off)
+}
+
 /// The live-delivery consent recorded for a client's installation, if any (for hooks and
 /// doctor); `off` when nothing is recorded.
 pub fn recorded_delivery(target: &Target) -> String {
@@ -1432,4 +1452,20 @@ fn snake(event: &str) -> String {
         }
     }
     out
+}
+
+/// `acc install` and `acc uninstall`.
+pub fn plan_view(
+    plan: &Plan,
+    client: &'static str,
+    dry_run: bool,
+    verb: &'static str,
+) -> serde_json::Value {
+    acc_core::wire::json(&wire::InstallPlan {
+        dry_run,
+        client,
+        steps: &plan.steps,
+        changes: plan.changes,
+        verb,
+    })
 }

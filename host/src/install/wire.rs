@@ -102,3 +102,15 @@ pub(super) struct Record {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(super) replaces: Option<Box<Record>>,
 }
+
+/// `acc install` and `acc uninstall`: the plan carried out (or, dry, what it would do).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InstallPlan<'a> {
+    pub dry_run: bool,
+    pub client: &'static str,
+    pub steps: &'a [String],
+    pub changes: bool,
+    /// `install` or `uninstall`.
+    pub verb: &'static str,
+}

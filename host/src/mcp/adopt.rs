@@ -14,8 +14,6 @@
 use std::path::Path;
 
 use acc_core::error::AccResult;
-use acc_core::identity::derived_token;
-use acc_core::ids;
 use acc_core::{Caller, Core};
 
 /// What adoption found.
@@ -78,23 +76,18 @@ pub fn find(core: &mut Core, data_dir: &Path, client_pid: Option<i64>) -> AccRes
             )));
         }
     };
-    let Some(secret) = crate::hooks::read_secret(data_dir) else {
+    let Some(secret) = crate::hook_secret::read(data_dir) else {
         return Ok(Found::None(
             "ACC_MCP_PARTICIPANT is not set and the hook secret is missing".into(),
         ));
     };
-    let key = session.session_key.clone().unwrap_or_default();
-    let token = derived_token(&secret, &core.workspace.id, &key, session.generation);
-    if ids::hash_token(&token) != session.generation_hash {
+    let Some(caller) = core.hooked_credentials(session, &secret) else {
         return Ok(Found::None(format!(
             "ACC_MCP_PARTICIPANT is not set and the hooked session of client pid {pid} was not opened by this data directory's hooks"
         )));
-    }
+    };
     Ok(Found::Session {
-        caller: Caller {
-            session_id: session.session_id.clone(),
-            generation: token,
-        },
+        caller,
         participant: session.participant_id.clone(),
         reason: format!(
             "ACC_MCP_PARTICIPANT is not set; adopted the {} session of client pid {pid}, the process that started this server",

@@ -105,6 +105,9 @@ pub struct Config {
     /// Where adapter code runs. `acc-mcp` runs it in helpers (`acc adapter-host` beside it), so
     /// an adapter that exits, aborts, crashes or hangs costs one failed call, not the server.
     pub adapters: acc_delivery::plugins::Loading,
+    /// Where the recipients' consent to live delivery is read (`acc-mcp`: the installer's
+    /// records).
+    pub consent: Arc<dyn acc_delivery::ConsentRecords>,
 }
 
 impl std::fmt::Debug for Config {
@@ -457,11 +460,10 @@ impl Server {
                 Some(dir) => dir.clone(),
                 None => workspace::data_dir_for(&ws)?,
             };
-            let mut app = App::new(crate::guards::core(
-                ws,
-                data_dir,
-                self.config.clock.clone(),
-            )?);
+            let mut app = App::new(
+                crate::guards::core(ws, data_dir, self.config.clock.clone())?,
+                Arc::clone(&self.config.consent),
+            );
             app.delivery.loading = self.config.adapters.clone();
             self.app = Some(app);
         }

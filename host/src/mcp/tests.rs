@@ -40,6 +40,7 @@ impl World {
             data_dir: Some(self.data.clone()),
             clock: Arc::new(self.clock.clone()),
             adapters: acc_delivery::plugins::Loading::InProcess,
+            consent: Arc::new(acc_delivery::NoRecords),
         })
     }
 
@@ -587,6 +588,7 @@ fn serve_frames_lines_and_exits_at_end_of_input() {
         data_dir: Some(world.data.clone()),
         clock: Arc::new(world.clock.clone()),
         adapters: acc_delivery::plugins::Loading::InProcess,
+        consent: Arc::new(acc_delivery::NoRecords),
     };
     let mut input = String::new();
     input.push_str("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n");
@@ -914,6 +916,7 @@ impl World {
             data_dir: Some(self.data.clone()),
             clock: Arc::new(self.clock.clone()),
             adapters: acc_delivery::plugins::Loading::InProcess,
+            consent: Arc::new(acc_delivery::NoRecords),
         })
     }
 

@@ -446,7 +446,10 @@ fn ratio(a: Duration, b: Duration) -> f64 {
 
 /// One process sending `count` durable messages to the participant `sink`.
 fn app_for(data: &Path, dir: &Path) -> App {
-    App::new(core_for(data, dir))
+    App::new(
+        core_for(data, dir),
+        Arc::new(acc_host::install::InstalledConsent),
+    )
 }
 
 fn send_worker(args: &[String]) -> i32 {

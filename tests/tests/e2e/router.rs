@@ -337,7 +337,10 @@ fn a_late_acceptance_is_recorded_when_it_comes() {
         acc_host::process::liveness(),
     )
     .expect("core");
-    let mut app = App::new(core);
+    let mut app = App::new(
+        core,
+        std::sync::Arc::new(acc_host::install::InstalledConsent),
+    );
     let configs = [(
         "faulty".to_string(),
         json!({ "mode": "offer-slow", "delayMs": 700 }).to_string(),
