@@ -4,5 +4,5 @@
 # claims. Nothing outside a temporary directory is touched.
 set -euo pipefail
 cd "$(dirname "$0")"
-cargo build --quiet --locked -p acc-host --bins --example mcp_demo
+cargo build --quiet --locked -p acc --bins --example mcp_demo
 exec target/debug/examples/mcp_demo

@@ -16,10 +16,10 @@ use crate::failed;
 use crate::model::ModelServer;
 use crate::record::Finished;
 use crate::script::{self, Client, Look, Scratch, ScratchPaths, Session, Started};
+use acc_app::workspace;
 use acc_core::clock::SystemClock;
 use acc_core::error::AccResult;
 use acc_core::{Caller, Core};
-use acc_host::workspace;
 
 /// The registry fields the adapter reads.
 pub const REGISTRY_FIELDS: &[&str] = &["pid", "sessionId", "messagingSocketPath", "version"];
@@ -110,7 +110,7 @@ impl ClaudeClient {
             ws,
             self.scratch.data.join("acc"),
             Arc::new(SystemClock::default()),
-            acc_host::process::liveness(),
+            acc_app::process::liveness(),
         )
         .and_then(|mut core| core.status(false))
         .is_ok_and(|report| {

@@ -239,7 +239,7 @@ impl Client for CodexClient {
             .ok_or_else(|| failed("codex daemon", "thread/start failed"))?;
         self.thread = Some(thread.clone());
         Ok(Session::Bind(acc_core::wire::json(
-            &acc_host::wire::CodexEndpoint {
+            &acc_app::wire::CodexEndpoint {
                 codex_home: &self.home,
                 thread_id: &thread,
                 cwd: &self.project,

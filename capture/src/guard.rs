@@ -318,7 +318,7 @@ pub fn read(project: &Path, relative: &str) -> Option<String> {
 }
 
 /// The capture's folders: a project whose policy is `guarded` holding `src/parser.rs`, and a
-/// data home marked as a capture's ([`acc_host::guards::CAPTURE_MARKER`]): the client's hooks
+/// data home marked as a capture's ([`acc_app::guards::CAPTURE_MARKER`]): the client's hooks
 /// must deny before any evidence of them exists.
 fn guarded_scratch(name: &str) -> AccResult<Scratch> {
     let scratch = Scratch::new(&format!("{name}-write-guard"))?;
@@ -336,7 +336,7 @@ fn guarded_scratch(name: &str) -> AccResult<Scratch> {
         scratch
             .data
             .join("acc")
-            .join(acc_host::guards::CAPTURE_MARKER),
+            .join(acc_app::guards::CAPTURE_MARKER),
         "a write-guard capture's throwaway data home\n",
     )
     .map_err(data)?;

@@ -64,7 +64,7 @@ fn main() {
         Err(error) => {
             let code = error.code.exit_code();
             if args.json {
-                (acc_host::views::error(&error).to_string(), code, true)
+                (acc_app::views::error(&error).to_string(), code, true)
             } else {
                 (
                     format!("acc: {}: {}", error.code, error.message),

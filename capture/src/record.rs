@@ -7,6 +7,7 @@
 //! stored transcript ([`acc_delivery::contracts::transcript::derive`]), so a capture can only say
 //! what its transcript shows.
 
+use acc_app::services::Sent;
 use acc_core::error::AccResult;
 use acc_core::messages::SendRequest;
 use acc_delivery::contracts::wire::Entry;
@@ -14,7 +15,6 @@ use acc_delivery::contracts::{
     CAPTURE_SCHEMA, Capture, Provenance, capture_stem, check_capture, transcript,
 };
 use acc_delivery::router::platform;
-use acc_host::delivery::Sent;
 use serde_json::Value;
 
 use crate::failed;

@@ -24,13 +24,13 @@ use serde_json::Value;
 use crate::model::ModelServer;
 use crate::record::{Finished, PEER_BODY, Recorder, Run, question};
 use crate::{attach, failed, probed};
+use acc_app::services::{App, Sent};
+use acc_app::workspace;
 use acc_core::clock::SystemClock;
 use acc_core::error::AccResult;
 use acc_core::messages::{ReplyRequest, SendRequest};
 use acc_core::{Caller, Core};
 use acc_delivery::plugins::{DEFAULT_DEADLINE, Operation, Plugins, search_path};
-use acc_host::delivery::{App, Sent};
-use acc_host::workspace;
 
 /// The capture's own folders: a project (the workspace), ACC's data home and room for the
 /// client. All removed afterwards.
@@ -172,7 +172,7 @@ pub fn open(scratch: &Scratch, plugins: &Arc<Plugins>) -> AccResult<App> {
             ws,
             scratch.data.join("acc"),
             Arc::new(SystemClock::default()),
-            acc_host::process::liveness(),
+            acc_app::process::liveness(),
         )?,
         Arc::new(acc_delivery::NoRecords),
     );

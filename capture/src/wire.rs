@@ -1,6 +1,6 @@
 //! The JSON the capture tool writes: what it prints with `--json`, the first user line it
 //! sends Claude Code in stream-json, and the `example` adapter's endpoint. The model APIs it
-//! serves are in [`crate::model`]; Codex's JSON-RPC is framing ([`acc_host`]'s daemon client).
+//! serves are in [`crate::model`]; Codex's JSON-RPC is framing (the `codex-app-server` adapter's daemon client).
 
 use std::path::Path;
 

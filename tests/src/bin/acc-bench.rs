@@ -33,11 +33,11 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use acc_app::services::App;
 use acc_core::claims::{AcquireRequest, ReleaseSelector};
 use acc_core::clock::SystemClock;
 use acc_core::messages::SendRequest;
 use acc_core::{Caller, Core};
-use acc_host::delivery::App;
 use acc_store::{ClaimMode, Enforcement};
 use acc_store::{MessageKind, MessageRow, Obligation, ReceiptRow, ReceiptState};
 use acc_tests::JsonRpcChild;
@@ -157,12 +157,12 @@ fn world() -> (tempfile::TempDir, PathBuf, PathBuf) {
 }
 
 fn core_for(data: &Path, dir: &Path) -> Core {
-    let workspace = acc_host::workspace::discover(dir).expect("workspace");
+    let workspace = acc_app::workspace::discover(dir).expect("workspace");
     Core::new(
         workspace,
         data.join("acc"),
         Arc::new(SystemClock::default()),
-        acc_host::process::liveness(),
+        acc_app::process::liveness(),
     )
     .expect("core")
 }
@@ -446,10 +446,7 @@ fn ratio(a: Duration, b: Duration) -> f64 {
 
 /// One process sending `count` durable messages to the participant `sink`.
 fn app_for(data: &Path, dir: &Path) -> App {
-    App::new(
-        core_for(data, dir),
-        Arc::new(acc_host::install::InstalledConsent),
-    )
+    App::new(core_for(data, dir), Arc::new(acc_install::InstalledConsent))
 }
 
 fn send_worker(args: &[String]) -> i32 {
@@ -477,7 +474,7 @@ fn send_worker(args: &[String]) -> i32 {
 /// What a store spends per message: its file (and WAL) over its messages, and each table and
 /// index (SQLite's `dbstat`) per message, largest first.
 fn storage_report(data: &Path, dir: &Path, what: &str) {
-    let id = acc_host::workspace::discover(dir).expect("workspace").id;
+    let id = acc_app::workspace::discover(dir).expect("workspace").id;
     let store = data.join("acc/workspaces").join(id).join("store.sqlite3");
     let conn = rusqlite::Connection::open(&store).expect("open the store");
     conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -1209,7 +1206,7 @@ fn hook() {
     // (`acc-read-floor`, which links SQLite and nothing else).
     let store = data
         .join("acc/workspaces")
-        .join(acc_host::workspace::discover(&dir).expect("workspace").id)
+        .join(acc_app::workspace::discover(&dir).expect("workspace").id)
         .join("store.sqlite3");
     let floor_read = time_process(
         Command::new(bin("acc-read-floor"))
@@ -1693,7 +1690,7 @@ fn swarm_agent(
 /// Every message sent, once, with one receipt each, and the store's integrity, read from the
 /// store file itself after the swarm: (lost, duplicated, integrity).
 fn swarm_check(data: &Path, dir: &Path, sent: &[String]) -> (usize, usize, String) {
-    let workspace = acc_host::workspace::discover(dir).expect("workspace");
+    let workspace = acc_app::workspace::discover(dir).expect("workspace");
     let store = data
         .join("acc/workspaces")
         .join(&workspace.id)

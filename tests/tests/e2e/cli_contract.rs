@@ -115,12 +115,12 @@ fn status_never_prints_generations() {
     let full = world.acc(&["sync", "--scope", "full"]);
     assert!(!full.stdout.contains(&alice.generation));
     assert!(
-        !full.stdout.contains(&acc_host_hash(&alice.generation)),
+        !full.stdout.contains(&token_hash(&alice.generation)),
         "not even the hash"
     );
 }
 
-fn acc_host_hash(token: &str) -> String {
+fn token_hash(token: &str) -> String {
     // The store keeps SHA-256 of the token; it must not leak through sync either.
     use std::process::Command;
     let out = Command::new("sh")
@@ -777,7 +777,7 @@ fn the_readmes_command_examples_parse() {
         }
         let command = command.split("  #").next().unwrap_or(command).trim();
         let words = shlex::split(command).unwrap_or_else(|| panic!("quotes in {command}"));
-        if let Err(error) = acc_host::cli::Cli::try_parse_from(&words) {
+        if let Err(error) = acc_cli::Cli::try_parse_from(&words) {
             panic!("README: `{command}` does not parse: {}", error.render());
         }
         checked += 1;

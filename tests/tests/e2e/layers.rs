@@ -30,8 +30,53 @@ const LAYERS: &[(&str, &[&str])] = &[
         &["acc-store", "acc-core", "acc-adapter-api", "acc-clients"],
     ),
     (
-        "acc-host",
+        "acc-app",
         &[
+            "acc-store",
+            "acc-core",
+            "acc-delivery",
+            "acc-adapter-api",
+            "acc-clients",
+        ],
+    ),
+    (
+        "acc-hooks",
+        &[
+            "acc-app",
+            "acc-store",
+            "acc-core",
+            "acc-delivery",
+            "acc-clients",
+        ],
+    ),
+    (
+        "acc-mcp",
+        &[
+            "acc-app",
+            "acc-store",
+            "acc-core",
+            "acc-delivery",
+            "acc-clients",
+        ],
+    ),
+    (
+        "acc-install",
+        &[
+            "acc-app",
+            "acc-mcp",
+            "acc-store",
+            "acc-core",
+            "acc-delivery",
+            "acc-clients",
+        ],
+    ),
+    (
+        "acc",
+        &[
+            "acc-app",
+            "acc-hooks",
+            "acc-mcp",
+            "acc-install",
             "acc-store",
             "acc-core",
             "acc-delivery",
@@ -42,7 +87,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     (
         "acc-capture",
         &[
-            "acc-host",
+            "acc-app",
             "acc-core",
             "acc-delivery",
             "acc-store",
@@ -54,7 +99,10 @@ const LAYERS: &[(&str, &[&str])] = &[
     (
         "acc-tests",
         &[
-            "acc-host",
+            "acc",
+            "acc-app",
+            "acc-mcp",
+            "acc-install",
             "acc-capture",
             "acc-store",
             "acc-core",
@@ -157,23 +205,42 @@ fn the_store_and_the_core_reach_no_plugin_cli_runtime_process_or_client_code() {
     }
 }
 
-/// What only the host's front ends use: the CLI parser, the async runtime of `acc-mcp`, and the
-/// format-preserving editors of the clients' configuration files.
-const HOST_ONLY: &[&str] = &["clap", "tokio", "toml_edit", "jsonc-parser"];
+/// What only the front ends use: the CLI parser and terminal UI (`acc`), the async runtime of
+/// `acc-mcp`, the format-preserving editors of the clients' configuration files
+/// (`acc-install`), and the front-end crates themselves.
+const FRONT_ENDS_ONLY: &[&str] = &[
+    "clap",
+    "ratatui",
+    "crossterm",
+    "tokio",
+    "toml_edit",
+    "jsonc-parser",
+    "acc",
+    "acc-hooks",
+    "acc-mcp",
+    "acc-install",
+];
 
 #[test]
-fn delivery_reaches_no_cli_runtime_or_installer_code() {
-    let names = acc_tests::cargo_tree("acc-delivery", None);
-    for name in &names {
-        assert!(
-            !HOST_ONLY.contains(&name.as_str()) && name != "acc-host",
-            "acc-delivery depends (perhaps transitively) on {name}: {names:?}"
-        );
+fn delivery_and_the_application_reach_no_cli_runtime_or_installer_code() {
+    for package in ["acc-delivery", "acc-app"] {
+        let names = acc_tests::cargo_tree(package, None);
+        for name in &names {
+            assert!(
+                !FRONT_ENDS_ONLY.contains(&name.as_str()),
+                "{package} depends (perhaps transitively) on {name}: {names:?}"
+            );
+        }
     }
 }
 
 /// Every Rust source file below `dir`.
 fn sources(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    assert!(
+        dir.exists(),
+        "{} does not exist: a scan of nothing would pass",
+        dir.display()
+    );
     let mut found = Vec::new();
     let mut pending = vec![dir.to_path_buf()];
     while let Some(next) = pending.pop() {
@@ -201,7 +268,11 @@ fn only_the_capture_tool_listens_on_a_socket() {
         "core/src",
         "clients/src",
         "delivery/src",
-        "host/src",
+        "app/src",
+        "hooks/src",
+        "mcp/src",
+        "install/src",
+        "cli/src",
         "adapter-api/src",
         "adapters",
     ] {
@@ -234,8 +305,12 @@ const HOST_SOURCES: &[&str] = &[
     "core/src",
     "clients/src",
     "delivery/src",
-    "host/src",
-    "host/examples",
+    "app/src",
+    "hooks/src",
+    "mcp/src",
+    "install/src",
+    "cli/src",
+    "cli/examples",
     "capture/src",
     "adapter-api/src",
 ];
@@ -243,15 +318,12 @@ const HOST_SOURCES: &[&str] = &[
 /// Where `json!` may build JSON outside tests: the framing of a protocol spoken to a peer,
 /// each file with why.
 const JSON_FRAMING: &[(&str, &str)] = &[
-    ("host/src/mcp/jsonrpc.rs", "JSON-RPC responses of acc-mcp"),
+    ("mcp/src/jsonrpc.rs", "JSON-RPC responses of acc-mcp"),
     (
-        "host/examples/mcp_demo.rs",
+        "cli/examples/mcp_demo.rs",
         "JSON-RPC requests of the demo client",
     ),
-    (
-        "host/src/install/codex_trust.rs",
-        "JSON-RPC to codex app-server",
-    ),
+    ("install/src/codex_trust.rs", "JSON-RPC to codex app-server"),
     (
         "clients/src/codex_daemon.rs",
         "JSON-RPC to the Codex daemon",
@@ -297,7 +369,7 @@ fn json_is_built_from_types_and_serde_derives_live_in_wire_modules() {
                 json_files.push(relative.clone());
                 assert!(
                     JSON_FRAMING.iter().any(|(allowed, _)| *allowed == relative),
-                    "{relative} builds JSON with json!: define the shape as a type in a wire module (host/src/wire.rs for what the CLI and MCP publish)"
+                    "{relative} builds JSON with json!: define the shape as a type in a wire module (app/src/wire.rs for what the CLI and MCP publish)"
                 );
             }
             let derives = text.lines().any(|line| {

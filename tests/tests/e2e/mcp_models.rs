@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 /// The eleven tools MCP.md names (the server's own list; its length is checked where it is
 /// used, so a lost tool fails here too).
-const TOOLS: &[&str] = acc_host::mcp::tools::NAMES;
+const TOOLS: &[&str] = acc_mcp::tools::NAMES;
 
 /// What the room holds before the agent's turn: the agent is a known participant (so it can be
 /// addressed), and carol has asked it a question and left it a note.

@@ -325,22 +325,19 @@ fn a_send_to_four_hung_recipients_costs_one_deadline() {
 /// is recorded then: the receipt becomes `offered` and the success is an event.
 #[test]
 fn a_late_acceptance_is_recorded_when_it_comes() {
+    use acc_app::services::App;
     use acc_core::{Core, SessionSpec};
-    use acc_host::delivery::App;
     use acc_store::{Enforcement, Lifecycle};
     let room = Room::new();
-    let workspace = acc_host::workspace::discover(&room.world.dir).expect("workspace");
+    let workspace = acc_app::workspace::discover(&room.world.dir).expect("workspace");
     let core = Core::new(
         workspace,
         room.world.data_home.join("inprocess"),
         std::sync::Arc::new(acc_core::clock::SystemClock::default()),
-        acc_host::process::liveness(),
+        acc_app::process::liveness(),
     )
     .expect("core");
-    let mut app = App::new(
-        core,
-        std::sync::Arc::new(acc_host::install::InstalledConsent),
-    );
+    let mut app = App::new(core, std::sync::Arc::new(acc_install::InstalledConsent));
     let configs = [(
         "faulty".to_string(),
         json!({ "mode": "offer-slow", "delayMs": 700 }).to_string(),

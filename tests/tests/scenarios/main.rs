@@ -42,11 +42,11 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use acc_cli::{Cli, Opener};
 use acc_core::Core;
 use acc_core::clock::FixedClock;
 use acc_core::error::{AccError, AccResult};
 use acc_delivery::plugins::Plugins;
-use acc_host::cli::{Cli, Opener};
 use clap::Parser;
 use serde_json::Value;
 use std::sync::Mutex;
@@ -74,7 +74,7 @@ impl Opener for Room {
             self.workspace.clone(),
             self.data_dir.clone(),
             Arc::new(self.clock.clone()),
-            acc_host::process::liveness(),
+            acc_app::process::liveness(),
         )
     }
 
@@ -108,7 +108,7 @@ impl Scenario {
         let temp = tempfile::tempdir().expect("tempdir");
         let project = temp.path().join("project");
         std::fs::create_dir_all(&project).expect("project");
-        let workspace = acc_host::workspace::discover(&project).expect("workspace");
+        let workspace = acc_app::workspace::discover(&project).expect("workspace");
         let room = Arc::new(Room {
             workspace,
             data_dir: temp.path().join("data"),
@@ -174,16 +174,16 @@ impl Scenario {
                 let rendered = error.render().to_string();
                 let first = rendered.lines().next().unwrap_or_default();
                 let usage = AccError::usage(first.trim_start_matches("error: "));
-                self.last = Some(Err(acc_host::views::error(&usage)));
+                self.last = Some(Err(acc_app::views::error(&usage)));
                 self.ran = true;
                 return Ok(());
             }
         };
         cli.opener = Some(self.room.clone());
         self.ran = true;
-        self.last = Some(match acc_host::cli::run(cli) {
+        self.last = Some(match acc_cli::run(cli) {
             Ok(output) => Ok(output.value),
-            Err(error) => Err(acc_host::views::error(&error)),
+            Err(error) => Err(acc_app::views::error(&error)),
         });
         Ok(())
     }
@@ -303,7 +303,7 @@ impl Scenario {
             ),
         )
         .map_err(|e| e.to_string())?;
-        let workspace = acc_host::workspace::discover(&project).map_err(|e| e.message)?;
+        let workspace = acc_app::workspace::discover(&project).map_err(|e| e.message)?;
         self.room = Arc::new(Room {
             workspace,
             data_dir: self.room.data_dir.clone(),

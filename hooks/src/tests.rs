@@ -1,0 +1,225 @@
+use std::sync::Arc;
+
+use super::*;
+use acc_core::Core;
+use acc_core::claims::AcquireRequest;
+use acc_core::clock::FixedClock;
+use acc_store::{ClaimMode, Enforcement};
+
+fn session(core: &mut Core, participant: &str, enforcement: &str) -> Caller {
+    let opened = core
+        .open_session(
+            &SessionSpec {
+                participant_id: participant.into(),
+                session_key: None,
+                harness: "claude-code".into(),
+                client_version: None,
+                checkout: None,
+                branch: None,
+                pid: None,
+                enforcement: Enforcement::parse(enforcement).expect("enforcement"),
+                lifecycle: acc_store::Lifecycle::Managed,
+            },
+            None,
+        )
+        .expect("session");
+    Caller {
+        session_id: opened.session.session_id,
+        generation: opened.generation_token,
+    }
+}
+
+/// Certifies every declared guard (the evidence itself is tested in the contracts module).
+struct Certified;
+
+impl acc_core::Guards for Certified {
+    fn certify(&self, _: &acc_store::SessionRow) -> Result<String, String> {
+        Ok("certified for this test".into())
+    }
+}
+
+#[test]
+fn a_really_guarded_room_denies_writes_into_another_sessions_guarded_claim() {
+    let temp = tempfile::tempdir().expect("tempdir");
+    let dir = temp.path().join("project");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    std::fs::write(
+        dir.join("acc.workspace.json"),
+        r#"{"schemaVersion":1,"workspaceId":"guarded","policy":{"claimMode":"guarded"}}"#,
+    )
+    .expect("config");
+    let ws = workspace::discover(&dir).expect("workspace");
+    let mut core = Core::new(
+        ws,
+        temp.path().join("data"),
+        Arc::new(FixedClock::new(1_795_000_000_000)),
+        acc_app::process::liveness(),
+    )
+    .expect("core");
+    let alice = session(&mut core, "alice", "guarded");
+    let bob = session(&mut core, "bob", "guarded");
+    let claim = AcquireRequest {
+        resources: vec!["file:src/**".into()],
+        mode: ClaimMode::Exclusive,
+        enforcement: Some(Enforcement::Guarded),
+        reason: None,
+        lease_seconds: None,
+    };
+    core.acquire_claims(&alice, &claim).expect("claim");
+    let denied = |core: &mut Core, who: &Caller, path: &str| {
+        core.write_conflicts(who, &[path.to_string()])
+            .expect("check")
+            .iter()
+            .map(|c| c.participant_id.clone())
+            .collect::<Vec<_>>()
+    };
+    // Without evidence the hooks still deny: the report says the room cannot promise it.
+    assert_eq!(denied(&mut core, &bob, "file:src/a.rs"), ["alice"]);
+    let report = core.status(false).expect("status");
+    assert_eq!(report.protection, "advisory");
+    assert!(
+        report.sessions[0]
+            .guard
+            .reason
+            .contains("no write-guard evidence")
+    );
+    core.set_guards(Arc::new(Certified));
+    assert_eq!(denied(&mut core, &bob, "file:src/a.rs"), ["alice"]);
+    assert!(denied(&mut core, &bob, "file:docs/a.md").is_empty());
+    assert!(
+        denied(&mut core, &alice, "file:src/a.rs").is_empty(),
+        "the holder may write"
+    );
+    assert_eq!(core.status(false).expect("status").protection, "guarded");
+    // One advisory participant lowers what the room promises, never what the hooks deny.
+    session(&mut core, "carol", "advisory");
+    assert_eq!(denied(&mut core, &bob, "file:src/a.rs"), ["alice"]);
+    let report = core.status(false).expect("status");
+    assert_eq!(report.protection, "advisory");
+    assert_eq!(report.claims[0].effective_enforcement, "guarded");
+    assert!(
+        report
+            .protection_note
+            .contains("guarded claims are enforced for alice (claude-code), bob (claude-code)")
+            && report
+                .protection_note
+                .contains("not stopped by them: carol"),
+        "{}",
+        report.protection_note
+    );
+}
+
+#[test]
+fn deny_shapes_per_client() {
+    let claude = deny(Client::ClaudeCode, "held");
+    assert_eq!(claude.exit, 0);
+    let value: serde_json::Value = serde_json::from_str(&claude.stdout).expect("json");
+    assert_eq!(value["hookSpecificOutput"]["permissionDecision"], "deny");
+    assert_eq!(
+        value["hookSpecificOutput"]["permissionDecisionReason"],
+        "held"
+    );
+    let codex = deny(Client::Codex, "held");
+    assert_eq!(
+        (codex.exit, codex.stdout.as_str(), codex.stderr.as_str()),
+        (2, "", "held\n")
+    );
+    let gemini = deny(Client::Gemini, "held");
+    assert_eq!(gemini.exit, 0);
+    let value: serde_json::Value = serde_json::from_str(&gemini.stdout).expect("json");
+    assert_eq!(
+        value,
+        serde_json::json!({ "decision": "deny", "reason": "held" })
+    );
+}
+
+#[test]
+fn gemini_events_play_the_parts_of_the_other_clients_events() {
+    assert_eq!(
+        role(Client::Gemini, "BeforeAgent"),
+        Some("UserPromptSubmit")
+    );
+    assert_eq!(role(Client::Gemini, "BeforeTool"), Some("PreToolUse"));
+    assert_eq!(role(Client::Gemini, "AfterAgent"), Some("Stop"));
+    assert_eq!(role(Client::Gemini, "SessionStart"), Some("SessionStart"));
+    assert_eq!(role(Client::Gemini, "SessionEnd"), Some("SessionEnd"));
+    // Claude Code's names mean nothing to Gemini CLI, and the reverse.
+    assert_eq!(role(Client::Gemini, "UserPromptSubmit"), None);
+    assert_eq!(role(Client::Gemini, "BeforeModel"), None);
+    assert_eq!(
+        role(Client::ClaudeCode, "UserPromptSubmit"),
+        Some("UserPromptSubmit")
+    );
+    assert_eq!(role(Client::Codex, "Stop"), Some("Stop"));
+    assert_eq!(role(Client::ClaudeCode, "BeforeAgent"), None);
+}
+
+/// Says the processes from `.0` on are running, the older ones gone.
+struct From(i64);
+
+impl acc_core::Liveness for From {
+    fn alive(&self, pid: i64) -> bool {
+        pid >= self.0
+    }
+}
+
+#[test]
+fn a_resumed_conversation_records_its_new_process_and_is_online() {
+    let temp = tempfile::tempdir().expect("tempdir");
+    let dir = temp.path().join("project");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let ws = workspace::discover(&dir).expect("workspace");
+    let clock = Arc::new(FixedClock::new(1_795_000_000_000));
+    let mut core = Core::new(
+        ws,
+        temp.path().join("data"),
+        clock.clone(),
+        Arc::new(From(2000)),
+    )
+    .expect("core");
+    let derive = |generation: i64| format!("gen_test_{generation}");
+    let spec = |pid: i64, client_version: Option<&str>| SessionSpec {
+        participant_id: "alice".into(),
+        session_key: Some("claude-code:conversation".into()),
+        harness: "claude-code".into(),
+        client_version: client_version.map(str::to_string),
+        checkout: Some(format!("/checkout/{pid}")),
+        branch: Some("main".into()),
+        pid: Some(pid),
+        enforcement: Enforcement::Guarded,
+        lifecycle: acc_store::Lifecycle::Managed,
+    };
+    let first = core
+        .open_keyed_session(&spec(1001, Some("1.0.0")), true, true, &derive)
+        .expect("start");
+    // Three minutes later the first process is gone and the conversation is resumed in a new
+    // one; its first event may be a write check (no version, no heartbeat asked) or its start.
+    for (pid, event_spec, refresh) in [
+        (2002, spec(2002, None), false),
+        (3003, spec(3003, Some("1.0.0")), true),
+    ] {
+        clock.advance(3 * 60_000);
+        let resumed = core
+            .open_keyed_session(&event_spec, false, refresh, &derive)
+            .expect("resume");
+        assert_eq!(resumed.session.session_id, first.session.session_id);
+        assert_eq!(resumed.session.pid, Some(pid));
+        let checkout = format!("/checkout/{pid}");
+        assert_eq!(resumed.session.checkout.as_deref(), Some(checkout.as_str()));
+        let report = core.status(false).expect("status");
+        assert_eq!(report.sessions.len(), 1);
+        assert_eq!(report.sessions[0].session.pid, Some(pid));
+        assert_eq!(
+            report.sessions[0].presence,
+            acc_core::Presence::Online,
+            "the resumed session is online at once"
+        );
+    }
+}
+
+#[test]
+fn the_cores_client_names_are_every_hooked_client_then_mcp_and_cli() {
+    let mut expected: Vec<&str> = Client::ALL.iter().map(|c| c.as_str()).collect();
+    expected.extend(["mcp", "cli"]);
+    assert_eq!(acc_core::messages::CLIENT_NAMES, expected.as_slice());
+}

@@ -1,5 +1,0 @@
-//! `acc`: the coordination CLI. All logic lives in the library.
-
-fn main() {
-    std::process::exit(acc_host::cli::main_with_args(std::env::args_os()));
-}

@@ -1,0 +1,669 @@
+//! `acc doctor`: what is installed and whether it works, each problem with its fix.
+//!
+//! Owns: read-only checks of the clients on PATH, ACC's installations in them, the `acc-mcp`
+//! registrations in them (`doctor::mcp`), the adapter plugins and their contracts, and the
+//! store. Must not: stop at the first problem (a store of
+//! another version or a damaged one is reported like anything else), or change anything
+//! unless asked with `--repair` (which reinstalls hooks that went missing).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::Target;
+use acc_app::workspace;
+use acc_clients::Client;
+
+mod mcp;
+mod wire;
+
+/// How a check came out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Level {
+    /// Works.
+    Ok,
+    /// Works partly or is absent by choice.
+    Warn,
+    /// Broken.
+    Error,
+}
+
+impl Level {
+    /// Stable string form.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Ok => "ok",
+            Self::Warn => "warn",
+            Self::Error => "error",
+        }
+    }
+}
+
+/// One finding.
+#[derive(Debug, Clone)]
+pub struct Check {
+    /// What was checked.
+    pub name: String,
+    /// The outcome.
+    pub level: Level,
+    /// What was found.
+    pub detail: String,
+    /// The command that fixes it, when there is one.
+    pub fix: Option<String>,
+}
+
+fn check(
+    name: impl Into<String>,
+    level: Level,
+    detail: impl Into<String>,
+    fix: Option<String>,
+) -> Check {
+    Check {
+        name: name.into(),
+        level,
+        detail: detail.into(),
+        fix,
+    }
+}
+
+/// How long to wait for a client to print its version (`ACC_PROBE_TIMEOUT_MS`, default 3000).
+pub fn probe_timeout() -> Duration {
+    let ms = std::env::var("ACC_PROBE_TIMEOUT_MS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .unwrap_or(3000);
+    Duration::from_millis(ms.clamp(100, 60_000))
+}
+
+fn on_path(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+}
+
+/// Run `<exe> --version` within the probe timeout; the first line of its output. It runs in
+/// a throwaway home (`HOME`, and no client home variable), because a client may write into its
+/// home even to print its version (Gemini CLI 0.61.0 leaves `projects.json.<uuid>.tmp` files):
+/// a read-only check leaves nothing in the user's.
+pub fn client_version(exe: &Path) -> Result<String, String> {
+    let home = tempfile::Builder::new()
+        .prefix("acc-doctor-probe-")
+        .tempdir()
+        .map_err(|e| format!("cannot make a throwaway home for it: {e}"))?;
+    let mut child = Command::new(exe)
+        .arg("--version")
+        .env("HOME", home.path())
+        .env_remove("CODEX_HOME")
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .env_remove("GEMINI_CLI_HOME")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("cannot run it: {e}"))?;
+    let start = Instant::now();
+    loop {
+        match child.try_wait() {
+            Ok(Some(_)) => break,
+            Ok(None) if start.elapsed() < probe_timeout() => {
+                std::thread::sleep(Duration::from_millis(10))
+            }
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!(
+                    "it did not print its version within {:?} (ACC_PROBE_TIMEOUT_MS)",
+                    probe_timeout()
+                ));
+            }
+        }
+    }
+    let output = child.wait_with_output().map_err(|e| e.to_string())?;
+    let text = String::from_utf8_lossy(&output.stdout);
+    text.lines()
+        .next()
+        .map(|l| l.trim().to_string())
+        .filter(|l| !l.is_empty())
+        .ok_or_else(|| "it printed no version".into())
+}
+
+/// Whether the client will load its configuration files: each parsed the way the client parses
+/// it (strict JSON; JSON with comments for Gemini CLI's settings; for Codex, `codex mcp list`
+/// itself reads `config.toml`).
+fn loadable(target: &Target, codex: Option<&Path>) -> Vec<Check> {
+    let mut checks = Vec::new();
+    let mut json_files = vec![target.hooks_file.clone()];
+    if target.client == Client::ClaudeCode {
+        json_files.push(target.mcp_file());
+    }
+    for path in json_files {
+        let Ok(bytes) = std::fs::read(&path) else {
+            continue;
+        };
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        if let Some(e) = crate::json_problem(target, &path, &String::from_utf8_lossy(&bytes)) {
+            checks.push(check(
+                format!("config {}", path.display()),
+                Level::Error,
+                format!(
+                    "{} will not load it: not valid JSON ({e}); every hook and server in it is ignored",
+                    target.client.as_str()
+                ),
+                Some(format!("fix {} by hand (acc edits only files it can parse)", path.display())),
+            ));
+        }
+    }
+    if let (Some(codex), Some(config)) = (codex, &target.trust_file)
+        && config.exists()
+    {
+        let mut command = Command::new(codex);
+        command
+            .args(["mcp", "list"])
+            .env("CODEX_HOME", config.parent().unwrap_or(Path::new(".")));
+        // Codex reads its whole configuration before listing; a refused file fails here the
+        // way it fails `codex exec`.
+        let budget = probe_timeout().max(Duration::from_secs(10));
+        match acc_clients::run_bounded(command, budget) {
+            Ok(output) if output.status.success() => {}
+            Ok(output) => {
+                let stderr = String::from_utf8_lossy(&output.stderr);
+                let why = stderr
+                    .lines()
+                    .find(|l| !l.trim().is_empty())
+                    .unwrap_or("no message");
+                checks.push(check(
+                    format!("config {}", config.display()),
+                    Level::Error,
+                    format!("Codex refuses it: {why}"),
+                    Some(format!("fix {} by hand (acc edits only files it can parse)", config.display())),
+                ));
+            }
+            Err(_) => checks.push(check(
+                format!("config {}", config.display()),
+                Level::Warn,
+                format!("`codex mcp list` did not finish within {budget:?}, so whether Codex loads it is unknown"),
+                None,
+            )),
+        }
+    }
+    checks
+}
+
+/// The installation of ACC in one client: recorded, complete, interrupted, or hooks that run
+/// acc without a record. With `repair`, roll back an interrupted installation and reinstall
+/// what went missing, with the recorded consent and MCP registration.
+fn installation(target: &Target, codex_or_claude: Option<&Path>, repair: bool) -> Vec<Check> {
+    let client = target.client;
+    let codex = codex_or_claude.filter(|_| client == Client::Codex);
+    let mut checks = loadable(target, codex);
+    let name = format!("hooks {}", client.as_str());
+    let install_fix = Some(format!("acc install --client {}", client.as_str()));
+    if crate::interrupted(target) {
+        if !repair {
+            checks.push(check(
+                name,
+                Level::Error,
+                "an installation was interrupted part way; its files may be half written",
+                Some("acc doctor --repair".into()),
+            ));
+            return checks;
+        }
+        match crate::roll_back(target) {
+            Ok(note) => checks.push(check(
+                name.clone(),
+                Level::Ok,
+                note.unwrap_or_else(|| "nothing to roll back".into()),
+                None,
+            )),
+            Err(e) => {
+                checks.push(check(
+                    name,
+                    Level::Error,
+                    format!("roll back failed: {e}"),
+                    install_fix,
+                ));
+                return checks;
+            }
+        }
+    }
+    let Some((delivery, mcp)) = crate::recorded_options(target) else {
+        checks.push(unrecorded(target, name, install_fix));
+        return checks;
+    };
+    let acc = std::env::current_exe().unwrap_or_default();
+    let missing = missing_groups(target, &acc);
+    if missing.is_empty() {
+        checks.push(check(
+            name,
+            Level::Ok,
+            format!(
+                "installed in {}; live delivery consent: {delivery}",
+                target.hooks_file.display()
+            ),
+            None,
+        ));
+    } else if repair {
+        checks.push(reinstall(
+            target,
+            &acc,
+            (&delivery, mcp.as_ref()),
+            &missing,
+            name,
+        ));
+    } else {
+        checks.push(check(
+            name,
+            Level::Error,
+            format!(
+                "{} lost {} (or this acc moved)",
+                target.hooks_file.display(),
+                missing.join(", ")
+            ),
+            Some("acc doctor --repair".into()),
+        ));
+    }
+    checks
+}
+
+/// `acc doctor --repair` for hooks a client lost: reinstall with the recorded options, and say
+/// "repaired" only when the file read back holds them now.
+fn reinstall(
+    target: &Target,
+    acc: &Path,
+    (delivery, mcp): (&str, Option<&crate::RecordedMcp>),
+    missing: &[&str],
+    name: String,
+) -> Check {
+    let install_fix = Some(format!("acc install --client {}", target.client.as_str()));
+    let options = crate::Options {
+        delivery,
+        mcp: mcp.map(|(_, participant, _)| match participant {
+            Some(p) => crate::McpIdentity::Participant(p),
+            None => crate::McpIdentity::Adopt,
+        }),
+        mcp_name: mcp.map_or(crate::DEFAULT_MCP_NAME, |(name, _, _)| name.as_str()),
+        mcp_trust: mcp.is_some_and(|(_, _, trusted)| *trusted),
+    };
+    match crate::install(target, acc, options, false) {
+        Ok(plan) if plan.changes && missing_groups(target, acc).is_empty() => check(
+            name,
+            Level::Ok,
+            format!(
+                "repaired: reinstalled {} in {}",
+                missing.join(", "),
+                target.hooks_file.display()
+            ),
+            None,
+        ),
+        Ok(_) => check(
+            name,
+            Level::Error,
+            format!(
+                "{} still lacks {} after a reinstall that changed nothing; nothing was repaired",
+                target.hooks_file.display(),
+                missing.join(", ")
+            ),
+            install_fix,
+        ),
+        Err(e) => check(
+            name,
+            Level::Error,
+            format!("repair failed: {e}"),
+            install_fix,
+        ),
+    }
+}
+
+/// The events whose ACC hook group (for this acc) is not in the client's hooks file.
+fn missing_groups(target: &Target, acc: &Path) -> Vec<&'static str> {
+    let settings =
+        crate::read_client_json(target, &target.hooks_file).unwrap_or(serde_json::Value::Null);
+    crate::groups(target.client, acc)
+        .into_iter()
+        .filter(|(event, group)| {
+            !settings
+                .pointer(&format!("/hooks/{event}"))
+                .and_then(|v| v.as_array())
+                .is_some_and(|list| list.contains(group))
+        })
+        .map(|(event, _)| event)
+        .collect()
+}
+
+/// No installation record: not installed, or hooks that run acc which no record names.
+fn unrecorded(target: &Target, name: String, install_fix: Option<String>) -> Check {
+    let strays = crate::stray_hooks(target);
+    if strays.is_empty() {
+        return check(
+            name,
+            Level::Warn,
+            format!("not installed in {}", target.hooks_file.display()),
+            install_fix,
+        );
+    }
+    check(
+        name,
+        Level::Warn,
+        format!(
+            "{} has hooks that run acc ({}) but no installation record names them: acc will neither update nor remove them",
+            target.hooks_file.display(),
+            strays.join(", ")
+        ),
+        Some(format!(
+            "remove them from {} by hand, then acc install --client {}",
+            target.hooks_file.display(),
+            target.client.as_str()
+        )),
+    )
+}
+
+/// Run every check from `start` (the workspace directory). With `repair`, reinstall hooks
+/// whose entries went missing, keeping the recorded consent.
+pub fn run(start: &Path, home: Option<&Path>, repair: bool) -> Vec<Check> {
+    let mut checks = Vec::new();
+    for (client, exe) in [
+        (Client::ClaudeCode, "claude"),
+        (Client::Codex, "codex"),
+        (Client::Gemini, "gemini"),
+    ] {
+        let found = on_path(exe);
+        checks.push(client_check(client, exe, found.as_deref()));
+        let Ok(target) = Target::new(client, home) else {
+            continue;
+        };
+        checks.extend(installation(&target, found.as_deref(), repair));
+    }
+    let needed: Vec<(&str, String)> = [
+        (Client::ClaudeCode, "claude-inbox"),
+        (Client::Codex, "codex-app-server"),
+    ]
+    .into_iter()
+    .filter_map(|(client, adapter)| {
+        let target = Target::new(client, home).ok()?;
+        (crate::recorded_delivery(&target) != "off").then(|| {
+            (
+                adapter,
+                format!(
+                    "the {} installation's live delivery ({}) needs it",
+                    client.as_str(),
+                    crate::recorded_delivery(&target)
+                ),
+            )
+        })
+    })
+    .collect();
+    checks.extend(adapter_checks(&needed));
+    let root = workspace::discover(start)
+        .map(|ws| ws.root)
+        .unwrap_or_else(|_| start.to_path_buf());
+    checks.extend(mcp::checks(home, &root, start));
+    checks.extend(workspace_checks(start));
+    checks
+}
+
+/// The client executable on PATH and its version.
+fn client_check(client: Client, exe: &str, found: Option<&Path>) -> Check {
+    let name = format!("client {}", client.as_str());
+    match found {
+        Some(path) => match client_version(path) {
+            Ok(version) => check(
+                name,
+                Level::Ok,
+                format!("{version} at {}", path.display()),
+                None,
+            ),
+            Err(why) => check(
+                name,
+                Level::Warn,
+                format!("{} found, but {why}", path.display()),
+                None,
+            ),
+        },
+        None => check(name, Level::Warn, format!("`{exe}` is not on PATH"), None),
+    }
+}
+
+/// The adapters loaded and refused, the ones ACC needs (`next-turn`, which every prompt hook
+/// renders through, and each adapter an installation's live delivery needs), and each live
+/// adapter's contract against the evidence.
+fn adapter_checks(needed: &[(&str, String)]) -> Vec<Check> {
+    let mut checks = Vec::new();
+    let configs = acc_delivery::plugins::configs_from_env().unwrap_or_default();
+    let plugins = acc_delivery::plugins::Plugins::load(&configs);
+    let searched = acc_clients::list_folders(&plugins.search_path);
+    let next_turn = (
+        "next-turn",
+        "the prompt hooks need it to show messages to the model".to_string(),
+    );
+    for (adapter, for_what) in std::iter::once(&next_turn).chain(needed) {
+        if plugins.get(adapter).is_some() {
+            continue;
+        }
+        let refused = plugins.refused.iter().find(|r| {
+            acc_delivery::plugins::short_name(&r.file)
+                .is_some_and(|n| n.replace('_', "-") == *adapter)
+        });
+        checks.push(check(
+            format!("adapter {adapter}"),
+            Level::Error,
+            match refused {
+                Some(r) => format!(
+                    "{} is refused ({}), and {for_what}",
+                    r.file.display(),
+                    r.reason
+                ),
+                None => format!("not installed (searched: {searched}), and {for_what}"),
+            },
+            Some(format!(
+                "install ACC with scripts/install.sh, which puts the adapters in <prefix>/lib/acc/adapters; or place libacc_adapter_{}{} in one of the folders searched",
+                adapter.replace('-', "_"),
+                std::env::consts::DLL_SUFFIX
+            )),
+        ));
+    }
+    for adapter in &plugins.adapters {
+        checks.push(check(
+            format!("adapter {}", adapter.adapter_id),
+            Level::Ok,
+            format!("loaded from {}", adapter.file.display()),
+            None,
+        ));
+    }
+    for refused in &plugins.refused {
+        checks.push(check(
+            format!("adapter file {}", refused.file.display()),
+            Level::Warn,
+            refused.reason.clone(),
+            Some("acc adapters".into()),
+        ));
+    }
+    let dirs = acc_delivery::contracts::default_dirs();
+    if dirs.is_empty() {
+        checks.push(check(
+            "contracts",
+            Level::Warn,
+            "no contracts folder found",
+            Some("install ACC with scripts/install.sh (share/acc/contracts), or set ACC_CONTRACTS_DIR".into()),
+        ));
+        return checks;
+    }
+    match acc_delivery::contracts::verify(&dirs, &plugins) {
+        Ok(report) if report.problems.is_empty() => {
+            for a in report
+                .adapters
+                .iter()
+                .filter(|a| a.eligibility.as_ref().err().is_none_or(|r| r != "not_live"))
+            {
+                let (level, detail) = match &a.eligibility {
+                    Ok(()) => (
+                        Level::Ok,
+                        format!(
+                            "client {} is eligible for live delivery",
+                            a.client_version.as_deref().unwrap_or("?")
+                        ),
+                    ),
+                    Err(reason) => (Level::Warn, format!("live delivery off: {reason}")),
+                };
+                checks.push(check(
+                    format!("contract {}", a.contract_id),
+                    level,
+                    detail,
+                    None,
+                ));
+            }
+        }
+        Ok(report) => checks.push(check(
+            "contracts",
+            Level::Error,
+            report.problems.join("; "),
+            Some("acc contract verify".into()),
+        )),
+        Err(e) => checks.push(check("contracts", Level::Error, e.message, None)),
+    }
+    checks
+}
+
+/// The workspace found from `start`, its data home, and its store.
+fn workspace_checks(start: &Path) -> Vec<Check> {
+    let ws = match workspace::discover(start) {
+        Err(e) => {
+            return vec![check(
+                "workspace",
+                Level::Error,
+                e.message,
+                Some("acc config validate".into()),
+            )];
+        }
+        Ok(ws) => ws,
+    };
+    let found = check(
+        "workspace",
+        Level::Ok,
+        format!(
+            "{} ({}) at {}",
+            ws.id,
+            ws.source.as_str(),
+            ws.root.display()
+        ),
+        None,
+    );
+    let data = match workspace::data_dir_for(&ws) {
+        Err(e) => check(
+            "data home",
+            Level::Error,
+            e.message,
+            Some("set ACC_DATA_HOME outside the workspace".into()),
+        ),
+        Ok(data_dir) => store_check(&data_dir, &ws.id),
+    };
+    let mut checks = vec![found, data];
+    if let Ok(data_dir) = workspace::data_dir_for(&ws)
+        && let Ok(Some(store)) = acc_store::Store::open_existing(&data_dir, &ws.id)
+    {
+        checks.push(layout_check(&store));
+    }
+    checks
+}
+
+/// The store's layout revision against this build's, and the backups beside it.
+fn layout_check(store: &acc_store::Store) -> Check {
+    let layout = acc_app::views::store_layout(store);
+    let backups = if layout.backups.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; backups kept beside it: {}",
+            layout
+                .backups
+                .iter()
+                .map(|b| format!("{} ({} bytes)", b.path, b.bytes))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
+    if layout.pending_upgrade {
+        return check(
+            "store layout",
+            Level::Warn,
+            format!(
+                "layout revision {}, this build writes {}: an upgrade is pending{backups}",
+                layout.revision, layout.build_revision
+            ),
+            Some("run `acc store upgrade` (a backup is made first), or let the next write do it when no other process has the store open".into()),
+        );
+    }
+    check(
+        "store layout",
+        Level::Ok,
+        format!(
+            "layout revision {} (this build writes {}){backups}",
+            layout.revision, layout.build_revision
+        ),
+        None,
+    )
+}
+
+/// The workspace's store: none yet, sound, or refused with what to do.
+fn store_check(data_dir: &Path, workspace_id: &str) -> Check {
+    let path = acc_store::workspace_dir(data_dir, workspace_id).join(acc_store::STORE_FILE);
+    let start_afresh = Some(format!("move {} aside and start afresh", path.display()));
+    match acc_store::Store::open_existing(data_dir, workspace_id) {
+        Ok(None) => check(
+            "store",
+            Level::Ok,
+            format!(
+                "none yet (created on the first change) at {}",
+                path.display()
+            ),
+            None,
+        ),
+        Ok(Some(store)) => match store.integrity_check() {
+            Ok(result) if result == "ok" => check(
+                "store",
+                Level::Ok,
+                format!(
+                    "protocol {} schema {} at {}",
+                    acc_store::PROTOCOL_VERSION,
+                    acc_store::SCHEMA_VERSION,
+                    path.display()
+                ),
+                None,
+            ),
+            Ok(result) => check(
+                "store",
+                Level::Error,
+                format!("integrity check: {result}"),
+                start_afresh,
+            ),
+            Err(e) => check("store", Level::Error, e.message, start_afresh),
+        },
+        Err(e) => check(
+            "store",
+            Level::Error,
+            acc_core::AccError::from(e).to_string(),
+            Some(format!(
+                "move {} aside (acc never converts or deletes a store)",
+                path.parent().unwrap_or(&path).display()
+            )),
+        ),
+    }
+}
+
+/// `acc doctor`: whether every check passed, and each check.
+pub fn view(ok: bool, checks: &[Check]) -> serde_json::Value {
+    acc_core::wire::json(&wire::Doctor {
+        ok,
+        checks: checks
+            .iter()
+            .map(|c| wire::DoctorCheck {
+                name: &c.name,
+                status: c.level.as_str(),
+                detail: &c.detail,
+                fix: c.fix.as_deref(),
+            })
+            .collect(),
+    })
+}
