@@ -10,13 +10,15 @@ use serde_json::Value;
 use crate::services::Sent;
 use crate::wire;
 use acc_core::OpenedSession;
+use acc_core::attention::Attention;
 use acc_core::claims::effective_enforcement;
 use acc_core::clock::format_timestamp;
 use acc_core::error::AccError;
+use acc_core::events::format_cursor;
 use acc_core::messages::{
     DecisionStatus, MessageView, PAGE_BYTE_CAP, Page, PruneReport, Received, SUMMARY_SUBJECT_BYTES,
 };
-use acc_core::status::{Attention, EventPage, SessionState, StatusReport, format_cursor};
+use acc_core::status::{EventPage, SessionState, StatusReport};
 use acc_core::workspace::ClaimPolicy;
 use acc_delivery::DeliveryOutcome;
 use acc_store::{BindingRow, ClaimRow, EventRow, IntentRow, ReceiptRow};

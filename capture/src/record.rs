@@ -14,7 +14,6 @@ use acc_delivery::contracts::wire::Entry;
 use acc_delivery::contracts::{
     CAPTURE_SCHEMA, Capture, Provenance, capture_stem, check_capture, transcript,
 };
-use acc_delivery::router::platform;
 use serde_json::Value;
 
 use crate::failed;
@@ -164,7 +163,7 @@ impl Recorder {
 
     /// The capture this transcript supports, checked by the validator.
     pub fn finish(self, run: Run) -> AccResult<Finished> {
-        let platform = platform();
+        let platform = acc_clients::platform();
         let mut entries = vec![Entry::Run {
             client: run.client.clone(),
             version: run.version.clone(),

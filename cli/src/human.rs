@@ -5,9 +5,11 @@ use comfy_table::Cell;
 use super::look::{self, Look};
 use acc_app::services::Sent;
 use acc_core::OpenedSession;
+use acc_core::attention::Attention;
 use acc_core::error::AccError;
+use acc_core::events::format_cursor;
 use acc_core::messages::{MessageView, PruneReport};
-use acc_core::status::{Attention, EventPage, StatusReport, format_cursor};
+use acc_core::status::{EventPage, StatusReport};
 use acc_store::{ClaimRow, ReceiptRow, ReceiptState};
 
 use acc_clients::render::{escape_line as safe, shell_quote};
@@ -123,7 +125,7 @@ pub fn claims(verb: &str, claims: &[ClaimRow], look: &Look) -> String {
 }
 
 pub fn attention_line(item: &Attention, look: &Look) -> String {
-    if let (acc_core::status::AttentionRule::ClaimHolderOffline, Some(claim), Some(until)) =
+    if let (acc_core::attention::AttentionRule::ClaimHolderOffline, Some(claim), Some(until)) =
         (item.rule, &item.claim_id, item.expires_at)
     {
         let id = look.id(claim);

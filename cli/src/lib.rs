@@ -532,7 +532,7 @@ fn status_ids(report: &acc_core::status::StatusReport) -> Vec<&str> {
 }
 
 /// The claim and message ids attention items name.
-fn attention_ids(attention: &[acc_core::status::Attention]) -> impl Iterator<Item = &str> {
+fn attention_ids(attention: &[acc_core::attention::Attention]) -> impl Iterator<Item = &str> {
     attention
         .iter()
         .flat_map(|a| [a.claim_id.as_deref(), a.message_id.as_deref()])
@@ -802,9 +802,9 @@ pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> i32 {
     }
     // `acc adapter-host`: hidden; serves one adapter call for `acc-mcp` over its pipes.
     if let [_, host] = args.as_slice()
-        && host == acc_delivery::isolation::SUBCOMMAND
+        && host == acc_delivery::plugins::isolation::SUBCOMMAND
     {
-        return acc_delivery::isolation::serve();
+        return acc_delivery::plugins::isolation::serve();
     }
     let json_requested = args.iter().any(|a| a == "--json");
     let cli = match Cli::try_parse_from(&args) {
@@ -1394,7 +1394,7 @@ fn follow(cli: &Cli, args: &SyncArgs) -> AccResult<()> {
     let limit = acc_core::status::event_limit(args.limit)?;
     let mut core = open_core(cli)?;
     let cursor = match &args.cursor {
-        Some(text) => acc_core::status::parse_cursor(text)?,
+        Some(text) => acc_core::events::parse_cursor(text)?,
         None => core.status(false)?.head_seq,
     };
     follow_events(cli, core, cursor, limit)
@@ -1594,7 +1594,7 @@ fn prune_command(cli: &Cli, args: &PruneArgs) -> AccResult<Output> {
     let before = args
         .before
         .as_deref()
-        .map(status::parse_cursor)
+        .map(acc_core::events::parse_cursor)
         .transpose()?;
     let who = if args.apply { Some(caller(cli)?) } else { None };
     let mut core = open_core(cli)?;
@@ -1729,7 +1729,7 @@ fn sync(cli: &Cli, args: &SyncArgs) -> AccResult<Output> {
         ));
     }
     let cursor = match &args.cursor {
-        Some(text) => status::parse_cursor(text)?,
+        Some(text) => acc_core::events::parse_cursor(text)?,
         None => 0,
     };
     let limit = status::event_limit(args.limit)?;
@@ -1770,7 +1770,7 @@ fn message_ids(view: &acc_core::messages::MessageView) -> Vec<&str> {
 /// The ids a sync page shows: the messages its events name and its attention items'.
 fn event_ids<'a>(
     page: &'a acc_core::status::EventPage,
-    attention: &'a [acc_core::status::Attention],
+    attention: &'a [acc_core::attention::Attention],
 ) -> Vec<&'a str> {
     let events = page
         .events

@@ -132,7 +132,7 @@ impl Watch {
             .collect()
     }
 
-    fn attention(&self) -> Vec<&acc_core::status::Attention> {
+    fn attention(&self) -> Vec<&acc_core::attention::Attention> {
         self.room
             .report
             .attention
@@ -483,7 +483,7 @@ fn header(frame: &mut Frame, area: Rect, watch: &Watch) {
     let rest = format!(
         " · showing {} · cursor {}",
         safe(filter),
-        acc_core::status::format_cursor(report.head_seq),
+        acc_core::events::format_cursor(report.head_seq),
     );
     let used = "acc watch · ".chars().count() + room.chars().count() + report.protection.len();
     let line = Line::from(vec![

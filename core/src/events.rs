@@ -259,3 +259,20 @@ impl Event {
 pub fn to_json<T: Serialize>(value: &T) -> AccResult<serde_json::Value> {
     serde_json::to_value(value).map_err(|e| AccError::internal(format!("serialising: {e}")))
 }
+
+/// Parse a 16-digit event cursor.
+pub fn parse_cursor(text: &str) -> AccResult<i64> {
+    if text.len() == 16 && text.bytes().all(|b| b.is_ascii_digit()) {
+        text.parse()
+            .map_err(|_| AccError::usage(format!("cursor `{text}` is out of range")))
+    } else {
+        Err(AccError::usage(format!(
+            "cursor `{text}` is not a 16-digit event cursor"
+        )))
+    }
+}
+
+/// Render an event cursor.
+pub fn format_cursor(seq: i64) -> String {
+    format!("{seq:016}")
+}

@@ -20,6 +20,7 @@ use crate::clock::{Clock, Millis};
 use crate::workspace::Workspace;
 use acc_store::{Store, WorkspaceRecord};
 
+pub mod attention;
 pub mod claims;
 pub mod events;
 pub mod identity;

@@ -1022,7 +1022,7 @@ impl Core {
             if !message_ids.is_empty() {
                 Event::MessagesPruned {
                     message_ids: message_ids.clone(),
-                    before_cursor: crate::status::format_cursor(before_seq),
+                    before_cursor: crate::events::format_cursor(before_seq),
                 }
                 .append(
                     w,
@@ -1218,8 +1218,8 @@ pub fn message_attention(
     reader: &Reader<'_>,
     now: Millis,
     liveness: &dyn Liveness,
-) -> AccResult<Vec<crate::status::Attention>> {
-    use crate::status::{Attention, AttentionRule};
+) -> AccResult<Vec<crate::attention::Attention>> {
+    use crate::attention::{Attention, AttentionRule};
     let mut out = Vec::new();
     for (obligation, rule) in [
         ("reply", AttentionRule::ReplyRequired),

@@ -1074,7 +1074,7 @@ pub fn verify(dirs: &[PathBuf], plugins: &crate::plugins::Plugins) -> AccResult<
             });
         let installed_sha = probe.as_ref().and_then(|p| p.executable_sha256.clone());
         let client_version = probe.and_then(|p| p.client_version);
-        let here = crate::router::platform();
+        let here = acc_clients::platform();
         let mut eligibility = eligibility(contract, &captures, client_version.as_deref(), &here)
             .map_err(str::to_string);
         if eligibility.is_ok()

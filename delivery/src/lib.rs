@@ -8,7 +8,6 @@
 
 pub mod contracts;
 pub mod inspect;
-pub mod isolation;
 pub mod plugins;
 pub mod router;
 pub mod user_adapters;

@@ -24,6 +24,8 @@ use acc_adapter_api::abi_stable::std_types::{RResult, RStr};
 use acc_adapter_api::wire::ContractDeclaration;
 use acc_adapter_api::{AbiVersion, AdapterBox, AdapterError, AdapterModuleRef, Answer, OfferKind};
 
+pub mod isolation;
+
 /// How long describe, probe and render may take.
 pub const DEFAULT_DEADLINE: Duration = Duration::from_secs(3);
 /// How long an offer may take.
@@ -56,8 +58,8 @@ pub struct LoadedAdapter {
 pub(crate) enum Runner {
     /// Loaded into this process.
     InProcess(Arc<AdapterBox>),
-    /// In a short-lived helper process per call ([`crate::isolation`]).
-    Helper(Arc<crate::isolation::Helper>),
+    /// In a short-lived helper process per call ([`isolation`]).
+    Helper(Arc<isolation::Helper>),
 }
 
 /// How [`Plugins`] loads adapters.
@@ -228,7 +230,7 @@ pub fn check_file(file: &Path) -> Result<LoadedAdapter, String> {
 fn load_by(loading: &Loading, file: &Path, config: &str) -> Result<LoadedAdapter, String> {
     match loading {
         Loading::InProcess => load_file(file, config),
-        Loading::Helper(program) => crate::isolation::describe(program, file, config),
+        Loading::Helper(program) => isolation::describe(program, file, config),
     }
 }
 
@@ -303,7 +305,7 @@ pub(crate) fn load_file(file: &Path, config: &str) -> Result<LoadedAdapter, Stri
 #[derive(Debug)]
 pub struct PendingCall<T> {
     receiver: mpsc::Receiver<Result<T, CallFailure>>,
-    _helper: Option<crate::isolation::Running>,
+    _helper: Option<isolation::Running>,
 }
 
 impl<T: Send + 'static> PendingCall<T> {
@@ -319,7 +321,7 @@ impl<T: Send + 'static> PendingCall<T> {
     pub(crate) fn on_thread(
         f: impl FnOnce() -> Result<T, CallFailure> + Send + 'static,
         after: impl FnOnce() + Send + 'static,
-        helper: Option<crate::isolation::Running>,
+        helper: Option<isolation::Running>,
     ) -> Result<Self, CallFailure> {
         let (sender, receiver) = mpsc::channel();
         std::thread::Builder::new()
@@ -412,7 +414,7 @@ impl LoadedAdapter {
     ) -> Result<PendingCall<Answer>, CallFailure> {
         let object = match &self.runner {
             Runner::InProcess(object) => object.clone(),
-            Runner::Helper(helper) => return crate::isolation::start(helper, operation, request),
+            Runner::Helper(helper) => return isolation::start(helper, operation, request),
         };
         PendingCall::start(move || {
             let request = RStr::from(request.as_str());

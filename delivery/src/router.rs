@@ -161,12 +161,6 @@ pub fn policy_allows(policy: LivePolicy, message: &MessageRow) -> bool {
     }
 }
 
-/// The platform string of this machine (`linux-x64`, `darwin-arm64`), as the adapters and
-/// captures name it.
-pub fn platform() -> String {
-    acc_clients::platform()
-}
-
 /// What an admission code means, for a person.
 fn admission_hint(code: &str) -> &'static str {
     match code {
@@ -204,7 +198,7 @@ pub fn declared_admits(adapter: &LoadedAdapter, client_version: &str) -> Result<
     let Ok(version) = semver::Version::parse(client_version) else {
         return Err("unsupported_client_version");
     };
-    let here = platform();
+    let here = acc_clients::platform();
     let minimum = contract
         .minimums
         .iter()
@@ -615,7 +609,7 @@ impl Delivery {
                 .unwrap_or_else(crate::contracts::search_path);
             Arc::new(crate::contracts::Evidence::load(&dirs))
         });
-        evidence.admits(&adapter.contract, client_version, &platform())
+        evidence.admits(&adapter.contract, client_version, &acc_clients::platform())
     }
 
     /// The plugins, discovered and loaded on first need.
@@ -1050,7 +1044,7 @@ impl Delivery {
                 format!(
                     "{code}: live delivery through `{adapter_id}` is not admitted for client version {} on {}: {}; nothing was bound, and messages reach this session durably",
                     answer.client_version,
-                    platform(),
+                    acc_clients::platform(),
                     admission_hint(code)
                 ),
             ));

@@ -728,7 +728,7 @@ fn prepare_sync(args: args::Sync) -> AccResult<Prepared> {
         },
         scope => Ok(Prepared::Events {
             cursor: match &args.cursor {
-                Some(text) => status::parse_cursor(text)?,
+                Some(text) => acc_core::events::parse_cursor(text)?,
                 None => 0,
             },
             limit: status::event_limit(args.limit)?,

@@ -421,3 +421,205 @@ fn no_crate_re_exports_another_workspace_crate() {
         facades.join("\n")
     );
 }
+
+/// Every workspace crate's source directory, from its manifest.
+fn crate_source_dirs() -> Vec<(String, std::path::PathBuf)> {
+    let root = repo_root();
+    let mut dirs = Vec::new();
+    for manifest in sources_named(&root, "Cargo.toml") {
+        let text = std::fs::read_to_string(&manifest).expect("manifest");
+        let Ok(value) = text.parse::<toml::Table>() else {
+            continue;
+        };
+        let Some(name) = value
+            .get("package")
+            .and_then(|p| p.get("name"))
+            .and_then(|n| n.as_str())
+        else {
+            continue;
+        };
+        let src = manifest.parent().expect("dir").join("src");
+        if src.is_dir() {
+            dirs.push((name.to_string(), src));
+        }
+    }
+    dirs.sort();
+    dirs
+}
+
+/// Files called `name` below `dir`, outside build output.
+fn sources_named(dir: &std::path::Path, name: &str) -> Vec<std::path::PathBuf> {
+    let mut found = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(next) = pending.pop() {
+        for entry in std::fs::read_dir(&next).into_iter().flatten().flatten() {
+            let path = entry.path();
+            let skip = path
+                .file_name()
+                .is_some_and(|n| n == "target" || n == ".git" || n == "node_modules");
+            if path.is_dir() && !skip {
+                pending.push(path);
+            } else if path.file_name().is_some_and(|n| n == name) {
+                found.push(path);
+            }
+        }
+    }
+    found
+}
+
+/// A source file's module path in its crate (`src/lib.rs` is `crate`, `src/a/b.rs` and
+/// `src/a/b/mod.rs` are `crate::a::b`); `None` for a binary's or a test's file.
+fn module_path(src: &std::path::Path, file: &std::path::Path) -> Option<Vec<String>> {
+    let relative = file.strip_prefix(src).ok()?;
+    let mut parts: Vec<String> = relative
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    if parts.first().is_some_and(|p| p == "bin") {
+        return None;
+    }
+    let last = parts.pop()?;
+    let stem = last.strip_suffix(".rs")?;
+    if !matches!(stem, "lib" | "main" | "mod") {
+        parts.push(stem.to_string());
+    } else if stem != "mod" && !parts.is_empty() {
+        return None;
+    }
+    Some(parts)
+}
+
+/// The module paths a file's text names through `crate::` and `super::` (each expanded from
+/// `{…}` groups), as the segments after the prefix, resolved against the file's own path.
+fn named_paths(text: &str, own: &[String]) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
+    let bytes = text.as_bytes();
+    for prefix in ["crate::", "super::"] {
+        let mut at = 0;
+        while let Some(found) = text[at..].find(prefix) {
+            let start = at + found;
+            at = start + prefix.len();
+            let before = start.checked_sub(1).map(|i| bytes[i]);
+            if before.is_some_and(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b':') {
+                continue;
+            }
+            let mut base: Vec<String> = if prefix == "crate::" {
+                Vec::new()
+            } else {
+                own[..own.len().saturating_sub(1)].to_vec()
+            };
+            let mut rest = &text[at..];
+            // `super::super::…`
+            while let Some(more) = rest.strip_prefix("super::") {
+                base.pop();
+                rest = more;
+            }
+            let path_end = rest
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == ':'))
+                .unwrap_or(rest.len());
+            let path = &rest[..path_end];
+            let segments = |p: &str| -> Vec<String> {
+                p.split("::")
+                    .filter(|s| !s.is_empty())
+                    .map(str::to_string)
+                    .collect()
+            };
+            if (path.ends_with("::") || path.is_empty())
+                && let Some(group) = rest[path_end..].strip_prefix('{')
+            {
+                let group = &group[..group.find('}').unwrap_or(group.len())];
+                for item in group.split(',') {
+                    let mut full = base.clone();
+                    full.extend(segments(path));
+                    full.extend(segments(item.trim()));
+                    out.push(full);
+                }
+                continue;
+            }
+            let mut full = base;
+            full.extend(segments(path));
+            out.push(full);
+        }
+    }
+    out
+}
+
+/// No circle of file-level imports inside a crate: a module that names another (through
+/// `crate::` or `super::`) is named back by neither it nor anything it names. A module
+/// reading its own ancestors' items (`super::…` in a child) is nesting, not an import.
+#[test]
+fn no_module_imports_itself_in_a_circle() {
+    let mut circles = Vec::new();
+    for (name, src) in crate_source_dirs() {
+        let mut modules: BTreeMap<Vec<String>, String> = BTreeMap::new();
+        let root = repo_root();
+        for file in sources(&src) {
+            let Some(path) = module_path(&src, &file) else {
+                continue;
+            };
+            let Some((_, text)) = production_text(&root, &file) else {
+                continue;
+            };
+            // Comments (doc links among them) import nothing.
+            let code: String = text
+                .lines()
+                .filter(|l| !l.trim_start().starts_with("//"))
+                .map(|l| format!("{l}\n"))
+                .collect();
+            modules.insert(path, code);
+        }
+        let mut edges: BTreeMap<Vec<String>, std::collections::BTreeSet<Vec<String>>> =
+            BTreeMap::new();
+        for (own, text) in &modules {
+            for named in named_paths(text, own) {
+                // The longest module that the named path lies in.
+                let Some(target) = (0..=named.len())
+                    .rev()
+                    .map(|n| named[..n].to_vec())
+                    .find(|p| modules.contains_key(p))
+                else {
+                    continue;
+                };
+                let ancestor = own.starts_with(&target);
+                if target != *own && !ancestor {
+                    edges.entry(own.clone()).or_default().insert(target);
+                }
+            }
+        }
+        // A circle: a module reachable from one of its own imports.
+        for (start, targets) in &edges {
+            for first in targets {
+                let mut seen = std::collections::BTreeSet::new();
+                let mut pending = vec![(first.clone(), vec![start.clone(), first.clone()])];
+                while let Some((at, trail)) = pending.pop() {
+                    if at == *start {
+                        // Once per circle: from its smallest module.
+                        if trail.iter().any(|m| m < start) {
+                            break;
+                        }
+                        let names: Vec<String> = trail
+                            .iter()
+                            .map(|m| format!("crate::{}", m.join("::")))
+                            .collect();
+                        circles.push(format!("{name}: {}", names.join(" -> ")));
+                        break;
+                    }
+                    if !seen.insert(at.clone()) {
+                        continue;
+                    }
+                    for next in edges.get(&at).into_iter().flatten() {
+                        let mut trail = trail.clone();
+                        trail.push(next.clone());
+                        pending.push((next.clone(), trail));
+                    }
+                }
+            }
+        }
+    }
+    circles.sort();
+    circles.dedup();
+    assert!(
+        circles.is_empty(),
+        "file-level import circles (break each: move what both need below both):\n{}",
+        circles.join("\n")
+    );
+}

@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 use acc_adapter_api::abi_stable::std_types::RString;
 use acc_adapter_api::{Answer, OfferKind, OfferStatus};
 
-use crate::plugins::{CallFailure, LoadedAdapter, Operation, PendingCall, Runner};
+use super::{CallFailure, LoadedAdapter, Operation, PendingCall, Runner};
 use wire::{Reply, Request};
 
 mod wire;
@@ -155,7 +155,7 @@ fn eprintln_safe(text: &str) {
 
 /// Load the requested adapter here and run the operation.
 fn answer(request: &Request) -> Reply {
-    let adapter = match crate::plugins::load_file(&request.file, &request.config) {
+    let adapter = match super::load_file(&request.file, &request.config) {
         Ok(adapter) => adapter,
         Err(reason) => return Reply::Refused { reason },
     };
@@ -179,7 +179,7 @@ fn answer(request: &Request) -> Reply {
         .start(operation, request.request.clone())
         .and_then(|call| {
             call.wait_until(Instant::now() + HELPER_LIMIT)
-                .unwrap_or_else(|| Err(crate::plugins::timed_out(HELPER_LIMIT)))
+                .unwrap_or_else(|| Err(super::timed_out(HELPER_LIMIT)))
         });
     match answered {
         Ok(answer) => Reply::Answered {
@@ -381,7 +381,7 @@ pub(crate) fn describe(program: &Path, file: &Path, config: &str) -> Result<Load
     let pending = call(program, &request, Ok).map_err(|f| f.message)?;
     let reply = pending
         .wait_until(Instant::now() + DESCRIBE_LIMIT)
-        .unwrap_or_else(|| Err(crate::plugins::timed_out(DESCRIBE_LIMIT)))
+        .unwrap_or_else(|| Err(super::timed_out(DESCRIBE_LIMIT)))
         .map_err(|f| format!("init failed ({}): {}", f.code, f.message))?;
     match reply {
         Reply::Described {
