@@ -706,7 +706,7 @@ fn arbitrary_json() -> impl Strategy<Value = Value> {
 
 fn arbitrary_line() -> impl Strategy<Value = (String, Option<Value>)> {
     let tool_call = (
-        prop::sample::select(tools::NAMES.to_vec()),
+        prop::sample::select(tools::names()),
         arbitrary_json(),
         any::<bool>(),
         any::<u32>(),
@@ -901,7 +901,7 @@ fn the_instructions_name_every_tool_and_no_other() {
         .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
         .filter(|w| w.starts_with("acc_"))
         .collect();
-    let tools: std::collections::BTreeSet<&str> = crate::tools::NAMES.iter().copied().collect();
+    let tools: std::collections::BTreeSet<&str> = crate::tools::names().into_iter().collect();
     assert_eq!(named, tools);
 }
 
@@ -1169,4 +1169,72 @@ fn acc_status_stays_within_the_page_at_any_room_size() {
     let status = ok(&mut carol, "acc_status", json!({}));
     assert!(status.get("omitted").is_none(), "{status}");
     assert_eq!(status["claimSummary"]["complete"], true);
+}
+
+/// Each tool's published input schema says exactly what its argument struct reads: the same
+/// property names (serde's renames applied), the same types, every required property a field
+/// that is not an `Option`, and every optional one an `Option` or a (defaulted) list. A schema
+/// and its struct cannot disagree without this failing, naming the tool and the field.
+#[test]
+fn each_tools_schema_is_its_argument_struct() {
+    use serde_reflection::{ContainerFormat, Format, Tracer, TracerConfig};
+    assert_eq!(crate::tools::TOOLS.len(), 11, "MCP.md's eleven tools");
+    for tool in &crate::tools::TOOLS {
+        let mut tracer = Tracer::new(TracerConfig::default());
+        let traced = (tool.trace)(&mut tracer).expect("trace the argument struct");
+        let registry = tracer.registry().expect("registry");
+        let Format::TypeName(type_name) = traced else {
+            panic!("{}: its arguments are not a struct: {traced:?}", tool.name);
+        };
+        let fields = match registry.get(&type_name) {
+            Some(ContainerFormat::Struct(fields)) => fields.clone(),
+            other => panic!("{}: {type_name} is not a struct: {other:?}", tool.name),
+        };
+        let schema = crate::tools::input_schema(tool.name);
+        let properties = schema["properties"].as_object().expect("properties");
+        let required: Vec<&str> = schema["required"]
+            .as_array()
+            .map(|r| r.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        let mut names: Vec<&str> = fields.iter().map(|f| f.name.as_str()).collect();
+        let mut published: Vec<&str> = properties.keys().map(String::as_str).collect();
+        names.sort_unstable();
+        published.sort_unstable();
+        assert_eq!(
+            published, names,
+            "{}: the schema's properties and {type_name}'s fields",
+            tool.name
+        );
+        for field in &fields {
+            let (optional, inner) = match &field.value {
+                Format::Option(inner) => (true, inner.as_ref()),
+                other => (false, other),
+            };
+            let is_required = required.contains(&field.name.as_str());
+            assert!(
+                !(is_required && optional),
+                "{}: `{}` is required by the schema but an Option in {type_name}",
+                tool.name,
+                field.name
+            );
+            assert!(
+                is_required || optional || matches!(inner, Format::Seq(_)),
+                "{}: `{}` is optional in the schema but neither an Option nor a list in {type_name}",
+                tool.name,
+                field.name
+            );
+            let expected = match inner {
+                Format::Str => "string",
+                Format::I64 => "integer",
+                Format::Bool => "boolean",
+                Format::Seq(_) => "array",
+                other => panic!("{}: `{}` has format {other:?}", tool.name, field.name),
+            };
+            assert_eq!(
+                properties[&field.name]["type"], expected,
+                "{}: the type of `{}`",
+                tool.name, field.name
+            );
+        }
+    }
 }

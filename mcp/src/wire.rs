@@ -122,7 +122,7 @@ pub struct UnsupportedVersion<'a> {
 /// Error data: the tools there are.
 #[derive(Debug, Clone, Serialize)]
 pub struct UnknownTool {
-    pub tools: &'static [&'static str],
+    pub tools: Vec<&'static str>,
 }
 
 /// Error data: the resource asked for.
@@ -146,6 +146,10 @@ pub struct SpeaksFor<'a> {
 /// field is optional here; the rules between fields and the core's validators decide.
 pub mod args {
     use serde::Deserialize;
+
+    /// `acc_status`: no arguments.
+    #[derive(Debug, Clone, Default, Deserialize)]
+    pub struct Status {}
 
     /// `acc_sync`.
     #[derive(Debug, Clone, Default, Deserialize)]
@@ -174,7 +178,7 @@ pub mod args {
     #[derive(Debug, Clone, Default, Deserialize)]
     #[serde(rename_all = "camelCase", default)]
     pub struct Claim {
-        pub action: Option<String>,
+        pub action: String,
         pub resource: Option<String>,
         pub resources: Option<Vec<String>>,
         pub claim_id: Option<String>,
@@ -212,9 +216,9 @@ pub mod args {
     #[derive(Debug, Clone, Default, Deserialize)]
     #[serde(rename_all = "camelCase", default)]
     pub struct Request {
-        pub to_participant_id: Option<String>,
+        pub to_participant_id: String,
         pub title: String,
-        pub detail: String,
+        pub detail: Option<String>,
         pub client_message_id: Option<String>,
     }
 

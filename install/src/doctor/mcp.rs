@@ -203,11 +203,17 @@ fn probe(exe: &Path, registration: &Registration, cwd: &Path) -> Result<usize, S
             format!("the input schema of {name} has {problem}: Claude Code would drop the tool")
         })?;
     }
-    if tools.len() != acc_mcp::tools::NAMES.len() {
+    // Exactly this build's tools, by name and in order.
+    let listed: Vec<&str> = tools
+        .iter()
+        .map(|t| t["name"].as_str().unwrap_or("?"))
+        .collect();
+    let expected = acc_mcp::tools::names();
+    if listed != expected {
         return Err(format!(
-            "it lists {} tools, not the {}",
-            tools.len(),
-            acc_mcp::tools::NAMES.len()
+            "it lists the tools {}, not this build's {}",
+            listed.join(", "),
+            expected.join(", ")
         ));
     }
     Ok(tools.len())

@@ -148,7 +148,7 @@ fn codex_app_server_lists_the_tools_and_calls_acc_status() {
         .map(String::as_str)
         .collect();
     names.sort_unstable();
-    let mut expected = acc_mcp::tools::NAMES.to_vec();
+    let mut expected = acc_mcp::tools::names();
     expected.sort_unstable();
     assert_eq!(names, expected);
 

@@ -11,7 +11,10 @@ use serde_json::{Value, json};
 
 /// The eleven tools MCP.md names (the server's own list; its length is checked where it is
 /// used, so a lost tool fails here too).
-const TOOLS: &[&str] = acc_mcp::tools::NAMES;
+/// The tools `acc-mcp` publishes, in order.
+fn tool_names() -> Vec<&'static str> {
+    acc_mcp::tools::names()
+}
 
 /// What the room holds before the agent's turn: the agent is a known participant (so it can be
 /// addressed), and carol has asked it a question and left it a note.
@@ -216,8 +219,8 @@ fn claude_tool_results(events: &[Value]) -> Vec<(bool, String)> {
 }
 
 fn sorted_tools() -> Vec<String> {
-    assert_eq!(TOOLS.len(), 11, "MCP.md's eleven tools");
-    let mut all: Vec<String> = TOOLS.iter().map(|t| t.to_string()).collect();
+    assert_eq!(tool_names().len(), 11, "MCP.md's eleven tools");
+    let mut all: Vec<String> = tool_names().iter().map(|t| t.to_string()).collect();
     all.sort();
     all
 }
@@ -268,7 +271,10 @@ fn drive_claude(register: impl Fn(&World, &Path) -> Vec<String>) {
 
 /// The model's ToolSearch call that loads the schemas of all eleven ACC tools.
 fn load_schemas() -> Scripted {
-    let names: Vec<String> = TOOLS.iter().map(|t| format!("mcp__acc__{t}")).collect();
+    let names: Vec<String> = tool_names()
+        .iter()
+        .map(|t| format!("mcp__acc__{t}"))
+        .collect();
     Scripted::Tool {
         name: "ToolSearch".into(),
         input: json!({ "query": format!("select:{}", names.join(",")), "max_results": 11 }),
@@ -286,7 +292,7 @@ fn assert_schemas_reached_the_model(model: &ModelServer) {
         .filter(|b| b["tools"].as_array().is_some_and(|t| !t.is_empty()))
         .collect();
     let first = bodies.first().expect("a main-loop request").to_string();
-    for tool in TOOLS {
+    for tool in tool_names() {
         assert!(
             first.contains(&format!("mcp__acc__{tool}")),
             "{tool} is named to the model"
