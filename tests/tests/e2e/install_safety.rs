@@ -1434,7 +1434,14 @@ fn doctor_leaves_the_users_client_homes_as_they_were() {
         let run = home.install("acc");
         assert_eq!(run.code, 0, "{run:?}");
         let before = tree(&home.home);
-        let report = home.acc(&["doctor"], &[("HOME", &home_dir)]).json();
+        // The probe's own deadline is not what this test is about: Gemini CLI takes seconds
+        // to print its version on a loaded machine (3 s, the default, was seen to pass).
+        let report = home
+            .acc(
+                &["doctor"],
+                &[("HOME", &home_dir), ("ACC_PROBE_TIMEOUT_MS", "60000")],
+            )
+            .json();
         let probed = report["checks"]
             .as_array()
             .expect("checks")
