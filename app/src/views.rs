@@ -474,7 +474,7 @@ fn delivery_wire(outcomes: &[DeliveryOutcome]) -> Vec<wire::Delivery<'_>> {
         .iter()
         .map(|o| wire::Delivery {
             recipient_participant_id: &o.recipient_participant_id,
-            outcome: &o.outcome,
+            outcome: o.outcome.as_str(),
             transport: &o.transport,
             error_code: o.error_code.as_deref(),
             pending_approval: o.pending_approval,

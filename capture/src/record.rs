@@ -88,7 +88,7 @@ impl Recorder {
                 branch: branch.into(),
                 message_id,
                 recipient: d.recipient_participant_id.clone(),
-                outcome: d.outcome.clone(),
+                outcome: d.outcome.as_str().to_string(),
                 transport: d.transport.clone(),
                 error_code: d.error_code.clone(),
             }),

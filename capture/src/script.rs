@@ -31,6 +31,7 @@ use acc_core::error::AccResult;
 use acc_core::messages::{ReplyRequest, SendRequest};
 use acc_core::{Caller, Core};
 use acc_delivery::plugins::{DEFAULT_DEADLINE, Operation, Plugins, search_path};
+use acc_delivery::router::Outcome;
 
 /// The capture's own folders: a project (the workspace), ACC's data home and room for the
 /// client. All removed afterwards.
@@ -189,7 +190,7 @@ fn expected(sent: &Sent) -> u32 {
     u32::from(
         sent.delivery
             .first()
-            .is_some_and(|d| matches!(d.outcome.as_str(), "offered" | "woken")),
+            .is_some_and(|d| matches!(d.outcome, Outcome::Offered | Outcome::Woken)),
     )
 }
 

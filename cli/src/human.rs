@@ -524,7 +524,7 @@ pub fn sent(sent: &Sent, look: &Look) -> String {
         out.push_str(&format!(
             "  {}: {} via {}{}{}\n",
             look.id(&outcome.recipient_participant_id),
-            outcome.outcome,
+            outcome.outcome.as_str(),
             outcome.transport,
             outcome
                 .error_code

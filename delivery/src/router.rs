@@ -71,8 +71,8 @@ pub const SAFE_CODES: &[&str] = &[
 pub struct DeliveryOutcome {
     /// Recipient participant.
     pub recipient_participant_id: String,
-    /// `queued`, `offered`, `woken`, `retrieved`, `acknowledged`.
-    pub outcome: String,
+    /// How far delivery got.
+    pub outcome: Outcome,
     /// `durable`, `next-turn`, or an adapter's transport.
     pub transport: String,
     /// A safe closed error code, when a route failed or was unavailable.
@@ -81,10 +81,55 @@ pub struct DeliveryOutcome {
     pub pending_approval: bool,
 }
 
-fn outcome(recipient: &str, state: &str, transport: &str, code: Option<&str>) -> DeliveryOutcome {
+/// How far a send's delivery got for one recipient: its receipt's state, or `woken` (a wake
+/// reached the client and changed no receipt).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Stored, not yet carried.
+    Queued,
+    /// Offered through a transport.
+    Offered,
+    /// A wake reached the client (the receipt stays queued).
+    Woken,
+    /// Read by the recipient.
+    Retrieved,
+    /// Acknowledged (or answered).
+    Acknowledged,
+}
+
+impl Outcome {
+    /// The published spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Queued => "queued",
+            Self::Offered => "offered",
+            Self::Woken => "woken",
+            Self::Retrieved => "retrieved",
+            Self::Acknowledged => "acknowledged",
+        }
+    }
+}
+
+impl From<ReceiptState> for Outcome {
+    fn from(state: ReceiptState) -> Self {
+        match state {
+            ReceiptState::Queued => Self::Queued,
+            ReceiptState::Offered => Self::Offered,
+            ReceiptState::Retrieved => Self::Retrieved,
+            ReceiptState::Acknowledged => Self::Acknowledged,
+        }
+    }
+}
+
+fn outcome(
+    recipient: &str,
+    outcome: impl Into<Outcome>,
+    transport: &str,
+    code: Option<&str>,
+) -> DeliveryOutcome {
     DeliveryOutcome {
         recipient_participant_id: recipient.to_string(),
-        outcome: state.to_string(),
+        outcome: outcome.into(),
         transport: transport.to_string(),
         error_code: code.map(str::to_string),
         pending_approval: false,
@@ -140,7 +185,7 @@ pub fn current_outcomes(receipts: &[ReceiptRow]) -> Vec<DeliveryOutcome> {
                 .pointer("/offer/transport")
                 .and_then(Value::as_str)
                 .unwrap_or(DURABLE);
-            outcome(&r.participant_id, r.state.as_str(), transport, None)
+            outcome(&r.participant_id, r.state, transport, None)
         })
         .collect()
 }
@@ -456,7 +501,7 @@ fn check_route(
         return Ok(Route::Done(
             current_outcomes(std::slice::from_ref(&receipt))
                 .pop()
-                .unwrap_or_else(|| outcome(recipient, receipt.state.as_str(), DURABLE, None)),
+                .unwrap_or_else(|| outcome(recipient, receipt.state, DURABLE, None)),
         ));
     }
     let live: Vec<_> = r
@@ -468,7 +513,7 @@ fn check_route(
         [] => {
             return Ok(Route::Done(outcome(
                 recipient,
-                "queued",
+                Outcome::Queued,
                 DURABLE,
                 Some("recipient_unavailable"),
             )));
@@ -477,7 +522,7 @@ fn check_route(
         _ => {
             return Ok(Route::Done(outcome(
                 recipient,
-                "queued",
+                Outcome::Queued,
                 DURABLE,
                 Some("ambiguous_recipient_sessions"),
             )));
@@ -488,12 +533,17 @@ fn check_route(
         .into_iter()
         .find(|b| b.modes.iter().any(|m| m == "live"))
     else {
-        return Ok(Route::Done(outcome(recipient, "queued", DURABLE, None)));
+        return Ok(Route::Done(outcome(
+            recipient,
+            Outcome::Queued,
+            DURABLE,
+            None,
+        )));
     };
     if !policy_allows(binding.live_policy, message) {
         return Ok(Route::Done(outcome(
             recipient,
-            "queued",
+            Outcome::Queued,
             DURABLE,
             Some("delivery_disabled"),
         )));
@@ -510,7 +560,12 @@ fn recheck_route(core: &mut Core, message: &MessageRow, recipient: &str) -> AccR
     let now = core.now();
     let liveness = core.liveness();
     let Some(store) = core.store_for_read() else {
-        return Ok(Route::Done(outcome(recipient, "queued", DURABLE, None)));
+        return Ok(Route::Done(outcome(
+            recipient,
+            Outcome::Queued,
+            DURABLE,
+            None,
+        )));
     };
     store.read(|r| check_route(r, now, &*liveness, recipient, message))
 }
@@ -672,9 +727,9 @@ impl Delivery {
                     .iter()
                     .map(|receipt| {
                         let state = if message.message.to_participant_ids.is_empty() {
-                            receipt.state.as_str()
+                            Outcome::from(receipt.state)
                         } else {
-                            "queued"
+                            Outcome::Queued
                         };
                         Route::Done(outcome(&receipt.participant_id, state, DURABLE, None))
                     })
@@ -758,7 +813,7 @@ impl Delivery {
             .write(|w| attempt.record_failed(w, OUTCOME_UNKNOWN, now))?;
         let done = outcome(
             &offer.recipient,
-            "queued",
+            Outcome::Queued,
             &offer.adapter.transport,
             Some(OUTCOME_UNKNOWN),
         );
@@ -806,7 +861,7 @@ impl Delivery {
         for receipt in receipts {
             let recipient = receipt.participant_id.as_str();
             routes.push(if message.to_participant_ids.is_empty() {
-                Route::Done(outcome(recipient, receipt.state.as_str(), DURABLE, None))
+                Route::Done(outcome(recipient, receipt.state, DURABLE, None))
             } else {
                 check_route(r, now, liveness, recipient, message)?
             });
@@ -831,7 +886,7 @@ impl Delivery {
             None => {
                 return Ok(Err(outcome(
                     recipient,
-                    "queued",
+                    Outcome::Queued,
                     DURABLE,
                     Some("adapter_unavailable"),
                 )));
@@ -839,7 +894,12 @@ impl Delivery {
         };
         let transport = adapter.transport.clone();
         if let Err(code) = self.admit(&adapter, &binding.client_version) {
-            return Ok(Err(outcome(recipient, "queued", DURABLE, Some(code))));
+            return Ok(Err(outcome(
+                recipient,
+                Outcome::Queued,
+                DURABLE,
+                Some(code),
+            )));
         }
         // The recipient's recorded consent may have been narrowed since the binding was made.
         if let Some((client, dir)) =
@@ -849,7 +909,7 @@ impl Delivery {
             if !policy_allows(binding.live_policy.min(consent), message) {
                 return Ok(Err(outcome(
                     recipient,
-                    "queued",
+                    Outcome::Queued,
                     DURABLE,
                     Some("delivery_disabled"),
                 )));
@@ -866,7 +926,12 @@ impl Delivery {
                 &mut binding,
             )?;
             if let Err(code) = refreshed {
-                return Ok(Err(outcome(recipient, "queued", DURABLE, Some(code))));
+                return Ok(Err(outcome(
+                    recipient,
+                    Outcome::Queued,
+                    DURABLE,
+                    Some(code),
+                )));
             }
         }
         // Re-check policy, sole live session and the exact binding immediately before the transport.
@@ -882,7 +947,7 @@ impl Delivery {
             Route::Offer { .. } => {
                 return Ok(Err(outcome(
                     recipient,
-                    "queued",
+                    Outcome::Queued,
                     DURABLE,
                     Some("session_generation_stale"),
                 )));
@@ -1308,20 +1373,20 @@ fn record_answer(
                 store.write(|w| attempt.record_failed(w, "protocol_mismatch", now))?;
                 return Ok(outcome(
                     recipient,
-                    "queued",
+                    Outcome::Queued,
                     transport,
                     Some("protocol_mismatch"),
                 ));
             }
             let mut done = if adapter.offer_kind == OfferKind::Wake {
                 // A wake is the one accepted offer that records nothing.
-                outcome(recipient, "woken", transport, None)
+                outcome(recipient, Outcome::Woken, transport, None)
             } else if store.write(|w| attempt.record_offered(w, now))? {
-                outcome(recipient, "offered", transport, None)
+                outcome(recipient, Outcome::Offered, transport, None)
             } else {
                 outcome(
                     recipient,
-                    "queued",
+                    Outcome::Queued,
                     transport,
                     Some("session_generation_stale"),
                 )
@@ -1335,7 +1400,7 @@ fn record_answer(
                 Err(_) => "transport_error".to_string(),
             };
             store.write(|w| attempt.record_failed(w, &code, now))?;
-            Ok(outcome(recipient, "queued", transport, Some(&code)))
+            Ok(outcome(recipient, Outcome::Queued, transport, Some(&code)))
         }
     }
 }

@@ -137,7 +137,7 @@ impl Context {
     /// participant (Claude Code's `claude mcp list` fires SessionEnd alone).
     fn open(
         client: Client,
-        event: &str,
+        event: Role,
         payload: &Value,
         consent: Arc<dyn ConsentRecords>,
     ) -> AccResult<Option<Self>> {
@@ -184,7 +184,7 @@ impl Context {
         // ACC's hooks guard this client's writes (PreToolUse / BeforeTool), so the session
         // declares `guarded`; only a write-guard capture of the client's version makes that
         // count ([`acc_app::guards`]). The version is read at the client's start.
-        let client_version = (event == "SessionStart")
+        let client_version = (event == Role::SessionStart)
             .then(|| acc_clients::running::version(client, pid))
             .flatten();
         let spec = SessionSpec {
@@ -199,16 +199,16 @@ impl Context {
             lifecycle: acc_store::Lifecycle::Managed,
         };
         let source = text(payload, "source").unwrap_or("startup");
-        let rotate = event == "SessionStart" && !matches!(source, "resume" | "compact");
+        let rotate = event == Role::SessionStart && !matches!(source, "resume" | "compact");
         let mut core =
             acc_app::guards::core(ws, data_dir, Arc::new(acc_app::clock::system_from_env()?))?;
-        if event == "SessionEnd" && !core.keyed_session_exists(&key)? {
+        if event == Role::SessionEnd && !core.keyed_session_exists(&key)? {
             return Ok(None);
         }
         let derive = |generation: i64| derived_token(&secret, &workspace_id, &key, generation);
         // Only the events that mark the client's activity refresh presence (when it needs it); a
         // prompt with nothing to carry, or a write check, reads.
-        let refresh = matches!(event, "SessionStart" | "Stop");
+        let refresh = matches!(event, Role::SessionStart | Role::Stop);
         let opened = core.open_keyed_session(&spec, rotate, refresh, &derive)?;
         let caller = Caller {
             session_id: opened.session.session_id,
@@ -402,25 +402,37 @@ fn bind_live(context: &mut Context, payload: &Value) -> Result<(), String> {
         .map_err(|e| e.message)
 }
 
-/// The part an event plays. Gemini CLI's events map onto the parts Claude Code's and Codex's
-/// play: BeforeAgent carries the next turn's context (as UserPromptSubmit does), BeforeTool
-/// guards writes (PreToolUse), AfterAgent ends a turn (Stop). `None`: not an event ACC handles.
-fn role(client: Client, event: &str) -> Option<&'static str> {
-    const ROLES: [&str; 5] = [
-        "SessionStart",
-        "UserPromptSubmit",
-        "PreToolUse",
-        "Stop",
-        "SessionEnd",
-    ];
-    match (client, event) {
-        (Client::Gemini, "BeforeAgent") => Some("UserPromptSubmit"),
-        (Client::Gemini, "BeforeTool") => Some("PreToolUse"),
-        (Client::Gemini, "AfterAgent") => Some("Stop"),
-        (Client::Gemini, "SessionStart" | "SessionEnd")
-        | (Client::ClaudeCode | Client::Codex, _) => ROLES.iter().copied().find(|r| *r == event),
-        (Client::Gemini, _) => None,
-    }
+/// The part a client's hook event plays for ACC. Gemini CLI's events map onto the parts Claude
+/// Code's and Codex's play: BeforeAgent carries the next turn's context (as UserPromptSubmit
+/// does), BeforeTool guards writes (PreToolUse), AfterAgent ends a turn (Stop).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Role {
+    /// The session opens or resumes.
+    SessionStart,
+    /// A turn begins: its context carries the waiting messages.
+    UserPromptSubmit,
+    /// A tool is about to run: the write guard.
+    PreToolUse,
+    /// A turn ended.
+    Stop,
+    /// The session ends.
+    SessionEnd,
+}
+
+/// The part `event` plays for `client`, parsed once here; `None`: not an event ACC handles (it
+/// is answered with nothing).
+fn role(client: Client, event: &str) -> Option<Role> {
+    Some(match (client, event) {
+        (_, "SessionStart") => Role::SessionStart,
+        (_, "SessionEnd") => Role::SessionEnd,
+        (Client::ClaudeCode | Client::Codex, "UserPromptSubmit")
+        | (Client::Gemini, "BeforeAgent") => Role::UserPromptSubmit,
+        (Client::ClaudeCode | Client::Codex, "PreToolUse") | (Client::Gemini, "BeforeTool") => {
+            Role::PreToolUse
+        }
+        (Client::ClaudeCode | Client::Codex, "Stop") | (Client::Gemini, "AfterAgent") => Role::Stop,
+        _ => return None,
+    })
 }
 
 /// Handle one hook event. Errors become a fail-open reply in [`run`].
@@ -448,8 +460,8 @@ pub fn handle(
         // Gemini CLI: the session opens (or resumes) here, but its context goes with each turn
         // (BeforeAgent): on `--resume` Gemini drops stored user messages that begin with hook
         // context, and in headless mode SessionStart's context displaces the first prompt.
-        "SessionStart" if client == Client::Gemini => Ok(Reply::default()),
-        "SessionStart" => {
+        Role::SessionStart if client == Client::Gemini => Ok(Reply::default()),
+        Role::SessionStart => {
             let bound = bind_live(&mut context, &payload);
             let report = context.app.core.status(false)?;
             let peers: Vec<String> = report
@@ -483,7 +495,7 @@ pub fn handle(
             }
             Ok(reply)
         }
-        "UserPromptSubmit" => {
+        Role::UserPromptSubmit => {
             let unbound = bind_later(&mut context, &payload);
             let mut reply = user_prompt(&mut context, event)?;
             if let Some(note) = unbound {
@@ -493,7 +505,7 @@ pub fn handle(
             }
             Ok(reply)
         }
-        "PreToolUse" => {
+        Role::PreToolUse => {
             let root = context.app.core.workspace.root.clone();
             let cwd = writes::tool_cwd(&payload, &context.cwd);
             let mut resources: Vec<String> = writes::written_paths(&payload)
@@ -520,7 +532,7 @@ pub fn handle(
             );
             Ok(deny(client, &reason))
         }
-        "SessionEnd" => {
+        Role::SessionEnd => {
             // A session that ends without a turn leaves no trace when nothing in the room names
             // it either; the client's transcript tells whether it had a turn.
             if !had_turn(&payload) && context.app.core.forget_unused_session(&context.caller)? {
@@ -529,8 +541,8 @@ pub fn handle(
             context.app.core.end_presence(&context.caller)?;
             Ok(Reply::default())
         }
-        // Stop: opening the session above already recorded the heartbeat.
-        _ => Ok(Reply::default()),
+        // Opening the session above already recorded the heartbeat.
+        Role::Stop => Ok(Reply::default()),
     }
 }
 

@@ -137,20 +137,23 @@ fn deny_shapes_per_client() {
 fn gemini_events_play_the_parts_of_the_other_clients_events() {
     assert_eq!(
         role(Client::Gemini, "BeforeAgent"),
-        Some("UserPromptSubmit")
+        Some(Role::UserPromptSubmit)
     );
-    assert_eq!(role(Client::Gemini, "BeforeTool"), Some("PreToolUse"));
-    assert_eq!(role(Client::Gemini, "AfterAgent"), Some("Stop"));
-    assert_eq!(role(Client::Gemini, "SessionStart"), Some("SessionStart"));
-    assert_eq!(role(Client::Gemini, "SessionEnd"), Some("SessionEnd"));
+    assert_eq!(role(Client::Gemini, "BeforeTool"), Some(Role::PreToolUse));
+    assert_eq!(role(Client::Gemini, "AfterAgent"), Some(Role::Stop));
+    assert_eq!(
+        role(Client::Gemini, "SessionStart"),
+        Some(Role::SessionStart)
+    );
+    assert_eq!(role(Client::Gemini, "SessionEnd"), Some(Role::SessionEnd));
     // Claude Code's names mean nothing to Gemini CLI, and the reverse.
     assert_eq!(role(Client::Gemini, "UserPromptSubmit"), None);
     assert_eq!(role(Client::Gemini, "BeforeModel"), None);
     assert_eq!(
         role(Client::ClaudeCode, "UserPromptSubmit"),
-        Some("UserPromptSubmit")
+        Some(Role::UserPromptSubmit)
     );
-    assert_eq!(role(Client::Codex, "Stop"), Some("Stop"));
+    assert_eq!(role(Client::Codex, "Stop"), Some(Role::Stop));
     assert_eq!(role(Client::ClaudeCode, "BeforeAgent"), None);
 }
 

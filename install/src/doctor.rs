@@ -240,8 +240,9 @@ fn installation(target: &Target, codex_or_claude: Option<&Path>, repair: bool) -
             name,
             Level::Ok,
             format!(
-                "installed in {}; live delivery consent: {delivery}",
-                target.hooks_file.display()
+                "installed in {}; live delivery consent: {}",
+                target.hooks_file.display(),
+                delivery.as_str()
             ),
             None,
         ));
@@ -249,7 +250,7 @@ fn installation(target: &Target, codex_or_claude: Option<&Path>, repair: bool) -
         checks.push(reinstall(
             target,
             &acc,
-            (&delivery, mcp.as_ref()),
+            (delivery.as_str(), mcp.as_ref()),
             &missing,
             name,
         ));
@@ -383,13 +384,14 @@ pub fn run(start: &Path, home: Option<&Path>, repair: bool) -> Vec<Check> {
     .into_iter()
     .filter_map(|(client, adapter)| {
         let target = Target::new(client, home).ok()?;
-        (crate::recorded_delivery(&target) != "off").then(|| {
+        let consent = crate::recorded_delivery(&target);
+        (consent != acc_store::LivePolicy::Off).then(|| {
             (
                 adapter,
                 format!(
                     "the {} installation's live delivery ({}) needs it",
                     client.as_str(),
-                    crate::recorded_delivery(&target)
+                    consent.as_str()
                 ),
             )
         })

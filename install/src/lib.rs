@@ -1389,28 +1389,26 @@ pub struct InstalledConsent;
 
 impl acc_delivery::ConsentRecords for InstalledConsent {
     fn recorded(&self, client: Client, dir: &Path) -> acc_store::LivePolicy {
-        consent_of(&Target::in_config_dir(client, dir))
+        recorded_delivery(&Target::in_config_dir(client, dir))
     }
 
     fn recorded_here(&self, client: Client) -> acc_store::LivePolicy {
-        Target::new(client, None).map_or(acc_store::LivePolicy::Off, |t| consent_of(&t))
+        Target::new(client, None).map_or(acc_store::LivePolicy::Off, |t| recorded_delivery(&t))
     }
 }
 
-/// A record that names no policy this build knows grants nothing.
-fn consent_of(target: &Target) -> acc_store::LivePolicy {
-    acc_store::LivePolicy::parse(&recorded_delivery(target)).unwrap_or(acc_store::LivePolicy::Off)
-}
-
-/// The live-delivery consent recorded for a client's installation, if any (for hooks and
-/// doctor); `off` when nothing is recorded.
-pub fn recorded_delivery(target: &Target) -> String {
+/// The live-delivery consent recorded for a client's installation, read once here: `off` when
+/// nothing is recorded, and a record that names no policy this build knows grants nothing.
+pub fn recorded_delivery(target: &Target) -> acc_store::LivePolicy {
     read_record(target)
         .ok()
         .flatten()
-        .map(|r| r.delivery)
-        .filter(|d| !d.is_empty())
-        .unwrap_or_else(|| "off".into())
+        .map_or(acc_store::LivePolicy::Off, |r| policy_of(&r.delivery))
+}
+
+/// A recorded consent as this build reads it (an unknown or empty value grants nothing).
+fn policy_of(recorded: &str) -> acc_store::LivePolicy {
+    acc_store::LivePolicy::parse(recorded).unwrap_or(acc_store::LivePolicy::Off)
 }
 
 /// The MCP registration an installation made: its name, pinned participant if any, and
@@ -1419,7 +1417,7 @@ pub type RecordedMcp = (String, Option<String>, bool);
 
 /// What `doctor --repair` reinstalls: the recorded consent and MCP registration. `None` when
 /// nothing is recorded.
-pub fn recorded_options(target: &Target) -> Option<(String, Option<RecordedMcp>)> {
+pub fn recorded_options(target: &Target) -> Option<(acc_store::LivePolicy, Option<RecordedMcp>)> {
     let record = read_record(target).ok().flatten()?;
     let record = if record.state == RecordState::Pending {
         *record.replaces?
@@ -1427,7 +1425,7 @@ pub fn recorded_options(target: &Target) -> Option<(String, Option<RecordedMcp>)
         record
     };
     Some((
-        record.delivery,
+        policy_of(&record.delivery),
         record.mcp.map(|m| (m.name, m.participant, m.trusted)),
     ))
 }

@@ -38,6 +38,7 @@ use acc_core::claims::{AcquireRequest, ReleaseSelector};
 use acc_core::clock::SystemClock;
 use acc_core::messages::SendRequest;
 use acc_core::{Caller, Core};
+use acc_delivery::router::Outcome;
 use acc_store::{ClaimMode, Enforcement};
 use acc_store::{MessageKind, MessageRow, Obligation, ReceiptRow, ReceiptState};
 use acc_tests::JsonRpcChild;
@@ -964,7 +965,7 @@ fn router() {
     let start = Instant::now();
     for _ in 0..count {
         let sent = send(&mut app, "live");
-        assert_eq!(sent.delivery[0].outcome, "offered");
+        assert_eq!(sent.delivery[0].outcome, Outcome::Offered);
     }
     let live_each = start.elapsed() / count;
     let bare_each = Duration::from_secs_f64(1.0 / bare);
@@ -1045,7 +1046,12 @@ fn isolated_offers(
                 ..SendRequest::default()
             };
             let sent = app.send_message(sender, &request).expect("send");
-            assert_eq!(sent.delivery[0].outcome, "offered", "{:?}", sent.delivery);
+            assert_eq!(
+                sent.delivery[0].outcome,
+                Outcome::Offered,
+                "{:?}",
+                sent.delivery
+            );
         }
         let each = start.elapsed() / count;
         println!(
@@ -1473,7 +1479,7 @@ fn native() {
         };
         let start = Instant::now();
         let sent = app.send_message(&sender, &request).expect("send");
-        (start.elapsed(), sent.delivery[0].outcome.clone())
+        (start.elapsed(), sent.delivery[0].outcome)
     };
 
     // claude-inbox: a private socket and a registry naming this process.
@@ -1510,7 +1516,7 @@ fn native() {
     let wake: Vec<Duration> = (0..runs)
         .map(|_| {
             let (took, outcome) = send(&mut app, "woken");
-            assert_eq!(outcome, "woken");
+            assert_eq!(outcome, Outcome::Woken);
             took
         })
         .collect();
@@ -1561,7 +1567,7 @@ fn native() {
     let queue: Vec<Duration> = (0..40)
         .map(|_| {
             let (took, outcome) = send(&mut app, "queued");
-            assert_eq!(outcome, "offered");
+            assert_eq!(outcome, Outcome::Offered);
             took
         })
         .collect();
