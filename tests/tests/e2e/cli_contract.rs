@@ -777,7 +777,7 @@ fn the_readmes_command_examples_parse() {
         }
         let command = command.split("  #").next().unwrap_or(command).trim();
         let words = shlex::split(command).unwrap_or_else(|| panic!("quotes in {command}"));
-        if let Err(error) = acc_cli::Cli::try_parse_from(&words) {
+        if let Err(error) = acc_cli::args::Cli::try_parse_from(&words) {
             panic!("README: `{command}` does not parse: {}", error.render());
         }
         checked += 1;

@@ -42,7 +42,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use acc_cli::{Cli, Opener};
+use acc_cli::args::{Cli, Opener};
 use acc_core::Core;
 use acc_core::clock::FixedClock;
 use acc_core::error::{AccError, AccResult};
