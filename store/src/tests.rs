@@ -128,30 +128,35 @@ fn a_new_store_records_its_versions_and_refuses_another_workspace() {
 }
 
 /// A store with one message to bob and bob's receipt; returns the message's seq.
+/// A note `message_id` from `from` (session `session_<from>`) to `to`, sent at `at`.
+fn note(message_id: &str, from: &str, to: Vec<String>, at: Millis) -> MessageRow {
+    MessageRow {
+        seq: 0,
+        message_id: message_id.into(),
+        thread_id: message_id.into(),
+        client_message_id: "k".into(),
+        from_participant_id: from.into(),
+        from_session_id: format!("session_{from}"),
+        to_participant_ids: to,
+        kind: crate::MessageKind::Note,
+        obligation: crate::Obligation::None,
+        subject: "s".into(),
+        body: "b".into(),
+        in_reply_to: None,
+        artifacts: serde_json::json!([]),
+        handoff: None,
+        decision_change: None,
+        content_hash: "h".into(),
+        sent_at: at,
+        event_seq: 1,
+    }
+}
+
 fn one_message() -> (tempfile::TempDir, Store, i64) {
     let (temp, mut store) = store();
     let seq = store
         .write(|w| {
-            let message = MessageRow {
-                seq: 0,
-                message_id: "message_a".into(),
-                thread_id: "message_a".into(),
-                client_message_id: "k".into(),
-                from_participant_id: "alice".into(),
-                from_session_id: "session_a".into(),
-                to_participant_ids: vec!["bob".into()],
-                kind: crate::MessageKind::Note,
-                obligation: crate::Obligation::None,
-                subject: "s".into(),
-                body: "b".into(),
-                in_reply_to: None,
-                artifacts: serde_json::json!([]),
-                handoff: None,
-                decision_change: None,
-                content_hash: "h".into(),
-                sent_at: 1,
-                event_seq: 1,
-            };
+            let message = note("message_a", "alice", vec!["bob".into()], 1);
             let seq = w.insert_message(&message)?;
             w.insert_receipt(&ReceiptRow {
                 message_seq: seq,
@@ -333,26 +338,7 @@ fn opened_session(store: &mut Store) {
 
 /// A room message to the hooked participant, its receipt in `state`.
 fn receipt_for_hooked(w: &mut Writer<'_>, state: ReceiptState) -> StoreResult<()> {
-    let seq = w.insert_message(&MessageRow {
-        seq: 0,
-        message_id: "message_b".into(),
-        thread_id: "message_b".into(),
-        client_message_id: "k".into(),
-        from_participant_id: "old".into(),
-        from_session_id: "session_old".into(),
-        to_participant_ids: vec![],
-        kind: crate::MessageKind::Note,
-        obligation: crate::Obligation::None,
-        subject: "s".into(),
-        body: "b".into(),
-        in_reply_to: None,
-        artifacts: serde_json::json!([]),
-        handoff: None,
-        decision_change: None,
-        content_hash: "h".into(),
-        sent_at: 200,
-        event_seq: 1,
-    })?;
+    let seq = w.insert_message(&note("message_b", "old", Vec::new(), 200))?;
     w.insert_receipt(&ReceiptRow {
         message_seq: seq,
         participant_id: "hooked".into(),
