@@ -1,4 +1,7 @@
-//! The `acc` command line: argument parsing, credential resolution, and output.
+//! The `acc` command line, for the person at a shell and for agents that run commands: who is
+//! here, what each is doing, who holds which files, and messages whose receipts say how far
+//! delivery got. Argument definitions are in `args`; here, credential resolution, one function
+//! per command, and output.
 //!
 //! Owns: the CLI contract of SUPPLEMENT.md section 6 (`--json` shapes, human text, exit codes).
 //! Must not: decide protocol rules (it calls `core`) or touch the store directly.

@@ -1,4 +1,6 @@
-//! Client hook entry points: `acc hook <client> <event>` for Claude Code and Codex.
+//! Client hook entry points: `acc hook <client> <event>` for Claude Code, Codex and Gemini CLI.
+//! What makes an agent's session visible to the others, carries their messages into its next
+//! turn, and stops its writes into files another session holds.
 //!
 //! Owns: turning a client's hook payload into session presence, next-turn context and write
 //! guards, answered in that client's own shape. Must not: block a client. Every failure, and

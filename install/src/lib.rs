@@ -1,4 +1,6 @@
-//! `acc install` / `acc uninstall`: ACC's entries in a client's own configuration.
+//! `acc install` / `acc uninstall` and `acc doctor`: ACC's entries in a client's own
+//! configuration (so the user's clients run ACC's hooks and MCP server), and the read-only
+//! checks that say whether each piece works.
 //!
 //! Owns: ACC's hook groups in Claude Code's `~/.claude/settings.json` or Codex's
 //! `$CODEX_HOME/hooks.json`, Codex's trust records for exactly those hooks, the `acc-mcp`
