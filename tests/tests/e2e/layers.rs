@@ -635,15 +635,15 @@ const MAX_IMPL_LINES: usize = 300;
 /// into planning, writing and the record, and so on), as core's messages were (prepare, record,
 /// read), then leaves this list.
 const TALL_FILES: &[(&str, usize)] = &[
-    ("mcp/src/lib.rs", 704),
-    ("app/src/wire.rs", 722),
-    ("app/src/views.rs", 773),
-    ("core/src/identity.rs", 801),
-    ("store/src/lib.rs", 820),
-    ("cli/src/watch.rs", 826),
-    ("cli/src/human.rs", 843),
-    ("delivery/src/contracts.rs", 1108),
-    ("delivery/src/router.rs", 1408),
+    ("mcp/src/lib.rs", 703),
+    ("app/src/wire.rs", 721),
+    ("app/src/views.rs", 772),
+    ("core/src/identity.rs", 800),
+    ("store/src/lib.rs", 819),
+    ("cli/src/watch.rs", 825),
+    ("cli/src/human.rs", 842),
+    ("delivery/src/contracts.rs", 1107),
+    ("delivery/src/router.rs", 751),
     ("install/src/lib.rs", 1472),
     ("cli/src/lib.rs", 1510),
 ];
@@ -651,7 +651,6 @@ const TALL_FILES: &[(&str, usize)] = &[
 const TALL_IMPLS: &[(&str, &str, usize)] = &[
     ("store/src/ops.rs", "impl Reader<'_> {", 305),
     ("mcp/src/lib.rs", "impl Server {", 422),
-    ("delivery/src/router.rs", "impl Delivery {", 527),
 ];
 
 #[test]
@@ -702,6 +701,22 @@ fn no_production_file_or_impl_grows_past_its_floor() {
         tall.join("\n")
     );
     // The held sizes are the files' real ones or less: an entry cannot hide slack.
+    for (file, first, held) in TALL_IMPLS {
+        let text = production_text(&root, &root.join(file))
+            .map(|(_, t)| t)
+            .unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        let length = lines.iter().position(|l| l == first).and_then(|at| {
+            lines[at + 1..]
+                .iter()
+                .position(|l| *l == "}")
+                .map(|end| end + 2)
+        });
+        assert!(
+            length.is_some_and(|n| n > MAX_IMPL_LINES),
+            "{file}: `{first}` is {length:?} lines now: remove it from TALL_IMPLS (held at {held})"
+        );
+    }
     for (file, held) in TALL_FILES {
         let text = production_text(&root, &root.join(file)).map(|(_, t)| t);
         let lines = text.as_deref().map_or(0, |t| t.lines().count());

@@ -1,0 +1,108 @@
+//! Binding a session to a live delivery adapter (after the adapter verifies the endpoint and
+//! the evidence admits it), and unbinding.
+
+use super::*;
+
+impl Delivery {
+    /// Publish (or replace) the caller session's binding to an adapter, after the adapter
+    /// verified the endpoint. The binding is tied to the current generation.
+    pub fn bind(
+        &mut self,
+        core: &mut Core,
+        caller: &Caller,
+        adapter_id: &str,
+        live_policy: LivePolicy,
+        endpoint: &Value,
+    ) -> AccResult<BindingRow> {
+        let workspace_id = core.workspace.id.clone();
+        let session = {
+            let store = core.store_for_write()?;
+            store.read(|r| check_caller(r, &workspace_id, caller))?
+        };
+        let Some(adapter) = self.adapter(adapter_id)? else {
+            let known: Vec<String> = self
+                .plugins()?
+                .adapters
+                .iter()
+                .map(|a| a.adapter_id.clone())
+                .collect();
+            return Err(AccError::new(
+                ErrorCode::InvalidData,
+                format!(
+                    "no adapter `{adapter_id}` is loaded (loaded: {}); see acc adapters",
+                    if known.is_empty() {
+                        "none".into()
+                    } else {
+                        known.join(", ")
+                    }
+                ),
+            ));
+        };
+        let live_policy = match &self.consent_override {
+            Some(_) => live_policy,
+            None => consented_policy(&*self.records, &adapter, live_policy, endpoint)?,
+        };
+        let answer = self.handshake(
+            &adapter,
+            &session.session_id,
+            session.generation,
+            &session.participant_id,
+            endpoint,
+        )?;
+        // A live binding that evidence can never admit would only ever fall back: refuse it now,
+        // with the reason, rather than at every message.
+        if answer.modes.iter().any(|m| m == "live")
+            && let Err(code) = self.admit(&adapter, &answer.client_version)
+        {
+            return Err(AccError::new(
+                ErrorCode::InvalidData,
+                format!(
+                    "{code}: live delivery through `{adapter_id}` is not admitted for client version {} on {}: {}; nothing was bound, and messages reach this session durably",
+                    answer.client_version,
+                    acc_clients::platform(),
+                    admission_hint(code)
+                ),
+            ));
+        }
+        let now = core.now();
+        let binding = BindingRow {
+            session_id: session.session_id.clone(),
+            generation: session.generation,
+            adapter_id: adapter.adapter_id.clone(),
+            client_version: answer.client_version,
+            modes: answer.modes,
+            live_policy,
+            endpoint_ref: answer.endpoint_ref,
+            endpoint: endpoint.clone(),
+            lease_until: now + (answer.lease_seconds as i64) * 1000,
+            created_at: now,
+        };
+        let stored = binding.clone();
+        core.store_for_write()?.write(|w| {
+            let again = verify_caller(w, &workspace_id, caller, now)?;
+            if again.generation != stored.generation {
+                return Err(AccError::new(
+                    ErrorCode::GenerationStale,
+                    "the session's generation changed during the handshake",
+                ));
+            }
+            Ok(w.put_binding(&stored)?)
+        })?;
+        Ok(binding)
+    }
+
+    /// Remove the caller session's binding to an adapter (or all of them).
+    pub fn unbind(
+        &mut self,
+        core: &mut Core,
+        caller: &Caller,
+        adapter_id: Option<&str>,
+    ) -> AccResult<usize> {
+        let now = core.now();
+        let workspace_id = core.workspace.id.clone();
+        core.store_for_write()?.write(|w| {
+            let session = verify_caller(w, &workspace_id, caller, now)?;
+            Ok(w.drop_bindings(&session.session_id, adapter_id)?)
+        })
+    }
+}

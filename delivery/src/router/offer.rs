@@ -1,0 +1,216 @@
+//! Routing a committed send: each live recipient's offer prepared (admission, consent, lease,
+//! handshake, the re-check just before the transport), run under one deadline, and its answer
+//! recorded; a late answer is watched for and recorded when it comes.
+
+use super::*;
+
+impl Delivery {
+    /// Route a committed message to each addressed recipient (room records are never routed).
+    pub fn route(
+        &mut self,
+        core: &mut Core,
+        message: &MessageView,
+        receipts: &[ReceiptRow],
+    ) -> AccResult<Vec<DeliveryOutcome>> {
+        let now = core.now();
+        let liveness = core.liveness();
+        let checked = match core.store_for_read() {
+            Some(store) => store
+                .read(|r| Self::check_routes(r, now, &*liveness, &message.message, receipts))?,
+            None => Checked(
+                receipts
+                    .iter()
+                    .map(|receipt| {
+                        let state = if message.message.to_participant_ids.is_empty() {
+                            Outcome::from(receipt.state)
+                        } else {
+                            Outcome::Queued
+                        };
+                        Route::Done(outcome(&receipt.participant_id, state, DURABLE, None))
+                    })
+                    .collect(),
+            ),
+        };
+        self.route_checked(core, message, receipts, checked)
+    }
+
+    /// [`Delivery::route`] after its check: steps 4 to 6 for each receipt `checked` found
+    /// live.
+    pub fn route_checked(
+        &mut self,
+        core: &mut Core,
+        message: &MessageView,
+        receipts: &[ReceiptRow],
+        checked: Checked,
+    ) -> AccResult<Vec<DeliveryOutcome>> {
+        let message = &message.message;
+        let mut outcomes: Vec<Option<DeliveryOutcome>> = vec![None; receipts.len()];
+        let mut ready = Vec::new();
+        for (index, (receipt, route)) in receipts.iter().zip(checked.0).enumerate() {
+            let recipient = receipt.participant_id.as_str();
+            let prepared = match route {
+                Route::Done(done) => Err(done),
+                Route::Offer {
+                    session_id,
+                    generation,
+                    binding,
+                } => self.prepare(core, message, recipient, &session_id, generation, binding)?,
+            };
+            match prepared {
+                Ok(offer) => ready.push((index, offer)),
+                Err(done) => outcomes[index] = Some(done),
+            }
+        }
+        // Every live offer of this send runs at once, under one deadline.
+        let deadline = Instant::now() + self.offer_deadline;
+        let started: Vec<_> = ready
+            .into_iter()
+            .map(|(index, offer)| {
+                let call = offer.adapter.start(Operation::Offer, offer.request.clone());
+                (index, offer, call)
+            })
+            .collect();
+        for (index, offer, call) in started {
+            let answer = match call {
+                Err(failed) => Err(failed),
+                Ok(call) => match call.wait_until(deadline) {
+                    Some(answer) => answer,
+                    None => {
+                        outcomes[index] = Some(self.late(core, offer, call)?);
+                        continue;
+                    }
+                },
+            };
+            let now = core.now();
+            outcomes[index] = Some(record_answer(
+                core.store_for_write()?,
+                &offer.attempt(),
+                answer,
+                &offer.adapter,
+                now,
+            )?);
+        }
+        Ok(outcomes.into_iter().flatten().collect())
+    }
+
+    /// An offer still running at the deadline: its outcome is unknown, and recorded so (not as
+    /// a refusal). A watcher keeps waiting for it while this process lives and records what
+    /// it finally answers: an acceptance makes the receipt `offered` then.
+    fn late(
+        &mut self,
+        core: &mut Core,
+        offer: ReadyOffer,
+        call: PendingCall<acc_adapter_api::Answer>,
+    ) -> AccResult<DeliveryOutcome> {
+        let now = core.now();
+        let attempt = offer.attempt();
+        core.store_for_write()?
+            .write(|w| attempt.record_failed(w, OUTCOME_UNKNOWN, now))?;
+        let done = outcome(
+            &offer.recipient,
+            Outcome::Queued,
+            &offer.adapter.transport,
+            Some(OUTCOME_UNKNOWN),
+        );
+        if let Ok(mut watcher_core) = core.another() {
+            let spawned = std::thread::Builder::new()
+                .name("acc-late-offer".into())
+                .spawn(move || {
+                    let Some(answer) = call.wait_until(Instant::now() + LATE_ANSWER_WAIT) else {
+                        return;
+                    };
+                    let now = watcher_core.now();
+                    if let Ok(store) = watcher_core.store_for_write() {
+                        let _ = record_answer(store, &offer.attempt(), answer, &offer.adapter, now);
+                    }
+                });
+            if let Ok(handle) = spawned {
+                self.late_offers.push(handle);
+            }
+        }
+        Ok(done)
+    }
+
+    /// Wait, at most `limit`, for the late offers this process is still watching to answer
+    /// and be recorded (tests, and embedders that want them settled before they go on).
+    pub fn settle_late_offers(&mut self, limit: Duration) {
+        let end = Instant::now() + limit;
+        while Instant::now() < end && self.late_offers.iter().any(|h| !h.is_finished()) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        self.late_offers.retain(|h| !h.is_finished());
+    }
+
+    /// Steps 1 to 3 of the router for every receipt of `message`, read in `r`: receipt still
+    /// queued, sole live session, binding, policy. A send runs it inside its own write
+    /// transaction ([`Core::record_then`]), so a send whose recipients are not live costs no
+    /// second transaction; [`Delivery::route`] runs it in a read of its own.
+    pub fn check_routes(
+        r: &Reader<'_>,
+        now: Millis,
+        liveness: &dyn Liveness,
+        message: &MessageRow,
+        receipts: &[ReceiptRow],
+    ) -> AccResult<Checked> {
+        let mut routes = Vec::with_capacity(receipts.len());
+        for receipt in receipts {
+            let recipient = receipt.participant_id.as_str();
+            routes.push(if message.to_participant_ids.is_empty() {
+                Route::Done(outcome(recipient, receipt.state, DURABLE, None))
+            } else {
+                check_route(r, now, liveness, recipient, message)?
+            });
+        }
+        Ok(Checked(routes))
+    }
+}
+
+/// Record what the adapter answered an offer and say what became of the recipient.
+fn record_answer(
+    store: &mut acc_store::Store,
+    attempt: &Attempt<'_>,
+    answer: Result<acc_adapter_api::Answer, crate::plugins::CallFailure>,
+    adapter: &LoadedAdapter,
+    now: Millis,
+) -> AccResult<DeliveryOutcome> {
+    let recipient = attempt.recipient;
+    let transport = attempt.transport;
+    match answer {
+        Ok(answer) if answer.status != OfferStatus::Refused => {
+            let pending = answer.status == OfferStatus::AcceptedPendingApproval;
+            // Confirm the adapter answered for the binding's client version.
+            if answer.client_version.as_str() != attempt.client_version {
+                store.write(|w| attempt.record_failed(w, "protocol_mismatch", now))?;
+                return Ok(outcome(
+                    recipient,
+                    Outcome::Queued,
+                    transport,
+                    Some("protocol_mismatch"),
+                ));
+            }
+            let mut done = if adapter.offer_kind == OfferKind::Wake {
+                // A wake is the one accepted offer that records nothing.
+                outcome(recipient, Outcome::Woken, transport, None)
+            } else if store.write(|w| attempt.record_offered(w, now))? {
+                outcome(recipient, Outcome::Offered, transport, None)
+            } else {
+                outcome(
+                    recipient,
+                    Outcome::Queued,
+                    transport,
+                    Some("session_generation_stale"),
+                )
+            };
+            done.pending_approval = pending;
+            Ok(done)
+        }
+        refused_or_failed => {
+            let code = match &refused_or_failed {
+                Ok(refused) => safe_code(refused.code.as_str()).to_string(),
+                Err(_) => "transport_error".to_string(),
+            };
+            store.write(|w| attempt.record_failed(w, &code, now))?;
+            Ok(outcome(recipient, Outcome::Queued, transport, Some(&code)))
+        }
+    }
+}
