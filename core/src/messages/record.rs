@@ -441,13 +441,7 @@ impl Core {
                 return Ok((original, None));
             }
             if session.closed_at.is_some() {
-                return Err(AccError::new(
-                    ErrorCode::GenerationStale,
-                    format!(
-                        "session `{}` was closed; open a new one with `acc attach`",
-                        session.session_id
-                    ),
-                ));
+                return Err(crate::identity::closed_session(&session));
             }
             if crate::identity::needs_refresh(&session, now) {
                 w.touch_session(&session.session_id, now)?;

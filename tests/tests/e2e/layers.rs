@@ -638,7 +638,7 @@ const TALL_FILES: &[(&str, usize)] = &[
     ("mcp/src/lib.rs", 703),
     ("app/src/wire.rs", 721),
     ("app/src/views.rs", 772),
-    ("core/src/identity.rs", 800),
+    ("core/src/identity.rs", 770),
     ("store/src/lib.rs", 819),
     ("cli/src/watch.rs", 825),
     ("cli/src/human.rs", 842),
