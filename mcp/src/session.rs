@@ -1,0 +1,134 @@
+//! The session a server speaks for: resolved at the first tool call that needs one (the
+//! configured participant's, or the adopted hooked session of the client that started it),
+//! reopened when it goes stale, and reported by `acc_status`.
+
+use super::*;
+
+impl Server {
+    /// Run `op` as this server's session, resolving it first. Another `acc-mcp` of the same
+    /// participant and workspace shares the session and may have started a newer generation;
+    /// then the session is reopened once and `op` retried (a refused operation wrote nothing).
+    pub(super) fn with_session<T>(
+        &mut self,
+        mut op: impl FnMut(&mut App, &Caller) -> AccResult<T>,
+    ) -> AccResult<T> {
+        for attempt in 0..2 {
+            let caller = self.session()?;
+            let app = self.app()?;
+            match op(app, &caller) {
+                Err(error) if error.code == ErrorCode::GenerationStale && attempt == 0 => {
+                    self.caller = None
+                }
+                other => return other,
+            }
+        }
+        Err(AccError::internal("the session could not be resumed"))
+    }
+
+    /// The application (core and delivery), opened on first need.
+    pub(super) fn app(&mut self) -> AccResult<&mut App> {
+        if self.app.is_none() {
+            let ws = workspace::discover(&self.config.workspace_dir)?;
+            let data_dir = match &self.config.data_dir {
+                Some(dir) => dir.clone(),
+                None => workspace::data_dir_for(&ws)?,
+            };
+            let mut app = App::new(
+                acc_app::guards::core(ws, data_dir, self.config.clock.clone())?,
+                Arc::clone(&self.config.consent),
+            );
+            app.delivery.loading = self.config.adapters.clone();
+            self.app = Some(app);
+        }
+        self.app
+            .as_mut()
+            .ok_or_else(|| AccError::internal("the workspace did not open"))
+    }
+
+    pub(super) fn core(&mut self) -> AccResult<&mut Core> {
+        Ok(&mut self.app()?.core)
+    }
+
+    pub(super) fn session(&mut self) -> AccResult<Caller> {
+        if let Some(caller) = &self.caller {
+            return Ok(caller.clone());
+        }
+        let (participant, source, reason) = match self.config.identity.clone() {
+            Identity::Configured(participant) => (
+                participant,
+                "configured",
+                "ACC_MCP_PARTICIPANT names it".to_string(),
+            ),
+            Identity::Adopt { client_pid } => {
+                let data_dir = self.data_dir()?;
+                match adopt::find(self.core()?, &data_dir, client_pid)? {
+                    adopt::Found::Session {
+                        caller,
+                        participant,
+                        reason,
+                    } => {
+                        self.speaks_for = Some(SpeaksFor {
+                            participant,
+                            source: "adopted",
+                            reason,
+                        });
+                        self.caller = Some(caller.clone());
+                        return Ok(caller);
+                    }
+                    adopt::Found::None(reason) => {
+                        let participant = default_participant(client_pid);
+                        if self.speaks_for.is_none() {
+                            self.notice = Some(format!(
+                                "ACC: this server speaks for its own participant {participant}, not for your client's hooked session: {reason}. Messages to that session do not reach this inbox; see speaksFor in acc_status."
+                            ));
+                        }
+                        (participant, "default", reason)
+                    }
+                }
+            }
+        };
+        let core = self.core()?;
+        let (checkout, branch) = workspace::checkout_and_branch(&core.workspace.root);
+        let spec = SessionSpec {
+            session_key: Some(format!("mcp:{participant}:{}", core.workspace.id)),
+            participant_id: participant.clone(),
+            harness: "mcp".into(),
+            client_version: None,
+            checkout,
+            branch,
+            pid: Some(i64::from(std::process::id())),
+            enforcement: acc_store::Enforcement::Advisory,
+            lifecycle: acc_store::Lifecycle::Manual,
+        };
+        let opened = core.open_session(&spec, None)?;
+        let caller = Caller {
+            session_id: opened.session.session_id,
+            generation: opened.generation_token,
+        };
+        self.speaks_for = Some(SpeaksFor {
+            participant,
+            source,
+            reason,
+        });
+        self.caller = Some(caller.clone());
+        Ok(caller)
+    }
+
+    /// The data directory of the workspace (opening the core when needed).
+    pub(super) fn data_dir(&mut self) -> AccResult<PathBuf> {
+        Ok(self.core()?.data_dir().to_path_buf())
+    }
+
+    /// `speaksFor` of `acc_status`: the participant and session, and why.
+    pub(super) fn speaks_for_value(&self) -> Value {
+        match (&self.speaks_for, &self.caller) {
+            (Some(who), Some(caller)) => json(&wire::SpeaksFor {
+                participant_id: &who.participant,
+                session_id: &caller.session_id,
+                source: who.source,
+                reason: &who.reason,
+            }),
+            _ => Value::Null,
+        }
+    }
+}
