@@ -645,9 +645,7 @@ const TALL_FILES: &[(&str, usize)] = &[
     ("delivery/src/router.rs", 751),
 ];
 /// `impl` blocks still above the floor, held the same way (file, first line, lines).
-const TALL_IMPLS: &[(&str, &str, usize)] = &[
-    ("store/src/ops.rs", "impl Reader<'_> {", 305),
-];
+const TALL_IMPLS: &[(&str, &str, usize)] = &[("store/src/ops.rs", "impl Reader<'_> {", 305)];
 
 #[test]
 fn no_production_file_or_impl_grows_past_its_floor() {
