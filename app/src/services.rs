@@ -41,15 +41,6 @@ impl App {
 }
 
 impl App {
-    /// Route a committed message to each addressed recipient (room records are never routed).
-    pub fn route(
-        &mut self,
-        message: &MessageView,
-        receipts: &[ReceiptRow],
-    ) -> AccResult<Vec<DeliveryOutcome>> {
-        self.delivery.route(&mut self.core, message, receipts)
-    }
-
     /// Publish (or replace) the caller session's binding to an adapter.
     pub fn bind(
         &mut self,
@@ -114,7 +105,7 @@ impl App {
                     Delivery::check_routes(r, now, &*liveness, message, receipts)
                 })?;
         let delivery = match checked {
-            Some(checked) if !recorded.replayed => self.delivery.route_checked(
+            Some(checked) if !recorded.replayed => self.delivery.route(
                 &mut self.core,
                 &recorded.message,
                 &recorded.receipts,

@@ -495,9 +495,9 @@ fn check_route(
 ) -> AccResult<Route> {
     let receipt = r.receipt(message.seq, recipient)?;
     if let Some(receipt) = receipt.filter(|x| x.state != ReceiptState::Queued) {
-        // Already carried further (read after the send's commit, by `route`: a
-        // next-turn hook may have offered it in between): say so with the transport that
-        // did it.
+        // Already carried further (the re-check before a transport reads after the send's
+        // commit: a next-turn hook may have offered it in between): say so with the transport
+        // that did it.
         return Ok(Route::Done(
             current_outcomes(std::slice::from_ref(&receipt))
                 .pop()

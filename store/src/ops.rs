@@ -491,6 +491,17 @@ impl Writer<'_> {
         session_id: &str,
         participant_id: &str,
     ) -> StoreResult<bool> {
+        // Another session of the participant first (an index probe): then the participant
+        // predates this session, and the backwards read below would reach its creation.
+        let shared: bool = self
+            .tx
+            .prepare_cached(
+                "SELECT EXISTS (SELECT 1 FROM sessions WHERE participant_id = ?2 AND session_id != ?1)",
+            )?
+            .query_row(params![session_id, participant_id], |row| row.get(0))?;
+        if shared {
+            return Ok(false);
+        }
         let created: Option<i64> = self
             .tx
             .prepare_cached(
@@ -502,8 +513,7 @@ impl Writer<'_> {
             return Ok(false);
         };
         let traced: bool = self.tx.prepare_cached(
-            "SELECT EXISTS (SELECT 1 FROM sessions WHERE participant_id = ?2 AND session_id != ?1)
-                 OR EXISTS (SELECT 1 FROM claims WHERE session_id = ?1)
+            "SELECT EXISTS (SELECT 1 FROM claims WHERE session_id = ?1)
                  OR EXISTS (SELECT 1 FROM intents WHERE session_id = ?1)
                  OR EXISTS (SELECT 1 FROM messages WHERE from_participant_id = ?2)
                  OR EXISTS (SELECT 1 FROM receipts WHERE participant_id = ?2 AND state != 'acknowledged')

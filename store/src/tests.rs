@@ -285,6 +285,27 @@ fn claim_counts_per_session_equal_a_group_by() {
     assert_eq!(expired, 3);
 }
 
+/// An open session row of participant `hooked`.
+fn hooked_session(session_id: &str, key: &str) -> SessionRow {
+    SessionRow {
+        session_id: session_id.into(),
+        participant_id: "hooked".into(),
+        session_key: Some(key.into()),
+        generation: 1,
+        generation_hash: "g".into(),
+        harness: "claude-code".into(),
+        client_version: None,
+        checkout: None,
+        branch: None,
+        pid: None,
+        enforcement: Enforcement::Advisory,
+        lifecycle: Lifecycle::Managed,
+        opened_at: 100,
+        last_seen_at: 100,
+        closed_at: None,
+    }
+}
+
 /// A hooked session's open, as the core writes it: participant, `participant.created`,
 /// session, `session.opened`; after some other history of the room.
 fn opened_session(store: &mut Store) {
@@ -307,23 +328,7 @@ fn opened_session(store: &mut Store) {
                 Some("hooked"),
                 &serde_json::json!({}),
             )?;
-            w.insert_session(&SessionRow {
-                session_id: "session_h".into(),
-                participant_id: "hooked".into(),
-                session_key: Some("conv".into()),
-                generation: 1,
-                generation_hash: "g".into(),
-                harness: "claude-code".into(),
-                client_version: None,
-                checkout: None,
-                branch: None,
-                pid: None,
-                enforcement: Enforcement::Advisory,
-                lifecycle: Lifecycle::Managed,
-                opened_at: 100,
-                last_seen_at: 100,
-                closed_at: None,
-            })?;
+            w.insert_session(&hooked_session("session_h", "conv"))?;
             w.append_event(
                 "session.opened",
                 100,
@@ -356,8 +361,12 @@ fn receipt_for_hooked(w: &mut Writer<'_>, state: ReceiptState) -> StoreResult<()
 #[test]
 fn an_untraced_session_is_forgotten_and_any_trace_keeps_it() {
     type Trace = fn(&mut Writer<'_>) -> StoreResult<()>;
-    let traces: [(&str, Option<Trace>); 5] = [
+    let traces: [(&str, Option<Trace>); 6] = [
         ("nothing", None),
+        (
+            "another session of the participant",
+            Some(|w| w.insert_session(&hooked_session("session_h2", "conv-2"))),
+        ),
         (
             "a later event",
             Some(|w| {

@@ -5,38 +5,10 @@
 use super::*;
 
 impl Delivery {
-    /// Route a committed message to each addressed recipient (room records are never routed).
+    /// Route a committed message to each addressed recipient (room records are never routed),
+    /// after [`Delivery::check_routes`] ran in the send's own transaction: steps 4 to 6 for each
+    /// receipt it found live.
     pub fn route(
-        &mut self,
-        core: &mut Core,
-        message: &MessageView,
-        receipts: &[ReceiptRow],
-    ) -> AccResult<Vec<DeliveryOutcome>> {
-        let now = core.now();
-        let liveness = core.liveness();
-        let checked = match core.store_for_read() {
-            Some(store) => store
-                .read(|r| Self::check_routes(r, now, &*liveness, &message.message, receipts))?,
-            None => Checked(
-                receipts
-                    .iter()
-                    .map(|receipt| {
-                        let state = if message.message.to_participant_ids.is_empty() {
-                            Outcome::from(receipt.state)
-                        } else {
-                            Outcome::Queued
-                        };
-                        Route::Done(outcome(&receipt.participant_id, state, DURABLE, None))
-                    })
-                    .collect(),
-            ),
-        };
-        self.route_checked(core, message, receipts, checked)
-    }
-
-    /// [`Delivery::route`] after its check: steps 4 to 6 for each receipt `checked` found
-    /// live.
-    pub fn route_checked(
         &mut self,
         core: &mut Core,
         message: &MessageView,
@@ -144,7 +116,7 @@ impl Delivery {
     /// Steps 1 to 3 of the router for every receipt of `message`, read in `r`: receipt still
     /// queued, sole live session, binding, policy. A send runs it inside its own write
     /// transaction ([`Core::record_then`]), so a send whose recipients are not live costs no
-    /// second transaction; [`Delivery::route`] runs it in a read of its own.
+    /// second transaction.
     pub fn check_routes(
         r: &Reader<'_>,
         now: Millis,
