@@ -20,7 +20,7 @@ pub(super) fn status_command(cli: &Cli, args: &StatusArgs) -> AccResult<Output> 
     let mut value = views::status(&report, now);
     let mut human = human::status(&report, &look);
     // The store's layout: its revision beside this build's, a pending upgrade, its backups.
-    if let Some(store) = core.store_for_read() {
+    if let Some(store) = core.store() {
         let layout = views::store_layout(store);
         if layout.pending_upgrade {
             human.push_str(&format!(

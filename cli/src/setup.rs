@@ -143,8 +143,7 @@ pub(super) fn adapters_command(action: Option<&AdaptersCommand>) -> AccResult<Ou
 }
 
 pub(super) fn store_command(cli: &Cli, command: &StoreCommand) -> AccResult<Output> {
-    let mut core = open_core(cli)?;
-    let Some(store) = core.store_for_read() else {
+    let Some(mut store) = open_core(cli)?.into_store() else {
         return Err(AccError::new(
             ErrorCode::InvalidArguments,
             "this workspace has no store yet: there is nothing to upgrade or downgrade (the first write creates one at this build's layout)",
@@ -162,11 +161,11 @@ pub(super) fn store_command(cli: &Cli, command: &StoreCommand) -> AccResult<Outp
     let (plan, dry_run, changed) = match command {
         StoreCommand::Upgrade { dry_run: true } => match store.upgrade_plan()? {
             Some(plan) => (plan, true, false),
-            None => return Ok(layout_current(store)),
+            None => return Ok(layout_current(&store)),
         },
         StoreCommand::Upgrade { dry_run: false } => match store.upgrade()? {
             Some(plan) => (plan, false, true),
-            None => return Ok(layout_current(store)),
+            None => return Ok(layout_current(&store)),
         },
         StoreCommand::Downgrade { to, dry_run: true } => (store.downgrade_plan(*to)?, true, false),
         StoreCommand::Downgrade { to, dry_run: false } => (store.downgrade(*to)?, false, true),

@@ -18,7 +18,7 @@ pub use error::{AccError, AccResult, ErrorCode};
 use crate::clock::{Clock, Millis};
 
 use crate::workspace::Workspace;
-use acc_store::{Store, WorkspaceRecord};
+use acc_store::{Reader, Store, WorkspaceRecord};
 
 pub mod attention;
 pub mod claims;
@@ -26,6 +26,7 @@ pub mod events;
 pub mod identity;
 pub mod intent;
 pub mod messages;
+pub mod offers;
 pub mod resource;
 pub mod status;
 
@@ -115,7 +116,7 @@ impl Core {
     }
 
     /// The store, created on first use by a mutation.
-    pub fn store_for_write(&mut self) -> AccResult<&mut Store> {
+    pub(crate) fn store_for_write(&mut self) -> AccResult<&mut Store> {
         if self.store.is_none() {
             let record = WorkspaceRecord {
                 workspace_id: self.workspace.id.clone(),
@@ -140,7 +141,33 @@ impl Core {
     }
 
     /// The store when it exists; reads of a workspace without one see an empty room.
-    pub fn store_for_read(&mut self) -> Option<&mut Store> {
+    pub(crate) fn store_for_read(&mut self) -> Option<&mut Store> {
         self.store.as_mut()
+    }
+
+    /// Run `f` in one read transaction of the store (one consistent snapshot); `None` when the
+    /// workspace has no store yet. Every write goes through this crate's methods, which hold
+    /// the protocol's rules; a reader cannot write.
+    pub fn read<T>(&mut self, f: impl FnOnce(&Reader<'_>) -> AccResult<T>) -> AccResult<Option<T>> {
+        match self.store.as_mut() {
+            Some(store) => store.read(f).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// Whether the workspace has a store yet (the first write creates it).
+    pub fn has_store(&self) -> bool {
+        self.store.is_some()
+    }
+
+    /// The store, to look at (its path, layout and integrity), when it exists.
+    pub fn store(&self) -> Option<&Store> {
+        self.store.as_ref()
+    }
+
+    /// This core's store connection, for `acc store upgrade|downgrade` only: layout
+    /// administration, which writes no records. The core is gone after it.
+    pub fn into_store(mut self) -> Option<Store> {
+        self.store.take()
     }
 }

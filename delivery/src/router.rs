@@ -21,13 +21,11 @@ use acc_clients::Client;
 use acc_core::Core;
 use acc_core::clock::{Millis, format_timestamp};
 use acc_core::error::{AccError, AccResult, ErrorCode};
-use acc_core::events::{Event, OfferEvent, OfferRecord};
-use acc_core::identity::{Caller, Liveness, Presence, check_caller, presence, verify_caller};
-use acc_core::messages::{DecisionStatus, MessageView, advance};
-use acc_core::wire;
+use acc_core::identity::{Caller, Liveness, Presence, check_caller, presence};
+use acc_core::messages::{DecisionStatus, MessageView};
+use acc_core::offers::OfferAttempt;
 use acc_store::{
     BindingRow, LivePolicy, MessageKind, MessageRow, Reader, ReceiptRow, ReceiptState, SessionRow,
-    Writer,
 };
 
 use crate::plugins::{
@@ -274,8 +272,8 @@ struct ReadyOffer {
 }
 
 impl ReadyOffer {
-    fn attempt(&self) -> Attempt<'_> {
-        Attempt {
+    fn attempt(&self) -> OfferAttempt<'_> {
+        OfferAttempt {
             message: &self.message,
             recipient: &self.recipient,
             session_id: &self.session_id,
@@ -284,118 +282,6 @@ impl ReadyOffer {
             transport: &self.transport,
             client_version: &self.client_version,
         }
-    }
-}
-
-/// One delivery attempt: which message, to whom, through what. Builds the attempt events,
-/// which never carry a body.
-struct Attempt<'a> {
-    message: &'a MessageRow,
-    recipient: &'a str,
-    session_id: &'a str,
-    generation: i64,
-    adapter: &'a str,
-    transport: &'a str,
-    client_version: &'a str,
-}
-
-impl Attempt<'_> {
-    /// The attempt's event: succeeded, failed with `error_code`, or the one `repeat`.
-    fn event(&self, error_code: Option<&str>, repeat: bool) -> Event {
-        Event::Offer(OfferEvent {
-            message_id: self.message.message_id.clone(),
-            recipient_participant_id: self.recipient.to_string(),
-            target_session_id: self.session_id.to_string(),
-            target_generation: self.generation,
-            transport: self.transport.to_string(),
-            adapter: self.adapter.to_string(),
-            client_version: self.client_version.to_string(),
-            error_code: error_code.map(str::to_string),
-            repeat,
-        })
-    }
-
-    /// Append one of the attempt's events.
-    fn append(&self, w: &mut Writer<'_>, event: Event, now: Millis) -> AccResult<()> {
-        event.append(w, now, Some(self.session_id), Some(self.recipient))?;
-        Ok(())
-    }
-
-    /// Record a successful live offer, if the target is still the recipient's recorded
-    /// generation: the event, and the receipt `offered` when it is still queued. A receipt that
-    /// moved on meanwhile was carried another way while the adapter worked (a Codex queued
-    /// submission starts a turn at once, whose next-turn hook may carry the same message before
-    /// the offer returns): the live offer still happened, so it is recorded and reported as
-    /// offered, and the receipt keeps its state (states only move forward).
-    fn record_offered(&self, w: &mut Writer<'_>, now: Millis) -> AccResult<bool> {
-        if !self.target_is_current(w)? {
-            return Ok(false);
-        }
-        if self.record_offered_to_current(w, now)? {
-            return Ok(true);
-        }
-        let moved_on = w
-            .reader()
-            .receipt(self.message.seq, self.recipient)?
-            .is_some_and(|r| r.state != ReceiptState::Queued);
-        if moved_on {
-            self.append(w, self.event(None, false), now)?;
-        }
-        Ok(moved_on)
-    }
-
-    /// Whether the target session is still the recipient's, at the recorded generation.
-    fn target_is_current(&self, w: &Writer<'_>) -> AccResult<bool> {
-        let Some(session) = w.reader().session(self.session_id)? else {
-            return Ok(false);
-        };
-        Ok(session.participant_id == self.recipient && session.generation == self.generation)
-    }
-
-    /// [`Self::record_offered`] once [`Self::target_is_current`] was checked in the same
-    /// transaction (next-turn checks it once for all the messages it carried).
-    fn record_offered_to_current(&self, w: &mut Writer<'_>, now: Millis) -> AccResult<bool> {
-        let Some(mut receipt) = w.reader().receipt(self.message.seq, self.recipient)? else {
-            return Ok(false);
-        };
-        if receipt.state != ReceiptState::Queued {
-            return Ok(false);
-        }
-        advance(&mut receipt, ReceiptState::Offered, now)?;
-        if let Value::Object(map) = &mut receipt.extensions {
-            map.insert(
-                "offer".into(),
-                wire::json(&OfferRecord::new(self.transport, now)),
-            );
-        }
-        w.update_receipt(&receipt)?;
-        self.append(w, self.event(None, false), now)?;
-        Ok(true)
-    }
-
-    /// Record a failed offer; the receipt stays queued.
-    fn record_failed(&self, w: &mut Writer<'_>, code: &str, now: Millis) -> AccResult<()> {
-        self.append(w, self.event(Some(code), false), now)
-    }
-
-    /// Record one repeat: another `offer_succeeded` with `repeat: true` and `repeatedAt`,
-    /// never changing the receipt's state or time; at most once, and not after retrieval.
-    fn record_repeat(&self, w: &mut Writer<'_>, now: Millis) -> AccResult<()> {
-        let Some(mut receipt) = w.reader().receipt(self.message.seq, self.recipient)? else {
-            return Ok(());
-        };
-        let already = receipt
-            .extensions
-            .pointer("/offer/repeatedAt")
-            .is_some_and(|r| !r.is_null());
-        if receipt.state != ReceiptState::Offered || already {
-            return Ok(());
-        }
-        if let Some(Value::Object(offer)) = receipt.extensions.get_mut("offer") {
-            offer.insert("repeatedAt".into(), Value::from(format_timestamp(now)));
-        }
-        w.update_receipt(&receipt)?;
-        self.append(w, self.event(None, true), now)
     }
 }
 
@@ -559,15 +445,8 @@ fn check_route(
 fn recheck_route(core: &mut Core, message: &MessageRow, recipient: &str) -> AccResult<Route> {
     let now = core.now();
     let liveness = core.liveness();
-    let Some(store) = core.store_for_read() else {
-        return Ok(Route::Done(outcome(
-            recipient,
-            Outcome::Queued,
-            DURABLE,
-            None,
-        )));
-    };
-    store.read(|r| check_route(r, now, &*liveness, recipient, message))
+    let checked = core.read(|r| check_route(r, now, &*liveness, recipient, message))?;
+    Ok(checked.unwrap_or_else(|| Route::Done(outcome(recipient, Outcome::Queued, DURABLE, None))))
 }
 
 /// What the route check found for each receipt of a send, in order, before any transport
@@ -748,124 +627,3 @@ mod admission;
 mod bind;
 mod next_turn;
 mod offer;
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use acc_core::clock::FixedClock;
-    use acc_core::identity::{Liveness, SessionSpec};
-    use acc_core::messages::SendRequest;
-    use acc_core::workspace::{ClaimPolicy, Config, IdentitySource, Workspace};
-
-    struct Alive;
-    impl Liveness for Alive {
-        fn alive(&self, _pid: i64) -> bool {
-            true
-        }
-    }
-
-    fn session(core: &mut Core, who: &str) -> Caller {
-        let opened = core
-            .open_session(
-                &SessionSpec {
-                    participant_id: who.into(),
-                    session_key: None,
-                    harness: "codex".into(),
-                    client_version: None,
-                    checkout: None,
-                    branch: None,
-                    pid: Some(1),
-                    enforcement: acc_store::Enforcement::Advisory,
-                    lifecycle: acc_store::Lifecycle::Managed,
-                },
-                None,
-            )
-            .expect("session");
-        Caller {
-            session_id: opened.session.session_id,
-            generation: opened.generation_token,
-        }
-    }
-
-    /// A Codex queued submission starts a turn at once, and that turn's next-turn hook may carry
-    /// the message before the live offer returns: the offer is then still recorded and reported
-    /// as offered, never as a stale generation, and the receipt keeps the state it reached.
-    #[test]
-    fn a_live_offer_whose_receipt_moved_on_meanwhile_is_still_offered() {
-        let temp = tempfile::tempdir().expect("tempdir");
-        let workspace = Workspace {
-            id: "race".into(),
-            root: temp.path().to_path_buf(),
-            source: IdentitySource::Directory,
-            git_common_dir: None,
-            config: Config {
-                display_name: "race".into(),
-                roots: vec![".".into()],
-                claim_mode: ClaimPolicy::Advisory,
-                context_budget_bytes: 6000,
-                required_adapters: Vec::new(),
-            },
-        };
-        let mut core = Core::new(
-            workspace,
-            temp.path().join("data"),
-            Arc::new(FixedClock::new(1_795_000_000_000)),
-            Arc::new(Alive),
-        )
-        .expect("core");
-        let alice = session(&mut core, "alice");
-        let dave = session(&mut core, "dave");
-        let draft = Core::prepare_message(&SendRequest {
-            to: vec!["dave".into()],
-            subject: "s".into(),
-            body: "b".into(),
-            ..SendRequest::default()
-        })
-        .expect("draft");
-        let recorded = core.record(&alice, draft).expect("record");
-        let generation = core
-            .own_session(&dave)
-            .expect("read")
-            .expect("dave's session")
-            .generation;
-        let attempt = |transport: &'static str| Attempt {
-            message: &recorded.message.message,
-            recipient: "dave",
-            session_id: &dave.session_id,
-            generation,
-            adapter: transport,
-            transport,
-            client_version: "0.169.0",
-        };
-        let now = core.now();
-        let store = core.store_for_write().expect("store");
-        // The next turn carries it first...
-        assert!(
-            store
-                .write(|w| attempt("next-turn").record_offered(w, now))
-                .expect("next-turn")
-        );
-        // ...then the live offer returns.
-        assert!(
-            store
-                .write(|w| attempt("codex-app-server").record_offered(w, now))
-                .expect("live offer"),
-            "the live offer happened"
-        );
-        let receipt = store
-            .read(|r| r.receipt(recorded.message.message.seq, "dave"))
-            .expect("receipt")
-            .expect("dave's receipt");
-        assert_eq!(receipt.state, ReceiptState::Offered);
-        // A stale target is still refused.
-        let stale = Attempt {
-            generation: generation + 1,
-            ..attempt("codex-app-server")
-        };
-        assert!(
-            !store
-                .write(|w| stale.record_offered(w, now))
-                .expect("stale")
-        );
-    }
-}

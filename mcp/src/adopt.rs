@@ -45,12 +45,11 @@ pub fn find(core: &mut Core, data_dir: &Path, client_pid: Option<i64>) -> AccRes
             "ACC_MCP_PARTICIPANT is not set and the client process that started this server is unknown".into(),
         ));
     };
-    let Some(store) = core.store_for_read() else {
+    let Some(sessions) = core.read(|r| Ok(r.sessions(false)?))? else {
         return Ok(Found::None(format!(
             "ACC_MCP_PARTICIPANT is not set and no hooked session of client pid {pid} is open (the workspace has no store yet)"
         )));
     };
-    let sessions = store.read(|r| r.sessions(false))?;
     let mine: Vec<_> = sessions
         .into_iter()
         .filter(|s| {

@@ -1,18 +1,18 @@
-//! Typed statements over a transaction. The only SQL of the host lives here and in `schema.sql`.
+//! Typed statements over a transaction: participants, sessions, intents, short ids and events
+//! (claims, messages and bindings have modules of their own). All of ACC's SQL lives in this
+//! crate.
 
 use rusqlite::{OptionalExtension, Row, params};
 use serde_json::Value;
 
 use super::{
-    ClaimRow, EventRow, IntentRow, ParticipantRow, Reader, SessionRow, Writer, json_text,
-    parse_json,
+    EventRow, IntentRow, ParticipantRow, Reader, SessionRow, Writer, json_text, parse_json,
 };
 use crate::Enforcement;
 use crate::Millis;
 use crate::StoreResult;
 
 const SESSION_COLUMNS: &str = "session_id, participant_id, session_key, generation, generation_hash, harness, client_version, checkout, branch, pid, enforcement, lifecycle, opened_at, last_seen_at, closed_at";
-const CLAIM_COLUMNS: &str = "claim_id, session_id, generation, participant_id, resource, mode, enforcement, reason, acquired_at, renewed_at, expires_at, lease_seconds";
 
 fn session_from(row: &Row<'_>) -> rusqlite::Result<SessionRow> {
     Ok(SessionRow {
@@ -31,23 +31,6 @@ fn session_from(row: &Row<'_>) -> rusqlite::Result<SessionRow> {
         opened_at: row.get(12)?,
         last_seen_at: row.get(13)?,
         closed_at: row.get(14)?,
-    })
-}
-
-fn claim_from(row: &Row<'_>) -> rusqlite::Result<ClaimRow> {
-    Ok(ClaimRow {
-        claim_id: row.get(0)?,
-        session_id: row.get(1)?,
-        generation: row.get(2)?,
-        participant_id: row.get(3)?,
-        resource: row.get(4)?,
-        mode: row.get(5)?,
-        enforcement: row.get(6)?,
-        reason: row.get(7)?,
-        acquired_at: row.get(8)?,
-        renewed_at: row.get(9)?,
-        expires_at: row.get(10)?,
-        lease_seconds: row.get(11)?,
     })
 }
 
@@ -154,80 +137,6 @@ impl Reader<'_> {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
-    /// One claim.
-    pub fn claim(&self, claim_id: &str) -> StoreResult<Option<ClaimRow>> {
-        let sql = format!("SELECT {CLAIM_COLUMNS} FROM claims WHERE claim_id = ?1");
-        Ok(self
-            .conn
-            .prepare_cached(&sql)?
-            .query_row([claim_id], claim_from)
-            .optional()?)
-    }
-
-    /// Claims owned by a session (live and expired).
-    pub fn claims_of_session(&self, session_id: &str) -> StoreResult<Vec<ClaimRow>> {
-        let sql = format!(
-            "SELECT {CLAIM_COLUMNS} FROM claims WHERE session_id = ?1 ORDER BY resource, claim_id"
-        );
-        let mut stmt = self.conn.prepare_cached(&sql)?;
-        let rows = stmt.query_map([session_id], claim_from)?;
-        Ok(rows.collect::<Result<_, _>>()?)
-    }
-
-    /// Up to `limit` of a session's claims still live at `now`, from the claims' session index
-    /// (its claims are stepped until `limit` live ones are found).
-    pub fn live_claims_of_session(
-        &self,
-        session_id: &str,
-        now: Millis,
-        limit: i64,
-    ) -> StoreResult<Vec<ClaimRow>> {
-        let sql = format!(
-            "SELECT {CLAIM_COLUMNS} FROM claims INDEXED BY claims_by_session WHERE session_id = ?1 AND expires_at > ?2 LIMIT ?3"
-        );
-        let mut stmt = self.conn.prepare_cached(&sql)?;
-        let rows = stmt.query_map(params![session_id, now, limit], claim_from)?;
-        Ok(rows.collect::<Result<_, _>>()?)
-    }
-
-    /// Claims whose resource is one of `exact` or lies in one of the `[low, high)` ranges,
-    /// live or expired. Served from the resource index.
-    pub fn claims_matching(
-        &self,
-        exact: &[String],
-        ranges: &[(String, String)],
-    ) -> StoreResult<Vec<ClaimRow>> {
-        let mut out = Vec::new();
-        let by_resource = format!("SELECT {CLAIM_COLUMNS} FROM claims WHERE resource = ?1");
-        let mut stmt = self.conn.prepare_cached(&by_resource)?;
-        for resource in exact {
-            for row in stmt.query_map([resource], claim_from)? {
-                out.push(row?);
-            }
-        }
-        let in_range =
-            format!("SELECT {CLAIM_COLUMNS} FROM claims WHERE resource >= ?1 AND resource < ?2");
-        let mut stmt = self.conn.prepare_cached(&in_range)?;
-        for (low, high) in ranges {
-            for row in stmt.query_map(params![low, high], claim_from)? {
-                out.push(row?);
-            }
-        }
-        out.sort_by(|a, b| a.claim_id.cmp(&b.claim_id));
-        out.dedup_by(|a, b| a.claim_id == b.claim_id);
-        Ok(out)
-    }
-
-    /// Claims whose lease lapsed at or before `now`.
-    pub fn expired_claims(&self, now: Millis) -> StoreResult<Vec<ClaimRow>> {
-        let sql = format!(
-            "SELECT {CLAIM_COLUMNS} FROM claims WHERE expires_at <= ?1 ORDER BY expires_at, claim_id"
-        );
-        let mut stmt = self.conn.prepare_cached(&sql)?;
-        let rows = stmt.query_map([now], claim_from)?;
-        Ok(rows.collect::<Result<_, _>>()?)
-    }
-
     /// The ids of `kind` (`message`, `claim`, `session`, `participant`) that begin with
     /// `prefix`, in order, at most `limit`: a range of the id's unique index (record ids are
     /// `<kind>_` and base64url, participant ids portable ids: every character sorts below `~`).
@@ -283,84 +192,6 @@ impl Reader<'_> {
             })
         };
         Ok((probe("<", "DESC")?, probe(">", "ASC")?))
-    }
-
-    /// The sessions holding claims, in session id order: one seek of the claims' session index
-    /// each.
-    pub fn claim_holders(&self) -> StoreResult<Vec<String>> {
-        let mut next = self.conn.prepare_cached(
-            "SELECT session_id FROM claims INDEXED BY claims_by_session WHERE session_id > ?1 ORDER BY session_id LIMIT 1",
-        )?;
-        let mut sessions: Vec<String> = Vec::new();
-        let mut found: Option<String> = self
-            .conn
-            .prepare_cached("SELECT min(session_id) FROM claims")?
-            .query_row([], |r| r.get(0))?;
-        while let Some(session) = found {
-            found = next
-                .query_row([&session], |r| r.get::<_, String>(0))
-                .optional()?;
-            sessions.push(session);
-        }
-        Ok(sessions)
-    }
-
-    /// How many claims each session holds (live and expired), and how many have expired at
-    /// `now`, from indexes alone. SQLite counts a whole table from its pages (no row is
-    /// stepped), but a range only row by row; so the sessions holding claims are found by one
-    /// index seek each, every session's range but one is counted, and the last one's count is
-    /// the whole count less the others (at 100,000 claims among 5 sessions: 2.6 ms, against
-    /// 4.2 ms for one `GROUP BY` over the index). The expiry index ranges over the expired
-    /// ones, which are few.
-    pub fn claim_counts(&self, now: Millis) -> StoreResult<(Vec<(String, i64)>, i64)> {
-        let total: i64 = self
-            .conn
-            .prepare_cached("SELECT count(*) FROM claims")?
-            .query_row([], |r| r.get(0))?;
-        let mut sessions = self.claim_holders()?;
-        let mut count = self.conn.prepare_cached(
-            "SELECT count(*) FROM claims INDEXED BY claims_by_session WHERE session_id = ?1",
-        )?;
-        let mut per_session = Vec::with_capacity(sessions.len());
-        let mut counted = 0;
-        let last = sessions.pop();
-        for session in sessions {
-            let n: i64 = count.query_row([&session], |r| r.get(0))?;
-            counted += n;
-            per_session.push((session, n));
-        }
-        if let Some(session) = last {
-            per_session.push((session, total - counted));
-        }
-        let expired = self
-            .conn
-            .prepare_cached("SELECT count(*) FROM claims WHERE expires_at <= ?1")?
-            .query_row([now], |r| r.get(0))?;
-        Ok((per_session, expired))
-    }
-
-    /// Live claims whose lease ends after `now` and at or before `until`, soonest first, at
-    /// most `limit`.
-    pub fn claims_expiring(
-        &self,
-        now: Millis,
-        until: Millis,
-        limit: i64,
-    ) -> StoreResult<Vec<ClaimRow>> {
-        let sql = format!(
-            "SELECT {CLAIM_COLUMNS} FROM claims WHERE expires_at > ?1 AND expires_at <= ?2 ORDER BY expires_at, claim_id LIMIT ?3"
-        );
-        let mut stmt = self.conn.prepare_cached(&sql)?;
-        let rows = stmt.query_map(params![now, until, limit], claim_from)?;
-        Ok(rows.collect::<Result<_, _>>()?)
-    }
-
-    /// Every claim row (live and expired).
-    pub fn claims(&self) -> StoreResult<Vec<ClaimRow>> {
-        let sql = format!("SELECT {CLAIM_COLUMNS} FROM claims ORDER BY resource, claim_id");
-        let mut stmt = self.conn.prepare_cached(&sql)?;
-        let rows = stmt.query_map([], claim_from)?;
-        Ok(rows.collect::<Result<_, _>>()?)
     }
 
     /// Events after `after_seq`, oldest first, at most `limit`.
@@ -570,55 +401,6 @@ impl Writer<'_> {
             .prepare_cached("DELETE FROM intents WHERE session_id = ?1")?
             .execute([session_id])?
             == 1)
-    }
-
-    /// Insert a claim.
-    pub fn insert_claim(&mut self, c: &ClaimRow) -> StoreResult<()> {
-        let sql = format!(
-            "INSERT INTO claims({CLAIM_COLUMNS}) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)"
-        );
-        self.tx.prepare_cached(&sql)?.execute(params![
-            c.claim_id,
-            c.session_id,
-            c.generation,
-            c.participant_id,
-            c.resource,
-            c.mode,
-            c.enforcement,
-            c.reason,
-            c.acquired_at,
-            c.renewed_at,
-            c.expires_at,
-            c.lease_seconds,
-        ])?;
-        Ok(())
-    }
-
-    /// Replace a claim's renewable fields (mode, enforcement, reason, lease, generation).
-    pub fn update_claim(&mut self, c: &ClaimRow) -> StoreResult<()> {
-        self.tx
-            .prepare_cached(
-                "UPDATE claims SET generation=?2, mode=?3, enforcement=?4, reason=?5, renewed_at=?6, expires_at=?7, lease_seconds=?8 WHERE claim_id=?1",
-            )?
-            .execute(params![
-                c.claim_id,
-                c.generation,
-                c.mode,
-                c.enforcement,
-                c.reason,
-                c.renewed_at,
-                c.expires_at,
-                c.lease_seconds
-            ])?;
-        Ok(())
-    }
-
-    /// Delete a claim.
-    pub fn delete_claim(&mut self, claim_id: &str) -> StoreResult<()> {
-        self.tx
-            .prepare_cached("DELETE FROM claims WHERE claim_id = ?1")?
-            .execute([claim_id])?;
-        Ok(())
     }
 
     /// Append an event in this transaction; returns its sequence number.

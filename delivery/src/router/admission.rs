@@ -143,16 +143,7 @@ impl Delivery {
         binding.endpoint_ref = answer.endpoint_ref;
         binding.client_version = answer.client_version;
         binding.lease_until = core.now() + (answer.lease_seconds as i64) * 1000;
-        let refreshed = binding.clone();
-        core.store_for_write()?.write(|w| {
-            if w.reader()
-                .binding(session_id, &refreshed.adapter_id)?
-                .is_some_and(|b| b.generation == generation)
-            {
-                w.put_binding(&refreshed)?;
-            }
-            Ok::<_, AccError>(())
-        })?;
+        core.refresh_binding(binding)?;
         Ok(self.admit(adapter, &binding.client_version))
     }
 }

@@ -14,11 +14,7 @@ impl Delivery {
         live_policy: LivePolicy,
         endpoint: &Value,
     ) -> AccResult<BindingRow> {
-        let workspace_id = core.workspace.id.clone();
-        let session = {
-            let store = core.store_for_write()?;
-            store.read(|r| check_caller(r, &workspace_id, caller))?
-        };
+        let session = core.caller_session(caller)?;
         let Some(adapter) = self.adapter(adapter_id)? else {
             let known: Vec<String> = self
                 .plugins()?
@@ -77,17 +73,7 @@ impl Delivery {
             lease_until: now + (answer.lease_seconds as i64) * 1000,
             created_at: now,
         };
-        let stored = binding.clone();
-        core.store_for_write()?.write(|w| {
-            let again = verify_caller(w, &workspace_id, caller, now)?;
-            if again.generation != stored.generation {
-                return Err(AccError::new(
-                    ErrorCode::GenerationStale,
-                    "the session's generation changed during the handshake",
-                ));
-            }
-            Ok(w.put_binding(&stored)?)
-        })?;
+        core.put_binding(caller, &binding)?;
         Ok(binding)
     }
 
@@ -98,11 +84,6 @@ impl Delivery {
         caller: &Caller,
         adapter_id: Option<&str>,
     ) -> AccResult<usize> {
-        let now = core.now();
-        let workspace_id = core.workspace.id.clone();
-        core.store_for_write()?.write(|w| {
-            let session = verify_caller(w, &workspace_id, caller, now)?;
-            Ok(w.drop_bindings(&session.session_id, adapter_id)?)
-        })
+        core.drop_bindings(caller, adapter_id)
     }
 }

@@ -13,11 +13,8 @@ impl Delivery {
     pub fn waiting(&self, core: &mut Core, caller: &Caller) -> AccResult<usize> {
         let now = core.now();
         let workspace_id = core.workspace.id.clone();
-        let Some(store) = core.store_for_read() else {
-            return Ok(0);
-        };
-        let pending = store.read(|r| pending_for(r, &workspace_id, caller, now))?;
-        Ok(pending.fresh.len() + pending.repeats.len())
+        let pending = core.read(|r| pending_for(r, &workspace_id, caller, now))?;
+        Ok(pending.map_or(0, |p| p.fresh.len() + p.repeats.len()))
     }
 
     pub fn next_turn(
@@ -30,10 +27,9 @@ impl Delivery {
         let workspace_id = core.workspace.id.clone();
         let budget = core.workspace.config.context_budget_bytes as usize;
         // A read: the caller's presence was refreshed when its session was resolved.
-        let Some(store) = core.store_for_read() else {
+        let Some(pending) = core.read(|r| pending_for(r, &workspace_id, caller, now))? else {
             return Ok(RenderAnswer::default());
         };
-        let pending = store.read(|r| pending_for(r, &workspace_id, caller, now))?;
         if pending.fresh.is_empty() && pending.repeats.is_empty() {
             // Nothing to show: no adapter is loaded, nothing is written.
             return Ok(RenderAnswer::default());
@@ -48,7 +44,7 @@ impl Delivery {
         let carried: BTreeSet<&str> = rendered.carried.iter().map(String::as_str).collect();
         if !carried.is_empty() {
             let session = &pending.session;
-            let attempt = |message| Attempt {
+            let attempt = |message| OfferAttempt {
                 message,
                 recipient: &session.participant_id,
                 session_id: &session.session_id,
@@ -57,30 +53,19 @@ impl Delivery {
                 transport: NEXT_TURN,
                 client_version: "",
             };
-            core.store_for_write()?.write(|w| {
-                // The session is checked once for all the new messages it carried (the same
-                // session and transaction for each).
-                let fresh: Vec<&MessageRow> = pending
-                    .fresh
-                    .iter()
-                    .filter(|m| carried.contains(m.message_id.as_str()))
-                    .collect();
-                if let Some(first) = fresh.first()
-                    && attempt(first).target_is_current(w)?
-                {
-                    for message in fresh {
-                        attempt(message).record_offered_to_current(w, now)?;
-                    }
-                }
-                for (message, _) in pending
-                    .repeats
-                    .iter()
-                    .filter(|(m, _)| carried.contains(m.message_id.as_str()))
-                {
-                    attempt(message).record_repeat(w, now)?;
-                }
-                Ok::<_, AccError>(())
-            })?;
+            let fresh: Vec<OfferAttempt<'_>> = pending
+                .fresh
+                .iter()
+                .filter(|m| carried.contains(m.message_id.as_str()))
+                .map(attempt)
+                .collect();
+            let repeats: Vec<OfferAttempt<'_>> = pending
+                .repeats
+                .iter()
+                .filter(|(m, _)| carried.contains(m.message_id.as_str()))
+                .map(|(m, _)| attempt(m))
+                .collect();
+            core.record_carried(&fresh, &repeats)?;
         }
         Ok(rendered)
     }

@@ -53,13 +53,11 @@ impl Delivery {
                     }
                 },
             };
-            let now = core.now();
             outcomes[index] = Some(record_answer(
-                core.store_for_write()?,
+                core,
                 &offer.attempt(),
                 answer,
                 &offer.adapter,
-                now,
             )?);
         }
         Ok(outcomes.into_iter().flatten().collect())
@@ -74,10 +72,7 @@ impl Delivery {
         offer: ReadyOffer,
         call: PendingCall<acc_adapter_api::Answer>,
     ) -> AccResult<DeliveryOutcome> {
-        let now = core.now();
-        let attempt = offer.attempt();
-        core.store_for_write()?
-            .write(|w| attempt.record_failed(w, OUTCOME_UNKNOWN, now))?;
+        core.record_offer_failed(&offer.attempt(), OUTCOME_UNKNOWN)?;
         let done = outcome(
             &offer.recipient,
             Outcome::Queued,
@@ -91,10 +86,8 @@ impl Delivery {
                     let Some(answer) = call.wait_until(Instant::now() + LATE_ANSWER_WAIT) else {
                         return;
                     };
-                    let now = watcher_core.now();
-                    if let Ok(store) = watcher_core.store_for_write() {
-                        let _ = record_answer(store, &offer.attempt(), answer, &offer.adapter, now);
-                    }
+                    let _ =
+                        record_answer(&mut watcher_core, &offer.attempt(), answer, &offer.adapter);
                 });
             if let Ok(handle) = spawned {
                 self.late_offers.push(handle);
@@ -139,11 +132,10 @@ impl Delivery {
 
 /// Record what the adapter answered an offer and say what became of the recipient.
 fn record_answer(
-    store: &mut acc_store::Store,
-    attempt: &Attempt<'_>,
+    core: &mut Core,
+    attempt: &OfferAttempt<'_>,
     answer: Result<acc_adapter_api::Answer, crate::plugins::CallFailure>,
     adapter: &LoadedAdapter,
-    now: Millis,
 ) -> AccResult<DeliveryOutcome> {
     let recipient = attempt.recipient;
     let transport = attempt.transport;
@@ -152,7 +144,7 @@ fn record_answer(
             let pending = answer.status == OfferStatus::AcceptedPendingApproval;
             // Confirm the adapter answered for the binding's client version.
             if answer.client_version.as_str() != attempt.client_version {
-                store.write(|w| attempt.record_failed(w, "protocol_mismatch", now))?;
+                core.record_offer_failed(attempt, "protocol_mismatch")?;
                 return Ok(outcome(
                     recipient,
                     Outcome::Queued,
@@ -163,7 +155,7 @@ fn record_answer(
             let mut done = if adapter.offer_kind == OfferKind::Wake {
                 // A wake is the one accepted offer that records nothing.
                 outcome(recipient, Outcome::Woken, transport, None)
-            } else if store.write(|w| attempt.record_offered(w, now))? {
+            } else if core.record_offer_succeeded(attempt)? {
                 outcome(recipient, Outcome::Offered, transport, None)
             } else {
                 outcome(
@@ -181,7 +173,7 @@ fn record_answer(
                 Ok(refused) => safe_code(refused.code.as_str()).to_string(),
                 Err(_) => "transport_error".to_string(),
             };
-            store.write(|w| attempt.record_failed(w, &code, now))?;
+            core.record_offer_failed(attempt, &code)?;
             Ok(outcome(recipient, Outcome::Queued, transport, Some(&code)))
         }
     }
