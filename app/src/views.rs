@@ -21,6 +21,7 @@ use acc_core::messages::{
 use acc_core::status::{EventPage, SessionState, StatusReport};
 use acc_core::workspace::ClaimPolicy;
 use acc_delivery::DeliveryOutcome;
+use acc_delivery::codes::DeliveryCode;
 use acc_store::{BindingRow, ClaimRow, EventRow, IntentRow, ReceiptRow};
 
 /// A claim, with its liveness at `now` and what it enforces under the room's `policy`.

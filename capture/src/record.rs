@@ -90,7 +90,7 @@ impl Recorder {
                 recipient: d.recipient_participant_id.clone(),
                 outcome: d.outcome.as_str().to_string(),
                 transport: d.transport.clone(),
-                error_code: d.error_code.clone(),
+                error_code: d.error_code.map(|c| c.as_str().to_string()),
             }),
             None => self.note(branch, "the router reported no recipient"),
         }

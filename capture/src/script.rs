@@ -231,7 +231,7 @@ impl Capture<'_> {
             sent.message.message.message_id,
             sent.delivery
                 .first()
-                .map(|d| (d.outcome.as_str(), d.error_code.as_deref()))
+                .map(|d| (d.outcome.as_str(), d.error_code.map(|c| c.as_str())))
         );
         self.record.router(branch, &sent);
         Ok(sent)

@@ -22,6 +22,7 @@ use std::path::{Path, PathBuf};
 use acc_adapter_api::wire::{ContractDeclaration, Minimum};
 use serde::{Deserialize, Serialize};
 
+use crate::codes::DeliveryCode;
 use acc_core::error::{AccError, AccResult, ErrorCode};
 use folder::load_capture;
 pub use folder::{Folder, is_known_bad, read_folder};
@@ -437,25 +438,27 @@ impl Evidence {
         declared: &ContractDeclaration,
         client_version: &str,
         platform: &str,
-    ) -> Result<(), &'static str> {
+    ) -> Result<(), DeliveryCode> {
         if !declared.live_push {
-            return Err("unsupported_client_version");
+            return Err(DeliveryCode::UnsupportedClientVersion);
         }
         let Some(contract) = self.contracts.get(&declared.contract_id) else {
-            return Err("no_evidence");
+            return Err(DeliveryCode::NoEvidence);
         };
         if !agrees(&contract.declaration(), declared) {
-            return Err("contract_mismatch");
+            return Err(DeliveryCode::ContractMismatch);
         }
         match eligibility(contract, &self.captures, Some(client_version), platform) {
             Ok(()) => {}
-            Err("native_delivery_unsupported") => return Err("no_evidence"),
-            Err("version_unavailable") => return Err("unsupported_client_version"),
-            Err(other) => return Err(other),
+            Err("native_delivery_unsupported") => return Err(DeliveryCode::NoEvidence),
+            Err("version_unavailable") => return Err(DeliveryCode::UnsupportedClientVersion),
+            Err("below_minimum_version") => return Err(DeliveryCode::BelowMinimumVersion),
+            Err("known_bad_version") => return Err(DeliveryCode::KnownBadVersion),
+            Err(_) => return Err(DeliveryCode::UnsupportedClientVersion),
         }
         // What the adapter declares beyond the folder (a raised minimum, more known-bad
         // versions: configuration may narrow, never widen) applies too.
-        let wanted = version(client_version).ok_or("unsupported_client_version")?;
+        let wanted = version(client_version).ok_or(DeliveryCode::UnsupportedClientVersion)?;
         let raised = declared
             .minimums
             .iter()
@@ -463,10 +466,10 @@ impl Evidence {
             .or_else(|| declared.minimums.iter().find(|m| m.platform == "*"))
             .and_then(|m| version(&m.version));
         if raised.is_some_and(|minimum| wanted < minimum) {
-            return Err("below_minimum_version");
+            return Err(DeliveryCode::BelowMinimumVersion);
         }
         if is_known_bad(&declared.known_bad, &wanted) {
-            return Err("known_bad_version");
+            return Err(DeliveryCode::KnownBadVersion);
         }
         Ok(())
     }

@@ -6,6 +6,7 @@
 //! store, the core and ACC's client toolkit; knows nothing of the CLI, MCP, hooks or the
 //! installer (the installer's consent records reach it through [`router::ConsentRecords`]).
 
+pub mod codes;
 pub mod contracts;
 pub mod inspect;
 pub mod plugins;

@@ -28,6 +28,7 @@ use acc_store::{
     BindingRow, LivePolicy, MessageKind, MessageRow, Reader, ReceiptRow, ReceiptState, SessionRow,
 };
 
+use crate::codes::DeliveryCode;
 use crate::plugins::{
     DEFAULT_DEADLINE, LoadedAdapter, OFFER_DEADLINE, Operation, PendingCall, Plugins,
 };
@@ -41,28 +42,8 @@ pub const NEXT_TURN: &str = "next-turn";
 pub const NEXT_TURN_WINDOW: i64 = 100;
 /// A live offer is shown once more by next-turn after this long without retrieval.
 pub const REPEAT_AFTER_MS: Millis = 15 * 60_000;
-/// The code of an offer still running at its deadline: what the transport did is not known
-/// (a watcher records its answer if it comes while the process lives).
-pub const OUTCOME_UNKNOWN: &str = "offer_outcome_unknown";
 /// How long a watcher waits for a late offer's answer.
 pub const LATE_ANSWER_WAIT: Duration = Duration::from_secs(60);
-
-/// The safe closed error codes an offer may end with.
-pub const SAFE_CODES: &[&str] = &[
-    "ambiguous_recipient_sessions",
-    "delivery_disabled",
-    "recipient_busy",
-    "recipient_unavailable",
-    "transport_error",
-    "transport_rejected",
-    "transport_permission_denied",
-    "unsupported_client_version",
-    "below_minimum_version",
-    "known_bad_version",
-    "protocol_mismatch",
-    "handshake_failed",
-    "session_generation_stale",
-];
 
 /// One recipient's delivery outcome.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -73,8 +54,8 @@ pub struct DeliveryOutcome {
     pub outcome: Outcome,
     /// `durable`, `next-turn`, or an adapter's transport.
     pub transport: String,
-    /// A safe closed error code, when a route failed or was unavailable.
-    pub error_code: Option<String>,
+    /// Why the route stopped short, when it failed or was unavailable.
+    pub error_code: Option<DeliveryCode>,
     /// The client holds a wake for its user's approval.
     pub pending_approval: bool,
 }
@@ -123,13 +104,13 @@ fn outcome(
     recipient: &str,
     outcome: impl Into<Outcome>,
     transport: &str,
-    code: Option<&str>,
+    code: Option<DeliveryCode>,
 ) -> DeliveryOutcome {
     DeliveryOutcome {
         recipient_participant_id: recipient.to_string(),
         outcome: outcome.into(),
         transport: transport.to_string(),
-        error_code: code.map(str::to_string),
+        error_code: code,
         pending_approval: false,
     }
 }
@@ -204,21 +185,6 @@ pub fn policy_allows(policy: LivePolicy, message: &MessageRow) -> bool {
     }
 }
 
-/// What an admission code means, for a person.
-fn admission_hint(code: &str) -> &'static str {
-    match code {
-        "no_evidence" => {
-            "no passing capture in the contracts folders backs this version here (see acc contract verify; acc contract capture records one)"
-        }
-        "contract_mismatch" => {
-            "the adapter declares its contract otherwise than the contracts folder states it"
-        }
-        "below_minimum_version" => "the version is below the contract's evidenced minimum",
-        "known_bad_version" => "the contract lists this version as known bad",
-        _ => "the client's version is not one the contract can admit",
-    }
-}
-
 /// How live delivery is admitted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Admission {
@@ -233,13 +199,13 @@ pub enum Admission {
 
 /// Whether an adapter's declared contract, taken at its word, admits a client version here;
 /// the reason code when it does not ([`Admission::Declared`]).
-pub fn declared_admits(adapter: &LoadedAdapter, client_version: &str) -> Result<(), &'static str> {
+pub fn declared_admits(adapter: &LoadedAdapter, client_version: &str) -> Result<(), DeliveryCode> {
     let contract = &adapter.contract;
     if !contract.live_push {
-        return Err("unsupported_client_version");
+        return Err(DeliveryCode::UnsupportedClientVersion);
     }
     let Ok(version) = semver::Version::parse(client_version) else {
-        return Err("unsupported_client_version");
+        return Err(DeliveryCode::UnsupportedClientVersion);
     };
     let here = acc_clients::platform();
     let minimum = contract
@@ -248,13 +214,13 @@ pub fn declared_admits(adapter: &LoadedAdapter, client_version: &str) -> Result<
         .find(|m| m.platform == here)
         .or_else(|| contract.minimums.iter().find(|m| m.platform == "*"));
     let Some(minimum) = minimum.and_then(|m| semver::Version::parse(&m.version).ok()) else {
-        return Err("unsupported_client_version");
+        return Err(DeliveryCode::UnsupportedClientVersion);
     };
     if version < minimum {
-        return Err("below_minimum_version");
+        return Err(DeliveryCode::BelowMinimumVersion);
     }
     if crate::contracts::is_known_bad(&contract.known_bad, &version) {
-        return Err("known_bad_version");
+        return Err(DeliveryCode::KnownBadVersion);
     }
     Ok(())
 }
@@ -363,14 +329,6 @@ fn recorded_consent(records: &dyn ConsentRecords, client: Client, dir: &Path) ->
     records.recorded(client, dir)
 }
 
-fn safe_code(code: &str) -> &str {
-    SAFE_CODES
-        .iter()
-        .find(|c| **c == code)
-        .copied()
-        .unwrap_or("transport_rejected")
-}
-
 /// One recipient's steps 1 to 3 (see [`Delivery::check_routes`]).
 fn check_route(
     r: &Reader<'_>,
@@ -401,7 +359,7 @@ fn check_route(
                 recipient,
                 Outcome::Queued,
                 DURABLE,
-                Some("recipient_unavailable"),
+                Some(DeliveryCode::RecipientUnavailable),
             )));
         }
         [one] => one.clone(),
@@ -410,7 +368,7 @@ fn check_route(
                 recipient,
                 Outcome::Queued,
                 DURABLE,
-                Some("ambiguous_recipient_sessions"),
+                Some(DeliveryCode::AmbiguousRecipientSessions),
             )));
         }
     };
@@ -431,7 +389,7 @@ fn check_route(
             recipient,
             Outcome::Queued,
             DURABLE,
-            Some("delivery_disabled"),
+            Some(DeliveryCode::DeliveryDisabled),
         )));
     }
     Ok(Route::Offer {
@@ -532,7 +490,7 @@ impl Delivery {
         &mut self,
         adapter: &LoadedAdapter,
         client_version: &str,
-    ) -> Result<(), &'static str> {
+    ) -> Result<(), DeliveryCode> {
         if self.admission == Admission::Declared {
             return declared_admits(adapter, client_version);
         }

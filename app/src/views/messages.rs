@@ -150,7 +150,7 @@ fn delivery_wire(outcomes: &[DeliveryOutcome]) -> Vec<wire::Delivery<'_>> {
             recipient_participant_id: &o.recipient_participant_id,
             outcome: o.outcome.as_str(),
             transport: &o.transport,
-            error_code: o.error_code.as_deref(),
+            error_code: o.error_code.map(DeliveryCode::as_str),
             pending_approval: o.pending_approval,
         })
         .collect()

@@ -290,12 +290,12 @@ fn evidence_admits_a_declaration_as_the_folder_states_it_and_only_narrower() {
     assert_eq!(evidence.admits(&declared, "1.2.0", "linux-x64"), Ok(()));
     assert_eq!(
         evidence.admits(&declared, "1.1.0", "linux-x64"),
-        Err("no_evidence"),
+        Err(crate::codes::DeliveryCode::NoEvidence),
         "no passing capture at or below 1.1.0"
     );
     assert_eq!(
         evidence.admits(&declared, "1.3.1", "linux-x64"),
-        Err("known_bad_version")
+        Err(crate::codes::DeliveryCode::KnownBadVersion)
     );
     // A raised minimum narrows; a lowered one, another offer kind or a dropped known-bad
     // entry contradicts the folder.
@@ -303,36 +303,36 @@ fn evidence_admits_a_declaration_as_the_folder_states_it_and_only_narrower() {
     raised.minimums[0].version = "1.2.5".into();
     assert_eq!(
         evidence.admits(&raised, "1.2.0", "linux-x64"),
-        Err("below_minimum_version")
+        Err(crate::codes::DeliveryCode::BelowMinimumVersion)
     );
     assert_eq!(evidence.admits(&raised, "1.2.6", "linux-x64"), Ok(()));
     let mut lowered = declared.clone();
     lowered.minimums[0].version = "1.0.0".into();
     assert_eq!(
         evidence.admits(&lowered, "1.2.0", "linux-x64"),
-        Err("contract_mismatch")
+        Err(crate::codes::DeliveryCode::ContractMismatch)
     );
     let mut wake = declared.clone();
     wake.offer_kind = "wake".into();
     assert_eq!(
         evidence.admits(&wake, "1.2.0", "linux-x64"),
-        Err("contract_mismatch")
+        Err(crate::codes::DeliveryCode::ContractMismatch)
     );
     let mut forgiving = declared.clone();
     forgiving.known_bad.clear();
     assert_eq!(
         evidence.admits(&forgiving, "1.3.1", "linux-x64"),
-        Err("contract_mismatch")
+        Err(crate::codes::DeliveryCode::ContractMismatch)
     );
     let mut unknown = declared;
     unknown.contract_id = "nobody-v1".into();
     assert_eq!(
         evidence.admits(&unknown, "1.2.0", "linux-x64"),
-        Err("no_evidence")
+        Err(crate::codes::DeliveryCode::NoEvidence)
     );
     assert_eq!(
         Evidence::load(&[]).admits(&example_declaration(), "1.2.0", "linux-x64"),
-        Err("no_evidence"),
+        Err(crate::codes::DeliveryCode::NoEvidence),
         "no folder, no evidence"
     );
 }

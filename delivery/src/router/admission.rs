@@ -25,7 +25,7 @@ impl Delivery {
                     recipient,
                     Outcome::Queued,
                     DURABLE,
-                    Some("adapter_unavailable"),
+                    Some(DeliveryCode::AdapterUnavailable),
                 )));
             }
         };
@@ -48,7 +48,7 @@ impl Delivery {
                     recipient,
                     Outcome::Queued,
                     DURABLE,
-                    Some("delivery_disabled"),
+                    Some(DeliveryCode::DeliveryDisabled),
                 )));
             }
         }
@@ -86,7 +86,7 @@ impl Delivery {
                     recipient,
                     Outcome::Queued,
                     DURABLE,
-                    Some("session_generation_stale"),
+                    Some(DeliveryCode::SessionGenerationStale),
                 )));
             }
         }
@@ -130,7 +130,7 @@ impl Delivery {
         generation: i64,
         recipient: &str,
         binding: &mut BindingRow,
-    ) -> AccResult<Result<(), &'static str>> {
+    ) -> AccResult<Result<(), DeliveryCode>> {
         let Ok(answer) = self.handshake(
             adapter,
             session_id,
@@ -138,7 +138,7 @@ impl Delivery {
             recipient,
             &binding.endpoint,
         ) else {
-            return Ok(Err("handshake_failed"));
+            return Ok(Err(DeliveryCode::HandshakeFailed));
         };
         binding.endpoint_ref = answer.endpoint_ref;
         binding.client_version = answer.client_version;

@@ -56,7 +56,7 @@ impl Delivery {
                     "{code}: live delivery through `{adapter_id}` is not admitted for client version {} on {}: {}; nothing was bound, and messages reach this session durably",
                     answer.client_version,
                     acc_clients::platform(),
-                    admission_hint(code)
+                    code.hint()
                 ),
             ));
         }

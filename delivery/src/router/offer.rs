@@ -72,12 +72,12 @@ impl Delivery {
         offer: ReadyOffer,
         call: PendingCall<acc_adapter_api::Answer>,
     ) -> AccResult<DeliveryOutcome> {
-        core.record_offer_failed(&offer.attempt(), OUTCOME_UNKNOWN)?;
+        core.record_offer_failed(&offer.attempt(), DeliveryCode::OfferOutcomeUnknown.as_str())?;
         let done = outcome(
             &offer.recipient,
             Outcome::Queued,
             &offer.adapter.transport,
-            Some(OUTCOME_UNKNOWN),
+            Some(DeliveryCode::OfferOutcomeUnknown),
         );
         if let Ok(mut watcher_core) = core.another() {
             let spawned = std::thread::Builder::new()
@@ -144,12 +144,12 @@ fn record_answer(
             let pending = answer.status == OfferStatus::AcceptedPendingApproval;
             // Confirm the adapter answered for the binding's client version.
             if answer.client_version.as_str() != attempt.client_version {
-                core.record_offer_failed(attempt, "protocol_mismatch")?;
+                core.record_offer_failed(attempt, DeliveryCode::ProtocolMismatch.as_str())?;
                 return Ok(outcome(
                     recipient,
                     Outcome::Queued,
                     transport,
-                    Some("protocol_mismatch"),
+                    Some(DeliveryCode::ProtocolMismatch),
                 ));
             }
             let mut done = if adapter.offer_kind == OfferKind::Wake {
@@ -162,7 +162,7 @@ fn record_answer(
                     recipient,
                     Outcome::Queued,
                     transport,
-                    Some("session_generation_stale"),
+                    Some(DeliveryCode::SessionGenerationStale),
                 )
             };
             done.pending_approval = pending;
@@ -170,11 +170,11 @@ fn record_answer(
         }
         refused_or_failed => {
             let code = match &refused_or_failed {
-                Ok(refused) => safe_code(refused.code.as_str()).to_string(),
-                Err(_) => "transport_error".to_string(),
+                Ok(refused) => DeliveryCode::from_adapter(refused.code.as_str()),
+                Err(_) => DeliveryCode::TransportError,
             };
-            core.record_offer_failed(attempt, &code)?;
-            Ok(outcome(recipient, Outcome::Queued, transport, Some(&code)))
+            core.record_offer_failed(attempt, code.as_str())?;
+            Ok(outcome(recipient, Outcome::Queued, transport, Some(code)))
         }
     }
 }

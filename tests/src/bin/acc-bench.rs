@@ -1124,7 +1124,8 @@ fn hung_recipients() {
         assert!(
             sent.delivery
                 .iter()
-                .all(|d| d.error_code.as_deref() == Some("offer_outcome_unknown"))
+                .all(|d| d.error_code
+                    == Some(acc_delivery::codes::DeliveryCode::OfferOutcomeUnknown))
         );
         println!(
             "send to {n:>2} hung recipients:            {:>9.1} ms  (deadline {} ms: {:.2}x)",

@@ -384,8 +384,8 @@ fn a_late_acceptance_is_recorded_when_it_comes() {
         )
         .expect("send");
     assert_eq!(
-        sent.delivery[0].error_code.as_deref(),
-        Some("offer_outcome_unknown")
+        sent.delivery[0].error_code,
+        Some(acc_delivery::codes::DeliveryCode::OfferOutcomeUnknown)
     );
     let id = sent.message.message.message_id.clone();
     let state = |app: &mut App| {

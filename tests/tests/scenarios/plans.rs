@@ -94,7 +94,10 @@ fn source_statements() -> Vec<(String, Vec<String>)> {
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.is_dir())
         .collect();
-    assert!(nested.is_empty(), "read the store's nested modules too: {nested:?}");
+    assert!(
+        nested.is_empty(),
+        "read the store's nested modules too: {nested:?}"
+    );
     for file in files {
         let text = std::fs::read_to_string(&file).expect("source");
         for (line, literal) in string_literals(&text) {
