@@ -50,7 +50,7 @@ pub fn reattach(core: &mut Core, participant: &str, resume: Option<&str>) -> Acc
         &SessionSpec {
             participant_id: participant.into(),
             session_key: None,
-            harness: "cli".into(),
+            harness: acc_core::identity::Harness::Cli,
             client_version: None,
             checkout: None,
             branch: None,

@@ -120,7 +120,7 @@ pub(super) fn attach_command(cli: &Cli, args: &AttachArgs) -> AccResult<Output> 
     let spec = SessionSpec {
         participant_id: args.participant.clone(),
         session_key: None,
-        harness: "cli".into(),
+        harness: acc_core::identity::Harness::Cli,
         client_version: None,
         checkout,
         branch,

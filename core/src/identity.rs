@@ -92,10 +92,10 @@ pub struct Guard {
 /// A session's real enforcement: what it declares, certified by `guards`.
 pub fn guard(session: &SessionRow, guards: &dyn Guards) -> Guard {
     if session.enforcement != Enforcement::Guarded {
-        let reason = match session.harness.as_str() {
-            "cli" => "a shell session: nothing stops its writes".to_string(),
-            "mcp" => "an MCP client: ACC sees none of its writes".to_string(),
-            other => format!("its {other} hooks declare no write guard"),
+        let reason = match Harness::parse(&session.harness) {
+            Some(Harness::Cli) => "a shell session: nothing stops its writes".to_string(),
+            Some(Harness::Mcp) => "an MCP client: ACC sees none of its writes".to_string(),
+            _ => format!("its {} hooks declare no write guard", session.harness),
         };
         return Guard {
             enforcement: Enforcement::Advisory,
@@ -135,6 +135,51 @@ pub fn presence(session: &SessionRow, now: Millis, liveness: &dyn Liveness) -> P
     }
 }
 
+/// What opened a session: a hooked client, an MCP client through `acc-mcp`, or a person at a
+/// shell. The store keeps its spelling; a session row read back keeps whatever spelling it has
+/// (a newer build may know more clients), and [`Harness::parse`] says whether this build knows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Harness {
+    /// Claude Code, through ACC's hooks.
+    ClaudeCode,
+    /// Codex, through ACC's hooks.
+    Codex,
+    /// Gemini CLI, through ACC's hooks.
+    Gemini,
+    /// An MCP client, through `acc-mcp`.
+    Mcp,
+    /// A person at a shell, through `acc`.
+    Cli,
+}
+
+impl Harness {
+    /// Every harness: the hooked clients (a host test holds them to `acc_clients::Client::ALL`),
+    /// then `mcp` and `cli`.
+    pub const ALL: [Self; 5] = [
+        Self::ClaudeCode,
+        Self::Codex,
+        Self::Gemini,
+        Self::Mcp,
+        Self::Cli,
+    ];
+
+    /// The stored spelling (a hooked client's is its `acc_clients::Client` spelling).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::ClaudeCode => "claude-code",
+            Self::Codex => "codex",
+            Self::Gemini => "gemini",
+            Self::Mcp => "mcp",
+            Self::Cli => "cli",
+        }
+    }
+
+    /// The harness `text` spells, if this build knows it.
+    pub fn parse(text: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|h| h.as_str() == text)
+    }
+}
+
 /// What a new or resumed session says about itself.
 #[derive(Debug, Clone)]
 pub struct SessionSpec {
@@ -142,8 +187,8 @@ pub struct SessionSpec {
     pub participant_id: String,
     /// Stable resumption key, if the harness has one.
     pub session_key: Option<String>,
-    /// `cli`, `mcp`, `claude-code`, `codex`.
-    pub harness: String,
+    /// What opened it.
+    pub harness: Harness,
     /// Client version reported by the client's executable.
     pub client_version: Option<String>,
     /// Checkout path.
@@ -563,7 +608,7 @@ fn create_session(
         session_key: spec.session_key.clone(),
         generation: 1,
         generation_hash: ids::hash_token(token),
-        harness: spec.harness.clone(),
+        harness: spec.harness.as_str().to_string(),
         client_version: spec.client_version.clone(),
         checkout: spec.checkout.clone(),
         branch: spec.branch.clone(),

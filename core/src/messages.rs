@@ -60,11 +60,6 @@ pub const KINDS: &[&str] = &[
 ];
 /// Kinds the generic `message` boundary accepts.
 pub const GENERIC_KINDS: &[&str] = &["note", "question", "request", "decision"];
-/// Receipt states in order.
-/// Client names `--to` accepts when exactly one session of that client is present: every hooked
-/// client (the core sees no client list; a host test holds this to `acc_clients::Client::ALL`),
-/// then `mcp` and `cli`.
-pub const CLIENT_NAMES: &[&str] = &["claude-code", "codex", "gemini", "mcp", "cli"];
 
 /// An artifact attached to a message: a resource and an optional description (peer text).
 #[derive(Debug, Clone)]

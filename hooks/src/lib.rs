@@ -192,7 +192,7 @@ impl Context {
         let spec = SessionSpec {
             participant_id: participant.clone(),
             session_key: Some(key.clone()),
-            harness: client.as_str().into(),
+            harness: acc_app::services::harness(client),
             client_version,
             checkout,
             branch,

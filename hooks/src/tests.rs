@@ -12,7 +12,7 @@ fn session(core: &mut Core, participant: &str, enforcement: &str) -> Caller {
             &SessionSpec {
                 participant_id: participant.into(),
                 session_key: None,
-                harness: "claude-code".into(),
+                harness: acc_core::identity::Harness::ClaudeCode,
                 client_version: None,
                 checkout: None,
                 branch: None,
@@ -184,7 +184,7 @@ fn a_resumed_conversation_records_its_new_process_and_is_online() {
     let spec = |pid: i64, client_version: Option<&str>| SessionSpec {
         participant_id: "alice".into(),
         session_key: Some("claude-code:conversation".into()),
-        harness: "claude-code".into(),
+        harness: acc_core::identity::Harness::ClaudeCode,
         client_version: client_version.map(str::to_string),
         checkout: Some(format!("/checkout/{pid}")),
         branch: Some("main".into()),
@@ -221,8 +221,20 @@ fn a_resumed_conversation_records_its_new_process_and_is_online() {
 }
 
 #[test]
-fn the_cores_client_names_are_every_hooked_client_then_mcp_and_cli() {
-    let mut expected: Vec<&str> = Client::ALL.iter().map(|c| c.as_str()).collect();
-    expected.extend(["mcp", "cli"]);
-    assert_eq!(acc_core::messages::CLIENT_NAMES, expected.as_slice());
+fn the_cores_harnesses_are_every_hooked_client_then_mcp_and_cli() {
+    let mut expected: Vec<acc_core::identity::Harness> = Client::ALL
+        .into_iter()
+        .map(acc_app::services::harness)
+        .collect();
+    expected.extend([
+        acc_core::identity::Harness::Mcp,
+        acc_core::identity::Harness::Cli,
+    ]);
+    assert_eq!(
+        acc_core::identity::Harness::ALL.as_slice(),
+        expected.as_slice()
+    );
+    for client in Client::ALL {
+        assert_eq!(acc_app::services::harness(client).as_str(), client.as_str());
+    }
 }

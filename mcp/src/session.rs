@@ -92,7 +92,7 @@ impl Server {
         let spec = SessionSpec {
             session_key: Some(format!("mcp:{participant}:{}", core.workspace.id)),
             participant_id: participant.clone(),
-            harness: "mcp".into(),
+            harness: acc_core::identity::Harness::Mcp,
             client_version: None,
             checkout,
             branch,

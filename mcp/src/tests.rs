@@ -938,7 +938,7 @@ impl World {
         let spec = SessionSpec {
             participant_id: participant.into(),
             session_key: Some(key.clone()),
-            harness: harness.into(),
+            harness: acc_core::identity::Harness::parse(harness).expect("a harness"),
             client_version: None,
             checkout: None,
             branch: None,

@@ -2,6 +2,7 @@
 //! session or store is touched (`acc message`, `acc reply`, `acc finish`, and their MCP tools).
 
 use super::*;
+use crate::identity::Harness;
 
 fn check_line(what: &str, text: &str, max: usize, allow_empty: bool) -> AccResult<()> {
     if !allow_empty && text.trim().is_empty() {
@@ -212,7 +213,7 @@ impl Core {
         check_client_message_id(&request.client_message_id)?;
         if let Some(to) = &request.to {
             ids::validate_portable_id("recipient", to).or_else(|_| {
-                if CLIENT_NAMES.contains(&to.as_str()) {
+                if Harness::parse(to).is_some() {
                     Ok(())
                 } else {
                     Err(AccError::usage(format!("`{to}` is not a participant id")))

@@ -3,6 +3,7 @@
 //! it answers, a finish releases claims); acknowledgement and pruning.
 
 use super::*;
+use crate::identity::Harness;
 
 /// Resolve explicit recipients: known participant ids, or a client name with exactly one
 /// live session. Sorted, deduplicated.
@@ -51,9 +52,7 @@ fn resolve_recipients(
         let matching: BTreeSet<&str> = live
             .iter()
             .filter(|s| {
-                CLIENT_NAMES.contains(&name.as_str())
-                    && s.harness == *name
-                    && s.participant_id != sender
+                Harness::parse(name).is_some() && s.harness == *name && s.participant_id != sender
             })
             .map(|s| s.participant_id.as_str())
             .collect();

@@ -22,7 +22,7 @@ fn session(core: &mut Core, who: &str) -> Caller {
             &SessionSpec {
                 participant_id: who.into(),
                 session_key: None,
-                harness: "codex".into(),
+                harness: crate::identity::Harness::Codex,
                 client_version: None,
                 checkout: None,
                 branch: None,

@@ -353,7 +353,7 @@ fn a_late_acceptance_is_recorded_when_it_comes() {
         let spec = SessionSpec {
             participant_id: name.into(),
             session_key: None,
-            harness: "cli".into(),
+            harness: acc_core::identity::Harness::Cli,
             client_version: None,
             checkout: None,
             branch: None,
