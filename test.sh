@@ -6,6 +6,8 @@ cd "$(dirname "$0")"
 
 # The real clients the suite drives (MCP SDKs, Claude Code, Codex), pinned, cached outside the repo.
 scripts/install-test-clients.sh >/dev/null
+# The PostgreSQL server programs the room tests start their own clusters with.
+scripts/install-postgres.sh >/dev/null
 # The acc that wrote the layout-0 store fixture: the layout tests open upgraded stores with it.
 scripts/build-earlier-acc.sh 99cb396 >/dev/null
 # Every binary and library: the end-to-end tests load the adapter cdylibs from target/debug.

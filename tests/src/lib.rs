@@ -3,12 +3,13 @@
 //!
 //! Every process a helper starts is waited for with a deadline and killed by pid on timeout.
 
-/// The loopback model API (it lives in the host, whose capture tool drives Claude Code with it).
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
+
+pub mod pg;
 
 /// Default deadline for one command.
 pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(60);
