@@ -5,9 +5,6 @@
 use super::*;
 
 impl Delivery {
-    /// Render the caller's next-turn context through a body adapter: new queued messages
-    /// first, then at most one repeat of each live offer older than 15 minutes. Records exactly
-    /// the messages the renderer says it carried.
     /// How many messages next-turn context would carry for `caller` now (new ones and the
     /// one repeat of a live offer), without rendering or recording anything.
     pub fn waiting(&self, core: &mut Core, caller: &Caller) -> AccResult<usize> {
@@ -17,6 +14,9 @@ impl Delivery {
         Ok(pending.map_or(0, |p| p.fresh.len() + p.repeats.len()))
     }
 
+    /// Render the caller's next-turn context through a body adapter: new queued messages
+    /// first, then at most one repeat of each live offer older than 15 minutes. Records exactly
+    /// the messages the renderer says it carried.
     pub fn next_turn(
         &mut self,
         core: &mut Core,
