@@ -144,18 +144,6 @@ impl App {
     }
 }
 
-/// The harness of a session a hooked `client` opens (the same spelling; the match makes a new
-/// client a compile error here until the core knows its harness).
-pub fn harness(client: acc_clients::Client) -> acc_core::identity::Harness {
-    use acc_clients::Client;
-    use acc_core::identity::Harness;
-    match client {
-        Client::ClaudeCode => Harness::ClaudeCode,
-        Client::Codex => Harness::Codex,
-        Client::Gemini => Harness::Gemini,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -551,7 +551,7 @@ fn follow_events(cli: &Cli, mut core: Core, mut cursor: i64, limit: i64) -> AccR
         if !page.has_more {
             std::thread::sleep(FOLLOW_EVERY);
             // A store created after the follow began is opened on the next look.
-            if !core.has_store() {
+            if core.store().is_none() {
                 core = open_core(cli)?;
             }
         }

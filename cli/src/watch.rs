@@ -345,7 +345,7 @@ pub fn run(mut open: impl FnMut() -> AccResult<Core>) -> AccResult<()> {
             }
         }
         // A store created after the view began is opened on the next look.
-        if !core.has_store() {
+        if core.store().is_none() {
             core = open()?;
         }
         let moved = match core.sync_delta(cursor, 1000) {

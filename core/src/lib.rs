@@ -155,12 +155,8 @@ impl Core {
         }
     }
 
-    /// Whether the workspace has a store yet (the first write creates it).
-    pub fn has_store(&self) -> bool {
-        self.store.is_some()
-    }
-
-    /// The store, to look at (its path, layout and integrity), when it exists.
+    /// The store, to look at (its path, layout and integrity), when it exists (the first write
+    /// creates it).
     pub fn store(&self) -> Option<&Store> {
         self.store.as_ref()
     }

@@ -192,7 +192,7 @@ impl Context {
         let spec = SessionSpec {
             participant_id: participant.clone(),
             session_key: Some(key.clone()),
-            harness: acc_app::services::harness(client),
+            harness: harness(client),
             client_version,
             checkout,
             branch,
@@ -594,7 +594,20 @@ fn unrendered(context: &mut Context, event: &str, error: &AccError) -> AccResult
     Ok(reply)
 }
 
+/// The harness of a session a hooked `client` opens (the same spelling; the match makes a new
+/// client a compile error here until the core knows its harness).
+pub fn harness(client: acc_clients::Client) -> acc_core::identity::Harness {
+    use acc_clients::Client;
+    use acc_core::identity::Harness;
+    match client {
+        Client::ClaudeCode => Harness::ClaudeCode,
+        Client::Codex => Harness::Codex,
+        Client::Gemini => Harness::Gemini,
+    }
+}
+
 mod paths;
+
 #[cfg(test)]
 mod tests;
 mod writes;

@@ -222,10 +222,8 @@ fn a_resumed_conversation_records_its_new_process_and_is_online() {
 
 #[test]
 fn the_cores_harnesses_are_every_hooked_client_then_mcp_and_cli() {
-    let mut expected: Vec<acc_core::identity::Harness> = Client::ALL
-        .into_iter()
-        .map(acc_app::services::harness)
-        .collect();
+    let mut expected: Vec<acc_core::identity::Harness> =
+        Client::ALL.into_iter().map(crate::harness).collect();
     expected.extend([
         acc_core::identity::Harness::Mcp,
         acc_core::identity::Harness::Cli,
@@ -235,6 +233,6 @@ fn the_cores_harnesses_are_every_hooked_client_then_mcp_and_cli() {
         expected.as_slice()
     );
     for client in Client::ALL {
-        assert_eq!(acc_app::services::harness(client).as_str(), client.as_str());
+        assert_eq!(crate::harness(client).as_str(), client.as_str());
     }
 }
