@@ -201,7 +201,7 @@ pub(super) fn store_command(cli: &Cli, command: &StoreCommand) -> AccResult<Outp
 /// `acc store upgrade` on a store already at this build's layout (or above it).
 pub(super) fn layout_current(store: &acc_store::Store) -> Output {
     let plan = acc_store::layout::Plan {
-        store: store.path().to_path_buf(),
+        store: std::path::PathBuf::from(store.location()),
         from: store.layout().revision,
         to: store.layout().revision,
         steps: Vec::new(),
@@ -213,7 +213,7 @@ pub(super) fn layout_current(store: &acc_store::Store) -> Output {
         value: views::layout_change(&plan, false, false),
         human: format!(
             "{} is at layout revision {} (this build writes {}): nothing to do",
-            store.path().display(),
+            store.location(),
             store.layout().revision,
             acc_store::layout::LAYOUT_REVISION
         ),

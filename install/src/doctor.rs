@@ -622,7 +622,7 @@ fn store_check(data_dir: &Path, workspace_id: &str) -> Check {
             ),
             None,
         ),
-        Ok(Some(store)) => match store.integrity_check() {
+        Ok(Some(mut store)) => match store.integrity_check() {
             Ok(result) if result == "ok" => check(
                 "store",
                 Level::Ok,

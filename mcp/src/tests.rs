@@ -763,7 +763,7 @@ proptest! {
             }
         }
         if world.has_store() {
-            let store = acc_store::Store::open_existing(&world.data, &server.core().expect("core").workspace.id)
+            let mut store = acc_store::Store::open_existing(&world.data, &server.core().expect("core").workspace.id)
                 .expect("the store opens")
                 .expect("exists");
             prop_assert_eq!(store.integrity_check().expect("check"), "ok");

@@ -1,6 +1,6 @@
 //! Typed statements for ephemeral delivery bindings.
 
-use rusqlite::{OptionalExtension, Row, params};
+use crate::db::{Row, args};
 use serde_json::Value;
 
 use super::{BindingRow, Reader, Writer, json_text, parse_json};
@@ -8,7 +8,7 @@ use crate::StoreResult;
 
 const COLUMNS: &str = "session_id, generation, adapter_id, client_version, modes, live_policy, endpoint_ref, endpoint, lease_until, created_at";
 
-fn binding_from(row: &Row<'_>) -> rusqlite::Result<BindingRow> {
+fn binding_from(row: &Row<'_>) -> StoreResult<BindingRow> {
     let modes: String = row.get(4)?;
     let endpoint: String = row.get(7)?;
     Ok(BindingRow {
@@ -31,9 +31,8 @@ impl Reader<'_> {
         let sql = format!(
             "SELECT {COLUMNS} FROM delivery_bindings WHERE session_id = ?1 AND generation = ?2 ORDER BY adapter_id"
         );
-        let mut stmt = self.conn.prepare_cached(&sql)?;
-        let rows = stmt.query_map(params![session_id, generation], binding_from)?;
-        Ok(rows.collect::<Result<_, _>>()?)
+        self.conn
+            .rows(&sql, args![session_id, generation], binding_from)
     }
 
     /// One binding.
@@ -41,11 +40,8 @@ impl Reader<'_> {
         let sql = format!(
             "SELECT {COLUMNS} FROM delivery_bindings WHERE session_id = ?1 AND adapter_id = ?2"
         );
-        Ok(self
-            .conn
-            .prepare_cached(&sql)?
-            .query_row(params![session_id, adapter_id], binding_from)
-            .optional()?)
+        self.conn
+            .row(&sql, args![session_id, adapter_id], binding_from)
     }
 }
 
@@ -53,20 +49,28 @@ impl Writer<'_> {
     /// Insert or replace a session's binding for one adapter.
     pub fn put_binding(&mut self, b: &BindingRow) -> StoreResult<()> {
         let sql = format!(
-            "INSERT OR REPLACE INTO delivery_bindings({COLUMNS}) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)"
+            "INSERT INTO delivery_bindings({COLUMNS}) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)
+             ON CONFLICT(session_id, adapter_id) DO UPDATE SET generation = excluded.generation,
+             client_version = excluded.client_version, modes = excluded.modes,
+             live_policy = excluded.live_policy, endpoint_ref = excluded.endpoint_ref,
+             endpoint = excluded.endpoint, lease_until = excluded.lease_until,
+             created_at = excluded.created_at"
         );
-        self.tx.prepare_cached(&sql)?.execute(params![
-            b.session_id,
-            b.generation,
-            b.adapter_id,
-            b.client_version,
-            json_text(&Value::from(b.modes.clone())),
-            b.live_policy,
-            b.endpoint_ref,
-            json_text(&b.endpoint),
-            b.lease_until,
-            b.created_at
-        ])?;
+        self.conn.execute(
+            &sql,
+            args![
+                b.session_id,
+                b.generation,
+                b.adapter_id,
+                b.client_version,
+                json_text(&Value::from(b.modes.clone())),
+                b.live_policy,
+                b.endpoint_ref,
+                json_text(&b.endpoint),
+                b.lease_until,
+                b.created_at
+            ],
+        )?;
         Ok(())
     }
 
@@ -77,16 +81,14 @@ impl Writer<'_> {
         adapter_id: Option<&str>,
     ) -> StoreResult<usize> {
         Ok(match adapter_id {
-            Some(adapter) => self
-                .tx
-                .prepare_cached(
-                    "DELETE FROM delivery_bindings WHERE session_id = ?1 AND adapter_id = ?2",
-                )?
-                .execute(params![session_id, adapter])?,
-            None => self
-                .tx
-                .prepare_cached("DELETE FROM delivery_bindings WHERE session_id = ?1")?
-                .execute([session_id])?,
+            Some(adapter) => self.conn.execute(
+                "DELETE FROM delivery_bindings WHERE session_id = ?1 AND adapter_id = ?2",
+                args![session_id, adapter],
+            )?,
+            None => self.conn.execute(
+                "DELETE FROM delivery_bindings WHERE session_id = ?1",
+                args![session_id],
+            )?,
         })
     }
 }

@@ -1,7 +1,7 @@
 //! Claims: their reads (by id, session, resource and expiry; the holders and counts of a
 //! status) and writes.
 
-use rusqlite::{OptionalExtension, Row, params};
+use crate::db::{Row, args};
 
 use super::{ClaimRow, Reader, Writer};
 use crate::Millis;
@@ -9,7 +9,7 @@ use crate::StoreResult;
 
 const CLAIM_COLUMNS: &str = "claim_id, session_id, generation, participant_id, resource, mode, enforcement, reason, acquired_at, renewed_at, expires_at, lease_seconds";
 
-fn claim_from(row: &Row<'_>) -> rusqlite::Result<ClaimRow> {
+fn claim_from(row: &Row<'_>) -> StoreResult<ClaimRow> {
     Ok(ClaimRow {
         claim_id: row.get(0)?,
         session_id: row.get(1)?,
@@ -30,11 +30,7 @@ impl Reader<'_> {
     /// One claim.
     pub fn claim(&self, claim_id: &str) -> StoreResult<Option<ClaimRow>> {
         let sql = format!("SELECT {CLAIM_COLUMNS} FROM claims WHERE claim_id = ?1");
-        Ok(self
-            .conn
-            .prepare_cached(&sql)?
-            .query_row([claim_id], claim_from)
-            .optional()?)
+        self.conn.row(&sql, args![claim_id], claim_from)
     }
 
     /// Claims owned by a session (live and expired).
@@ -42,9 +38,7 @@ impl Reader<'_> {
         let sql = format!(
             "SELECT {CLAIM_COLUMNS} FROM claims WHERE session_id = ?1 ORDER BY resource, claim_id"
         );
-        let mut stmt = self.conn.prepare_cached(&sql)?;
-        let rows = stmt.query_map([session_id], claim_from)?;
-        Ok(rows.collect::<Result<_, _>>()?)
+        self.conn.rows(&sql, args![session_id], claim_from)
     }
 
     /// Up to `limit` of a session's claims still live at `now`, from the claims' session index
@@ -58,9 +52,8 @@ impl Reader<'_> {
         let sql = format!(
             "SELECT {CLAIM_COLUMNS} FROM claims INDEXED BY claims_by_session WHERE session_id = ?1 AND expires_at > ?2 LIMIT ?3"
         );
-        let mut stmt = self.conn.prepare_cached(&sql)?;
-        let rows = stmt.query_map(params![session_id, now, limit], claim_from)?;
-        Ok(rows.collect::<Result<_, _>>()?)
+        self.conn
+            .rows(&sql, args![session_id, now, limit], claim_from)
     }
 
     /// Claims whose resource is one of `exact` or lies in one of the `[low, high)` ranges,
@@ -72,19 +65,13 @@ impl Reader<'_> {
     ) -> StoreResult<Vec<ClaimRow>> {
         let mut out = Vec::new();
         let by_resource = format!("SELECT {CLAIM_COLUMNS} FROM claims WHERE resource = ?1");
-        let mut stmt = self.conn.prepare_cached(&by_resource)?;
         for resource in exact {
-            for row in stmt.query_map([resource], claim_from)? {
-                out.push(row?);
-            }
+            out.extend(self.conn.rows(&by_resource, args![resource], claim_from)?);
         }
         let in_range =
             format!("SELECT {CLAIM_COLUMNS} FROM claims WHERE resource >= ?1 AND resource < ?2");
-        let mut stmt = self.conn.prepare_cached(&in_range)?;
         for (low, high) in ranges {
-            for row in stmt.query_map(params![low, high], claim_from)? {
-                out.push(row?);
-            }
+            out.extend(self.conn.rows(&in_range, args![low, high], claim_from)?);
         }
         out.sort_by(|a, b| a.claim_id.cmp(&b.claim_id));
         out.dedup_by(|a, b| a.claim_id == b.claim_id);
@@ -96,26 +83,19 @@ impl Reader<'_> {
         let sql = format!(
             "SELECT {CLAIM_COLUMNS} FROM claims WHERE expires_at <= ?1 ORDER BY expires_at, claim_id"
         );
-        let mut stmt = self.conn.prepare_cached(&sql)?;
-        let rows = stmt.query_map([now], claim_from)?;
-        Ok(rows.collect::<Result<_, _>>()?)
+        self.conn.rows(&sql, args![now], claim_from)
     }
 
     /// The sessions holding claims, in session id order: one seek of the claims' session index
     /// each.
     pub fn claim_holders(&self) -> StoreResult<Vec<String>> {
-        let mut next = self.conn.prepare_cached(
-            "SELECT session_id FROM claims INDEXED BY claims_by_session WHERE session_id > ?1 ORDER BY session_id LIMIT 1",
-        )?;
+        let next = "SELECT session_id FROM claims INDEXED BY claims_by_session WHERE session_id > ?1 ORDER BY session_id LIMIT 1";
         let mut sessions: Vec<String> = Vec::new();
         let mut found: Option<String> = self
             .conn
-            .prepare_cached("SELECT min(session_id) FROM claims")?
-            .query_row([], |r| r.get(0))?;
+            .value("SELECT min(session_id) FROM claims", args![])?;
         while let Some(session) = found {
-            found = next
-                .query_row([&session], |r| r.get::<_, String>(0))
-                .optional()?;
+            found = self.conn.row(next, args![session], |r| r.get(0))?;
             sessions.push(session);
         }
         Ok(sessions)
@@ -129,29 +109,25 @@ impl Reader<'_> {
     /// 4.2 ms for one `GROUP BY` over the index). The expiry index ranges over the expired
     /// ones, which are few.
     pub fn claim_counts(&self, now: Millis) -> StoreResult<(Vec<(String, i64)>, i64)> {
-        let total: i64 = self
-            .conn
-            .prepare_cached("SELECT count(*) FROM claims")?
-            .query_row([], |r| r.get(0))?;
+        let total: i64 = self.conn.value("SELECT count(*) FROM claims", args![])?;
         let mut sessions = self.claim_holders()?;
-        let mut count = self.conn.prepare_cached(
-            "SELECT count(*) FROM claims INDEXED BY claims_by_session WHERE session_id = ?1",
-        )?;
+        let count =
+            "SELECT count(*) FROM claims INDEXED BY claims_by_session WHERE session_id = ?1";
         let mut per_session = Vec::with_capacity(sessions.len());
         let mut counted = 0;
         let last = sessions.pop();
         for session in sessions {
-            let n: i64 = count.query_row([&session], |r| r.get(0))?;
+            let n: i64 = self.conn.value(count, args![session])?;
             counted += n;
             per_session.push((session, n));
         }
         if let Some(session) = last {
             per_session.push((session, total - counted));
         }
-        let expired = self
-            .conn
-            .prepare_cached("SELECT count(*) FROM claims WHERE expires_at <= ?1")?
-            .query_row([now], |r| r.get(0))?;
+        let expired = self.conn.value(
+            "SELECT count(*) FROM claims WHERE expires_at <= ?1",
+            args![now],
+        )?;
         Ok((per_session, expired))
     }
 
@@ -166,17 +142,13 @@ impl Reader<'_> {
         let sql = format!(
             "SELECT {CLAIM_COLUMNS} FROM claims WHERE expires_at > ?1 AND expires_at <= ?2 ORDER BY expires_at, claim_id LIMIT ?3"
         );
-        let mut stmt = self.conn.prepare_cached(&sql)?;
-        let rows = stmt.query_map(params![now, until, limit], claim_from)?;
-        Ok(rows.collect::<Result<_, _>>()?)
+        self.conn.rows(&sql, args![now, until, limit], claim_from)
     }
 
     /// Every claim row (live and expired).
     pub fn claims(&self) -> StoreResult<Vec<ClaimRow>> {
         let sql = format!("SELECT {CLAIM_COLUMNS} FROM claims ORDER BY resource, claim_id");
-        let mut stmt = self.conn.prepare_cached(&sql)?;
-        let rows = stmt.query_map([], claim_from)?;
-        Ok(rows.collect::<Result<_, _>>()?)
+        self.conn.rows(&sql, args![], claim_from)
     }
 }
 
@@ -186,30 +158,29 @@ impl Writer<'_> {
         let sql = format!(
             "INSERT INTO claims({CLAIM_COLUMNS}) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)"
         );
-        self.tx.prepare_cached(&sql)?.execute(params![
-            c.claim_id,
-            c.session_id,
-            c.generation,
-            c.participant_id,
-            c.resource,
-            c.mode,
-            c.enforcement,
-            c.reason,
-            c.acquired_at,
-            c.renewed_at,
-            c.expires_at,
-            c.lease_seconds,
-        ])?;
+        self.conn.execute(
+            &sql,
+            args![
+                c.claim_id,
+                c.session_id,
+                c.generation,
+                c.participant_id,
+                c.resource,
+                c.mode,
+                c.enforcement,
+                c.reason,
+                c.acquired_at,
+                c.renewed_at,
+                c.expires_at,
+                c.lease_seconds,
+            ],
+        )?;
         Ok(())
     }
 
     /// Replace a claim's renewable fields (mode, enforcement, reason, lease, generation).
     pub fn update_claim(&mut self, c: &ClaimRow) -> StoreResult<()> {
-        self.tx
-            .prepare_cached(
-                "UPDATE claims SET generation=?2, mode=?3, enforcement=?4, reason=?5, renewed_at=?6, expires_at=?7, lease_seconds=?8 WHERE claim_id=?1",
-            )?
-            .execute(params![
+        self.conn.execute("UPDATE claims SET generation=?2, mode=?3, enforcement=?4, reason=?5, renewed_at=?6, expires_at=?7, lease_seconds=?8 WHERE claim_id=?1", args![
                 c.claim_id,
                 c.generation,
                 c.mode,
@@ -224,9 +195,8 @@ impl Writer<'_> {
 
     /// Delete a claim.
     pub fn delete_claim(&mut self, claim_id: &str) -> StoreResult<()> {
-        self.tx
-            .prepare_cached("DELETE FROM claims WHERE claim_id = ?1")?
-            .execute([claim_id])?;
+        self.conn
+            .execute("DELETE FROM claims WHERE claim_id = ?1", args![claim_id])?;
         Ok(())
     }
 }

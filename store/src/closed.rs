@@ -93,6 +93,51 @@ macro_rules! closed_set {
             }
         }
 
+        impl postgres::types::ToSql for $name {
+            fn to_sql(
+                &self,
+                ty: &postgres::types::Type,
+                out: &mut bytes::BytesMut,
+            ) -> Result<postgres::types::IsNull, Box<dyn std::error::Error + Sync + Send>> {
+                self.as_str().to_sql(ty, out)
+            }
+            fn accepts(ty: &postgres::types::Type) -> bool {
+                <&str as postgres::types::ToSql>::accepts(ty)
+            }
+            postgres::types::to_sql_checked!();
+        }
+
+        $crate::db::plain_arg!($name);
+
+        impl $crate::db::Column for $name {
+            fn lite(row: &rusqlite::Row<'_>, index: usize) -> rusqlite::Result<Self> {
+                row.get(index)
+            }
+            fn pg(row: &postgres::Row, index: usize) -> $crate::StoreResult<Self> {
+                <Option<$name> as $crate::db::Column>::pg(row, index)?.ok_or_else(|| {
+                    $crate::db::refused(index, &format!("no {} where one must be", $what))
+                })
+            }
+        }
+
+        impl $crate::db::Column for Option<$name> {
+            fn lite(row: &rusqlite::Row<'_>, index: usize) -> rusqlite::Result<Self> {
+                row.get(index)
+            }
+            fn pg(row: &postgres::Row, index: usize) -> $crate::StoreResult<Self> {
+                <Option<String> as $crate::db::Column>::pg(row, index)?
+                    .map(|text| {
+                        $name::parse(&text).ok_or_else(|| {
+                            $crate::db::refused(
+                                index,
+                                &format!("unknown {} `{}`", $what, text.escape_debug()),
+                            )
+                        })
+                    })
+                    .transpose()
+            }
+        }
+
         impl rusqlite::types::FromSql for $name {
             fn column_result(
                 value: rusqlite::types::ValueRef<'_>,

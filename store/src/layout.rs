@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::params;
 
-use crate::{Store, StoreError, StoreErrorKind, StoreResult};
+use crate::{StoreError, StoreErrorKind, StoreResult};
 
 /// The layout revision this build writes.
 pub const LAYOUT_REVISION: i64 = 3;
@@ -309,12 +309,7 @@ fn sweep_partials(backup: &Path) {
 const NANOS_PER_ROW: i64 = 3_000;
 const BACKUP_BYTES_PER_MS: u64 = 400_000;
 
-impl Store {
-    /// This store's layout.
-    pub fn layout(&self) -> &Layout {
-        &self.layout
-    }
-
+impl crate::Lite {
     fn receipt_rows(&self) -> StoreResult<i64> {
         Ok(self
             .conn
@@ -469,13 +464,18 @@ impl Store {
     /// layout back.
     fn change_layout(
         &mut self,
-        f: impl FnOnce(&rusqlite::Transaction<'_>, &Layout) -> StoreResult<bool>,
+        f: impl FnOnce(&rusqlite::Connection, &Layout) -> StoreResult<bool>,
     ) -> StoreResult<bool> {
         let path = self.path.clone();
         let changed = self.write(|w| {
-            let meta = crate::read_meta(&w.tx)?;
+            let crate::db::Conn::Lite(tx) = w.conn else {
+                return Err(crate::StoreError::internal(
+                    "a SQLite layout step ran on another backend",
+                ));
+            };
+            let meta = crate::read_meta(tx)?;
             let recorded = Layout::from_meta(&meta, &path)?;
-            f(&w.tx, &recorded)
+            f(tx, &recorded)
         })?;
         let meta = crate::read_meta(&self.conn)?;
         self.layout = Layout::from_meta(&meta, &path)?;
@@ -531,7 +531,7 @@ impl Store {
 }
 
 /// Record, in a store being created from `schema.sql`, that it is at this build's revision.
-pub(crate) fn record_created(tx: &rusqlite::Transaction<'_>) -> StoreResult<()> {
+pub(crate) fn record_created(tx: &rusqlite::Connection) -> StoreResult<()> {
     record(
         tx,
         LAYOUT_REVISION,
@@ -542,7 +542,7 @@ pub(crate) fn record_created(tx: &rusqlite::Transaction<'_>) -> StoreResult<()> 
 
 /// The oldest revision whose builds can use a store at `revision`: the strictest of the steps
 /// that brought it there.
-fn readable_by_at(revision: i64) -> i64 {
+pub(crate) fn readable_by_at(revision: i64) -> i64 {
     STEPS
         .iter()
         .filter(|s| s.to <= revision)
@@ -553,7 +553,7 @@ fn readable_by_at(revision: i64) -> i64 {
 
 /// Record a layout in `acc_meta`.
 fn record(
-    tx: &rusqlite::Transaction<'_>,
+    tx: &rusqlite::Connection,
     revision: i64,
     readable_by: i64,
     version: &str,

@@ -38,7 +38,7 @@ pub const PROTOCOL_VERSION: &str = "0.2";
 /// Store schema version written and accepted by this build.
 pub const SCHEMA_VERSION: i64 = 3;
 
-const SCHEMA_SQL: &str = include_str!("schema.sql");
+pub(crate) const SCHEMA_SQL: &str = include_str!("schema.sql");
 const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
 /// The store file name inside a workspace's data directory.
 pub const STORE_FILE: &str = "store.sqlite3";
@@ -53,8 +53,8 @@ pub struct WorkspaceRecord {
     pub root: String,
 }
 
-/// An open store.
-pub struct Store {
+/// An open SQLite store (the embedded default).
+pub(crate) struct Lite {
     conn: Connection,
     path: PathBuf,
     /// The writers' queue beside the store, opened on the first write (see
@@ -73,7 +73,7 @@ pub struct Store {
     keep_layout: bool,
 }
 
-impl Drop for Store {
+impl Drop for Lite {
     /// A connection that wrote empties an overgrown WAL as it closes (see `TRIM_FRAMES`);
     /// one that only read never does. A writer that found the store shared at its first write
     /// looks again for the pending layout upgrade as it closes: of writers that overlapped, the
@@ -85,12 +85,6 @@ impl Drop for Store {
             }
             trim_wal(&self.conn, self.presence.as_ref());
         }
-    }
-}
-
-impl std::fmt::Debug for Store {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Store").field("path", &self.path).finish()
     }
 }
 
@@ -154,7 +148,7 @@ fn check_header(path: &Path) -> StoreResult<()> {
     Ok(())
 }
 
-impl Store {
+impl Lite {
     /// Open the store of `workspace` under `data_dir`, creating it when absent.
     ///
     /// A store appears only whole: it is created and initialised in a temporary file beside
@@ -384,15 +378,8 @@ impl Store {
         upgraded
     }
 
-    /// Path of the store file.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
     /// Run `f` in a `BEGIN IMMEDIATE` transaction; commit when it returns `Ok`.
-    /// The closure's error type is the caller's (a protocol rule it checks is not a store
-    /// error); store failures convert into it.
-    pub fn write<T, E: From<StoreError>>(
+    pub(crate) fn write<T, E: From<StoreError>>(
         &mut self,
         f: impl FnOnce(&mut Writer<'_>) -> Result<T, E>,
     ) -> Result<T, E> {
@@ -403,12 +390,12 @@ impl Store {
                 .transaction_with_behavior(TransactionBehavior::Immediate)
                 .map_err(StoreError::from)?;
             let mut writer = Writer {
-                tx,
+                conn: db::Conn::Lite(&tx),
                 layout: self.layout.effective(),
             };
             let value = f(&mut writer)?;
             test_hold_write();
-            writer.tx.commit().map_err(StoreError::from)?;
+            tx.commit().map_err(StoreError::from)?;
             value
         };
         self.wrote = true;
@@ -416,7 +403,7 @@ impl Store {
     }
 
     /// Run `f` in a read transaction (one consistent snapshot).
-    pub fn read<T, E: From<StoreError>>(
+    pub(crate) fn read<T, E: From<StoreError>>(
         &mut self,
         f: impl FnOnce(&Reader<'_>) -> Result<T, E>,
     ) -> Result<T, E> {
@@ -425,7 +412,7 @@ impl Store {
             .transaction_with_behavior(TransactionBehavior::Deferred)
             .map_err(StoreError::from)?;
         let value = f(&Reader {
-            conn: &tx,
+            conn: db::Conn::Lite(&tx),
             layout: self.layout.effective(),
         })?;
         tx.commit().map_err(StoreError::from)?;
@@ -433,7 +420,7 @@ impl Store {
     }
 
     /// `PRAGMA integrity_check`, for doctor and tests.
-    pub fn integrity_check(&self) -> StoreResult<String> {
+    pub(crate) fn integrity_check(&self) -> StoreResult<String> {
         Ok(self
             .conn
             .query_row("PRAGMA integrity_check", [], |r| r.get(0))?)
@@ -442,7 +429,7 @@ impl Store {
 
 /// Fault injection for crash tests: with `ACC_TEST_HOLD_WRITE_MS` set, a write transaction
 /// sleeps after its statements and before its commit, so a test can kill the process there.
-fn test_hold_write() {
+pub(crate) fn test_hold_write() {
     if let Some(ms) = std::env::var("ACC_TEST_HOLD_WRITE_MS")
         .ok()
         .and_then(|v| v.parse::<u64>().ok())
@@ -453,14 +440,14 @@ fn test_hold_write() {
 
 /// Read access inside a transaction.
 pub struct Reader<'a> {
-    conn: &'a Connection,
+    conn: db::Conn<'a>,
     /// The layout revision whose queries run here ([`layout::Layout::effective`]).
     layout: i64,
 }
 
 /// Write access inside a `BEGIN IMMEDIATE` transaction.
 pub struct Writer<'a> {
-    tx: rusqlite::Transaction<'a>,
+    conn: db::Conn<'a>,
     layout: i64,
 }
 
@@ -468,7 +455,7 @@ impl Writer<'_> {
     /// Read access within this same transaction.
     pub fn reader(&self) -> Reader<'_> {
         Reader {
-            conn: &self.tx,
+            conn: self.conn,
             layout: self.layout,
         }
     }
@@ -487,20 +474,30 @@ fn json_text(value: &Value) -> String {
 
 /// A JSON column read back: text that does not parse as what the store wrote is damage
 /// (`StoreErrorKind::Corrupt` through the conversion failure), never a silent default.
-fn parse_json<T: serde::de::DeserializeOwned>(text: &str) -> rusqlite::Result<T> {
+fn parse_json<T: serde::de::DeserializeOwned>(text: &str) -> StoreResult<T> {
     serde_json::from_str(text).map_err(|e| {
-        rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, Box::new(e))
+        StoreError::new(
+            StoreErrorKind::Corrupt,
+            format!("the store holds a value acc cannot read: {e}"),
+        )
     })
 }
 
+mod backend;
 mod bindings;
 mod claims;
+mod db;
 pub mod layout;
 mod locks;
 mod messages;
 mod ops;
+mod pg;
+mod room;
+mod rooms;
 mod sql_log;
+pub use backend::Store;
 pub use messages::HistoryFilter;
+pub use rooms::{ROOM_ENV, ROOM_FILE, check_url, connect_room, disconnect_room, room_url};
 
 #[cfg(test)]
 mod tests;

@@ -1,6 +1,6 @@
 //! Typed statements for messages, receipts and decision links.
 
-use rusqlite::{OptionalExtension, Row, params};
+use crate::db::{Row, args};
 use serde_json::Value;
 
 use super::{DecisionLink, MessageRow, Reader, ReceiptRow, Writer, json_text, parse_json};
@@ -10,7 +10,7 @@ const MESSAGE_COLUMNS: &str = "m.seq, m.message_id, m.thread_id, m.client_messag
 const RECEIPT_COLUMNS: &str = "r.message_seq, r.participant_id, r.state, r.updated_at, r.extensions, r.obligation, r.addressed";
 const NOT_REPLACED: &str = "NOT EXISTS (SELECT 1 FROM decision_links l WHERE l.to_seq = m.seq)";
 
-fn message_from(row: &Row<'_>) -> rusqlite::Result<MessageRow> {
+fn message_from(row: &Row<'_>) -> StoreResult<MessageRow> {
     let to: String = row.get(6)?;
     let artifacts: String = row.get(12)?;
     let handoff: Option<String> = row.get(13)?;
@@ -37,7 +37,7 @@ fn message_from(row: &Row<'_>) -> rusqlite::Result<MessageRow> {
     })
 }
 
-fn receipt_at(row: &Row<'_>, offset: usize) -> rusqlite::Result<ReceiptRow> {
+fn receipt_at(row: &Row<'_>, offset: usize) -> StoreResult<ReceiptRow> {
     let extensions: String = row.get(offset + 4)?;
     Ok(ReceiptRow {
         message_seq: row.get(offset)?,
@@ -50,7 +50,7 @@ fn receipt_at(row: &Row<'_>, offset: usize) -> rusqlite::Result<ReceiptRow> {
     })
 }
 
-fn message_and_receipt(row: &Row<'_>) -> rusqlite::Result<(MessageRow, ReceiptRow)> {
+fn message_and_receipt(row: &Row<'_>) -> StoreResult<(MessageRow, ReceiptRow)> {
     Ok((message_from(row)?, receipt_at(row, 18)?))
 }
 
@@ -159,21 +159,13 @@ impl Reader<'_> {
     /// A message by id.
     pub fn message(&self, message_id: &str) -> StoreResult<Option<MessageRow>> {
         let sql = format!("SELECT {MESSAGE_COLUMNS} FROM messages m WHERE m.message_id = ?1");
-        Ok(self
-            .conn
-            .prepare_cached(&sql)?
-            .query_row([message_id], message_from)
-            .optional()?)
+        self.conn.row(&sql, args![message_id], message_from)
     }
 
     /// A message by store sequence.
     pub fn message_by_seq(&self, seq: i64) -> StoreResult<Option<MessageRow>> {
         let sql = format!("SELECT {MESSAGE_COLUMNS} FROM messages m WHERE m.seq = ?1");
-        Ok(self
-            .conn
-            .prepare_cached(&sql)?
-            .query_row([seq], message_from)
-            .optional()?)
+        self.conn.row(&sql, args![seq], message_from)
     }
 
     /// A sender's message with an idempotency key.
@@ -185,11 +177,11 @@ impl Reader<'_> {
         let sql = format!(
             "SELECT {MESSAGE_COLUMNS} FROM messages m WHERE m.from_participant_id = ?1 AND m.client_message_id = ?2"
         );
-        Ok(self
-            .conn
-            .prepare_cached(&sql)?
-            .query_row([from_participant, client_message_id], message_from)
-            .optional()?)
+        self.conn.row(
+            &sql,
+            args![from_participant, client_message_id],
+            message_from,
+        )
     }
 
     /// One recipient's receipt.
@@ -201,13 +193,10 @@ impl Reader<'_> {
         let sql = format!(
             "SELECT {RECEIPT_COLUMNS} FROM receipts r WHERE r.message_seq = ?1 AND r.participant_id = ?2"
         );
-        Ok(self
-            .conn
-            .prepare_cached(&sql)?
-            .query_row(params![message_seq, participant_id], |row| {
+        self.conn
+            .row(&sql, args![message_seq, participant_id], |row| {
                 receipt_at(row, 0)
             })
-            .optional()?)
     }
 
     /// Every receipt of a message, by participant.
@@ -215,9 +204,8 @@ impl Reader<'_> {
         let sql = format!(
             "SELECT {RECEIPT_COLUMNS} FROM receipts r WHERE r.message_seq = ?1 ORDER BY r.participant_id"
         );
-        let mut stmt = self.conn.prepare_cached(&sql)?;
-        let rows = stmt.query_map([message_seq], |row| receipt_at(row, 0))?;
-        Ok(rows.collect::<Result<_, _>>()?)
+        self.conn
+            .rows(&sql, args![message_seq], |row| receipt_at(row, 0))
     }
 
     /// Unresolved messages of a participant, newest first, before `before_seq`, excluding
@@ -228,12 +216,11 @@ impl Reader<'_> {
         before_seq: Option<i64>,
         limit: i64,
     ) -> StoreResult<Vec<(MessageRow, ReceiptRow)>> {
-        let mut stmt = self.conn.prepare_cached(&sql::inbox())?;
-        let rows = stmt.query_map(
-            params![participant_id, before_seq.unwrap_or(i64::MAX), limit],
+        self.conn.rows(
+            &sql::inbox(),
+            args![participant_id, before_seq.unwrap_or(i64::MAX), limit],
             message_and_receipt,
-        )?;
-        Ok(rows.collect::<Result<_, _>>()?)
+        )
     }
 
     /// Messages of the workspace, newest first, before `before_seq`.
@@ -244,23 +231,18 @@ impl Reader<'_> {
         limit: i64,
     ) -> StoreResult<Vec<MessageRow>> {
         let before = before_seq.unwrap_or(i64::MAX);
-        let rows = match &filter.kind {
-            Some(kind) => {
-                let mut stmt = self
-                    .conn
-                    .prepare_cached(&sql::history(true, filter.heads_only))?;
-                stmt.query_map(params![kind, before, limit], message_from)?
-                    .collect::<Result<Vec<_>, _>>()?
-            }
-            None => {
-                let mut stmt = self
-                    .conn
-                    .prepare_cached(&sql::history(false, filter.heads_only))?;
-                stmt.query_map(params![before, limit], message_from)?
-                    .collect::<Result<Vec<_>, _>>()?
-            }
-        };
-        Ok(rows)
+        match &filter.kind {
+            Some(kind) => self.conn.rows(
+                &sql::history(true, filter.heads_only),
+                args![kind, before, limit],
+                message_from,
+            ),
+            None => self.conn.rows(
+                &sql::history(false, filter.heads_only),
+                args![before, limit],
+                message_from,
+            ),
+        }
     }
 
     /// Unresolved receipts whose message carries `obligation`, newest first (for attention).
@@ -269,18 +251,19 @@ impl Reader<'_> {
         obligation: &str,
         limit: i64,
     ) -> StoreResult<Vec<(MessageRow, ReceiptRow)>> {
-        let mut stmt = self.conn.prepare_cached(&sql::owed())?;
-        let rows = stmt.query_map(params![obligation, limit], message_and_receipt)?;
-        Ok(rows.collect::<Result<_, _>>()?)
+        self.conn
+            .rows(&sql::owed(), args![obligation, limit], message_and_receipt)
     }
 
     /// The messages a participant's receipts hold queued (addressed or to the room), newest
     /// first, at most `limit`: unlike an inbox page, not pushed out by the offered ones above
     /// them.
     pub fn queued_for(&self, participant_id: &str, limit: i64) -> StoreResult<Vec<MessageRow>> {
-        let mut stmt = self.conn.prepare_cached(&sql::queued(self.layout))?;
-        let rows = stmt.query_map(params![participant_id, limit], message_from)?;
-        Ok(rows.collect::<Result<_, _>>()?)
+        self.conn.rows(
+            &sql::queued(self.layout),
+            args![participant_id, limit],
+            message_from,
+        )
     }
 
     /// The offers among a participant's newest `window` unresolved receipts that may be due
@@ -292,11 +275,15 @@ impl Reader<'_> {
         window: i64,
         due_by: crate::Millis,
     ) -> StoreResult<Vec<ReceiptRow>> {
-        let mut stmt = self.conn.prepare_cached(&sql::repeat_candidates())?;
-        let rows = stmt.query_map(params![participant_id, window, due_by], |row| {
-            receipt_at(row, 0)
-        })?;
-        Ok(rows.collect::<Result<_, _>>()?)
+        let sql = if self.conn.is_pg() {
+            crate::pg::repeat_candidates()
+        } else {
+            sql::repeat_candidates()
+        };
+        self.conn
+            .rows(&sql, args![participant_id, window, due_by], |row| {
+                receipt_at(row, 0)
+            })
     }
 
     /// A participant's queued receipts of addressed messages, newest first
@@ -306,24 +293,22 @@ impl Reader<'_> {
         participant_id: &str,
         limit: i64,
     ) -> StoreResult<Vec<(MessageRow, ReceiptRow)>> {
-        let mut stmt = self.conn.prepare_cached(&sql::waiting())?;
-        let rows = stmt.query_map(params![participant_id, limit], message_and_receipt)?;
-        Ok(rows.collect::<Result<_, _>>()?)
+        self.conn.rows(
+            &sql::waiting(),
+            args![participant_id, limit],
+            message_and_receipt,
+        )
     }
 
     /// Links touching a decision, in either direction.
     pub fn links_of(&self, seq: i64) -> StoreResult<Vec<DecisionLink>> {
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT from_seq, to_seq, action FROM decision_links WHERE from_seq = ?1 OR to_seq = ?1 ORDER BY from_seq, to_seq",
-        )?;
-        let rows = stmt.query_map([seq], |r| {
+        self.conn.rows("SELECT from_seq, to_seq, action FROM decision_links WHERE from_seq = ?1 OR to_seq = ?1 ORDER BY from_seq, to_seq", args![seq], |r| {
             Ok(DecisionLink {
                 from_seq: r.get(0)?,
                 to_seq: r.get(1)?,
                 action: r.get(2)?,
             })
-        })?;
-        Ok(rows.collect::<Result<_, _>>()?)
+        })
     }
 
     /// Messages recorded before the event `before_event_seq` whose receipts are all
@@ -339,17 +324,14 @@ impl Reader<'_> {
                AND NOT EXISTS (SELECT 1 FROM decision_links l WHERE l.from_seq = m.seq OR l.to_seq = m.seq)
              ORDER BY m.seq LIMIT ?2"
         );
-        let mut stmt = self.conn.prepare_cached(&sql)?;
-        let rows = stmt.query_map(params![before_event_seq, limit], message_from)?;
-        Ok(rows.collect::<Result<_, _>>()?)
+        self.conn
+            .rows(&sql, args![before_event_seq, limit], message_from)
     }
 
     /// Every message, oldest first (the forensic snapshot).
     pub fn all_messages(&self) -> StoreResult<Vec<MessageRow>> {
         let sql = format!("SELECT {MESSAGE_COLUMNS} FROM messages m ORDER BY m.seq");
-        let mut stmt = self.conn.prepare_cached(&sql)?;
-        let rows = stmt.query_map([], message_from)?;
-        Ok(rows.collect::<Result<_, _>>()?)
+        self.conn.rows(&sql, args![], message_from)
     }
 
     /// Every receipt (the forensic snapshot).
@@ -357,22 +339,16 @@ impl Reader<'_> {
         let sql = format!(
             "SELECT {RECEIPT_COLUMNS} FROM receipts r ORDER BY r.message_seq, r.participant_id"
         );
-        let mut stmt = self.conn.prepare_cached(&sql)?;
-        let rows = stmt.query_map([], |row| receipt_at(row, 0))?;
-        Ok(rows.collect::<Result<_, _>>()?)
+        self.conn.rows(&sql, args![], |row| receipt_at(row, 0))
     }
 }
 
 impl Writer<'_> {
     /// Insert a message; returns its store sequence.
     pub fn insert_message(&mut self, m: &MessageRow) -> StoreResult<i64> {
-        self.tx
-            .prepare_cached(
-                "INSERT INTO messages(message_id, thread_id, client_message_id, from_participant_id, from_session_id,
+        self.conn.insert_sequenced("messages", "INSERT INTO messages(message_id, thread_id, client_message_id, from_participant_id, from_session_id,
                  to_participant_ids, kind, obligation, subject, body, in_reply_to, artifacts, handoff, decision_change,
-                 content_hash, sent_at, event_seq) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17)",
-            )?
-            .execute(params![
+                 content_hash, sent_at, event_seq) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17)", args![
                 m.message_id,
                 m.thread_id,
                 m.client_message_id,
@@ -390,18 +366,13 @@ impl Writer<'_> {
                 m.content_hash,
                 m.sent_at,
                 m.event_seq
-            ])?;
-        Ok(self.tx.last_insert_rowid())
+            ])
     }
 
     /// Insert a receipt.
     pub fn insert_receipt(&mut self, r: &ReceiptRow) -> StoreResult<()> {
-        self.tx
-            .prepare_cached(
-                "INSERT INTO receipts(message_seq, participant_id, state, updated_at, extensions, obligation, addressed)
-                 VALUES (?1,?2,?3,?4,?5,?6,?7)",
-            )?
-            .execute(params![
+        self.conn.execute("INSERT INTO receipts(message_seq, participant_id, state, updated_at, extensions, obligation, addressed)
+                 VALUES (?1,?2,?3,?4,?5,?6,?7)", args![
                 r.message_seq,
                 r.participant_id,
                 r.state,
@@ -415,42 +386,35 @@ impl Writer<'_> {
 
     /// Replace a receipt's state, time and extensions.
     pub fn update_receipt(&mut self, r: &ReceiptRow) -> StoreResult<()> {
-        self.tx
-            .prepare_cached(
-                "UPDATE receipts SET state = ?3, updated_at = ?4, extensions = ?5 WHERE message_seq = ?1 AND participant_id = ?2",
-            )?
-            .execute(params![r.message_seq, r.participant_id, r.state, r.updated_at, json_text(&r.extensions)])?;
+        self.conn.execute("UPDATE receipts SET state = ?3, updated_at = ?4, extensions = ?5 WHERE message_seq = ?1 AND participant_id = ?2", args![r.message_seq, r.participant_id, r.state, r.updated_at, json_text(&r.extensions)])?;
         Ok(())
     }
 
     /// Insert a decision link.
     pub fn insert_link(&mut self, link: &DecisionLink) -> StoreResult<()> {
-        self.tx
-            .prepare_cached(
-                "INSERT INTO decision_links(from_seq, to_seq, action) VALUES (?1,?2,?3)",
-            )?
-            .execute(params![link.from_seq, link.to_seq, link.action])?;
+        self.conn.execute(
+            "INSERT INTO decision_links(from_seq, to_seq, action) VALUES (?1,?2,?3)",
+            args![link.from_seq, link.to_seq, link.action],
+        )?;
         Ok(())
     }
 
     /// Delete a message with its receipts.
     pub fn delete_message(&mut self, seq: i64) -> StoreResult<()> {
-        self.tx
-            .prepare_cached("DELETE FROM receipts WHERE message_seq = ?1")?
-            .execute([seq])?;
-        self.tx
-            .prepare_cached("DELETE FROM messages WHERE seq = ?1")?
-            .execute([seq])?;
+        self.conn
+            .execute("DELETE FROM receipts WHERE message_seq = ?1", args![seq])?;
+        self.conn
+            .execute("DELETE FROM messages WHERE seq = ?1", args![seq])?;
         Ok(())
     }
 
     /// The sequence the next appended event will get (events are appended in this transaction).
     pub fn next_event_seq(&self) -> StoreResult<i64> {
-        Ok(self
-            .tx
-            .prepare_cached(
-                "SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'events'), 0) + 1",
-            )?
-            .query_row([], |r| r.get(0))?)
+        let sql = if self.conn.is_pg() {
+            crate::pg::NEXT_EVENT_SEQ
+        } else {
+            "SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'events'), 0) + 1"
+        };
+        self.conn.value(sql, args![])
     }
 }

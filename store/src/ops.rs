@@ -2,7 +2,7 @@
 //! (claims, messages and bindings have modules of their own). All of ACC's SQL lives in this
 //! crate.
 
-use rusqlite::{OptionalExtension, Row, params};
+use crate::db::{Row, args};
 use serde_json::Value;
 
 use super::{
@@ -14,7 +14,7 @@ use crate::StoreResult;
 
 const SESSION_COLUMNS: &str = "session_id, participant_id, session_key, generation, generation_hash, harness, client_version, checkout, branch, pid, enforcement, lifecycle, opened_at, last_seen_at, closed_at";
 
-fn session_from(row: &Row<'_>) -> rusqlite::Result<SessionRow> {
+fn session_from(row: &Row<'_>) -> StoreResult<SessionRow> {
     Ok(SessionRow {
         session_id: row.get(0)?,
         participant_id: row.get(1)?,
@@ -34,7 +34,7 @@ fn session_from(row: &Row<'_>) -> rusqlite::Result<SessionRow> {
     })
 }
 
-fn intent_from(row: &Row<'_>) -> rusqlite::Result<IntentRow> {
+fn intent_from(row: &Row<'_>) -> StoreResult<IntentRow> {
     let hints: String = row.get(4)?;
     Ok(IntentRow {
         session_id: row.get(0)?,
@@ -46,7 +46,7 @@ fn intent_from(row: &Row<'_>) -> rusqlite::Result<IntentRow> {
     })
 }
 
-fn event_from(row: &Row<'_>) -> rusqlite::Result<EventRow> {
+fn event_from(row: &Row<'_>) -> StoreResult<EventRow> {
     let data: String = row.get(5)?;
     Ok(EventRow {
         seq: row.get(0)?,
@@ -63,44 +63,38 @@ impl Reader<'_> {
     pub fn participant_exists(&self, participant_id: &str) -> StoreResult<bool> {
         Ok(self
             .conn
-            .prepare_cached("SELECT 1 FROM participants WHERE participant_id = ?1")?
-            .query_row([participant_id], |_| Ok(()))
-            .optional()?
+            .row(
+                "SELECT 1 FROM participants WHERE participant_id = ?1",
+                args![participant_id],
+                |_| Ok(()),
+            )?
             .is_some())
     }
 
     /// Every participant, by id.
     pub fn participants(&self) -> StoreResult<Vec<ParticipantRow>> {
-        let mut stmt = self.conn.prepare_cached(
+        self.conn.rows(
             "SELECT participant_id, created_at FROM participants ORDER BY participant_id",
-        )?;
-        let rows = stmt.query_map([], |r| {
-            Ok(ParticipantRow {
-                participant_id: r.get(0)?,
-                created_at: r.get(1)?,
-            })
-        })?;
-        Ok(rows.collect::<Result<_, _>>()?)
+            args![],
+            |r| {
+                Ok(ParticipantRow {
+                    participant_id: r.get(0)?,
+                    created_at: r.get(1)?,
+                })
+            },
+        )
     }
 
     /// One session.
     pub fn session(&self, session_id: &str) -> StoreResult<Option<SessionRow>> {
         let sql = format!("SELECT {SESSION_COLUMNS} FROM sessions WHERE session_id = ?1");
-        Ok(self
-            .conn
-            .prepare_cached(&sql)?
-            .query_row([session_id], session_from)
-            .optional()?)
+        self.conn.row(&sql, args![session_id], session_from)
     }
 
     /// The session with a resumption key.
     pub fn session_by_key(&self, key: &str) -> StoreResult<Option<SessionRow>> {
         let sql = format!("SELECT {SESSION_COLUMNS} FROM sessions WHERE session_key = ?1");
-        Ok(self
-            .conn
-            .prepare_cached(&sql)?
-            .query_row([key], session_from)
-            .optional()?)
+        self.conn.row(&sql, args![key], session_from)
     }
 
     /// Sessions; open ones only unless `include_closed`.
@@ -113,9 +107,7 @@ impl Reader<'_> {
         let sql = format!(
             "SELECT {SESSION_COLUMNS} FROM sessions {filter} ORDER BY participant_id, opened_at, session_id"
         );
-        let mut stmt = self.conn.prepare_cached(&sql)?;
-        let rows = stmt.query_map([], session_from)?;
-        Ok(rows.collect::<Result<_, _>>()?)
+        self.conn.rows(&sql, args![], session_from)
     }
 
     /// The open sessions of one participant, oldest first.
@@ -123,18 +115,12 @@ impl Reader<'_> {
         let sql = format!(
             "SELECT {SESSION_COLUMNS} FROM sessions WHERE participant_id = ?1 AND closed_at IS NULL ORDER BY opened_at, session_id"
         );
-        let mut stmt = self.conn.prepare_cached(&sql)?;
-        let rows = stmt.query_map([participant_id], session_from)?;
-        Ok(rows.collect::<Result<_, _>>()?)
+        self.conn.rows(&sql, args![participant_id], session_from)
     }
 
     /// Every intent.
     pub fn intents(&self) -> StoreResult<Vec<IntentRow>> {
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT session_id, summary, mode, state, resource_hints, updated_at FROM intents ORDER BY session_id",
-        )?;
-        let rows = stmt.query_map([], intent_from)?;
-        Ok(rows.collect::<Result<_, _>>()?)
+        self.conn.rows("SELECT session_id, summary, mode, state, resource_hints, updated_at FROM intents ORDER BY session_id", args![], intent_from)
     }
 
     /// The ids of `kind` (`message`, `claim`, `session`, `participant`) that begin with
@@ -152,9 +138,10 @@ impl Reader<'_> {
         let sql = format!(
             "SELECT {column} FROM {table} WHERE {column} >= ?1 AND {column} < ?2 ORDER BY {column} LIMIT ?3"
         );
-        let mut stmt = self.conn.prepare_cached(&sql)?;
-        let rows = stmt.query_map(params![prefix, format!("{prefix}~"), limit], |r| r.get(0))?;
-        Ok(rows.collect::<Result<_, _>>()?)
+        self.conn
+            .rows(&sql, args![prefix, format!("{prefix}~"), limit], |r| {
+                r.get(0)
+            })
     }
 
     /// Every id of `kind`, in order: one scan of its unique index, for shortening many ids at
@@ -164,9 +151,7 @@ impl Reader<'_> {
             return Ok(Vec::new());
         };
         let sql = format!("SELECT {column} FROM {table} ORDER BY {column}");
-        let mut stmt = self.conn.prepare_cached(&sql)?;
-        let rows = stmt.query_map([], |r| r.get(0))?;
-        Ok(rows.collect::<Result<_, _>>()?)
+        self.conn.rows(&sql, args![], |r| r.get(0))
     }
 
     /// The ids of `kind` just before and just after `id` in the id order (either may be absent):
@@ -184,39 +169,27 @@ impl Reader<'_> {
             let sql = format!(
                 "SELECT {column} FROM {table} WHERE {column} {op} ?1 ORDER BY {column} {order} LIMIT 1"
             );
-            let mut stmt = self.conn.prepare_cached(&sql)?;
-            let mut rows = stmt.query([id])?;
-            Ok(match rows.next()? {
-                Some(row) => Some(row.get(0)?),
-                None => None,
-            })
+            self.conn.row(&sql, args![id], |row| row.get(0))
         };
         Ok((probe("<", "DESC")?, probe(">", "ASC")?))
     }
 
     /// Events after `after_seq`, oldest first, at most `limit`.
     pub fn events_after(&self, after_seq: i64, limit: i64) -> StoreResult<Vec<EventRow>> {
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT seq, type, at, session_id, participant_id, data FROM events WHERE seq > ?1 ORDER BY seq LIMIT ?2",
-        )?;
-        let rows = stmt.query_map(params![after_seq, limit], event_from)?;
-        Ok(rows.collect::<Result<_, _>>()?)
+        self.conn.rows("SELECT seq, type, at, session_id, participant_id, data FROM events WHERE seq > ?1 ORDER BY seq LIMIT ?2", args![after_seq, limit], event_from)
     }
 
     /// The newest event sequence number (0 when there is none).
     pub fn head_seq(&self) -> StoreResult<i64> {
-        Ok(self
-            .conn
-            .prepare_cached("SELECT coalesce(max(seq), 0) FROM events")?
-            .query_row([], |r| r.get(0))?)
+        self.conn
+            .value("SELECT coalesce(max(seq), 0) FROM events", args![])
     }
 }
 
 impl Writer<'_> {
     /// Record a participant if new; returns whether it was created.
     pub fn ensure_participant(&mut self, participant_id: &str, now: Millis) -> StoreResult<bool> {
-        let changed = self.tx.prepare_cached("INSERT INTO participants(participant_id, created_at) VALUES (?1, ?2) ON CONFLICT DO NOTHING")?.execute(params![participant_id, now],
-        )?;
+        let changed = self.conn.execute("INSERT INTO participants(participant_id, created_at) VALUES (?1, ?2) ON CONFLICT DO NOTHING", args![participant_id, now])?;
         Ok(changed == 1)
     }
 
@@ -225,23 +198,26 @@ impl Writer<'_> {
         let sql = format!(
             "INSERT INTO sessions({SESSION_COLUMNS}) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15)"
         );
-        self.tx.prepare_cached(&sql)?.execute(params![
-            s.session_id,
-            s.participant_id,
-            s.session_key,
-            s.generation,
-            s.generation_hash,
-            s.harness,
-            s.client_version,
-            s.checkout,
-            s.branch,
-            s.pid,
-            s.enforcement,
-            s.lifecycle,
-            s.opened_at,
-            s.last_seen_at,
-            s.closed_at
-        ])?;
+        self.conn.execute(
+            &sql,
+            args![
+                s.session_id,
+                s.participant_id,
+                s.session_key,
+                s.generation,
+                s.generation_hash,
+                s.harness,
+                s.client_version,
+                s.checkout,
+                s.branch,
+                s.pid,
+                s.enforcement,
+                s.lifecycle,
+                s.opened_at,
+                s.last_seen_at,
+                s.closed_at
+            ],
+        )?;
         Ok(())
     }
 
@@ -253,8 +229,7 @@ impl Writer<'_> {
         generation_hash: &str,
         now: Millis,
     ) -> StoreResult<()> {
-        self.tx.prepare_cached("UPDATE sessions SET generation = ?2, generation_hash = ?3, closed_at = NULL, last_seen_at = ?4 WHERE session_id = ?1")?.execute(params![session_id, generation, generation_hash, now],
-        )?;
+        self.conn.execute("UPDATE sessions SET generation = ?2, generation_hash = ?3, closed_at = NULL, last_seen_at = ?4 WHERE session_id = ?1", args![session_id, generation, generation_hash, now])?;
         // A new generation retires every binding of the old one.
         self.drop_bindings(session_id, None)?;
         Ok(())
@@ -270,21 +245,13 @@ impl Writer<'_> {
         branch: Option<&str>,
         now: Millis,
     ) -> StoreResult<()> {
-        self.tx
-            .prepare_cached(
-                "UPDATE sessions SET pid = ?2, checkout = ?3, branch = ?4, last_seen_at = max(last_seen_at, ?5) WHERE session_id = ?1",
-            )?
-            .execute(params![session_id, pid, checkout, branch, now])?;
+        self.conn.execute("UPDATE sessions SET pid = ?2, checkout = ?3, branch = ?4, last_seen_at = CASE WHEN last_seen_at > ?5 THEN last_seen_at ELSE ?5 END WHERE session_id = ?1", args![session_id, pid, checkout, branch, now])?;
         Ok(())
     }
 
     /// Record a heartbeat.
     pub fn touch_session(&mut self, session_id: &str, now: Millis) -> StoreResult<()> {
-        self.tx
-            .prepare_cached(
-                "UPDATE sessions SET last_seen_at = max(last_seen_at, ?2) WHERE session_id = ?1",
-            )?
-            .execute(params![session_id, now])?;
+        self.conn.execute("UPDATE sessions SET last_seen_at = CASE WHEN last_seen_at > ?2 THEN last_seen_at ELSE ?2 END WHERE session_id = ?1", args![session_id, now])?;
         Ok(())
     }
 
@@ -295,11 +262,10 @@ impl Writer<'_> {
         client_version: Option<&str>,
         enforcement: Enforcement,
     ) -> StoreResult<()> {
-        self.tx
-            .prepare_cached(
-                "UPDATE sessions SET client_version = ?2, enforcement = ?3 WHERE session_id = ?1",
-            )?
-            .execute(params![session_id, client_version, enforcement])?;
+        self.conn.execute(
+            "UPDATE sessions SET client_version = ?2, enforcement = ?3 WHERE session_id = ?1",
+            args![session_id, client_version, enforcement],
+        )?;
         Ok(())
     }
 
@@ -324,83 +290,70 @@ impl Writer<'_> {
     ) -> StoreResult<bool> {
         // Another session of the participant first (an index probe): then the participant
         // predates this session, and the backwards read below would reach its creation.
-        let shared: bool = self
-            .tx
-            .prepare_cached(
-                "SELECT EXISTS (SELECT 1 FROM sessions WHERE participant_id = ?2 AND session_id != ?1)",
-            )?
-            .query_row(params![session_id, participant_id], |row| row.get(0))?;
+        let shared: bool = self.conn.value(
+            "SELECT EXISTS (SELECT 1 FROM sessions WHERE participant_id = ?2 AND session_id != ?1)",
+            args![session_id, participant_id],
+        )?;
         if shared {
             return Ok(false);
         }
-        let created: Option<i64> = self
-            .tx
-            .prepare_cached(
-                "SELECT seq FROM events WHERE type = 'participant.created' AND participant_id = ?1 ORDER BY seq DESC LIMIT 1",
-            )?
-            .query_row([participant_id], |row| row.get(0))
-            .optional()?;
+        let created: Option<i64> = self.conn.row("SELECT seq FROM events WHERE type = 'participant.created' AND participant_id = ?1 ORDER BY seq DESC LIMIT 1", args![participant_id], |row| row.get(0))?;
         let Some(created) = created else {
             return Ok(false);
         };
-        let traced: bool = self.tx.prepare_cached(
-            "SELECT EXISTS (SELECT 1 FROM claims WHERE session_id = ?1)
+        let traced: bool = self.conn.value("SELECT EXISTS (SELECT 1 FROM claims WHERE session_id = ?1)
                  OR EXISTS (SELECT 1 FROM intents WHERE session_id = ?1)
                  OR EXISTS (SELECT 1 FROM messages WHERE from_participant_id = ?2)
                  OR EXISTS (SELECT 1 FROM receipts WHERE participant_id = ?2 AND state != 'acknowledged')
                  OR EXISTS (SELECT 1 FROM events WHERE seq >= ?3 AND (session_id = ?1 OR participant_id = ?2)
-                            AND type NOT IN ('participant.created', 'session.opened'))",
-        )?
-        .query_row(params![session_id, participant_id, created], |row| row.get(0))?;
+                            AND type NOT IN ('participant.created', 'session.opened'))", args![session_id, participant_id, created])?;
         if traced {
             return Ok(false);
         }
         self.drop_bindings(session_id, None)?;
-        self.tx
-            .prepare_cached(
-                "DELETE FROM events WHERE seq >= ?3 AND (session_id = ?1 OR participant_id = ?2)",
-            )?
-            .execute(params![session_id, participant_id, created])?;
-        self.tx
-            .prepare_cached("DELETE FROM sessions WHERE session_id = ?1")?
-            .execute(params![session_id])?;
-        self.tx
-            .prepare_cached("DELETE FROM participants WHERE participant_id = ?1")?
-            .execute(params![participant_id])?;
+        self.conn.execute(
+            "DELETE FROM events WHERE seq >= ?3 AND (session_id = ?1 OR participant_id = ?2)",
+            args![session_id, participant_id, created],
+        )?;
+        self.conn.execute(
+            "DELETE FROM sessions WHERE session_id = ?1",
+            args![session_id],
+        )?;
+        self.conn.execute(
+            "DELETE FROM participants WHERE participant_id = ?1",
+            args![participant_id],
+        )?;
         Ok(true)
     }
 
     /// Close a session's presence.
     pub fn close_session(&mut self, session_id: &str, now: Millis) -> StoreResult<()> {
-        self.tx.prepare_cached("UPDATE sessions SET closed_at = ?2, last_seen_at = max(last_seen_at, ?2) WHERE session_id = ?1")?.execute(params![session_id, now],
-        )?;
+        self.conn.execute("UPDATE sessions SET closed_at = ?2, last_seen_at = CASE WHEN last_seen_at > ?2 THEN last_seen_at ELSE ?2 END WHERE session_id = ?1", args![session_id, now])?;
         self.drop_bindings(session_id, None)?;
         Ok(())
     }
 
     /// Insert or replace a session's intent.
     pub fn upsert_intent(&mut self, intent: &IntentRow) -> StoreResult<()> {
-        self.tx.prepare_cached("INSERT INTO intents(session_id, summary, mode, state, resource_hints, updated_at) VALUES (?1,?2,?3,?4,?5,?6)
+        self.conn.execute("INSERT INTO intents(session_id, summary, mode, state, resource_hints, updated_at) VALUES (?1,?2,?3,?4,?5,?6)
              ON CONFLICT(session_id) DO UPDATE SET summary=excluded.summary, mode=excluded.mode, state=excluded.state,
-             resource_hints=excluded.resource_hints, updated_at=excluded.updated_at")?.execute(params![
+             resource_hints=excluded.resource_hints, updated_at=excluded.updated_at", args![
                 intent.session_id,
                 intent.summary,
                 intent.mode,
                 intent.state,
                 json_text(&Value::from(intent.resource_hints.clone())),
                 intent.updated_at
-            ],
-        )?;
+            ])?;
         Ok(())
     }
 
     /// Remove a session's intent; returns whether there was one.
     pub fn delete_intent(&mut self, session_id: &str) -> StoreResult<bool> {
-        Ok(self
-            .tx
-            .prepare_cached("DELETE FROM intents WHERE session_id = ?1")?
-            .execute([session_id])?
-            == 1)
+        Ok(self.conn.execute(
+            "DELETE FROM intents WHERE session_id = ?1",
+            args![session_id],
+        )? == 1)
     }
 
     /// Append an event in this transaction; returns its sequence number.
@@ -412,10 +365,11 @@ impl Writer<'_> {
         participant_id: Option<&str>,
         data: &Value,
     ) -> StoreResult<i64> {
-        self.tx
-            .prepare_cached("INSERT INTO events(type, at, session_id, participant_id, data) VALUES (?1,?2,?3,?4,?5)")?
-            .execute(params![event_type, at, session_id, participant_id, json_text(data)])?;
-        Ok(self.tx.last_insert_rowid())
+        self.conn.insert_sequenced(
+            "events",
+            "INSERT INTO events(type, at, session_id, participant_id, data) VALUES (?1,?2,?3,?4,?5)",
+            args![event_type, at, session_id, participant_id, json_text(data)],
+        )
     }
 }
 

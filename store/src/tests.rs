@@ -13,7 +13,7 @@ fn store() -> (tempfile::TempDir, Store) {
 
 fn plan(store: &Store, sql: &str) -> String {
     let mut stmt = store
-        .conn
+        .sqlite()
         .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
         .expect("explain");
     let count = stmt.parameter_count();
@@ -198,7 +198,7 @@ fn a_closed_value_or_json_column_the_store_cannot_read_is_damage_not_a_default()
         let (_temp, mut store, _seq) = one_message();
         let read = store.read(|r| r.inbox_page("bob", None, 10)).expect("read");
         assert_eq!(read[0].1.state, ReceiptState::Offered);
-        store.conn.execute(damage, []).expect("damage");
+        store.sqlite().execute(damage, []).expect("damage");
         let error = store
             .read(|r| r.inbox_page("bob", None, 10))
             .expect_err(damage);
@@ -247,7 +247,7 @@ fn claim_counts_per_session_equal_a_group_by() {
     let (_temp, mut store) = store();
     let expected = |store: &Store| -> Vec<(String, i64)> {
         let mut stmt = store
-            .conn
+            .sqlite()
             .prepare(
                 "SELECT session_id, count(*) FROM claims GROUP BY session_id ORDER BY session_id",
             )
@@ -260,13 +260,13 @@ fn claim_counts_per_session_equal_a_group_by() {
     let counts = |store: &mut Store| store.read(|r| r.claim_counts(1_000)).expect("claim counts");
     assert_eq!(counts(&mut store), (Vec::new(), 0));
     store
-        .conn
+        .sqlite()
         .execute_batch("PRAGMA foreign_keys=OFF")
         .expect("no foreign keys for bare rows");
     let insert = |store: &Store, session: &str, n: usize, expires_at: i64| {
         for i in 0..n {
             store
-                .conn
+                .sqlite()
                 .execute(
                     "INSERT INTO claims(claim_id, session_id, generation, participant_id, resource, mode, enforcement, acquired_at, renewed_at, expires_at, lease_seconds) VALUES (?1, ?2, 1, 'p', ?3, 'exclusive', 'advisory', 0, 0, ?4, 60)",
                     rusqlite::params![format!("claim-{session}-{expires_at}-{i}"), session, format!("file:{session}/{i}"), expires_at],
@@ -446,5 +446,25 @@ fn an_untraced_session_is_forgotten_and_any_trace_keeps_it() {
         } else {
             assert_eq!(events_after.len(), events_before, "{name}");
         }
+    }
+}
+
+#[test]
+fn parameters_become_dollars_and_index_hints_go_but_quoted_text_stays() {
+    let cases = [
+        (
+            "SELECT a FROM t WHERE a = ?1 AND b < ?12",
+            "SELECT a FROM t WHERE a = $1 AND b < $12",
+        ),
+        ("SELECT '?1' || ?2", "SELECT '?1' || $2"),
+        (
+            "SELECT x FROM claims INDEXED BY claims_by_session WHERE s = ?1",
+            "SELECT x FROM claims  WHERE s = $1",
+        ),
+        ("SELECT 'it''s ?3', ?3", "SELECT 'it''s ?3', $3"),
+        ("SELECT ? FROM t", "SELECT ? FROM t"),
+    ];
+    for (sqlite, pg) in cases {
+        assert_eq!(crate::db::pg_text(sqlite), pg, "{sqlite}");
     }
 }

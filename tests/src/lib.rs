@@ -566,6 +566,11 @@ pub fn gemini_print(
 /// The names in `cargo tree -p PACKAGE -e normal` (offline), one a line, the package first;
 /// `depth` limits it (`None`: the whole tree).
 pub fn cargo_tree(package: &str, depth: Option<u32>) -> Vec<String> {
+    cargo_tree_pruned(package, depth, &[])
+}
+
+/// [`cargo_tree`] with the subtrees of `prune` left out (`cargo tree --prune`).
+pub fn cargo_tree_pruned(package: &str, depth: Option<u32>, prune: &[&str]) -> Vec<String> {
     let mut command = Command::new(env!("CARGO"));
     command.args([
         "tree",
@@ -579,6 +584,9 @@ pub fn cargo_tree(package: &str, depth: Option<u32>) -> Vec<String> {
     ]);
     if let Some(depth) = depth {
         command.args(["--depth", &depth.to_string()]);
+    }
+    for name in prune {
+        command.args(["--prune", name]);
     }
     let output = command
         .current_dir(repo_root())

@@ -45,6 +45,8 @@ pub struct Database {
     pub password: String,
     /// The server's loopback port.
     pub port: u16,
+    /// The directory of the server's Unix socket.
+    pub socket_dir: PathBuf,
 }
 
 impl Database {
@@ -54,6 +56,20 @@ impl Database {
         format!(
             "postgres://{}@127.0.0.1:{}/{}",
             self.role, self.port, self.name
+        )
+    }
+
+    /// A `postgres://` URL for the database over the cluster's Unix socket, where every role is
+    /// trusted (no password at all).
+    pub fn socket_url(&self) -> String {
+        let dir: String = percent_encoding::utf8_percent_encode(
+            &self.socket_dir.display().to_string(),
+            percent_encoding::NON_ALPHANUMERIC,
+        )
+        .to_string();
+        format!(
+            "postgres://{}@/{}?host={dir}&port={}",
+            self.role, self.name, self.port
         )
     }
 
@@ -391,6 +407,7 @@ impl Cluster {
             name,
             password,
             port: self.port,
+            socket_dir: self.socket_dir().to_path_buf(),
         }
     }
 

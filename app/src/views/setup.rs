@@ -138,7 +138,10 @@ pub fn store_layout(store: &acc_store::Store) -> wire::StoreLayout {
         revision,
         build_revision: acc_store::layout::LAYOUT_REVISION,
         pending_upgrade: revision < acc_store::layout::LAYOUT_REVISION,
-        backups: acc_store::layout::backups(store.path())
+        backups: store
+            .path()
+            .map(acc_store::layout::backups)
+            .unwrap_or_default()
             .into_iter()
             .map(|(path, bytes)| wire::LayoutBackup {
                 path: lossy(&path),

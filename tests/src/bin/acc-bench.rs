@@ -1304,7 +1304,7 @@ fn upgrade() {
     bulk_messages(&mut app.core, &sender, "reader", 0, 1_000_000);
     let mut store = raw_store(&app.core);
     drop(app);
-    let store_path = store.path().to_path_buf();
+    let store_path = store.path().expect("a SQLite store").to_path_buf();
     store.downgrade(0).expect("back to layout 0");
     drop(store);
     let size = std::fs::metadata(&store_path).map(|m| m.len()).unwrap_or(0);

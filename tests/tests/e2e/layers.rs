@@ -192,10 +192,31 @@ const NOT_BELOW_THE_HOST: &[&str] = &[
     "acc-clients",
 ];
 
+/// The PostgreSQL room's driver, whose own dependencies are its business: it runs a
+/// single-thread tokio runtime inside each PostgreSQL connection, and only a process with a
+/// room on PostgreSQL connects (docs/decisions.md). The rules above hold for everything else.
+const THE_ROOMS_DRIVER: &str = "postgres";
+
+/// The dependency tree of `package` without the room driver's subtree, after checking that
+/// the driver is where the pruning expects it (directly under the store).
+fn tree_without_the_rooms_driver(package: &str) -> Vec<String> {
+    let whole = acc_tests::cargo_tree(package, None);
+    assert!(
+        whole.iter().any(|n| n == THE_ROOMS_DRIVER),
+        "{package} reaches the room driver `{THE_ROOMS_DRIVER}` through the store; if the store no longer uses it, drop the pruning"
+    );
+    let direct = acc_tests::cargo_tree("acc-store", Some(1));
+    assert!(
+        !direct.iter().any(|n| n == "tokio" || n == "tokio-postgres"),
+        "the store names an async runtime itself: {direct:?}"
+    );
+    acc_tests::cargo_tree_pruned(package, None, &[THE_ROOMS_DRIVER])
+}
+
 #[test]
 fn the_store_and_the_core_reach_no_plugin_cli_runtime_process_or_client_code() {
     for package in ["acc-store", "acc-core"] {
-        let names = acc_tests::cargo_tree(package, None);
+        let names = tree_without_the_rooms_driver(package);
         for name in &names {
             assert!(
                 !NOT_BELOW_THE_HOST.contains(&name.as_str()),
@@ -224,7 +245,7 @@ const FRONT_ENDS_ONLY: &[&str] = &[
 #[test]
 fn delivery_and_the_application_reach_no_cli_runtime_or_installer_code() {
     for package in ["acc-delivery", "acc-app"] {
-        let names = acc_tests::cargo_tree(package, None);
+        let names = tree_without_the_rooms_driver(package);
         for name in &names {
             assert!(
                 !FRONT_ENDS_ONLY.contains(&name.as_str()),

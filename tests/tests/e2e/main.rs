@@ -24,6 +24,7 @@ mod mcp_models;
 mod native_claude;
 mod native_codex;
 mod peer_text;
+mod pg_room;
 mod pg_server;
 mod plugins;
 mod reads;

@@ -1,0 +1,174 @@
+//! The store callers open: a workspace's SQLite file (the embedded default) or its room on
+//! PostgreSQL, behind one set of typed reads and writes.
+
+use std::path::Path;
+
+use crate::{
+    Lite, Millis, Reader, StoreError, StoreResult, WorkspaceRecord, Writer, layout, room, room_url,
+};
+
+/// An open store: the workspace's SQLite file, or its room on PostgreSQL ([`room_url`]).
+/// Callers see the same typed reads and writes either way.
+pub struct Store(Backend);
+
+// One per process: the sizes of the variants do not matter.
+#[allow(clippy::large_enum_variant)]
+enum Backend {
+    Lite(Lite),
+    Pg(Box<room::Room>),
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store")
+            .field("location", &self.location())
+            .finish()
+    }
+}
+
+impl Store {
+    /// Open the store of `workspace` under `data_dir`, creating it when absent: its room on
+    /// PostgreSQL when one is connected ([`room_url`]), else its SQLite file.
+    pub fn open_or_create(
+        data_dir: &Path,
+        workspace: &WorkspaceRecord,
+        now: Millis,
+    ) -> StoreResult<Self> {
+        Ok(Self(match room_url(data_dir, &workspace.workspace_id)? {
+            Some(url) => Backend::Pg(Box::new(room::Room::open_or_create(&url, workspace, now)?)),
+            None => Backend::Lite(Lite::open_or_create(data_dir, workspace, now)?),
+        }))
+    }
+
+    /// Open an existing store without creating anything; `None` when there is none yet.
+    pub fn open_existing(data_dir: &Path, workspace_id: &str) -> StoreResult<Option<Self>> {
+        Ok(match room_url(data_dir, workspace_id)? {
+            Some(url) => room::Room::open_existing(&url, workspace_id)?
+                .map(|room| Self(Backend::Pg(Box::new(room)))),
+            None => Lite::open_existing(data_dir, workspace_id)?.map(|s| Self(Backend::Lite(s))),
+        })
+    }
+
+    /// The SQLite store `data_dir` keeps for the workspace, whatever room is connected (for
+    /// `acc room push`).
+    pub fn open_local(data_dir: &Path, workspace_id: &str) -> StoreResult<Option<Self>> {
+        Ok(Lite::open_existing(data_dir, workspace_id)?.map(|s| Self(Backend::Lite(s))))
+    }
+
+    /// The SQLite connection, for the store's unit tests.
+    #[cfg(test)]
+    pub(crate) fn sqlite(&self) -> &rusqlite::Connection {
+        match &self.0 {
+            Backend::Lite(lite) => &lite.conn,
+            Backend::Pg(_) => panic!("a unit test's store is SQLite"),
+        }
+    }
+
+    /// Where the store lives, for people: the SQLite file's path, or `postgres://host/db`.
+    pub fn location(&self) -> String {
+        match &self.0 {
+            Backend::Lite(lite) => lite.path.display().to_string(),
+            Backend::Pg(room) => format!("postgres://{}", room.name()),
+        }
+    }
+
+    /// The SQLite file; `None` for a room on PostgreSQL.
+    pub fn path(&self) -> Option<&Path> {
+        match &self.0 {
+            Backend::Lite(lite) => Some(&lite.path),
+            Backend::Pg(_) => None,
+        }
+    }
+
+    /// The store's layout.
+    pub fn layout(&self) -> &layout::Layout {
+        match &self.0 {
+            Backend::Lite(lite) => &lite.layout,
+            Backend::Pg(room) => room.layout(),
+        }
+    }
+
+    /// Run `f` in a write transaction (SQLite: `BEGIN IMMEDIATE`; PostgreSQL: the room's
+    /// writers' lock); commit when it returns `Ok`. The closure's error type is the caller's
+    /// (a protocol rule it checks is not a store error); store failures convert into it.
+    pub fn write<T, E: From<StoreError>>(
+        &mut self,
+        f: impl FnOnce(&mut Writer<'_>) -> Result<T, E>,
+    ) -> Result<T, E> {
+        match &mut self.0 {
+            Backend::Lite(lite) => lite.write(f),
+            Backend::Pg(room) => {
+                let layout = room.layout().effective();
+                room.transaction(false, |conn| f(&mut Writer { conn, layout }))
+            }
+        }
+    }
+
+    /// Run `f` in a read transaction (one consistent snapshot).
+    pub fn read<T, E: From<StoreError>>(
+        &mut self,
+        f: impl FnOnce(&Reader<'_>) -> Result<T, E>,
+    ) -> Result<T, E> {
+        match &mut self.0 {
+            Backend::Lite(lite) => lite.read(f),
+            Backend::Pg(room) => {
+                let layout = room.layout().effective();
+                room.transaction(true, |conn| f(&Reader { conn, layout }))
+            }
+        }
+    }
+
+    /// The backend's own integrity check, for doctor and tests: SQLite's `integrity_check`
+    /// (`ok` when whole); on PostgreSQL, which keeps its own pages whole, whether the room
+    /// answers a read of its records.
+    pub fn integrity_check(&mut self) -> StoreResult<String> {
+        match &mut self.0 {
+            Backend::Lite(lite) => lite.integrity_check(),
+            Backend::Pg(_) => {
+                self.read(|r| r.head_seq())?;
+                Ok("ok".to_string())
+            }
+        }
+    }
+
+    /// See [`Lite::upgrade_if_alone`]; a room on PostgreSQL is created at this build's layout
+    /// and has no upgrade yet.
+    pub fn upgrade_if_alone(&mut self) -> Option<layout::Plan> {
+        match &mut self.0 {
+            Backend::Lite(lite) => lite.upgrade_if_alone(),
+            Backend::Pg(_) => None,
+        }
+    }
+
+    /// The pending upgrade's plan, if one is pending.
+    pub fn upgrade_plan(&self) -> StoreResult<Option<layout::Plan>> {
+        match &self.0 {
+            Backend::Lite(lite) => lite.upgrade_plan(),
+            Backend::Pg(_) => Ok(None),
+        }
+    }
+
+    /// Upgrade the store to this build's layout (see the layout module).
+    pub fn upgrade(&mut self) -> StoreResult<Option<layout::Plan>> {
+        match &mut self.0 {
+            Backend::Lite(lite) => lite.upgrade(),
+            Backend::Pg(_) => Ok(None),
+        }
+    }
+
+    /// The plan of a downgrade to revision `to`.
+    pub fn downgrade_plan(&self, to: i64) -> StoreResult<layout::Plan> {
+        match &self.0 {
+            Backend::Lite(lite) => lite.downgrade_plan(to),
+            Backend::Pg(room) => Err(room.no_downgrade()),
+        }
+    }
+
+    /// Take the store back to layout revision `to` (see the layout module).
+    pub fn downgrade(&mut self, to: i64) -> StoreResult<layout::Plan> {
+        match &mut self.0 {
+            Backend::Lite(lite) => lite.downgrade(to),
+            Backend::Pg(room) => Err(room.no_downgrade()),
+        }
+    }
+}

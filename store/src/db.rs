@@ -1,0 +1,385 @@
+//! The seam between the store's statements and its two backends: a statement runs through
+//! [`Conn`], which is a SQLite connection (inside a transaction) or a PostgreSQL room's
+//! session. Statements are written once, in SQLite's spelling with numbered parameters
+//! (`?1`); for PostgreSQL they are rewritten once per text ([`pg_text`]) and prepared once per
+//! session. The few statements whose meaning needs each backend's own words (JSON paths, the
+//! sequence counters) ask [`Conn::is_pg`].
+//!
+//! Arguments and columns go through two small traits of this crate rather than either
+//! driver's own: the store's booleans are integers on both backends (0 and 1, as SQLite keeps
+//! them), and an integer column reads back as `i64` whatever width PostgreSQL gives an
+//! expression (`length()` is `int4`).
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+use postgres::types::{ToSql as PgToSql, Type};
+
+use crate::{StoreError, StoreErrorKind, StoreResult};
+
+/// A statement's argument, bindable on both backends.
+pub(crate) trait Arg {
+    /// The value for SQLite.
+    fn lite(&self) -> &dyn rusqlite::ToSql;
+    /// The value for PostgreSQL.
+    fn pg(&self) -> &(dyn PgToSql + Sync);
+}
+
+macro_rules! plain_arg {
+    ($($t:ty),*) => {$(
+        impl $crate::db::Arg for $t {
+            fn lite(&self) -> &dyn rusqlite::ToSql {
+                self
+            }
+            fn pg(&self) -> &(dyn postgres::types::ToSql + Sync) {
+                self
+            }
+        }
+    )*};
+}
+plain_arg!(i64, String, &str, Option<String>, Option<&str>, Option<i64>);
+pub(crate) use plain_arg;
+
+impl<T: Arg> Arg for &T {
+    fn lite(&self) -> &dyn rusqlite::ToSql {
+        (**self).lite()
+    }
+    fn pg(&self) -> &(dyn PgToSql + Sync) {
+        (**self).pg()
+    }
+}
+
+static ONE: i64 = 1;
+static ZERO: i64 = 0;
+
+impl Arg for bool {
+    fn lite(&self) -> &dyn rusqlite::ToSql {
+        self
+    }
+    fn pg(&self) -> &(dyn PgToSql + Sync) {
+        if *self { &ONE } else { &ZERO }
+    }
+}
+
+/// Arguments of a statement, in parameter order.
+macro_rules! args {
+    ($($arg:expr),* $(,)?) => {
+        &[$(&$arg as &dyn $crate::db::Arg),*]
+    };
+}
+pub(crate) use args;
+
+/// A column's value, readable from both backends.
+pub(crate) trait Column: Sized {
+    /// From a SQLite row.
+    fn lite(row: &rusqlite::Row<'_>, index: usize) -> rusqlite::Result<Self>;
+    /// From a PostgreSQL row.
+    fn pg(row: &postgres::Row, index: usize) -> StoreResult<Self>;
+}
+
+/// A PostgreSQL column the store's types refuse: damage, as on SQLite.
+pub(crate) fn refused(index: usize, error: &dyn std::fmt::Display) -> StoreError {
+    StoreError::new(
+        StoreErrorKind::Corrupt,
+        format!("the room holds a value acc cannot read in column {index}: {error}"),
+    )
+}
+
+macro_rules! plain_column {
+    ($($t:ty),*) => {$(
+        impl $crate::db::Column for $t {
+            fn lite(row: &rusqlite::Row<'_>, index: usize) -> rusqlite::Result<Self> {
+                row.get(index)
+            }
+            fn pg(row: &postgres::Row, index: usize) -> $crate::StoreResult<Self> {
+                row.try_get(index).map_err(|e| $crate::db::refused(index, &e))
+            }
+        }
+    )*};
+}
+plain_column!(String, Option<String>);
+
+/// An integer of any width PostgreSQL gives it.
+fn pg_int(row: &postgres::Row, index: usize) -> StoreResult<Option<i64>> {
+    let ty = row.columns().get(index).map(|c| c.type_().clone());
+    let value = match ty {
+        Some(Type::INT4) => row
+            .try_get::<_, Option<i32>>(index)
+            .map(|v| v.map(i64::from)),
+        Some(Type::INT2) => row
+            .try_get::<_, Option<i16>>(index)
+            .map(|v| v.map(i64::from)),
+        Some(Type::BOOL) => row
+            .try_get::<_, Option<bool>>(index)
+            .map(|v| v.map(i64::from)),
+        _ => row.try_get(index),
+    };
+    value.map_err(|e| refused(index, &e))
+}
+
+impl Column for Option<i64> {
+    fn lite(row: &rusqlite::Row<'_>, index: usize) -> rusqlite::Result<Self> {
+        row.get(index)
+    }
+    fn pg(row: &postgres::Row, index: usize) -> StoreResult<Self> {
+        pg_int(row, index)
+    }
+}
+
+impl Column for i64 {
+    fn lite(row: &rusqlite::Row<'_>, index: usize) -> rusqlite::Result<Self> {
+        row.get(index)
+    }
+    fn pg(row: &postgres::Row, index: usize) -> StoreResult<Self> {
+        pg_int(row, index)?.ok_or_else(|| refused(index, &"a NULL where a number must be"))
+    }
+}
+
+impl Column for bool {
+    fn lite(row: &rusqlite::Row<'_>, index: usize) -> rusqlite::Result<Self> {
+        row.get(index)
+    }
+    fn pg(row: &postgres::Row, index: usize) -> StoreResult<Self> {
+        Ok(<i64 as Column>::pg(row, index)? != 0)
+    }
+}
+
+/// One row of a result, from either backend.
+pub(crate) enum Row<'r> {
+    /// A SQLite row.
+    Lite(&'r rusqlite::Row<'r>),
+    /// A PostgreSQL row.
+    Pg(&'r postgres::Row),
+}
+
+impl Row<'_> {
+    /// Column `index`, converted; a value the type refuses is damage ([`StoreErrorKind::Corrupt`]).
+    pub(crate) fn get<T: Column>(&self, index: usize) -> StoreResult<T> {
+        match self {
+            Self::Lite(row) => Ok(T::lite(row, index)?),
+            Self::Pg(row) => T::pg(row, index),
+        }
+    }
+}
+
+/// A PostgreSQL room's session: the connection and its prepared statements, by their SQLite
+/// text.
+pub(crate) struct PgSession {
+    pub(crate) client: RefCell<postgres::Client>,
+    statements: RefCell<HashMap<String, postgres::Statement>>,
+    /// What the room is called in errors (`host/db`, never the password).
+    pub(crate) name: String,
+}
+
+impl PgSession {
+    /// A session over a connected client.
+    pub(crate) fn new(client: postgres::Client, name: String) -> Self {
+        Self {
+            client: RefCell::new(client),
+            statements: RefCell::new(HashMap::new()),
+            name,
+        }
+    }
+
+    /// A driver failure, named after the room.
+    pub(crate) fn error(&self, error: &postgres::Error) -> StoreError {
+        crate::pg::error(&self.name, error)
+    }
+
+    /// The prepared statement for the SQLite text `sql`, whose PostgreSQL text `text` makes
+    /// (once per session).
+    fn statement(
+        &self,
+        sql: &str,
+        text: impl FnOnce() -> String,
+    ) -> StoreResult<postgres::Statement> {
+        if let Some(statement) = self.statements.borrow().get(sql) {
+            return Ok(statement.clone());
+        }
+        let statement = self
+            .client
+            .borrow_mut()
+            .prepare(&text())
+            .map_err(|e| self.error(&e))?;
+        self.statements
+            .borrow_mut()
+            .insert(sql.to_string(), statement.clone());
+        Ok(statement)
+    }
+
+    fn query(&self, sql: &str, args: &[&dyn Arg]) -> StoreResult<Vec<postgres::Row>> {
+        self.query_as(sql, || pg_text(sql), args)
+    }
+
+    fn query_as(
+        &self,
+        sql: &str,
+        text: impl FnOnce() -> String,
+        args: &[&dyn Arg],
+    ) -> StoreResult<Vec<postgres::Row>> {
+        let statement = self.statement(sql, text)?;
+        let params: Vec<&(dyn PgToSql + Sync)> = args.iter().map(|a| a.pg()).collect();
+        self.client
+            .borrow_mut()
+            .query(&statement, &params)
+            .map_err(|e| self.error(&e))
+    }
+
+    fn execute(&self, sql: &str, args: &[&dyn Arg]) -> StoreResult<u64> {
+        let statement = self.statement(sql, || pg_text(sql))?;
+        let params: Vec<&(dyn PgToSql + Sync)> = args.iter().map(|a| a.pg()).collect();
+        self.client
+            .borrow_mut()
+            .execute(&statement, &params)
+            .map_err(|e| self.error(&e))
+    }
+}
+
+/// Where statements run: a SQLite connection inside a transaction, or a PostgreSQL session
+/// inside one.
+#[derive(Clone, Copy)]
+pub(crate) enum Conn<'a> {
+    /// SQLite.
+    Lite(&'a rusqlite::Connection),
+    /// PostgreSQL.
+    Pg(&'a PgSession),
+}
+
+impl Conn<'_> {
+    /// Whether statements run on PostgreSQL.
+    pub(crate) fn is_pg(&self) -> bool {
+        matches!(self, Self::Pg(_))
+    }
+
+    /// Run a statement; the number of rows it changed.
+    pub(crate) fn execute(&self, sql: &str, args: &[&dyn Arg]) -> StoreResult<usize> {
+        match self {
+            Self::Lite(conn) => Ok(conn
+                .prepare_cached(sql)?
+                .execute(rusqlite::params_from_iter(args.iter().map(|a| a.lite())))?),
+            Self::Pg(session) => {
+                Ok(usize::try_from(session.execute(sql, args)?).unwrap_or(usize::MAX))
+            }
+        }
+    }
+
+    /// Every row of a query, mapped.
+    pub(crate) fn rows<T>(
+        &self,
+        sql: &str,
+        args: &[&dyn Arg],
+        mut map: impl FnMut(&Row<'_>) -> StoreResult<T>,
+    ) -> StoreResult<Vec<T>> {
+        match self {
+            Self::Lite(conn) => {
+                let mut statement = conn.prepare_cached(sql)?;
+                let mut rows =
+                    statement.query(rusqlite::params_from_iter(args.iter().map(|a| a.lite())))?;
+                let mut out = Vec::new();
+                while let Some(row) = rows.next()? {
+                    out.push(map(&Row::Lite(row))?);
+                }
+                Ok(out)
+            }
+            Self::Pg(session) => session
+                .query(sql, args)?
+                .iter()
+                .map(|row| map(&Row::Pg(row)))
+                .collect(),
+        }
+    }
+
+    /// The first row of a query, mapped; `None` when there is none.
+    pub(crate) fn row<T>(
+        &self,
+        sql: &str,
+        args: &[&dyn Arg],
+        map: impl FnOnce(&Row<'_>) -> StoreResult<T>,
+    ) -> StoreResult<Option<T>> {
+        match self {
+            Self::Lite(conn) => {
+                let mut statement = conn.prepare_cached(sql)?;
+                let mut rows =
+                    statement.query(rusqlite::params_from_iter(args.iter().map(|a| a.lite())))?;
+                match rows.next()? {
+                    Some(row) => Ok(Some(map(&Row::Lite(row))?)),
+                    None => Ok(None),
+                }
+            }
+            Self::Pg(session) => match session.query(sql, args)?.first() {
+                Some(row) => Ok(Some(map(&Row::Pg(row))?)),
+                None => Ok(None),
+            },
+        }
+    }
+
+    /// Insert one row into `table`, whose `seq` the store assigns, by the SQLite statement
+    /// `sql` (`INSERT INTO table(columns) VALUES (...)`, without `seq`); the row's `seq`.
+    /// SQLite's `AUTOINCREMENT` assigns it; on PostgreSQL the table's counter row in
+    /// `acc_counters` does, in the same statement, so a rolled-back insert leaves no gap and a
+    /// deleted newest row's number is never given again (as on SQLite).
+    pub(crate) fn insert_sequenced(
+        &self,
+        table: &str,
+        sql: &str,
+        args: &[&dyn Arg],
+    ) -> StoreResult<i64> {
+        match self {
+            Self::Lite(conn) => {
+                self.execute(sql, args)?;
+                Ok(conn.last_insert_rowid())
+            }
+            Self::Pg(session) => {
+                let rows =
+                    session.query_as(sql, || crate::pg::sequenced(table, &pg_text(sql)), args)?;
+                let row = rows
+                    .first()
+                    .ok_or_else(|| StoreError::internal(format!("`{sql}` returned no seq")))?;
+                Row::Pg(row).get(0)
+            }
+        }
+    }
+
+    /// The single value of a query that always answers one row (an aggregate, `EXISTS`).
+    pub(crate) fn value<T: Column>(&self, sql: &str, args: &[&dyn Arg]) -> StoreResult<T> {
+        self.row(sql, args, |row| row.get(0))?
+            .ok_or_else(|| StoreError::internal(format!("`{sql}` answered no row")))
+    }
+}
+
+/// A statement's text for PostgreSQL: numbered parameters `?N` become `$N`, and SQLite's
+/// index hints (`INDEXED BY name`) go (PostgreSQL's planner takes none). Quoted text is left
+/// as it is. By hand: no library translates between the two dialects for this small subset.
+pub(crate) fn pg_text(sql: &str) -> String {
+    let mut out = String::with_capacity(sql.len());
+    let mut chars = sql.chars().peekable();
+    let mut quoted = false;
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' => {
+                quoted = !quoted;
+                out.push(c);
+            }
+            '?' if !quoted && chars.peek().is_some_and(char::is_ascii_digit) => out.push('$'),
+            _ => out.push(c),
+        }
+    }
+    strip_index_hints(&out)
+}
+
+fn strip_index_hints(sql: &str) -> String {
+    const HINT: &str = "INDEXED BY ";
+    let mut out = String::with_capacity(sql.len());
+    let mut rest = sql;
+    while let Some(at) = rest.find(HINT) {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + HINT.len()..];
+        let end = after
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(after.len());
+        rest = after[end..].trim_start();
+        out.push(' ');
+    }
+    out.push_str(rest);
+    out
+}

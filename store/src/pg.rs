@@ -1,0 +1,111 @@
+//! The PostgreSQL room: what only PostgreSQL says (its statement texts where SQLite's words do
+//! not carry over, its schema) and how its failures read.
+//!
+//! A room's statements are the SQLite ones ([`crate::db`] rewrites their parameters); the few
+//! here are the ones whose meaning needs PostgreSQL's own words. The SQLite plan audit
+//! (`tests/tests/scenarios/plans.rs`) does not read this file.
+
+use crate::{StoreError, StoreErrorKind};
+
+/// The sequence the next appended event gets: one past the events' counter, which only the
+/// transaction holding the room's write lock moves.
+pub(crate) const NEXT_EVENT_SEQ: &str = "SELECT value + 1 FROM acc_counters WHERE name = 'events'";
+
+/// Whether the table `?1` (schema-qualified) exists.
+pub(crate) const TABLE_EXISTS: &str = "SELECT to_regclass(?1) IS NOT NULL";
+
+/// The PostgreSQL text of an insert whose `seq` the table's counter assigns: `pg_insert` is
+/// `INSERT INTO table(columns) VALUES (values)` in PostgreSQL's spelling.
+pub(crate) fn sequenced(table: &str, pg_insert: &str) -> String {
+    let head = format!("INSERT INTO {table}(");
+    let values = pg_insert
+        .find(" VALUES (")
+        .map_or(pg_insert.len(), |at| at + " VALUES (".len());
+    let columns = pg_insert
+        .get(head.len()..values)
+        .unwrap_or_default()
+        .trim_end_matches(" VALUES (");
+    format!(
+        "WITH n AS (UPDATE acc_counters SET value = value + 1 WHERE name = '{table}' RETURNING value) \
+         INSERT INTO {table}(seq, {columns} VALUES ((SELECT value FROM n), {} RETURNING seq",
+        &pg_insert[values..]
+    )
+}
+
+/// `messages::sql::repeat_candidates` in PostgreSQL's words: the receipt's JSON extensions are
+/// read with `#>>`, which answers NULL for an absent key and for a JSON null alike (as
+/// SQLite's `json_extract` does).
+pub(crate) fn repeat_candidates() -> String {
+    let receipt = "r.message_seq, r.participant_id, r.state, r.updated_at, r.extensions, r.obligation, r.addressed";
+    format!(
+        "SELECT {receipt} FROM
+           (SELECT * FROM receipts WHERE participant_id = ?1 AND state != 'acknowledged'
+            ORDER BY message_seq DESC LIMIT ?2) r
+         JOIN messages m ON m.seq = r.message_seq
+         WHERE r.state = 'offered' AND r.updated_at <= ?3
+           AND coalesce(r.extensions::jsonb #>> '{{offer,transport}}', '') NOT IN ('', 'next-turn')
+           AND (r.extensions::jsonb #>> '{{offer,repeatedAt}}') IS NULL
+           AND (m.kind != 'decision' OR NOT EXISTS (SELECT 1 FROM decision_links l WHERE l.to_seq = m.seq))
+         ORDER BY r.message_seq DESC"
+    )
+}
+
+/// A driver failure, named after the room (`host/db`; never a password): the server's refusals
+/// by their SQLSTATE, a connection that is gone as the room being unavailable.
+pub(crate) fn error(room: &str, error: &postgres::Error) -> StoreError {
+    if let Some(db) = error.as_db_error() {
+        let code = db.code().code();
+        let kind = match code {
+            // Serialization failure, deadlock, lock not available.
+            "40001" | "40P01" | "55P03" => StoreErrorKind::Busy,
+            // A statement timeout or cancel, the server shutting down, too many connections,
+            // a refused login.
+            "57014" | "57P01" | "57P02" | "57P03" | "53300" | "28P01" | "28000" => {
+                StoreErrorKind::Unavailable
+            }
+            _ if code.starts_with("08") => StoreErrorKind::Unavailable,
+            _ => StoreErrorKind::Internal,
+        };
+        return StoreError::new(
+            kind,
+            format!("the room at {room} answered {code}: {}", db.message()),
+        );
+    }
+    if error.is_closed() {
+        return StoreError::new(
+            StoreErrorKind::Unavailable,
+            format!("the room at {room} is unreachable: its connection closed"),
+        );
+    }
+    StoreError::new(
+        StoreErrorKind::Unavailable,
+        format!("the room at {room} is unreachable: {error}"),
+    )
+}
+
+/// The PostgreSQL schema of a room: `schema.sql` with PostgreSQL's types. Integers are
+/// `BIGINT` (SQLite's are 64-bit), text sorts by its bytes (`COLLATE "C"`, SQLite's `BINARY`,
+/// so pages and id prefixes order alike), a sequenced table's `seq` is a plain key that
+/// `acc_counters` assigns (see [`sequenced`]). Derived from the one schema text so the two
+/// cannot drift.
+pub(crate) fn schema() -> String {
+    let mut out = String::new();
+    for line in crate::SCHEMA_SQL.lines() {
+        if line.trim_start().starts_with("--") {
+            continue;
+        }
+        let line = line
+            .replace(" INTEGER PRIMARY KEY AUTOINCREMENT", " BIGINT PRIMARY KEY")
+            .replace(" INTEGER", " BIGINT")
+            .replace(" TEXT", " TEXT COLLATE \"C\"")
+            .replace(") STRICT, WITHOUT ROWID;", ");")
+            .replace(") STRICT;", ");");
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out.push_str(
+        "CREATE TABLE acc_counters (name TEXT COLLATE \"C\" PRIMARY KEY, value BIGINT NOT NULL);\n\
+         INSERT INTO acc_counters(name, value) VALUES ('messages', 0), ('events', 0);\n",
+    );
+    out
+}

@@ -1,0 +1,312 @@
+//! A room on PostgreSQL: its connection, kept and re-made when lost, the workspace's schema
+//! in the room's database, created whole, and its transactions (readers on one snapshot,
+//! writers one after another on the room's advisory lock).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::db::PgSession;
+use crate::layout::Layout;
+use crate::pg::{error, schema};
+use crate::{Millis, StoreError, StoreErrorKind, StoreResult, WorkspaceRecord};
+
+/// The name of a workspace's schema in a room's database: each workspace is a schema of its
+/// own, so one database can hold the rooms of several repositories. Workspace ids are portable
+/// ids; the schema name is a digest of it (a PostgreSQL identifier is at most 63 bytes).
+pub(crate) fn schema_name(workspace_id: &str) -> String {
+    format!("acc_{}", &digest(workspace_id)[..24])
+}
+
+/// The key of the room's transaction-scoped advisory lock that serialises its writers.
+fn lock_key(workspace_id: &str) -> i64 {
+    let hex = &digest(workspace_id)[..15];
+    i64::from_str_radix(hex, 16).unwrap_or(0)
+}
+
+fn digest(text: &str) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(text.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// How long a connection attempt may take before the room is called unreachable (hooks run
+/// within a budget; `connect_timeout` in the URL wins).
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// A room on PostgreSQL, open.
+pub(crate) struct Room {
+    config: postgres::Config,
+    session: Option<PgSession>,
+    /// `host/db`, for messages.
+    name: String,
+    workspace_id: String,
+    schema: String,
+    lock: i64,
+    layout: Layout,
+}
+
+impl Room {
+    /// What the room is called in messages: its hosts and database, never its password.
+    pub(crate) fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Open the room of `workspace` at `url`, creating its schema when the database has none.
+    pub(crate) fn open_or_create(
+        url: &str,
+        workspace: &WorkspaceRecord,
+        now: Millis,
+    ) -> StoreResult<Self> {
+        let mut room = Self::connect(url, &workspace.workspace_id)?;
+        if !room.exists()? {
+            room.create(workspace, now)?;
+        }
+        room.check()?;
+        Ok(room)
+    }
+
+    /// Open the room of `workspace_id` at `url`; `None` when the database holds none yet.
+    pub(crate) fn open_existing(url: &str, workspace_id: &str) -> StoreResult<Option<Self>> {
+        let mut room = Self::connect(url, workspace_id)?;
+        if !room.exists()? {
+            return Ok(None);
+        }
+        room.check()?;
+        Ok(Some(room))
+    }
+
+    fn connect(url: &str, workspace_id: &str) -> StoreResult<Self> {
+        let mut config: postgres::Config = url.parse().map_err(|e| {
+            StoreError::new(
+                StoreErrorKind::Unavailable,
+                format!("the room's address is not a PostgreSQL URL: {e}"),
+            )
+        })?;
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(CONNECT_TIMEOUT);
+        }
+        config.application_name("acc");
+        crate::rooms::complete(&mut config);
+        let name = room_name(&config);
+        let schema = schema_name(workspace_id);
+        let mut room = Self {
+            config,
+            session: None,
+            name,
+            workspace_id: workspace_id.to_string(),
+            schema,
+            lock: lock_key(workspace_id),
+            layout: Layout {
+                revision: 0,
+                readable_by: 0,
+                changed_by: None,
+            },
+        };
+        room.session()?;
+        Ok(room)
+    }
+
+    /// The live session, connecting again when the last one was lost (a restarted server).
+    fn session(&mut self) -> StoreResult<&PgSession> {
+        if self
+            .session
+            .as_ref()
+            .is_some_and(|s| s.client.borrow().is_closed())
+        {
+            self.session = None;
+        }
+        if self.session.is_none() {
+            let client = self
+                .config
+                .connect(postgres::NoTls)
+                .map_err(|e| error(&self.name, &e))?;
+            let session = PgSession::new(client, self.name.clone());
+            // Statements name the workspace's tables unqualified; its schema comes first.
+            session
+                .client
+                .borrow_mut()
+                .batch_execute(&format!(
+                    "SET search_path TO {}; SET lock_timeout = '{}s'",
+                    self.schema,
+                    crate::locks::BUSY_TIMEOUT.as_secs()
+                ))
+                .map_err(|e| error(&self.name, &e))?;
+            self.session = Some(session);
+        }
+        Ok(self.session.as_ref().expect("connected above"))
+    }
+
+    fn exists(&mut self) -> StoreResult<bool> {
+        let sql = crate::pg::TABLE_EXISTS;
+        let table = format!("{}.acc_meta", self.schema);
+        crate::db::Conn::Pg(self.session()?).value(sql, crate::db::args![table])
+    }
+
+    /// Create the workspace's schema, its tables and its records in one transaction; writers
+    /// that race here take turns on the room's lock, and the later ones find it made.
+    fn create(&mut self, workspace: &WorkspaceRecord, now: Millis) -> StoreResult<()> {
+        let namespace = self.schema.clone();
+        let revision = crate::layout::LAYOUT_REVISION;
+        self.transaction(false, |conn| {
+            let crate::db::Conn::Pg(session) = conn else {
+                return Err(StoreError::internal("a room's transaction on SQLite"));
+            };
+            let made: bool = conn.value(
+                crate::pg::TABLE_EXISTS,
+                crate::db::args![format!("{namespace}.acc_meta")],
+            )?;
+            if made {
+                return Ok(());
+            }
+            session
+                .client
+                .borrow_mut()
+                .batch_execute(&format!("CREATE SCHEMA IF NOT EXISTS {namespace}; {}", schema()))
+                .map_err(|e| session.error(&e))?;
+            for (key, value) in [
+                ("protocol_version", crate::PROTOCOL_VERSION.to_string()),
+                ("schema_version", crate::SCHEMA_VERSION.to_string()),
+                ("workspace_id", workspace.workspace_id.clone()),
+                ("layout_revision", revision.to_string()),
+                ("layout_readable_by", crate::layout::readable_by_at(revision).to_string()),
+                ("layout_changed_by", format!("acc {}", env!("CARGO_PKG_VERSION"))),
+            ] {
+                conn.execute(
+                    "INSERT INTO acc_meta(key, value) VALUES (?1, ?2)",
+                    crate::db::args![key, value],
+                )?;
+            }
+            conn.execute(
+                "INSERT INTO workspace(workspace_id, display_name, root, created_at) VALUES (?1, ?2, ?3, ?4)",
+                crate::db::args![workspace.workspace_id, workspace.display_name, workspace.root, now],
+            )?;
+            Ok(())
+        })
+    }
+
+    /// Refuse a room of another protocol, schema, layout this build cannot use, or workspace.
+    fn check(&mut self) -> StoreResult<()> {
+        let meta: std::collections::BTreeMap<String, String> =
+            self.transaction(true, |conn| -> StoreResult<_> {
+                Ok(conn
+                    .rows("SELECT key, value FROM acc_meta", crate::db::args![], |r| {
+                        Ok((r.get(0)?, r.get(1)?))
+                    })?
+                    .into_iter()
+                    .collect())
+            })?;
+        let place = PathBuf::from(format!("room at {}", self.name));
+        let protocol = meta.get("protocol_version").map(String::as_str);
+        let schema = meta.get("schema_version").map(String::as_str);
+        if protocol != Some(crate::PROTOCOL_VERSION)
+            || schema != Some(&crate::SCHEMA_VERSION.to_string())
+        {
+            return Err(StoreError::new(
+                StoreErrorKind::VersionUnsupported,
+                format!(
+                    "the room at {} is protocol {} schema {}, but this build reads only protocol {} schema {}; nothing was changed",
+                    self.name,
+                    protocol.unwrap_or("unknown"),
+                    schema.unwrap_or("unknown"),
+                    crate::PROTOCOL_VERSION,
+                    crate::SCHEMA_VERSION
+                ),
+            ));
+        }
+        let layout = Layout::from_meta(&meta, &place)?;
+        layout.check_usable(&place)?;
+        self.layout = layout;
+        if meta.get("workspace_id") != Some(&self.workspace_id) {
+            return Err(StoreError::new(
+                StoreErrorKind::Corrupt,
+                format!(
+                    "the room at {} keeps workspace `{}` in the place of `{}`",
+                    self.name,
+                    meta.get("workspace_id").map_or("unknown", String::as_str),
+                    self.workspace_id
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The room's layout.
+    pub(crate) fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    /// Why a room on PostgreSQL is not taken back to an older layout.
+    pub(crate) fn no_downgrade(&self) -> StoreError {
+        StoreError::new(
+            StoreErrorKind::VersionUnsupported,
+            format!(
+                "the room at {} was created at layout revision {}, and a room on PostgreSQL has no older layout to go back to; nothing was changed",
+                self.name, self.layout.revision
+            ),
+        )
+    }
+
+    /// Run `f` in one transaction: a reader's is `REPEATABLE READ READ ONLY` (one snapshot), a
+    /// writer's takes the room's advisory lock in the same round trip as its `BEGIN`, so the
+    /// writers of one workspace follow each other and events get their numbers in commit
+    /// order. Rolled back when `f` fails.
+    pub(crate) fn transaction<T, E: From<StoreError>>(
+        &mut self,
+        read_only: bool,
+        f: impl FnOnce(crate::db::Conn<'_>) -> Result<T, E>,
+    ) -> Result<T, E> {
+        let begin = if read_only {
+            "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY".to_string()
+        } else {
+            format!("BEGIN; SELECT pg_advisory_xact_lock({})", self.lock)
+        };
+        let name = self.name.clone();
+        let session = self.session()?;
+        if let Err(e) = session.client.borrow_mut().batch_execute(&begin) {
+            // A lock not had in time leaves the transaction aborted: end it.
+            let _ = session.client.borrow_mut().batch_execute("ROLLBACK");
+            return Err(error(&name, &e).into());
+        }
+        match f(crate::db::Conn::Pg(session)) {
+            Ok(value) => {
+                if !read_only {
+                    crate::test_hold_write();
+                }
+                session
+                    .client
+                    .borrow_mut()
+                    .batch_execute("COMMIT")
+                    .map_err(|e| error(&name, &e))?;
+                Ok(value)
+            }
+            Err(e) => {
+                // A lost connection rolls back by itself; a live one is told to.
+                let _ = session.client.borrow_mut().batch_execute("ROLLBACK");
+                Err(e)
+            }
+        }
+    }
+}
+
+/// `host[,host...]/dbname` of a configuration, for messages (no user, no password).
+fn room_name(config: &postgres::Config) -> String {
+    let hosts: Vec<String> = config
+        .get_hosts()
+        .iter()
+        .map(|h| match h {
+            postgres::config::Host::Tcp(name) => name.clone(),
+            postgres::config::Host::Unix(path) => path.display().to_string(),
+        })
+        .collect();
+    let port = config
+        .get_ports()
+        .first()
+        .map_or(String::new(), |p| format!(":{p}"));
+    format!(
+        "{}{port}/{}",
+        hosts.join(","),
+        config.get_dbname().unwrap_or("")
+    )
+}
