@@ -14,6 +14,14 @@ pub type Millis = i64;
 pub trait Clock: Send + Sync {
     /// Now, in milliseconds since the Unix epoch.
     fn now_ms(&self) -> Millis;
+
+    /// Now on a room's server, whose clock is `offset_ms` ahead of this machine's system
+    /// clock; `None` for a clock that does not follow the system's (a test's), which a room
+    /// then leaves alone.
+    fn on_server(&self, offset_ms: i64) -> Option<Millis> {
+        let _ = offset_ms;
+        None
+    }
 }
 
 /// The system clock, optionally shifted by a fixed offset (for end-to-end tests).
@@ -32,13 +40,24 @@ impl SystemClock {
     }
 }
 
-impl Clock for SystemClock {
-    fn now_ms(&self) -> Millis {
-        let now = std::time::SystemTime::now()
+impl SystemClock {
+    fn system_ms() -> Millis {
+        std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_millis() as i64)
-            .unwrap_or(0);
-        now + self.offset_ms
+            .unwrap_or(0)
+    }
+}
+
+impl Clock for SystemClock {
+    fn now_ms(&self) -> Millis {
+        Self::system_ms() + self.offset_ms
+    }
+
+    /// The server's time: a machine whose clock is off (or a test's shifted one) reads the
+    /// room's clock like every other machine of the room.
+    fn on_server(&self, offset_ms: i64) -> Option<Millis> {
+        Some(Self::system_ms() + offset_ms)
     }
 }
 

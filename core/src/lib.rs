@@ -100,9 +100,15 @@ impl Core {
         self.guards.clone()
     }
 
-    /// Now, from the injected clock.
+    /// Now, from the injected clock; in a room on PostgreSQL, from the room's server clock
+    /// when the injected clock follows the system's (DESIGN: leases and presence are reckoned on
+    /// the server's clock, so machines whose clocks disagree agree on who holds what).
     pub fn now(&self) -> Millis {
-        self.clock.now_ms()
+        self.store
+            .as_ref()
+            .and_then(Store::server_clock_offset_ms)
+            .and_then(|offset| self.clock.on_server(offset))
+            .unwrap_or_else(|| self.clock.now_ms())
     }
 
     /// How this core tells whether a session's process is alive.

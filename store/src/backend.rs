@@ -72,6 +72,15 @@ impl Store {
         }
     }
 
+    /// How far the room's server clock is ahead of this machine's system clock; `None` for the
+    /// SQLite store (whose clock is this machine's).
+    pub fn server_clock_offset_ms(&self) -> Option<i64> {
+        match &self.0 {
+            Backend::Lite(_) => None,
+            Backend::Pg(room) => Some(room.clock_offset_ms()),
+        }
+    }
+
     /// The SQLite file; `None` for a room on PostgreSQL.
     pub fn path(&self) -> Option<&Path> {
         match &self.0 {

@@ -11,6 +11,10 @@ use crate::{StoreError, StoreErrorKind};
 /// transaction holding the room's write lock moves.
 pub(crate) const NEXT_EVENT_SEQ: &str = "SELECT value + 1 FROM acc_counters WHERE name = 'events'";
 
+/// The server's clock, in milliseconds since the Unix epoch.
+pub(crate) const SERVER_CLOCK: &str =
+    "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint";
+
 /// Whether the table `?1` (schema-qualified) exists.
 pub(crate) const TABLE_EXISTS: &str = "SELECT to_regclass(?1) IS NOT NULL";
 

@@ -45,6 +45,9 @@ pub(crate) struct Room {
     schema: String,
     lock: i64,
     layout: Layout,
+    /// The server's clock less this machine's, measured at connection (half the round trip
+    /// either way).
+    clock_offset_ms: i64,
 }
 
 impl Room {
@@ -98,6 +101,7 @@ impl Room {
             workspace_id: workspace_id.to_string(),
             schema,
             lock: lock_key(workspace_id),
+            clock_offset_ms: 0,
             layout: Layout {
                 revision: 0,
                 readable_by: 0,
@@ -123,16 +127,28 @@ impl Room {
                 .connect(postgres::NoTls)
                 .map_err(|e| error(&self.name, &e))?;
             let session = PgSession::new(client, self.name.clone());
-            // Statements name the workspace's tables unqualified; its schema comes first.
-            session
+            // Statements name the workspace's tables unqualified; its schema comes first. The
+            // server's clock is read in the same round trip (see `clock_offset_ms`).
+            let before = system_ms();
+            let answers = session
                 .client
                 .borrow_mut()
-                .batch_execute(&format!(
-                    "SET search_path TO {}; SET lock_timeout = '{}s'",
+                .simple_query(&format!(
+                    "SET search_path TO {}; SET lock_timeout = '{}s'; {}",
                     self.schema,
-                    crate::locks::BUSY_TIMEOUT.as_secs()
+                    crate::locks::BUSY_TIMEOUT.as_secs(),
+                    crate::pg::SERVER_CLOCK
                 ))
                 .map_err(|e| error(&self.name, &e))?;
+            let after = system_ms();
+            let server = answers.iter().find_map(|m| match m {
+                postgres::SimpleQueryMessage::Row(row) => row.get(0)?.parse::<i64>().ok(),
+                _ => None,
+            });
+            let server = server.ok_or_else(|| {
+                StoreError::internal(format!("the room at {} did not tell its time", self.name))
+            })?;
+            self.clock_offset_ms = server - (before + after) / 2;
             self.session = Some(session);
         }
         Ok(self.session.as_ref().expect("connected above"))
@@ -232,6 +248,13 @@ impl Room {
         Ok(())
     }
 
+    /// How far the server's clock is ahead of this machine's (behind when negative): leases,
+    /// presence and expiry in a room are reckoned on the server's clock, so that machines whose
+    /// clocks disagree agree on who holds what.
+    pub(crate) fn clock_offset_ms(&self) -> i64 {
+        self.clock_offset_ms
+    }
+
     /// The room's layout.
     pub(crate) fn layout(&self) -> &Layout {
         &self.layout
@@ -309,4 +332,11 @@ fn room_name(config: &postgres::Config) -> String {
         hosts.join(","),
         config.get_dbname().unwrap_or("")
     )
+}
+
+/// This machine's clock, in milliseconds since the Unix epoch.
+fn system_ms() -> Millis {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }

@@ -91,8 +91,20 @@ impl Opener for Room {
     }
 }
 
+/// Which store a scenario runs on: every scenario runs on both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Backend {
+    /// The embedded SQLite file.
+    Sqlite,
+    /// A room on a PostgreSQL server the scenario starts.
+    Postgres,
+}
+
 /// A running scenario.
 struct Scenario {
+    /// The PostgreSQL server of a scenario on [`Backend::Postgres`] (stopped when it ends),
+    /// and its room's URL.
+    server: Option<(acc_tests::pg::Cluster, String)>,
     temp: tempfile::TempDir,
     room: Arc<Room>,
     creds: BTreeMap<String, (String, String)>,
@@ -104,11 +116,20 @@ struct Scenario {
 }
 
 impl Scenario {
-    fn new() -> Self {
+    fn new(backend: Backend) -> Self {
         let temp = tempfile::tempdir().expect("tempdir");
         let project = temp.path().join("project");
         std::fs::create_dir_all(&project).expect("project");
         let workspace = acc_app::workspace::discover(&project).expect("workspace");
+        // The one switch: a scenario on PostgreSQL connects its workspace to a room, as
+        // `acc room connect` does, and runs the same steps against the same expectations.
+        let server = (backend == Backend::Postgres).then(|| {
+            let cluster = acc_tests::pg::Cluster::start();
+            let url = cluster.database("scenario").socket_url();
+            acc_store::connect_room(&temp.path().join("data"), &workspace.id, &url)
+                .expect("connect the scenario's room");
+            (cluster, url)
+        });
         let room = Arc::new(Room {
             workspace,
             data_dir: temp.path().join("data"),
@@ -122,6 +143,7 @@ impl Scenario {
             temp.path().to_string_lossy().into_owned(),
         )]);
         Self {
+            server,
             temp,
             room,
             creds: BTreeMap::new(),
@@ -304,6 +326,11 @@ impl Scenario {
         )
         .map_err(|e| e.to_string())?;
         let workspace = acc_app::workspace::discover(&project).map_err(|e| e.message)?;
+        if let Some((_, url)) = &self.server {
+            // The committed id names another workspace: its room is connected too.
+            acc_store::connect_room(&self.room.data_dir, &workspace.id, url)
+                .map_err(|e| e.message)?;
+        }
         self.room = Arc::new(Room {
             workspace,
             data_dir: self.room.data_dir.clone(),
@@ -605,9 +632,9 @@ fn contains(expected: &Value, actual: &Value, at: &str) -> Result<(), String> {
 }
 
 /// Run one scenario file, failing with the line that did not hold.
-fn run_file(path: &Path) {
+fn run_file(path: &Path, backend: Backend) {
     let text = std::fs::read_to_string(path).expect("scenario file");
-    let mut scenario = Scenario::new();
+    let mut scenario = Scenario::new(backend);
     // A failed step no expectation looked at.
     let mut unchecked: Option<(usize, String)> = None;
     for (number, line) in text.lines().enumerate() {
@@ -638,6 +665,28 @@ fn run_file(path: &Path) {
             path.display()
         );
     }
+    // The scenario ran where it was meant to: on PostgreSQL no SQLite store was made, and the
+    // room holds what the scenario wrote.
+    if backend == Backend::Postgres {
+        let sqlite = acc_store::workspace_dir(&scenario.room.data_dir, &scenario.room.workspace.id)
+            .join(acc_store::STORE_FILE);
+        assert!(
+            !sqlite.exists(),
+            "{}: a SQLite store was made",
+            path.display()
+        );
+        if let Some(mut store) =
+            acc_store::Store::open_existing(&scenario.room.data_dir, &scenario.room.workspace.id)
+                .expect("the room opens")
+        {
+            assert!(
+                store.location().starts_with("postgres://"),
+                "{}",
+                store.location()
+            );
+            store.read(|r| r.head_seq()).expect("the room reads");
+        }
+    }
 }
 
 fn scenario_dir() -> PathBuf {
@@ -649,9 +698,20 @@ macro_rules! scenarios {
         $(
             #[test]
             fn $name() {
-                run_file(&scenario_dir().join(concat!(stringify!($name), ".scn")));
+                run_file(&scenario_dir().join(concat!(stringify!($name), ".scn")), Backend::Sqlite);
             }
         )*
+
+        /// The same scenarios on a room on PostgreSQL.
+        mod on_postgres {
+            use super::*;
+            $(
+                #[test]
+                fn $name() {
+                    run_file(&scenario_dir().join(concat!(stringify!($name), ".scn")), Backend::Postgres);
+                }
+            )*
+        }
 
         /// Every file in `tests/scenarios` is listed above, so none is silently skipped.
         #[test]
