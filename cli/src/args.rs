@@ -161,6 +161,10 @@ pub enum Command {
     /// or take it back to an earlier layout.
     #[command(subcommand)]
     Store(StoreCommand),
+    /// Where this workspace's room lives: its SQLite store (the default) or a PostgreSQL
+    /// database shared by the workspace's agents on several machines.
+    #[command(subcommand)]
+    Room(RoomCommand),
     /// List the adapter plugins that loaded, their contracts, and what was refused and why;
     /// install or remove an adapter in the per-user folder.
     Adapters {
@@ -610,6 +614,25 @@ pub enum StoreCommand {
         #[arg(long)]
         dry_run: bool,
     },
+}
+
+/// `acc room`.
+#[derive(Debug, Subcommand)]
+pub enum RoomCommand {
+    /// Record, for you on this machine, that this workspace's room is the PostgreSQL database
+    /// at URL (postgres://user@host[:port]/db, no password: it comes from PGPASSWORD or
+    /// ~/.pgpass). The room is reached and its schema made before anything is recorded.
+    Connect {
+        /// The database's URL.
+        url: String,
+    },
+    /// Where the room lives; for PostgreSQL, the server's version and one round trip.
+    Show,
+    /// Go back to the SQLite store on this machine (the room's database is left as it is).
+    Disconnect,
+    /// Copy this machine's SQLite store into the connected room, which must hold no records
+    /// yet, in one transaction; the SQLite store is left as it was.
+    Push,
 }
 
 /// `acc config`.

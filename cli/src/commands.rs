@@ -19,6 +19,31 @@ pub(super) fn status_command(cli: &Cli, args: &StatusArgs) -> AccResult<Output> 
     let look = look(cli, &mut core, status_ids(&report));
     let mut value = views::status(&report, now);
     let mut human = human::status(&report, &look);
+    // A room on PostgreSQL: where it lives, its server, one round trip.
+    if let Some((version, trip)) = core.room_probe()? {
+        let location = core
+            .store()
+            .map(acc_store::Store::location)
+            .unwrap_or_default();
+        let file = acc_store::workspace_dir(core.data_dir(), &core.workspace.id)
+            .join(acc_store::ROOM_FILE);
+        let room = acc_app::wire::Room {
+            workspace_id: core.workspace.id.clone(),
+            backend: "postgres",
+            location: location.clone(),
+            room_file: file.exists().then(|| file.display().to_string()),
+            from_environment: !file.exists(),
+            server_version: Some(version.clone()),
+            round_trip_ms: Some(trip.as_secs_f64() * 1000.0),
+        };
+        human.push_str(&format!(
+            "\nroom: {location} (PostgreSQL {version}, one round trip {:.2} ms)",
+            trip.as_secs_f64() * 1000.0
+        ));
+        if let Some(object) = value.as_object_mut() {
+            object.insert("room".into(), views::room(&room));
+        }
+    }
     // The store's layout: its revision beside this build's, a pending upgrade, its backups.
     if let Some(store) = core.store() {
         let layout = views::store_layout(store);

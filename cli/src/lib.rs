@@ -30,6 +30,7 @@ pub mod args;
 mod commands;
 mod human;
 mod look;
+mod room;
 mod setup;
 mod watch;
 
@@ -412,6 +413,7 @@ pub fn run(mut cli: Cli) -> AccResult<Output> {
         Command::Prune(args) => prune_command(&cli, args),
         Command::Config(command) => config(&cli, command),
         Command::Store(command) => store_command(&cli, command),
+        Command::Room(command) => room::room_command(&cli, command),
         Command::Bind(args) => bind_command(&cli, args),
         Command::Unbind(args) => unbind_command(&cli, args),
         Command::NextTurn(args) => next_turn_command(&cli, args),

@@ -208,6 +208,7 @@ impl From<acc_store::StoreError> for AccError {
             acc_store::StoreErrorKind::Corrupt => ErrorCode::StoreCorrupt,
             acc_store::StoreErrorKind::VersionUnsupported => ErrorCode::StoreVersionUnsupported,
             acc_store::StoreErrorKind::Unavailable => ErrorCode::StorageUnavailable,
+            acc_store::StoreErrorKind::Refused => ErrorCode::InvalidData,
             acc_store::StoreErrorKind::Internal => ErrorCode::Internal,
         };
         Self::new(code, error.message)

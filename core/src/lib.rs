@@ -111,6 +111,15 @@ impl Core {
             .unwrap_or_else(|| self.clock.now_ms())
     }
 
+    /// When the store is a room on PostgreSQL: its server's version and one round trip (for
+    /// `acc status` and `acc doctor`); `None` for the SQLite store or before any store exists.
+    pub fn room_probe(&mut self) -> AccResult<Option<(String, std::time::Duration)>> {
+        match self.store.as_mut() {
+            Some(store) => Ok(store.room_probe()?),
+            None => Ok(None),
+        }
+    }
+
     /// How this core tells whether a session's process is alive.
     pub fn liveness(&self) -> Arc<dyn Liveness> {
         self.liveness.clone()

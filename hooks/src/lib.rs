@@ -249,7 +249,14 @@ impl Context {
     }
 
     fn inject(&self, event: &str, context: String) -> Reply {
-        match self.client {
+        inject(self.client, event, context)
+    }
+}
+
+/// Context for `client`'s `event`, in the shape that client reads.
+fn inject(client: Client, event: &str, context: String) -> Reply {
+    {
+        match client {
             Client::ClaudeCode | Client::Gemini => Reply {
                 stdout: context_output(event, &context),
                 ..Reply::default()
@@ -455,8 +462,10 @@ pub fn handle(
     let Some(part) = role(client, event) else {
         return Ok(Reply::default());
     };
-    let Some(mut context) = Context::open(client, part, &payload, consent)? else {
-        return Ok(Reply::default());
+    let mut context = match Context::open(client, part, &payload, consent) {
+        Ok(Some(context)) => context,
+        Ok(None) => return Ok(Reply::default()),
+        Err(error) => return unreachable(client, part, event, error),
     };
     match part {
         // Gemini CLI: the session opens (or resumes) here, but its context goes with each turn
@@ -574,6 +583,33 @@ fn user_prompt(context: &mut Context, event: &str) -> AccResult<Reply> {
     }
     let text = format!("{}{}", rendered.text, context.credentials_line());
     Ok(context.inject(event, text))
+}
+
+/// A store that cannot be reached (a room's server down, a data home that refuses writes):
+/// the hook fails open, and where its answer reaches the model (a turn's or a session's
+/// context), the model is told so in one line of ACC's own, so it does not take the silence for
+/// an empty room. Every other failure fails open as before.
+fn unreachable(client: Client, part: Role, event: &str, error: AccError) -> AccResult<Reply> {
+    let tells_the_model = match part {
+        Role::UserPromptSubmit => true,
+        // Gemini CLI's context goes with each turn, never its SessionStart (see `handle`).
+        Role::SessionStart => client != Client::Gemini,
+        Role::PreToolUse | Role::Stop | Role::SessionEnd => false,
+    };
+    if error.code != acc_core::error::ErrorCode::StorageUnavailable || !tells_the_model {
+        return Err(error);
+    }
+    let why: String = error
+        .message
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    let text = format!(
+        "ACC: coordination is unavailable this turn ({why}): other agents' messages, claims and intents are not shown, and ACC's write guard is not checking\n"
+    );
+    let mut reply = inject(client, event, text);
+    reply.stderr = format!("acc hook: {error} (the client proceeds)\n");
+    Ok(reply)
 }
 
 /// When next-turn context cannot be rendered (the `next-turn` adapter is missing or failed),

@@ -622,6 +622,29 @@ fn store_check(data_dir: &Path, workspace_id: &str) -> Check {
             ),
             None,
         ),
+        Ok(Some(mut store)) if store.path().is_none() => match store.room_probe() {
+            Ok(probe) => {
+                let (version, trip) = probe.unwrap_or_default();
+                check(
+                    "store",
+                    Level::Ok,
+                    format!(
+                        "protocol {} schema {} in the room at {} (PostgreSQL {version}, one round trip {:.2} ms)",
+                        acc_store::PROTOCOL_VERSION,
+                        acc_store::SCHEMA_VERSION,
+                        store.location(),
+                        trip.as_secs_f64() * 1000.0
+                    ),
+                    None,
+                )
+            }
+            Err(e) => check(
+                "store",
+                Level::Error,
+                e.message,
+                Some("start the room's PostgreSQL server or check its URL (`acc room show`); `acc room disconnect` goes back to this machine's SQLite store".into()),
+            ),
+        },
         Ok(Some(mut store)) => match store.integrity_check() {
             Ok(result) if result == "ok" => check(
                 "store",
@@ -642,6 +665,12 @@ fn store_check(data_dir: &Path, workspace_id: &str) -> Check {
             ),
             Err(e) => check("store", Level::Error, e.message, start_afresh),
         },
+        Err(e) if matches!(acc_store::room_url(data_dir, workspace_id), Ok(Some(_))) => check(
+            "store",
+            Level::Error,
+            acc_core::AccError::from(e).to_string(),
+            Some("start the room's PostgreSQL server or check its URL (`acc room show`); `acc room disconnect` goes back to this machine's SQLite store".into()),
+        ),
         Err(e) => check(
             "store",
             Level::Error,

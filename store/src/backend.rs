@@ -9,11 +9,11 @@ use crate::{
 
 /// An open store: the workspace's SQLite file, or its room on PostgreSQL ([`room_url`]).
 /// Callers see the same typed reads and writes either way.
-pub struct Store(Backend);
+pub struct Store(pub(crate) Backend);
 
 // One per process: the sizes of the variants do not matter.
 #[allow(clippy::large_enum_variant)]
-enum Backend {
+pub(crate) enum Backend {
     Lite(Lite),
     Pg(Box<room::Room>),
 }
@@ -47,6 +47,23 @@ impl Store {
                 .map(|room| Self(Backend::Pg(Box::new(room)))),
             None => Lite::open_existing(data_dir, workspace_id)?.map(|s| Self(Backend::Lite(s))),
         })
+    }
+
+    /// Open (creating its schema when the database has none) the room of `workspace` at `url`,
+    /// whatever room file there is: `acc room connect` proves a URL with it before recording it.
+    pub fn open_room(url: &str, workspace: &WorkspaceRecord, now: Millis) -> StoreResult<Self> {
+        Ok(Self(Backend::Pg(Box::new(room::Room::open_or_create(
+            url, workspace, now,
+        )?))))
+    }
+
+    /// A room's server version and its round trip (the median of three `SELECT 1`); `None` for
+    /// the SQLite store.
+    pub fn room_probe(&mut self) -> StoreResult<Option<(String, std::time::Duration)>> {
+        match &mut self.0 {
+            Backend::Lite(_) => Ok(None),
+            Backend::Pg(room) => room.probe().map(Some),
+        }
     }
 
     /// The SQLite store `data_dir` keeps for the workspace, whatever room is connected (for

@@ -16,6 +16,9 @@ pub enum StoreErrorKind {
     /// The environment refuses the store: a read-only or full file system, no permission, a
     /// path that is not a directory. The message names the cause and the path.
     Unavailable,
+    /// What the store holds refuses the operation (a push into a room that already holds
+    /// records).
+    Refused,
     /// Anything else: an I/O or SQLite failure that should not happen.
     Internal,
 }

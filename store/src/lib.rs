@@ -492,11 +492,13 @@ mod locks;
 mod messages;
 mod ops;
 mod pg;
+mod push;
 mod room;
 mod rooms;
 mod sql_log;
 pub use backend::Store;
 pub use messages::HistoryFilter;
+pub use push::{PUSHED_TABLES, Pushed};
 pub use rooms::{ROOM_ENV, ROOM_FILE, check_url, connect_room, disconnect_room, room_url};
 
 #[cfg(test)]

@@ -15,6 +15,12 @@ pub(crate) const NEXT_EVENT_SEQ: &str = "SELECT value + 1 FROM acc_counters WHER
 pub(crate) const SERVER_CLOCK: &str =
     "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint";
 
+/// How many records a room holds (a push goes only into a room with none).
+pub(crate) const RECORDS_HELD: &str = "SELECT (SELECT count(*) FROM participants) + (SELECT count(*) FROM sessions) + (SELECT count(*) FROM messages) + (SELECT count(*) FROM events)";
+
+/// Set a table's counter (a push carries SQLite's `sqlite_sequence` over).
+pub(crate) const SET_COUNTER: &str = "UPDATE acc_counters SET value = ?2 WHERE name = ?1";
+
 /// Whether the table `?1` (schema-qualified) exists.
 pub(crate) const TABLE_EXISTS: &str = "SELECT to_regclass(?1) IS NOT NULL";
 

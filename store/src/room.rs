@@ -248,6 +248,27 @@ impl Room {
         Ok(())
     }
 
+    /// The server's version and the median of three `SELECT 1` round trips.
+    pub(crate) fn probe(&mut self) -> StoreResult<(String, Duration)> {
+        let name = self.name.clone();
+        let session = self.session()?;
+        let mut client = session.client.borrow_mut();
+        let version = client
+            .query_one("SHOW server_version", &[])
+            .map_err(|e| error(&name, &e))?
+            .get::<_, String>(0);
+        let mut trips = Vec::new();
+        for _ in 0..3 {
+            let started = std::time::Instant::now();
+            client
+                .simple_query("SELECT 1")
+                .map_err(|e| error(&name, &e))?;
+            trips.push(started.elapsed());
+        }
+        trips.sort();
+        Ok((version, trips[1]))
+    }
+
     /// How far the server's clock is ahead of this machine's (behind when negative): leases,
     /// presence and expiry in a room are reckoned on the server's clock, so that machines whose
     /// clocks disagree agree on who holds what.

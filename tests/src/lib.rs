@@ -183,6 +183,8 @@ pub struct World {
     pub data_home: PathBuf,
     /// The workspace directory (also the working directory of commands).
     pub dir: PathBuf,
+    /// Environment every command of the world gets ([`World::set_env`]).
+    env: std::sync::Mutex<Vec<(String, std::ffi::OsString)>>,
 }
 
 impl Default for World {
@@ -203,6 +205,14 @@ impl World {
             temp,
             data_home,
             dir,
+            env: std::sync::Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Give every later command of this world `key=value` (a room's `PGPASSFILE`).
+    pub fn set_env(&self, key: &str, value: impl Into<std::ffi::OsString>) {
+        if let Ok(mut env) = self.env.lock() {
+            env.push((key.to_string(), value.into()));
         }
     }
 
@@ -227,8 +237,17 @@ impl World {
             "ACC_TEST_HOLD_WRITE_MS",
             "ACC_MCP_PARTICIPANT",
             "ACC_MCP_WORKSPACE",
+            "ACC_ROOM",
+            "PGPASSWORD",
+            "PGPASSFILE",
+            "PGUSER",
         ] {
             command.env_remove(var);
+        }
+        if let Ok(env) = self.env.lock() {
+            for (key, value) in env.iter() {
+                command.env(key, value);
+            }
         }
         command.stdin(Stdio::null());
         command

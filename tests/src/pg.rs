@@ -267,34 +267,90 @@ impl Cluster {
         );
         let version = std::fs::read_to_string(data.join("PG_VERSION")).expect("PG_VERSION");
         let major = version.trim().parse().expect("a major version");
-        let port = free_port();
-        let log = std::fs::File::create(dir.path().join("server.log")).expect("server log");
+        let mut cluster = Self {
+            dir,
+            server: None,
+            port: free_port(),
+            major,
+        };
+        cluster.server = Some(cluster.spawn_server());
+        cluster.wait_until_ready();
+        cluster
+    }
+
+    /// Start the server on the cluster's data, port and socket, its log appended to
+    /// `server.log`.
+    fn spawn_server(&self) -> Child {
+        let account = server_account();
+        let data = self.dir.path().join("data");
+        let log_path = self.dir.path().join("server.log");
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&log_path)
+            .expect("server log");
         if let Some((uid, gid)) = account {
-            std::os::unix::fs::chown(dir.path().join("server.log"), Some(uid), Some(gid))
-                .expect("chown the log");
+            std::os::unix::fs::chown(&log_path, Some(uid), Some(gid)).expect("chown the log");
         }
-        let server = server_command(&bin.join("postgres"), account)
+        server_command(&bin_dir().join("postgres"), account)
             .arg("-D")
             .arg(&data)
             .arg("-p")
-            .arg(port.to_string())
+            .arg(self.port.to_string())
             .args(["-c", "listen_addresses=127.0.0.1"])
             .arg("-c")
-            .arg(format!("unix_socket_directories={}", dir.path().display()))
+            .arg(format!(
+                "unix_socket_directories={}",
+                self.dir.path().display()
+            ))
             .args(["-c", "max_connections=60", "-c", "shared_buffers=16MB"])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(log)
             .spawn()
-            .expect("start postgres");
-        let mut cluster = Self {
-            dir,
-            server: Some(server),
-            port,
-            major,
-        };
-        cluster.wait_until_ready();
-        cluster
+            .expect("start postgres")
+    }
+
+    /// Kill the server at once (SIGKILL, as a crash or an OOM kill would), reaped; its
+    /// backends end as they see it gone.
+    pub fn kill_hard(&mut self) {
+        if let Some(mut server) = self.server.take() {
+            let _ = server.kill();
+            let _ = server.wait();
+        }
+    }
+
+    /// Start the server again after [`Cluster::stop`] or [`Cluster::kill_hard`], on the same
+    /// port and data, and wait until it is ready (after a kill it first recovers from its WAL;
+    /// a start refused while the killed server's backends still hold its memory is retried,
+    /// bounded by [`START_DEADLINE`]).
+    pub fn restart(&mut self) {
+        assert!(self.server.is_none(), "the server is still running");
+        let start = Instant::now();
+        loop {
+            let mut server = self.spawn_server();
+            let ready = loop {
+                if self.admin().is_ok() {
+                    break true;
+                }
+                if matches!(server.try_wait(), Ok(Some(_))) || start.elapsed() > START_DEADLINE {
+                    break false;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            };
+            if ready {
+                self.server = Some(server);
+                return;
+            }
+            let _ = server.kill();
+            let _ = server.wait();
+            assert!(
+                start.elapsed() < START_DEADLINE,
+                "the PostgreSQL server did not come back: {}",
+                self.log()
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
     }
 
     /// Wait until the server accepts the administrator on its socket, failing with its log if

@@ -183,3 +183,21 @@ pub fn config_write(path: &std::path::Path, written: Option<bool>, text: Option<
 pub fn released_one(id: &str) -> Value {
     acc_core::wire::json(&wire::ReleasedOne { released: id })
 }
+
+/// A workspace's room (`acc room show`, `connect`, `disconnect`; `room` in `acc status`).
+pub fn room(room: &wire::Room) -> Value {
+    acc_core::wire::json(room)
+}
+
+/// `acc room push`.
+pub fn room_pushed(pushed: &acc_store::Pushed, from: &str) -> Value {
+    acc_core::wire::json(&wire::RoomPushed {
+        room: pushed.room.clone(),
+        from: from.to_string(),
+        copied: pushed
+            .rows
+            .iter()
+            .map(|(table, rows)| ((*table).to_string(), *rows))
+            .collect(),
+    })
+}

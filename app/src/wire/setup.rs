@@ -167,3 +167,32 @@ pub struct ConfigWrite {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub content: Option<Value>,
 }
+
+/// Where a workspace's room lives: `acc room show|connect|disconnect`, and `room` in
+/// `acc status --json` when it is on PostgreSQL.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Room {
+    pub workspace_id: String,
+    /// `sqlite` or `postgres`.
+    pub backend: &'static str,
+    /// The SQLite file's path, or `postgres://host/db` (never a password).
+    pub location: String,
+    /// The per-user file naming the room, when one does.
+    pub room_file: Option<String>,
+    /// Whether `ACC_ROOM` chose the room (no room file).
+    pub from_environment: bool,
+    /// The PostgreSQL server's version, when the room is on one.
+    pub server_version: Option<String>,
+    /// One round trip to the server (median of three), in milliseconds.
+    pub round_trip_ms: Option<f64>,
+}
+
+/// `acc room push`: the rows copied, by table.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RoomPushed {
+    pub room: String,
+    pub from: String,
+    pub copied: std::collections::BTreeMap<String, u64>,
+}

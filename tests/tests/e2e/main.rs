@@ -28,6 +28,7 @@ mod pg_room;
 mod pg_server;
 mod plugins;
 mod reads;
+mod room_cli;
 mod router;
 mod status_view;
 mod store_layout;

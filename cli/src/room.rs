@@ -1,0 +1,223 @@
+//! `acc room`: where this workspace's room lives (its SQLite store, or a PostgreSQL database
+//! the user connected it to), connecting, showing, disconnecting, and pushing the SQLite
+//! store into an empty room.
+
+use acc_app::wire;
+use acc_core::workspace::{IdentitySource, Workspace};
+use acc_store::{Store, WorkspaceRecord};
+
+use super::*;
+
+/// `acc room ...`.
+pub(super) fn room_command(cli: &Cli, command: &RoomCommand) -> AccResult<Output> {
+    let (ws, data_dir) = place(cli)?;
+    match command {
+        RoomCommand::Connect { url } => connect(&ws, &data_dir, url),
+        RoomCommand::Show => show(&ws, &data_dir),
+        RoomCommand::Disconnect => disconnect(&ws, &data_dir),
+        RoomCommand::Push => push(&ws, &data_dir),
+    }
+}
+
+/// The workspace and its data directory, without opening its store (a room that cannot be
+/// reached must still be shown, replaced or disconnected).
+fn place(cli: &Cli) -> AccResult<(Workspace, PathBuf)> {
+    if let Some(opener) = &cli.opener {
+        let core = opener.open()?;
+        return Ok((core.workspace.clone(), core.data_dir().to_path_buf()));
+    }
+    let ws = workspace::discover(&start_dir(cli)?)?;
+    let data_dir = workspace::data_dir_for(&ws)?;
+    Ok((ws, data_dir))
+}
+
+fn record(ws: &Workspace) -> WorkspaceRecord {
+    WorkspaceRecord {
+        workspace_id: ws.id.clone(),
+        display_name: ws.config.display_name.clone(),
+        root: ws.root.to_string_lossy().into_owned(),
+    }
+}
+
+/// A room across machines is named by the workspace id every checkout shares: the committed
+/// `acc.workspace.json`'s. A derived id (from the checkout's path) differs per machine.
+fn require_committed_id(ws: &Workspace) -> AccResult<()> {
+    if ws.source == IdentitySource::Config {
+        return Ok(());
+    }
+    Err(AccError::usage(format!(
+        "this workspace's id `{}` is derived from where it is checked out, so another checkout would name another room; fix it first: `acc config init --yes` writes acc.workspace.json with a workspaceId, and commit that file",
+        ws.id
+    )))
+}
+
+fn connect(ws: &Workspace, data_dir: &Path, url: &str) -> AccResult<Output> {
+    require_committed_id(ws)?;
+    acc_store::check_url(url).map_err(|e| AccError::usage(e.message))?;
+    // Reached, and its schema made, before anything is recorded: a URL that does not work is
+    // refused with the server's reason and leaves the workspace where it was.
+    let now = clock()?.now_ms();
+    let mut room = Store::open_room(url, &record(ws), now)?;
+    let probe = room.room_probe()?;
+    let file = acc_store::connect_room(data_dir, &ws.id, url)?;
+    let view = room_view(ws, &room, Some(&file), false, probe);
+    let mut human = format!(
+        "this workspace's room is now {} ({}); recorded for you in {}\n",
+        view.location,
+        server_line(&view),
+        file.display()
+    );
+    if let Some(mut local) = Store::open_local(data_dir, &ws.id)? {
+        let held = local.read(|r| r.head_seq())?;
+        if held > 0 {
+            human.push_str(&format!(
+                "the SQLite store on this machine keeps its {held} events ({}); `acc room push` copies them into the room while it is empty\n",
+                local.location()
+            ));
+        }
+    }
+    Ok(Output {
+        value: views::room(&view),
+        human: human.trim_end().to_string(),
+    })
+}
+
+fn show(ws: &Workspace, data_dir: &Path) -> AccResult<Output> {
+    let file = acc_store::workspace_dir(data_dir, &ws.id).join(acc_store::ROOM_FILE);
+    let has_file = file.exists();
+    let url = acc_store::room_url(data_dir, &ws.id)?;
+    let Some(url) = url else {
+        let location = acc_store::workspace_dir(data_dir, &ws.id)
+            .join(acc_store::STORE_FILE)
+            .display()
+            .to_string();
+        let view = wire::Room {
+            workspace_id: ws.id.clone(),
+            backend: "sqlite",
+            location: location.clone(),
+            room_file: None,
+            from_environment: false,
+            server_version: None,
+            round_trip_ms: None,
+        };
+        return Ok(Output {
+            value: views::room(&view),
+            human: format!("this workspace's room is its SQLite store on this machine: {location}"),
+        });
+    };
+    let now = clock()?.now_ms();
+    let mut room = Store::open_room(&url, &record(ws), now)?;
+    let probe = room.room_probe()?;
+    let view = room_view(
+        ws,
+        &room,
+        has_file.then_some(file.as_path()),
+        !has_file,
+        probe,
+    );
+    let chosen = if has_file {
+        format!("recorded in {}", file.display())
+    } else {
+        format!("named by {}", acc_store::ROOM_ENV)
+    };
+    Ok(Output {
+        value: views::room(&view),
+        human: format!(
+            "this workspace's room is {} ({}); {chosen}",
+            view.location,
+            server_line(&view)
+        ),
+    })
+}
+
+fn disconnect(ws: &Workspace, data_dir: &Path) -> AccResult<Output> {
+    let had = acc_store::disconnect_room(data_dir, &ws.id)?;
+    let local = acc_store::workspace_dir(data_dir, &ws.id).join(acc_store::STORE_FILE);
+    let still = std::env::var(acc_store::ROOM_ENV)
+        .ok()
+        .filter(|v| !v.trim().is_empty());
+    let view = wire::Room {
+        workspace_id: ws.id.clone(),
+        backend: if still.is_some() {
+            "postgres"
+        } else {
+            "sqlite"
+        },
+        location: local.display().to_string(),
+        room_file: None,
+        from_environment: still.is_some(),
+        server_version: None,
+        round_trip_ms: None,
+    };
+    let mut human = if had {
+        format!(
+            "disconnected: this workspace's room is its SQLite store on this machine again ({}); the PostgreSQL room is left as it was",
+            local.display()
+        )
+    } else {
+        "this workspace had no room file: nothing to disconnect".to_string()
+    };
+    if still.is_some() {
+        human.push_str(&format!(
+            "\n{} is set, so the room it names is still used here",
+            acc_store::ROOM_ENV
+        ));
+    }
+    Ok(Output {
+        value: views::room(&view),
+        human,
+    })
+}
+
+fn push(ws: &Workspace, data_dir: &Path) -> AccResult<Output> {
+    let Some(url) = acc_store::room_url(data_dir, &ws.id)? else {
+        return Err(AccError::usage(
+            "this workspace has no room on PostgreSQL to push into: `acc room connect URL` first",
+        ));
+    };
+    let Some(mut local) = Store::open_local(data_dir, &ws.id)? else {
+        return Err(AccError::usage(format!(
+            "there is no SQLite store for this workspace on this machine ({}): nothing to push",
+            acc_store::workspace_dir(data_dir, &ws.id).display()
+        )));
+    };
+    let now = clock()?.now_ms();
+    let mut room = Store::open_room(&url, &record(ws), now)?;
+    let from = local.location();
+    let pushed = local.push_into(&mut room)?;
+    let mut human = format!("copied {from} into {}:", pushed.room);
+    for (table, rows) in &pushed.rows {
+        human.push_str(&format!("\n  {table}: {rows}"));
+    }
+    human.push_str("\nthe SQLite store is left as it was");
+    Ok(Output {
+        value: views::room_pushed(&pushed, &from),
+        human,
+    })
+}
+
+fn room_view(
+    ws: &Workspace,
+    room: &Store,
+    file: Option<&Path>,
+    from_environment: bool,
+    probe: Option<(String, std::time::Duration)>,
+) -> wire::Room {
+    wire::Room {
+        workspace_id: ws.id.clone(),
+        backend: "postgres",
+        location: room.location(),
+        room_file: file.map(|f| f.display().to_string()),
+        from_environment,
+        server_version: probe.as_ref().map(|(v, _)| v.clone()),
+        round_trip_ms: probe.map(|(_, trip)| trip.as_secs_f64() * 1000.0),
+    }
+}
+
+fn server_line(view: &wire::Room) -> String {
+    format!(
+        "PostgreSQL {}, one round trip {:.2} ms",
+        view.server_version.as_deref().unwrap_or("unknown"),
+        view.round_trip_ms.unwrap_or_default()
+    )
+}

@@ -1,0 +1,222 @@
+//! Rooms across machines on the user's path: `acc room connect|show|push|disconnect` with the
+//! real `acc` against a real PostgreSQL server, passwords from a password file as for `psql`,
+//! and two data homes with two checkouts at different paths ("two machines") sharing a room.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::PathBuf;
+
+use acc_tests::pg::{Cluster, Database};
+use acc_tests::{Creds, World, race};
+
+/// The committed identity both checkouts share.
+const CONFIG: &str = r#"{"schemaVersion":1,"workspaceId":"shared-room"}"#;
+
+/// A password file for the database's role with `password`, mode 0600.
+fn pgpass(world: &World, db: &Database, password: &str, name: &str) -> PathBuf {
+    let file = world.temp.path().join(name);
+    std::fs::write(
+        &file,
+        format!(
+            "# the user's own\n127.0.0.1:{}:{}:{}:{password}\n",
+            db.port, db.name, db.role
+        ),
+    )
+    .expect("pgpass");
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).expect("mode");
+    file
+}
+
+/// A checkout with the committed identity, its own data home, its password file in force.
+fn machine(db: &Database) -> World {
+    let world = World::new();
+    std::fs::write(world.dir.join("acc.workspace.json"), CONFIG).expect("config");
+    let file = pgpass(&world, db, &db.password, "pgpass");
+    world.set_env("PGPASSFILE", file);
+    world
+}
+
+#[test]
+fn connect_push_show_and_disconnect_on_the_users_path() {
+    let cluster = Cluster::start();
+    let db = cluster.database("room cli");
+    let world = World::new();
+
+    // A derived identity names another room on every checkout: refused, with the fix.
+    let refused = world
+        .acc(&["room", "connect", &db.url()])
+        .err(2, "invalid_arguments");
+    assert!(
+        refused["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("acc config init"),
+        "{refused}"
+    );
+    world.acc(&["config", "init", "--yes"]).ok_json();
+
+    // Work done before there was a room.
+    let alice = world.attach("alice");
+    let bob = world.attach("bob");
+    world.tell(&alice, "bob", "before", "sent before the room");
+    let before = world.acc(&["sync", "--scope", "full"]).ok_json();
+
+    // A URL with a password is refused; a wrong password in the password file is the
+    // server's refusal, naming the room and never a password; nothing is recorded.
+    let with_password = db.url().replace('@', &format!(":{}@", db.password));
+    let error = world
+        .acc(&["room", "connect", &with_password])
+        .err(2, "invalid_arguments");
+    assert!(!error.to_string().contains(&db.password), "{error}");
+    let wrong = pgpass(&world, &db, "not-the-password", "wrong-pgpass");
+    let error = world
+        .acc_with(
+            &["room", "connect", &db.url()],
+            &[("PGPASSFILE", wrong.to_str().expect("a UTF-8 path"))],
+        )
+        .err(4, "storage_unavailable");
+    let message = error["message"].as_str().unwrap_or("").to_string();
+    assert!(
+        message.contains(&format!("127.0.0.1:{}/{}", db.port, db.name)),
+        "{message}"
+    );
+    assert!(message.contains("28P01"), "{message}");
+    assert!(
+        !message.contains(&db.password) && !message.contains("not-the-password"),
+        "{message}"
+    );
+    assert_eq!(world.acc(&["room", "show"]).ok_json()["backend"], "sqlite");
+
+    // Connected with the right password file.
+    let file = pgpass(&world, &db, &db.password, "pgpass");
+    world.set_env("PGPASSFILE", &file);
+    let connected = world.acc(&["room", "connect", &db.url()]).ok_json();
+    assert_eq!(connected["backend"], "postgres", "{connected}");
+    assert_eq!(
+        connected["location"],
+        format!("postgres://127.0.0.1:{}/{}", db.port, db.name)
+    );
+    assert!(
+        connected["serverVersion"]
+            .as_str()
+            .is_some_and(|v| v.starts_with(&cluster.major().to_string())),
+        "{connected}"
+    );
+    assert!(
+        connected["roundTripMs"].as_f64().is_some_and(|t| t > 0.0),
+        "{connected}"
+    );
+    let human = world.acc_text(&["room", "connect", &db.url()]);
+    assert!(human.stdout.contains("acc room push"), "{}", human.stdout);
+    let room_file = std::fs::read_to_string(connected["roomFile"].as_str().expect("roomFile"))
+        .expect("room file");
+    assert!(
+        !room_file.contains(&db.password),
+        "no password is kept: {room_file}"
+    );
+
+    // The SQLite store copied into the empty room; a second push is refused.
+    let pushed = world.acc(&["room", "push"]).ok_json();
+    assert_eq!(pushed["copied"]["messages"], 1, "{pushed}");
+    assert_eq!(pushed["copied"]["participants"], 2, "{pushed}");
+    let again = world.acc(&["room", "push"]).err(4, "invalid_data");
+    assert!(
+        again["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("already holds records"),
+        "{again}"
+    );
+    // The room holds exactly what the SQLite store held.
+    let in_room = world.acc(&["sync", "--scope", "full"]).ok_json();
+    assert_eq!(
+        in_room, before,
+        "the room's full sync equals the SQLite store's"
+    );
+
+    // The room works on: the session credentials carried over, a new message is in the room.
+    world.tell(&alice, "bob", "after", "sent into the room");
+    let inbox = world.acc_as(&bob, &["inbox"]).ok_json();
+    assert_eq!(inbox["items"].as_array().map(Vec::len), Some(2), "{inbox}");
+    let status = world.acc(&["status"]).ok_json();
+    assert_eq!(status["room"]["backend"], "postgres", "{status}");
+    assert!(status["room"]["serverVersion"].is_string(), "{status}");
+    let doctor = world.acc_text(&["doctor"]);
+    assert!(
+        doctor.stdout.contains(&format!(
+            "in the room at postgres://127.0.0.1:{}/{}",
+            db.port, db.name
+        )),
+        "{}",
+        doctor.stdout
+    );
+
+    // Disconnected: back on the SQLite store, which the push left as it was.
+    let back = world.acc(&["room", "disconnect"]).ok_json();
+    assert_eq!(back["backend"], "sqlite");
+    let local = world.acc(&["sync", "--scope", "full"]).ok_json();
+    assert_eq!(
+        local, before,
+        "the SQLite store is unchanged by the push and the room's work"
+    );
+}
+
+#[test]
+fn two_machines_share_a_room_one_grant_in_every_claim_race_and_messages_cross() {
+    let cluster = Cluster::start();
+    let db = cluster.database("two machines");
+    let one = machine(&db);
+    let two = machine(&db);
+    assert_ne!(one.dir, two.dir, "two checkouts at different paths");
+    for world in [&one, &two] {
+        world.acc(&["room", "connect", &db.url()]).ok_json();
+    }
+    let alice: Creds = one.attach("alice");
+    let bob: Creds = two.attach("bob");
+    // Each machine sees the other's session.
+    let seen = one.acc(&["status", "--all"]).ok_json().to_string();
+    assert!(seen.contains("bob"), "{seen}");
+
+    for round in 0..50 {
+        let resource = format!("file:src/race_{round}.rs");
+        let mut a = one.command("acc");
+        a.args([
+            "--json",
+            "--session",
+            &alice.session,
+            "--generation",
+            &alice.generation,
+        ])
+        .args(["claim", "--resource", &resource]);
+        let mut b = two.command("acc");
+        b.args([
+            "--json",
+            "--session",
+            &bob.session,
+            "--generation",
+            &bob.generation,
+        ])
+        .args(["claim", "--resource", &resource]);
+        let runs = race(&one, vec![a, b]);
+        let granted = runs.iter().filter(|r| r.code == 0).count();
+        assert_eq!(granted, 1, "round {round}: exactly one grant: {runs:?}");
+        let refused = runs.iter().find(|r| r.code != 0).expect("the other");
+        assert_eq!(
+            refused.json()["error"]["code"],
+            "claim_conflict",
+            "round {round}: {refused:?}"
+        );
+    }
+    // A message crosses from one machine to the other.
+    let sent = one.tell(&alice, "bob", "across", "from the first machine");
+    let id = sent["message"]["messageId"].as_str().expect("messageId");
+    let inbox = two.acc_as(&bob, &["inbox"]).ok_json();
+    assert_eq!(inbox["items"][0]["messageId"], id, "{inbox}");
+    let read = two.acc_as(&bob, &["inbox", "--message", id]).ok_json();
+    assert!(
+        read.to_string().contains("from the first machine"),
+        "{read}"
+    );
+    // Its receipt moved on the other machine, as the sender sees from the first.
+    let receipt = one.receipt(id);
+    assert_eq!(receipt["state"], "retrieved", "{receipt}");
+}
