@@ -442,39 +442,68 @@ where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin,
 {
-    let mut server = Server::new(config);
+    // The server answers on a thread of its own, outside the runtime: its store calls block
+    // (SQLite's lock, a PostgreSQL room's round trips), and the PostgreSQL driver drives its
+    // connection with a runtime of its own, which cannot run inside this one's thread.
+    let (requests, inbox) = std::sync::mpsc::channel::<(String, Answer)>();
+    let worker = std::thread::Builder::new()
+        .name("acc-mcp-server".into())
+        .spawn(move || {
+            let mut server = Server::new(config);
+            for (line, answer) in inbox {
+                let _ = answer.send(server.handle_line(&line));
+            }
+        })?;
     let mut reader = BufReader::new(reader);
     let mut line = Vec::new();
-    loop {
-        line.clear();
-        let read = read_line_capped(&mut reader, &mut line).await?;
-        let response = match read {
-            LineRead::Eof => break,
-            LineRead::TooLong => Some(jsonrpc::error(
-                &Value::Null,
-                Code::PARSE_ERROR,
-                &format!("parse error: a message longer than {MAX_LINE_BYTES} bytes"),
-                None,
-            )),
-            LineRead::Line => match std::str::from_utf8(&line) {
-                Ok(text) => server.handle_line(text),
-                Err(_) => Some(jsonrpc::error(
+    let served = async {
+        loop {
+            line.clear();
+            let read = read_line_capped(&mut reader, &mut line).await?;
+            let response = match read {
+                LineRead::Eof => break,
+                LineRead::TooLong => Some(jsonrpc::error(
                     &Value::Null,
                     Code::PARSE_ERROR,
-                    "parse error: the line is not utf-8",
+                    &format!("parse error: a message longer than {MAX_LINE_BYTES} bytes"),
                     None,
                 )),
-            },
-        };
-        if let Some(response) = response {
-            let mut bytes = response.to_string().into_bytes();
-            bytes.push(b'\n');
-            writer.write_all(&bytes).await?;
-            writer.flush().await?;
+                LineRead::Line => match std::str::from_utf8(&line) {
+                    Ok(text) => {
+                        let (answer, answered) = tokio::sync::oneshot::channel();
+                        if requests.send((text.to_string(), answer)).is_err() {
+                            return Err(std::io::Error::other("the server's thread ended"));
+                        }
+                        answered
+                            .await
+                            .map_err(|_| std::io::Error::other("the server's thread ended"))?
+                    }
+                    Err(_) => Some(jsonrpc::error(
+                        &Value::Null,
+                        Code::PARSE_ERROR,
+                        "parse error: the line is not utf-8",
+                        None,
+                    )),
+                },
+            };
+            if let Some(response) = response {
+                let mut bytes = response.to_string().into_bytes();
+                bytes.push(b'\n');
+                writer.write_all(&bytes).await?;
+                writer.flush().await?;
+            }
         }
+        writer.flush().await
     }
-    writer.flush().await
+    .await;
+    // The server (and its store) close before the process ends.
+    drop(requests);
+    let _ = worker.join();
+    served
 }
+
+/// Where the server's thread sends one line's answer.
+type Answer = tokio::sync::oneshot::Sender<Option<Value>>;
 
 enum LineRead {
     Line,

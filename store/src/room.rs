@@ -308,7 +308,8 @@ impl Room {
         };
         let name = self.name.clone();
         let session = self.session()?;
-        if let Err(e) = session.client.borrow_mut().batch_execute(&begin) {
+        let begun = session.client.borrow_mut().batch_execute(&begin);
+        if let Err(e) = begun {
             // A lock not had in time leaves the transaction aborted: end it.
             let _ = session.client.borrow_mut().batch_execute("ROLLBACK");
             return Err(error(&name, &e).into());

@@ -29,6 +29,7 @@ mod pg_server;
 mod plugins;
 mod reads;
 mod room_cli;
+mod room_faults;
 mod router;
 mod status_view;
 mod store_layout;
