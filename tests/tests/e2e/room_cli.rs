@@ -220,3 +220,71 @@ fn two_machines_share_a_room_one_grant_in_every_claim_race_and_messages_cross() 
     let receipt = one.receipt(id);
     assert_eq!(receipt["state"], "retrieved", "{receipt}");
 }
+
+#[test]
+fn next_turn_on_the_second_machine_shows_the_first_machines_message_to_a_real_claude_code() {
+    let cluster = Cluster::start();
+    let db = cluster.database("next turn across");
+    let one = machine(&db);
+    let two = machine(&db);
+    for world in [&one, &two] {
+        world.acc(&["room", "connect", &db.url()]).ok_json();
+    }
+    // Claude Code on the second machine, with ACC's hooks installed in its own home.
+    let home = two.temp.path().join("home");
+    std::fs::create_dir_all(home.join(".claude")).expect("home");
+    let home_arg = home.to_str().expect("utf8");
+    two.acc(&["install", "--client", "claude-code", "--home", home_arg])
+        .ok_json();
+    let model = acc_capture::model::ModelServer::start();
+    let turn = |prompt: &str| {
+        let mut command = acc_tests::claude_print(&two, &home, &model, prompt);
+        command.env("ACC_PARTICIPANT", "bob");
+        let run = two.run(command, "claude -p");
+        assert_eq!(
+            run.code, 0,
+            "claude failed\nstdout: {}\nstderr: {}",
+            run.stdout, run.stderr
+        );
+    };
+    turn("hello");
+    // The first machine sees the second's Claude Code session, and writes to it.
+    let status = one.acc(&["status", "--all"]).ok_json().to_string();
+    assert!(status.contains("\"harness\":\"claude-code\""), "{status}");
+    let alice = one.attach("alice");
+    let sent = one
+        .acc_as(
+            &alice,
+            &[
+                "message",
+                "--to",
+                "bob",
+                "--subject",
+                "from afar",
+                "--body",
+                "written on the first machine",
+            ],
+        )
+        .ok_json();
+    let id = sent["message"]["messageId"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    model.clear();
+    turn("any news?");
+    let seen: String = model
+        .model_requests()
+        .into_iter()
+        .map(|r| r.body)
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(seen.contains("acc-peer-message sender=alice"), "{seen}");
+    assert!(seen.contains("written on the first machine"), "{seen}");
+    // The first machine reads the receipt the second recorded.
+    let history = one
+        .acc(&["sync", "--scope", "history", "--message", &id])
+        .ok_json();
+    let receipt = &history["items"][0]["receipts"][0];
+    assert_eq!(receipt["state"], "offered", "{history}");
+    assert_eq!(receipt["offer"]["transport"], "next-turn", "{history}");
+}
