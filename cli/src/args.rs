@@ -625,11 +625,19 @@ pub enum RoomCommand {
     Connect {
         /// The database's URL.
         url: String,
+        /// The room of every workspace of this data home that has none of its own (a
+        /// container's, a CI runner's), not this workspace's alone.
+        #[arg(long)]
+        every_workspace: bool,
     },
     /// Where the room lives; for PostgreSQL, the server's version and one round trip.
     Show,
     /// Go back to the SQLite store on this machine (the room's database is left as it is).
-    Disconnect,
+    Disconnect {
+        /// Forget the data home's room for every workspace (`--every-workspace` of connect).
+        #[arg(long)]
+        every_workspace: bool,
+    },
     /// Copy this machine's SQLite store into the connected room, which must hold no records
     /// yet, in one transaction; the SQLite store is left as it was.
     Push,

@@ -36,9 +36,12 @@ pub(super) fn status_command(cli: &Cli, args: &StatusArgs) -> AccResult<Output> 
             server_version: Some(version.clone()),
             round_trip_ms: Some(trip.as_secs_f64() * 1000.0),
         };
-        human.push_str(&format!(
-            "\nroom: {location} (PostgreSQL {version}, one round trip {:.2} ms)",
-            trip.as_secs_f64() * 1000.0
+        human.push_str(&look.wrap(
+            &format!(
+                "room: {location} (PostgreSQL {version}, one round trip {:.2} ms)",
+                trip.as_secs_f64() * 1000.0
+            ),
+            4,
         ));
         if let Some(object) = value.as_object_mut() {
             object.insert("room".into(), views::room(&room));

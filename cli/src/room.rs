@@ -12,9 +12,12 @@ use super::*;
 pub(super) fn room_command(cli: &Cli, command: &RoomCommand) -> AccResult<Output> {
     let (ws, data_dir) = place(cli)?;
     match command {
-        RoomCommand::Connect { url } => connect(&ws, &data_dir, url),
+        RoomCommand::Connect {
+            url,
+            every_workspace,
+        } => connect(&ws, &data_dir, url, *every_workspace),
         RoomCommand::Show => show(&ws, &data_dir),
-        RoomCommand::Disconnect => disconnect(&ws, &data_dir),
+        RoomCommand::Disconnect { every_workspace } => disconnect(&ws, &data_dir, *every_workspace),
         RoomCommand::Push => push(&ws, &data_dir),
     }
 }
@@ -51,15 +54,21 @@ fn require_committed_id(ws: &Workspace) -> AccResult<()> {
     )))
 }
 
-fn connect(ws: &Workspace, data_dir: &Path, url: &str) -> AccResult<Output> {
-    require_committed_id(ws)?;
+fn connect(ws: &Workspace, data_dir: &Path, url: &str, every: bool) -> AccResult<Output> {
+    if !every {
+        require_committed_id(ws)?;
+    }
     acc_store::check_url(url).map_err(|e| AccError::usage(e.message))?;
     // Reached, and its schema made, before anything is recorded: a URL that does not work is
     // refused with the server's reason and leaves the workspace where it was.
     let now = clock()?.now_ms();
     let mut room = Store::open_room(url, &record(ws), now)?;
     let probe = room.room_probe()?;
-    let file = acc_store::connect_room(data_dir, &ws.id, url)?;
+    let file = if every {
+        acc_store::connect_default_room(data_dir, url)?
+    } else {
+        acc_store::connect_room(data_dir, &ws.id, url)?
+    };
     let view = room_view(ws, &room, Some(&file), false, probe);
     let mut human = format!(
         "this workspace's room is now {} ({}); recorded for you in {}\n",
@@ -82,9 +91,19 @@ fn connect(ws: &Workspace, data_dir: &Path, url: &str) -> AccResult<Output> {
     })
 }
 
+/// The room file in force for the workspace: its own, else its data home's.
+fn room_file(ws: &Workspace, data_dir: &Path) -> Option<PathBuf> {
+    [
+        acc_store::workspace_dir(data_dir, &ws.id).join(acc_store::ROOM_FILE),
+        data_dir.join(acc_store::ROOM_FILE),
+    ]
+    .into_iter()
+    .find(|f| f.exists())
+}
+
 fn show(ws: &Workspace, data_dir: &Path) -> AccResult<Output> {
-    let file = acc_store::workspace_dir(data_dir, &ws.id).join(acc_store::ROOM_FILE);
-    let has_file = file.exists();
+    let file = room_file(ws, data_dir).unwrap_or_default();
+    let has_file = !file.as_os_str().is_empty();
     let url = acc_store::room_url(data_dir, &ws.id)?;
     let Some(url) = url else {
         let location = acc_store::workspace_dir(data_dir, &ws.id)
@@ -130,12 +149,25 @@ fn show(ws: &Workspace, data_dir: &Path) -> AccResult<Output> {
     })
 }
 
-fn disconnect(ws: &Workspace, data_dir: &Path) -> AccResult<Output> {
-    let had = acc_store::disconnect_room(data_dir, &ws.id)?;
+fn disconnect(ws: &Workspace, data_dir: &Path, every: bool) -> AccResult<Output> {
+    let had = if every {
+        match std::fs::remove_file(data_dir.join(acc_store::ROOM_FILE)) {
+            Ok(()) => true,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+            Err(e) => {
+                return Err(AccError::from(acc_store::StoreError::io(
+                    "remove the room file",
+                    &data_dir.join(acc_store::ROOM_FILE),
+                    &e,
+                )));
+            }
+        }
+    } else {
+        acc_store::disconnect_room(data_dir, &ws.id)?
+    };
+    let remaining = room_file(ws, data_dir);
     let local = acc_store::workspace_dir(data_dir, &ws.id).join(acc_store::STORE_FILE);
-    let still = std::env::var(acc_store::ROOM_ENV)
-        .ok()
-        .filter(|v| !v.trim().is_empty());
+    let still = acc_store::room_url(data_dir, &ws.id)?;
     let view = wire::Room {
         workspace_id: ws.id.clone(),
         backend: if still.is_some() {
@@ -143,9 +175,9 @@ fn disconnect(ws: &Workspace, data_dir: &Path) -> AccResult<Output> {
         } else {
             "sqlite"
         },
-        location: local.display().to_string(),
-        room_file: None,
-        from_environment: still.is_some(),
+        location: still.clone().unwrap_or_else(|| local.display().to_string()),
+        room_file: remaining.as_ref().map(|f| f.display().to_string()),
+        from_environment: still.is_some() && remaining.is_none(),
         server_version: None,
         round_trip_ms: None,
     };
@@ -157,11 +189,16 @@ fn disconnect(ws: &Workspace, data_dir: &Path) -> AccResult<Output> {
     } else {
         "this workspace had no room file: nothing to disconnect".to_string()
     };
-    if still.is_some() {
-        human.push_str(&format!(
+    match (&still, &remaining) {
+        (Some(_), Some(file)) => human.push_str(&format!(
+            "\n{} still names a room for this workspace, which is used here (`--every-workspace` forgets the data home's)",
+            file.display()
+        )),
+        (Some(_), None) => human.push_str(&format!(
             "\n{} is set, so the room it names is still used here",
             acc_store::ROOM_ENV
-        ));
+        )),
+        (None, _) => {}
     }
     Ok(Output {
         value: views::room(&view),

@@ -499,7 +499,9 @@ mod sql_log;
 pub use backend::Store;
 pub use messages::HistoryFilter;
 pub use push::{PUSHED_TABLES, Pushed};
-pub use rooms::{ROOM_ENV, ROOM_FILE, check_url, connect_room, disconnect_room, room_url};
+pub use rooms::{
+    ROOM_ENV, ROOM_FILE, check_url, connect_default_room, connect_room, disconnect_room, room_url,
+};
 
 #[cfg(test)]
 mod tests;

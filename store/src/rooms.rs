@@ -1,9 +1,15 @@
 //! Which room a workspace uses: its SQLite file (the default), or a PostgreSQL database the
 //! user connected it to. The choice is the user's own, kept in their data home, never in a
-//! repository: `<data>/workspaces/<id>/room` holds the database's URL (without a password),
-//! written by `acc room connect`. `ACC_ROOM`, when set, names a database for every workspace
-//! of the environment that has no room file (a container, a CI runner); each workspace is a
-//! schema of its own there.
+//! repository. In order:
+//! - `<data>/workspaces/<id>/room`, written by `acc room connect`: this workspace's room;
+//! - `<data>/room`, written by `acc room connect --every-workspace`: the room of every
+//!   workspace of this data home without one of its own (a container, a CI runner);
+//! - `ACC_ROOM`, the same for a whole environment. Clients that filter their MCP servers'
+//!   environment (Codex and Gemini CLI do) do not pass it on, so the room files are the way
+//!   that reaches every process.
+//!
+//! Each holds the database's URL (without a password); each workspace is a schema of its own
+//! in the database.
 //!
 //! Passwords are never kept by ACC: as for `psql`, one comes from `PGPASSWORD` or from the
 //! password file (`PGPASSFILE`, else `~/.pgpass`), and the user from the URL, `PGUSER` or the
@@ -26,8 +32,20 @@ fn room_file(data_dir: &Path, workspace_id: &str) -> PathBuf {
 
 /// The URL of the room `workspace_id` uses; `None` for its SQLite store.
 pub fn room_url(data_dir: &Path, workspace_id: &str) -> StoreResult<Option<String>> {
-    let file = room_file(data_dir, workspace_id);
-    match std::fs::read_to_string(&file) {
+    if let Some(url) = read_room(&room_file(data_dir, workspace_id))? {
+        return Ok(Some(url));
+    }
+    if let Some(url) = read_room(&data_dir.join(ROOM_FILE))? {
+        return Ok(Some(url));
+    }
+    Ok(std::env::var(ROOM_ENV)
+        .ok()
+        .filter(|v| !v.trim().is_empty()))
+}
+
+/// The URL a room file holds; `None` when there is no such file.
+fn read_room(file: &Path) -> StoreResult<Option<String>> {
+    match std::fs::read_to_string(file) {
         Ok(text) => {
             let url = text.trim().to_string();
             check_url(&url).map_err(|e| {
@@ -42,10 +60,8 @@ pub fn room_url(data_dir: &Path, workspace_id: &str) -> StoreResult<Option<Strin
             })?;
             Ok(Some(url))
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(std::env::var(ROOM_ENV)
-            .ok()
-            .filter(|v| !v.trim().is_empty())),
-        Err(e) => Err(StoreError::io("read the room file", &file, &e)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(StoreError::io("read the room file", file, &e)),
     }
 }
 
@@ -76,13 +92,25 @@ pub fn check_url(url: &str) -> StoreResult<postgres::Config> {
 /// rename.
 pub fn connect_room(data_dir: &Path, workspace_id: &str, url: &str) -> StoreResult<PathBuf> {
     check_url(url)?;
-    let file = room_file(data_dir, workspace_id);
-    let dir = workspace_dir(data_dir, workspace_id);
+    write_room(&workspace_dir(data_dir, workspace_id), ROOM_FILE, url)
+}
+
+/// Record that every workspace of this data home without a room file of its own lives in the
+/// room at `url` (`<data>/room`): a container's one room, or the test harness's.
+pub fn connect_default_room(data_dir: &Path, url: &str) -> StoreResult<PathBuf> {
+    check_url(url)?;
+    write_room(data_dir, ROOM_FILE, url)
+}
+
+/// Write `url` into the room file `name` in `dir` (made when missing), appearing whole (a
+/// rename), mode 0600.
+fn write_room(dir: &Path, name: &str, url: &str) -> StoreResult<PathBuf> {
+    let file = dir.join(name);
     std::fs::DirBuilder::new()
         .recursive(true)
-        .create(&dir)
-        .map_err(|e| StoreError::io("create the store directory", &dir, &e))?;
-    let temp = dir.join(format!(".{ROOM_FILE}.{}", std::process::id()));
+        .create(dir)
+        .map_err(|e| StoreError::io("create the room file's directory", dir, &e))?;
+    let temp = dir.join(format!(".{name}.{}", std::process::id()));
     let written = std::fs::OpenOptions::new()
         .write(true)
         .create(true)

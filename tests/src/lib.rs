@@ -185,7 +185,16 @@ pub struct World {
     pub dir: PathBuf,
     /// Environment every command of the world gets ([`World::set_env`]).
     env: std::sync::Mutex<Vec<(String, std::ffi::OsString)>>,
+    /// The PostgreSQL server of a world on a room ([`BACKEND_SWITCH`]), stopped with it.
+    pub room: Option<pg::Cluster>,
 }
+
+/// The test harness's one switch of backend: with `ACC_TEST_BACKEND=postgres`, every
+/// [`World`] starts a PostgreSQL server and its commands reach a room there (through
+/// its data home's room file, as a container or CI runner would name one), so the same end-to-end tests run
+/// on the other backend. `./test.sh` runs the tests whose behaviour depends on the store a
+/// second time with it.
+pub const BACKEND_SWITCH: &str = "ACC_TEST_BACKEND";
 
 impl Default for World {
     fn default() -> Self {
@@ -201,12 +210,35 @@ impl World {
         let dir = temp.path().join("project");
         std::fs::create_dir_all(&dir).expect("mkdir project");
         let dir = std::fs::canonicalize(&dir).expect("canonical project");
-        Self {
+        let world = Self {
             temp,
             data_home,
             dir,
             env: std::sync::Mutex::new(Vec::new()),
+            room: None,
+        };
+        match std::env::var(BACKEND_SWITCH).as_deref() {
+            Ok("postgres") => world.on_postgres(),
+            Ok("sqlite") | Err(_) => world,
+            Ok(other) => panic!("{BACKEND_SWITCH}={other}: sqlite or postgres"),
         }
+    }
+
+    /// This world's commands on a room on a PostgreSQL server of its own: its data home's room
+    /// (`acc room connect --every-workspace`), which every process with the world's data home
+    /// finds, the clients' MCP servers and hooks included.
+    pub fn on_postgres(mut self) -> Self {
+        let cluster = pg::Cluster::start();
+        let url = cluster.database("world").socket_url();
+        acc_store::connect_default_room(&self.data_home.join("acc"), &url)
+            .expect("the world's room");
+        self.room = Some(cluster);
+        self
+    }
+
+    /// Whether this world's commands reach a room on PostgreSQL.
+    pub fn on_a_room(&self) -> bool {
+        self.room.is_some()
     }
 
     /// Give every later command of this world `key=value` (a room's `PGPASSFILE`).
