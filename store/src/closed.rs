@@ -107,7 +107,7 @@ macro_rules! closed_set {
             postgres::types::to_sql_checked!();
         }
 
-        $crate::db::plain_arg!($name);
+        $crate::db::plain_arg!(postgres::types::Type::TEXT; $name);
 
         impl $crate::db::Column for $name {
             fn lite(row: &rusqlite::Row<'_>, index: usize) -> rusqlite::Result<Self> {

@@ -23,10 +23,13 @@ pub(crate) trait Arg {
     fn lite(&self) -> &dyn rusqlite::ToSql;
     /// The value for PostgreSQL.
     fn pg(&self) -> &(dyn PgToSql + Sync);
+    /// Its PostgreSQL type, when it has one whatever its value: a statement whose arguments all
+    /// do runs in one round trip without being prepared first (`query_typed`).
+    fn pg_type(&self) -> Option<Type>;
 }
 
 macro_rules! plain_arg {
-    ($($t:ty),*) => {$(
+    ($ty:expr; $($t:ty),*) => {$(
         impl $crate::db::Arg for $t {
             fn lite(&self) -> &dyn rusqlite::ToSql {
                 self
@@ -34,10 +37,14 @@ macro_rules! plain_arg {
             fn pg(&self) -> &(dyn postgres::types::ToSql + Sync) {
                 self
             }
+            fn pg_type(&self) -> Option<postgres::types::Type> {
+                Some($ty)
+            }
         }
     )*};
 }
-plain_arg!(i64, String, &str, Option<String>, Option<&str>, Option<i64>);
+plain_arg!(Type::INT8; i64, Option<i64>);
+plain_arg!(Type::TEXT; String, &str, Option<String>, Option<&str>);
 pub(crate) use plain_arg;
 
 impl<T: Arg> Arg for &T {
@@ -46,6 +53,9 @@ impl<T: Arg> Arg for &T {
     }
     fn pg(&self) -> &(dyn PgToSql + Sync) {
         (**self).pg()
+    }
+    fn pg_type(&self) -> Option<Type> {
+        (**self).pg_type()
     }
 }
 
@@ -58,6 +68,9 @@ impl Arg for bool {
     }
     fn pg(&self) -> &(dyn PgToSql + Sync) {
         if *self { &ONE } else { &ZERO }
+    }
+    fn pg_type(&self) -> Option<Type> {
+        Some(Type::INT8)
     }
 }
 
@@ -165,8 +178,13 @@ impl Row<'_> {
 /// A PostgreSQL room's session: the connection and its prepared statements, by their SQLite
 /// text.
 pub(crate) struct PgSession {
-    pub(crate) client: RefCell<postgres::Client>,
+    client: RefCell<postgres::Client>,
+    /// Round trips to the server so far (each driver call is one; the connection's own
+    /// start-up is not counted).
+    round_trips: std::cell::Cell<u64>,
     statements: RefCell<HashMap<String, postgres::Statement>>,
+    /// PostgreSQL's text of each SQLite statement run so far.
+    texts: RefCell<HashMap<String, std::sync::Arc<str>>>,
     /// What the room is called in errors (`host/db`, never the password).
     pub(crate) name: String,
 }
@@ -176,9 +194,27 @@ impl PgSession {
     pub(crate) fn new(client: postgres::Client, name: String) -> Self {
         Self {
             client: RefCell::new(client),
+            round_trips: std::cell::Cell::new(0),
             statements: RefCell::new(HashMap::new()),
+            texts: RefCell::new(HashMap::new()),
             name,
         }
+    }
+
+    /// Make one round trip to the server with the client.
+    pub(crate) fn with<T>(&self, f: impl FnOnce(&mut postgres::Client) -> T) -> T {
+        self.round_trips.set(self.round_trips.get() + 1);
+        f(&mut self.client.borrow_mut())
+    }
+
+    /// Whether the connection is gone (a restarted server, a network cut).
+    pub(crate) fn is_closed(&self) -> bool {
+        self.client.borrow().is_closed()
+    }
+
+    /// Round trips made so far.
+    pub(crate) fn round_trips(&self) -> u64 {
+        self.round_trips.get()
     }
 
     /// A driver failure, named after the room.
@@ -197,9 +233,7 @@ impl PgSession {
             return Ok(statement.clone());
         }
         let statement = self
-            .client
-            .borrow_mut()
-            .prepare(&text())
+            .with(|c| c.prepare(&text()))
             .map_err(|e| self.error(&e))?;
         self.statements
             .borrow_mut()
@@ -211,26 +245,53 @@ impl PgSession {
         self.query_as(sql, || pg_text(sql), args)
     }
 
+    /// PostgreSQL's text for the SQLite text `sql`, which `text` makes (once per session).
+    fn text(&self, sql: &str, text: impl FnOnce() -> String) -> std::sync::Arc<str> {
+        if let Some(known) = self.texts.borrow().get(sql) {
+            return known.clone();
+        }
+        let made: std::sync::Arc<str> = text().into();
+        self.texts
+            .borrow_mut()
+            .insert(sql.to_string(), made.clone());
+        made
+    }
+
+    /// The arguments with their types, when every one has a type of its own.
+    fn typed<'a>(args: &'a [&'a dyn Arg]) -> Option<Vec<(&'a (dyn PgToSql + Sync), Type)>> {
+        args.iter()
+            .map(|a| a.pg_type().map(|ty| (a.pg(), ty)))
+            .collect()
+    }
+
     fn query_as(
         &self,
         sql: &str,
         text: impl FnOnce() -> String,
         args: &[&dyn Arg],
     ) -> StoreResult<Vec<postgres::Row>> {
+        if let Some(typed) = Self::typed(args) {
+            let text = self.text(sql, text);
+            return self
+                .with(|c| c.query_typed(&text, &typed))
+                .map_err(|e| self.error(&e));
+        }
         let statement = self.statement(sql, text)?;
         let params: Vec<&(dyn PgToSql + Sync)> = args.iter().map(|a| a.pg()).collect();
-        self.client
-            .borrow_mut()
-            .query(&statement, &params)
+        self.with(|c| c.query(&statement, &params))
             .map_err(|e| self.error(&e))
     }
 
     fn execute(&self, sql: &str, args: &[&dyn Arg]) -> StoreResult<u64> {
+        if let Some(typed) = Self::typed(args) {
+            let text = self.text(sql, || pg_text(sql));
+            return self
+                .with(|c| c.execute_typed(&text, &typed))
+                .map_err(|e| self.error(&e));
+        }
         let statement = self.statement(sql, || pg_text(sql))?;
         let params: Vec<&(dyn PgToSql + Sync)> = args.iter().map(|a| a.pg()).collect();
-        self.client
-            .borrow_mut()
-            .execute(&statement, &params)
+        self.with(|c| c.execute(&statement, &params))
             .map_err(|e| self.error(&e))
     }
 }

@@ -21,6 +21,9 @@ pub(crate) const RECORDS_HELD: &str = "SELECT (SELECT count(*) FROM participants
 /// Set a table's counter (a push carries SQLite's `sqlite_sequence` over).
 pub(crate) const SET_COUNTER: &str = "UPDATE acc_counters SET value = ?2 WHERE name = ?1";
 
+/// The workspace's meta records (`acc_meta`, found through the session's `search_path`).
+pub(crate) const META: &str = "SELECT key, value FROM acc_meta";
+
 /// Whether the table `?1` (schema-qualified) exists.
 pub(crate) const TABLE_EXISTS: &str = "SELECT to_regclass(?1) IS NOT NULL";
 

@@ -64,6 +64,10 @@ impl Arg for Cell {
     fn pg(&self) -> &(dyn PgToSql + Sync) {
         self
     }
+    /// Its column's type decides (a NULL has none of its own): the statement is prepared.
+    fn pg_type(&self) -> Option<Type> {
+        None
+    }
 }
 
 /// What a push copied: each table's rows.

@@ -48,6 +48,26 @@ pub(crate) struct Room {
     /// The server's clock less this machine's, measured at connection (half the round trip
     /// either way).
     clock_offset_ms: i64,
+    /// Round trips of sessions already replaced, and connections made.
+    earlier_trips: u64,
+    connections: u64,
+}
+
+impl Drop for Room {
+    /// With `ACC_TEST_ROUND_TRIPS` naming a file, the process's round trips to the server and
+    /// its connections are appended to it as `trips connections` (for `acc-bench room`).
+    fn drop(&mut self) {
+        let Some(file) = std::env::var_os("ACC_TEST_ROUND_TRIPS") else {
+            return;
+        };
+        let trips = self.earlier_trips + self.session.as_ref().map_or(0, PgSession::round_trips);
+        let line = format!("{trips} {}\n", self.connections);
+        let _ = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(file)
+            .and_then(|mut f| std::io::Write::write_all(&mut f, line.as_bytes()));
+    }
 }
 
 impl Room {
@@ -63,20 +83,26 @@ impl Room {
         now: Millis,
     ) -> StoreResult<Self> {
         let mut room = Self::connect(url, &workspace.workspace_id)?;
-        if !room.exists()? {
-            room.create(workspace, now)?;
-        }
-        room.check()?;
+        let meta = match room.meta()? {
+            Some(meta) => meta,
+            None => {
+                room.create(workspace, now)?;
+                room.meta()?.ok_or_else(|| {
+                    StoreError::internal(format!("the room at {} was not created", room.name))
+                })?
+            }
+        };
+        room.check(&meta)?;
         Ok(room)
     }
 
     /// Open the room of `workspace_id` at `url`; `None` when the database holds none yet.
     pub(crate) fn open_existing(url: &str, workspace_id: &str) -> StoreResult<Option<Self>> {
         let mut room = Self::connect(url, workspace_id)?;
-        if !room.exists()? {
+        let Some(meta) = room.meta()? else {
             return Ok(None);
-        }
-        room.check()?;
+        };
+        room.check(&meta)?;
         Ok(Some(room))
     }
 
@@ -102,6 +128,8 @@ impl Room {
             schema,
             lock: lock_key(workspace_id),
             clock_offset_ms: 0,
+            earlier_trips: 0,
+            connections: 0,
             layout: Layout {
                 revision: 0,
                 readable_by: 0,
@@ -114,31 +142,27 @@ impl Room {
 
     /// The live session, connecting again when the last one was lost (a restarted server).
     fn session(&mut self) -> StoreResult<&PgSession> {
-        if self
-            .session
-            .as_ref()
-            .is_some_and(|s| s.client.borrow().is_closed())
-        {
-            self.session = None;
+        if self.session.as_ref().is_some_and(PgSession::is_closed) {
+            self.earlier_trips += self.session.take().map_or(0, |s| s.round_trips());
         }
         if self.session.is_none() {
             let client = self
                 .config
                 .connect(postgres::NoTls)
                 .map_err(|e| error(&self.name, &e))?;
+            self.connections += 1;
             let session = PgSession::new(client, self.name.clone());
             // Statements name the workspace's tables unqualified; its schema comes first. The
             // server's clock is read in the same round trip (see `clock_offset_ms`).
             let before = system_ms();
+            let setup = format!(
+                "SET search_path TO {}; SET lock_timeout = '{}s'; {}",
+                self.schema,
+                crate::locks::BUSY_TIMEOUT.as_secs(),
+                crate::pg::SERVER_CLOCK
+            );
             let answers = session
-                .client
-                .borrow_mut()
-                .simple_query(&format!(
-                    "SET search_path TO {}; SET lock_timeout = '{}s'; {}",
-                    self.schema,
-                    crate::locks::BUSY_TIMEOUT.as_secs(),
-                    crate::pg::SERVER_CLOCK
-                ))
+                .with(|c| c.simple_query(&setup))
                 .map_err(|e| error(&self.name, &e))?;
             let after = system_ms();
             let server = answers.iter().find_map(|m| match m {
@@ -154,10 +178,23 @@ impl Room {
         Ok(self.session.as_ref().expect("connected above"))
     }
 
-    fn exists(&mut self) -> StoreResult<bool> {
-        let sql = crate::pg::TABLE_EXISTS;
-        let table = format!("{}.acc_meta", self.schema);
-        crate::db::Conn::Pg(self.session()?).value(sql, crate::db::args![table])
+    /// The workspace's `acc_meta`, in one round trip (one statement needs no transaction of
+    /// its own); `None` when the database has no room for the workspace yet.
+    fn meta(&mut self) -> StoreResult<Option<std::collections::BTreeMap<String, String>>> {
+        let name = self.name.clone();
+        let session = self.session()?;
+        match session.with(|c| c.query_typed(crate::pg::META, &[])) {
+            Ok(rows) => rows
+                .iter()
+                .map(|row| {
+                    let row = crate::db::Row::Pg(row);
+                    Ok((row.get(0)?, row.get(1)?))
+                })
+                .collect::<StoreResult<_>>()
+                .map(Some),
+            Err(e) if e.code() == Some(&postgres::error::SqlState::UNDEFINED_TABLE) => Ok(None),
+            Err(e) => Err(error(&name, &e)),
+        }
     }
 
     /// Create the workspace's schema, its tables and its records in one transaction; writers
@@ -176,10 +213,9 @@ impl Room {
             if made {
                 return Ok(());
             }
+            let ddl = format!("CREATE SCHEMA IF NOT EXISTS {namespace}; {}", schema());
             session
-                .client
-                .borrow_mut()
-                .batch_execute(&format!("CREATE SCHEMA IF NOT EXISTS {namespace}; {}", schema()))
+                .with(|c| c.batch_execute(&ddl))
                 .map_err(|e| session.error(&e))?;
             for (key, value) in [
                 ("protocol_version", crate::PROTOCOL_VERSION.to_string()),
@@ -203,16 +239,7 @@ impl Room {
     }
 
     /// Refuse a room of another protocol, schema, layout this build cannot use, or workspace.
-    fn check(&mut self) -> StoreResult<()> {
-        let meta: std::collections::BTreeMap<String, String> =
-            self.transaction(true, |conn| -> StoreResult<_> {
-                Ok(conn
-                    .rows("SELECT key, value FROM acc_meta", crate::db::args![], |r| {
-                        Ok((r.get(0)?, r.get(1)?))
-                    })?
-                    .into_iter()
-                    .collect())
-            })?;
+    fn check(&mut self, meta: &std::collections::BTreeMap<String, String>) -> StoreResult<()> {
         let place = PathBuf::from(format!("room at {}", self.name));
         let protocol = meta.get("protocol_version").map(String::as_str);
         let schema = meta.get("schema_version").map(String::as_str);
@@ -231,7 +258,7 @@ impl Room {
                 ),
             ));
         }
-        let layout = Layout::from_meta(&meta, &place)?;
+        let layout = Layout::from_meta(meta, &place)?;
         layout.check_usable(&place)?;
         self.layout = layout;
         if meta.get("workspace_id") != Some(&self.workspace_id) {
@@ -252,16 +279,15 @@ impl Room {
     pub(crate) fn probe(&mut self) -> StoreResult<(String, Duration)> {
         let name = self.name.clone();
         let session = self.session()?;
-        let mut client = session.client.borrow_mut();
-        let version = client
-            .query_one("SHOW server_version", &[])
+        let version = session
+            .with(|c| c.query_one("SHOW server_version", &[]))
             .map_err(|e| error(&name, &e))?
             .get::<_, String>(0);
         let mut trips = Vec::new();
         for _ in 0..3 {
             let started = std::time::Instant::now();
-            client
-                .simple_query("SELECT 1")
+            session
+                .with(|c| c.simple_query("SELECT 1"))
                 .map_err(|e| error(&name, &e))?;
             trips.push(started.elapsed());
         }
@@ -308,10 +334,10 @@ impl Room {
         };
         let name = self.name.clone();
         let session = self.session()?;
-        let begun = session.client.borrow_mut().batch_execute(&begin);
+        let begun = session.with(|c| c.batch_execute(&begin));
         if let Err(e) = begun {
             // A lock not had in time leaves the transaction aborted: end it.
-            let _ = session.client.borrow_mut().batch_execute("ROLLBACK");
+            let _ = session.with(|c| c.batch_execute("ROLLBACK"));
             return Err(error(&name, &e).into());
         }
         match f(crate::db::Conn::Pg(session)) {
@@ -320,15 +346,13 @@ impl Room {
                     crate::test_hold_write();
                 }
                 session
-                    .client
-                    .borrow_mut()
-                    .batch_execute("COMMIT")
+                    .with(|c| c.batch_execute("COMMIT"))
                     .map_err(|e| error(&name, &e))?;
                 Ok(value)
             }
             Err(e) => {
                 // A lost connection rolls back by itself; a live one is told to.
-                let _ = session.client.borrow_mut().batch_execute("ROLLBACK");
+                let _ = session.with(|c| c.batch_execute("ROLLBACK"));
                 Err(e)
             }
         }

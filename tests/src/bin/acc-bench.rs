@@ -78,6 +78,10 @@ fn main() {
             sends();
             0
         }
+        Some("room") => {
+            room();
+            0
+        }
         Some("pages") => {
             let temp = tempfile::tempdir().expect("tempdir");
             let (pages, bare) = pages_per_send(temp.path());
@@ -111,7 +115,7 @@ fn main() {
         Some("send-worker") => send_worker(&args[1..]),
         Some(other) => {
             eprintln!(
-                "acc-bench: unknown suite `{other}` (suites: foundation, messaging, sends, mcp, router, hook, native, upgrade, pages, swarm [N ...], all)"
+                "acc-bench: unknown suite `{other}` (suites: foundation, messaging, sends, mcp, router, hook, native, upgrade, pages, room, swarm [N ...], all)"
             );
             2
         }
@@ -1817,4 +1821,187 @@ fn swarm(sizes: &[usize]) {
             );
         }
     }
+}
+
+/// One operation of `acc-bench room`: its median whole-process time and, on a room, its round
+/// trips to the server (the median of the runs').
+struct RoomFigure {
+    time: Duration,
+    trips: Option<u64>,
+}
+
+/// Run `acc ARGS` (or `acc hook claude-code UserPromptSubmit` when `hook` holds its payload)
+/// `runs` times in `dir` with the data home `data`; the median time and round trips.
+fn time_room_op(
+    data: &Path,
+    dir: &Path,
+    args: &[&str],
+    hook: Option<&str>,
+    runs: usize,
+) -> RoomFigure {
+    use std::io::Write;
+    let trips_file = data.with_extension(format!("trips-{}", args.join("-")));
+    let _ = std::fs::remove_file(&trips_file);
+    let mut samples = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        let mut command = Command::new(bin("acc"));
+        command
+            .args(args)
+            .env("ACC_DATA_HOME", data)
+            .env("ACC_TEST_ROUND_TRIPS", &trips_file)
+            .current_dir(dir)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        if hook.is_some() {
+            command.env("ACC_PARTICIPANT", "reader");
+        }
+        let start = Instant::now();
+        let mut child = command.spawn().expect("spawn acc");
+        let mut stdin = child.stdin.take().expect("stdin");
+        if let Some(payload) = hook {
+            stdin.write_all(payload.as_bytes()).expect("payload");
+        }
+        drop(stdin);
+        let status = child.wait().expect("wait");
+        samples.push(start.elapsed());
+        assert!(status.success(), "acc {args:?} failed");
+    }
+    let mut trips: Vec<u64> = std::fs::read_to_string(&trips_file)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| l.split_whitespace().next()?.parse().ok())
+        .collect();
+    trips.sort_unstable();
+    RoomFigure {
+        time: median(samples),
+        trips: trips.get(trips.len() / 2).copied(),
+    }
+}
+
+/// `acc-bench room`: the hook with nothing to deliver, a send and an inbox page on SQLite and on
+/// a room on a PostgreSQL server the benchmark starts (over its Unix socket), each a whole
+/// process; for the room, its round trips, beside `SELECT 1` timed in the same run.
+fn room() {
+    let cluster = acc_tests::pg::Cluster::start();
+    let db = cluster.database("bench");
+    let url = db.socket_url();
+    let mut client: postgres::Client = url
+        .parse::<postgres::Config>()
+        .expect("url")
+        .connect(postgres::NoTls)
+        .expect("connect");
+    let select_one = time_in_process(201, || client.simple_query("SELECT 1").expect("select"));
+    let version = time_process(Command::new(bin("acc")).arg("--version"), 21);
+    println!(
+        "acc-bench room: PostgreSQL {} over its Unix socket",
+        cluster.major()
+    );
+    println!(
+        "  floors: SELECT 1 round trip {:.3} ms; acc --version {:.2} ms",
+        ms(select_one),
+        ms(version)
+    );
+    println!("  | operation | SQLite | room | round trips (goal) |");
+    let mut rows: Vec<(&str, u64, Vec<RoomFigure>)> = vec![
+        ("hook, nothing to deliver", 2, Vec::new()),
+        ("send (--json)", 3, Vec::new()),
+        ("inbox page (--json)", 2, Vec::new()),
+    ];
+    for room in [None, Some(url.as_str())] {
+        let [hook, send, inbox] = room_figures(room);
+        rows[0].2.push(hook);
+        rows[1].2.push(send);
+        rows[2].2.push(inbox);
+    }
+    for (name, goal, figures) in &rows {
+        println!(
+            "  | {name} | {:.2} ms | {:.2} ms | {} (at most {goal}) |",
+            ms(figures[0].time),
+            ms(figures[1].time),
+            figures[1]
+                .trips
+                .map_or_else(|| "unknown".to_string(), |t| t.to_string())
+        );
+    }
+}
+
+/// The hook with nothing to deliver, a send and an inbox page, in a fresh world on SQLite or,
+/// given its URL, on a room.
+fn room_figures(room: Option<&str>) -> [RoomFigure; 3] {
+    let (_temp, data, dir) = world();
+    if let Some(url) = room {
+        acc_store::connect_default_room(&data.join("acc"), url).expect("room");
+    }
+    let payload = serde_json::json!({ "session_id": "bench", "cwd": dir, "hook_event_name": "UserPromptSubmit", "prompt": "go" }).to_string();
+    let start = serde_json::json!({ "session_id": "bench", "cwd": dir, "hook_event_name": "SessionStart", "source": "startup" }).to_string();
+    time_room_op(
+        &data,
+        &dir,
+        &["hook", "claude-code", "SessionStart"],
+        Some(&start),
+        1,
+    );
+    let attach = |participant: &str| {
+        let attached = Command::new(bin("acc"))
+            .args(["--json", "attach", "--participant", participant])
+            .env("ACC_DATA_HOME", &data)
+            .current_dir(&dir)
+            .output()
+            .expect("attach");
+        let creds: serde_json::Value = serde_json::from_slice(&attached.stdout).expect("creds");
+        (
+            creds["sessionId"].as_str().expect("session").to_string(),
+            creds["generation"]
+                .as_str()
+                .expect("generation")
+                .to_string(),
+        )
+    };
+    let (session, generation) = attach("sender");
+    let (carol, carol_generation) = attach("carol");
+    let hook = time_room_op(
+        &data,
+        &dir,
+        &["hook", "claude-code", "UserPromptSubmit"],
+        Some(&payload),
+        21,
+    );
+    let send = time_room_op(
+        &data,
+        &dir,
+        &[
+            "--json",
+            "--session",
+            &session,
+            "--generation",
+            &generation,
+            "message",
+            "--to",
+            "carol",
+            "--subject",
+            "s",
+            "--body",
+            "b",
+        ],
+        None,
+        21,
+    );
+    let inbox = time_room_op(
+        &data,
+        &dir,
+        &[
+            "--json",
+            "--session",
+            &carol,
+            "--generation",
+            &carol_generation,
+            "inbox",
+            "--limit",
+            "20",
+        ],
+        None,
+        21,
+    );
+    [hook, send, inbox]
 }
