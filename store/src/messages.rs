@@ -122,19 +122,27 @@ pub(super) mod sql {
     /// one repeat (the receipts alone): offered through a live transport (not next-turn), at or
     /// before `?3`, never repeated; replaced decisions left out. The window bounds the work
     /// whatever the history of unacknowledged offers.
-    pub fn repeat_candidates() -> String {
+    ///
+    /// `transport` and `repeated` read the receipt's `offer.transport` and `offer.repeatedAt`
+    /// (NULL when absent or null): [`OFFER_TRANSPORT`] and [`OFFER_REPEATED`] on SQLite.
+    pub fn repeat_candidates(transport: &str, repeated: &str) -> String {
         format!(
             "SELECT {RECEIPT_COLUMNS} FROM
                (SELECT * FROM receipts WHERE participant_id = ?1 AND state != 'acknowledged'
                 ORDER BY message_seq DESC LIMIT ?2) r
              JOIN messages m ON m.seq = r.message_seq
              WHERE r.state = 'offered' AND r.updated_at <= ?3
-               AND coalesce(json_extract(r.extensions, '$.offer.transport'), '') NOT IN ('', 'next-turn')
-               AND json_extract(r.extensions, '$.offer.repeatedAt') IS NULL
+               AND coalesce({transport}, '') NOT IN ('', 'next-turn')
+               AND {repeated} IS NULL
                AND (m.kind != 'decision' OR {NOT_REPLACED})
              ORDER BY r.message_seq DESC"
         )
     }
+
+    /// SQLite's reading of a receipt's offer transport.
+    pub const OFFER_TRANSPORT: &str = "json_extract(r.extensions, '$.offer.transport')";
+    /// SQLite's reading of when a receipt's offer was repeated.
+    pub const OFFER_REPEATED: &str = "json_extract(r.extensions, '$.offer.repeatedAt')";
 
     /// A participant's queued receipts of addressed messages, newest first.
     pub fn waiting() -> String {
@@ -276,9 +284,9 @@ impl Reader<'_> {
         due_by: crate::Millis,
     ) -> StoreResult<Vec<ReceiptRow>> {
         let sql = if self.conn.is_pg() {
-            crate::pg::repeat_candidates()
+            sql::repeat_candidates(crate::pg::OFFER_TRANSPORT, crate::pg::OFFER_REPEATED)
         } else {
-            sql::repeat_candidates()
+            sql::repeat_candidates(sql::OFFER_TRANSPORT, sql::OFFER_REPEATED)
         };
         self.conn
             .rows(&sql, args![participant_id, window, due_by], |row| {

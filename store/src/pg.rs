@@ -45,23 +45,11 @@ pub(crate) fn sequenced(table: &str, pg_insert: &str) -> String {
     )
 }
 
-/// `messages::sql::repeat_candidates` in PostgreSQL's words: the receipt's JSON extensions are
-/// read with `#>>`, which answers NULL for an absent key and for a JSON null alike (as
-/// SQLite's `json_extract` does).
-pub(crate) fn repeat_candidates() -> String {
-    let receipt = "r.message_seq, r.participant_id, r.state, r.updated_at, r.extensions, r.obligation, r.addressed";
-    format!(
-        "SELECT {receipt} FROM
-           (SELECT * FROM receipts WHERE participant_id = ?1 AND state != 'acknowledged'
-            ORDER BY message_seq DESC LIMIT ?2) r
-         JOIN messages m ON m.seq = r.message_seq
-         WHERE r.state = 'offered' AND r.updated_at <= ?3
-           AND coalesce(r.extensions::jsonb #>> '{{offer,transport}}', '') NOT IN ('', 'next-turn')
-           AND (r.extensions::jsonb #>> '{{offer,repeatedAt}}') IS NULL
-           AND (m.kind != 'decision' OR NOT EXISTS (SELECT 1 FROM decision_links l WHERE l.to_seq = m.seq))
-         ORDER BY r.message_seq DESC"
-    )
-}
+/// A receipt's offer transport in PostgreSQL's words (`messages::sql::repeat_candidates`):
+/// `#>>` answers NULL for an absent key and for a JSON null alike, as SQLite's `json_extract`.
+pub(crate) const OFFER_TRANSPORT: &str = "(r.extensions::jsonb #>> '{offer,transport}')";
+/// When a receipt's offer was repeated, in PostgreSQL's words.
+pub(crate) const OFFER_REPEATED: &str = "(r.extensions::jsonb #>> '{offer,repeatedAt}')";
 
 /// A driver failure, named after the room (`host/db`; never a password): the server's refusals
 /// by their SQLSTATE, a connection that is gone as the room being unavailable.

@@ -75,7 +75,10 @@ fn page_and_attention_queries_are_index_range_scans() {
     assert_indexed(&store, &messages::sql::queued(1), "receipts_queued");
     assert_indexed(
         &store,
-        &messages::sql::repeat_candidates(),
+        &messages::sql::repeat_candidates(
+            messages::sql::OFFER_TRANSPORT,
+            messages::sql::OFFER_REPEATED,
+        ),
         "receipts_unresolved",
     );
     assert_indexed(

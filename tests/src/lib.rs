@@ -545,6 +545,17 @@ impl Clients {
     }
 }
 
+/// Every model request the loopback `model` received, its bodies joined by newlines: what
+/// reached the model.
+pub fn model_text(model: &acc_capture::model::ModelServer) -> String {
+    model
+        .model_requests()
+        .into_iter()
+        .map(|r| r.body)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// One whole Claude Code turn in print mode (`claude -p PROMPT --output-format stream-json
 /// --verbose`) in the world's project, with `home` as its HOME and the loopback `model` as its
 /// model API.

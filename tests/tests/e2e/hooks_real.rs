@@ -19,14 +19,7 @@ fn claude_turn(world: &World, home: &Path, model: &ModelServer, prompt: &str) ->
     run
 }
 
-fn model_text(model: &ModelServer) -> String {
-    model
-        .model_requests()
-        .into_iter()
-        .map(|r| r.body)
-        .collect::<Vec<_>>()
-        .join("\n")
-}
+use acc_tests::model_text;
 
 #[test]
 fn claude_code_receives_a_peer_message_in_the_next_model_request() {

@@ -272,12 +272,7 @@ fn next_turn_on_the_second_machine_shows_the_first_machines_message_to_a_real_cl
         .to_string();
     model.clear();
     turn("any news?");
-    let seen: String = model
-        .model_requests()
-        .into_iter()
-        .map(|r| r.body)
-        .collect::<Vec<_>>()
-        .join("\n");
+    let seen = acc_tests::model_text(&model);
     assert!(seen.contains("acc-peer-message sender=alice"), "{seen}");
     assert!(seen.contains("written on the first machine"), "{seen}");
     // The first machine reads the receipt the second recorded.
