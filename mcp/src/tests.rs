@@ -334,6 +334,15 @@ fn arguments_are_validated_before_any_session_exists() {
         ("acc_sync", json!({ "scope": "history", "current": true })),
         ("acc_sync", json!({ "cursor": "12" })),
         ("acc_message", json!({ "to": [], "subject": "s" })),
+        // U+0000 is refused on both backends (PostgreSQL's text holds none).
+        (
+            "acc_message",
+            json!({ "to": [], "subject": "s", "body": "a\u{0}b" }),
+        ),
+        (
+            "acc_message",
+            json!({ "to": [], "subject": "s\u{0}", "body": "b" }),
+        ),
         (
             "acc_message",
             json!({ "to": [], "subject": "s", "body": "b", "kind": "answer" }),

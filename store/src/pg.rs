@@ -64,6 +64,8 @@ pub(crate) fn error(room: &str, error: &postgres::Error) -> StoreError {
             "57014" | "57P01" | "57P02" | "57P03" | "53300" | "28P01" | "28000" => {
                 StoreErrorKind::Unavailable
             }
+            // Text PostgreSQL cannot hold (U+0000): the input is refused, nothing is written.
+            "22021" | "22P05" => StoreErrorKind::Refused,
             _ if code.starts_with("08") => StoreErrorKind::Unavailable,
             _ => StoreErrorKind::Internal,
         };

@@ -4,7 +4,19 @@
 use super::*;
 use crate::identity::Harness;
 
+/// U+0000 is never text a person means, and PostgreSQL cannot hold it in a text column: a
+/// message carrying one is refused on both backends alike (docs/decisions.md).
+fn check_no_nul(what: &str, text: &str) -> AccResult<()> {
+    if text.contains('\0') {
+        return Err(AccError::usage(format!(
+            "{what} contains U+0000 (NUL), which acc does not store"
+        )));
+    }
+    Ok(())
+}
+
 fn check_line(what: &str, text: &str, max: usize, allow_empty: bool) -> AccResult<()> {
+    check_no_nul(what, text)?;
     if !allow_empty && text.trim().is_empty() {
         return Err(AccError::usage(format!("{what} must not be empty")));
     }
@@ -21,6 +33,7 @@ fn check_line(what: &str, text: &str, max: usize, allow_empty: bool) -> AccResul
 }
 
 fn check_body(text: &str, allow_empty: bool) -> AccResult<()> {
+    check_no_nul("body", text)?;
     if !allow_empty && text.trim().is_empty() {
         return Err(AccError::usage("body must not be empty"));
     }

@@ -222,3 +222,23 @@ fn a_stopped_server_is_unavailable_at_once_naming_the_room() {
             || std::env::var(acc_store::ROOM_ENV).is_ok()
     );
 }
+
+#[test]
+fn text_a_room_cannot_hold_is_refused_and_nothing_of_the_write_stays() {
+    let cluster = Cluster::start();
+    let db = cluster.database("room nul");
+    let data = tempfile::tempdir().expect("data");
+    acc_store::connect_room(data.path(), "ws_nul", &db.socket_url()).expect("connect");
+    let mut store = open(data.path(), "ws_nul");
+    let refused = store
+        .write(|w| -> acc_store::StoreResult<()> {
+            w.ensure_participant("alice", 1)?;
+            w.ensure_participant("with\u{0}nul", 1)?;
+            Ok(())
+        })
+        .expect_err("refused");
+    assert_eq!(refused.kind, StoreErrorKind::Refused, "{refused}");
+    assert!(refused.message.contains("22021"), "{refused}");
+    let kept = store.read(|r| r.participant_exists("alice")).expect("read");
+    assert!(!kept, "the whole write was rolled back");
+}
