@@ -236,11 +236,6 @@ impl World {
         self
     }
 
-    /// Whether this world's commands reach a room on PostgreSQL.
-    pub fn on_a_room(&self) -> bool {
-        self.room.is_some()
-    }
-
     /// Give every later command of this world `key=value` (a room's `PGPASSFILE`).
     pub fn set_env(&self, key: &str, value: impl Into<std::ffi::OsString>) {
         if let Ok(mut env) = self.env.lock() {
