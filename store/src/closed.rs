@@ -93,27 +93,27 @@ macro_rules! closed_set {
             }
         }
 
-        impl postgres::types::ToSql for $name {
+        impl tokio_postgres::types::ToSql for $name {
             fn to_sql(
                 &self,
-                ty: &postgres::types::Type,
+                ty: &tokio_postgres::types::Type,
                 out: &mut bytes::BytesMut,
-            ) -> Result<postgres::types::IsNull, Box<dyn std::error::Error + Sync + Send>> {
+            ) -> Result<tokio_postgres::types::IsNull, Box<dyn std::error::Error + Sync + Send>> {
                 self.as_str().to_sql(ty, out)
             }
-            fn accepts(ty: &postgres::types::Type) -> bool {
-                <&str as postgres::types::ToSql>::accepts(ty)
+            fn accepts(ty: &tokio_postgres::types::Type) -> bool {
+                <&str as tokio_postgres::types::ToSql>::accepts(ty)
             }
-            postgres::types::to_sql_checked!();
+            tokio_postgres::types::to_sql_checked!();
         }
 
-        $crate::db::plain_arg!(postgres::types::Type::TEXT; $name);
+        $crate::db::plain_arg!(tokio_postgres::types::Type::TEXT; $name);
 
         impl $crate::db::Column for $name {
             fn lite(row: &rusqlite::Row<'_>, index: usize) -> rusqlite::Result<Self> {
                 row.get(index)
             }
-            fn pg(row: &postgres::Row, index: usize) -> $crate::StoreResult<Self> {
+            fn pg(row: &tokio_postgres::Row, index: usize) -> $crate::StoreResult<Self> {
                 <Option<$name> as $crate::db::Column>::pg(row, index)?.ok_or_else(|| {
                     $crate::db::refused(index, &format!("no {} where one must be", $what))
                 })
@@ -124,7 +124,7 @@ macro_rules! closed_set {
             fn lite(row: &rusqlite::Row<'_>, index: usize) -> rusqlite::Result<Self> {
                 row.get(index)
             }
-            fn pg(row: &postgres::Row, index: usize) -> $crate::StoreResult<Self> {
+            fn pg(row: &tokio_postgres::Row, index: usize) -> $crate::StoreResult<Self> {
                 <Option<String> as $crate::db::Column>::pg(row, index)?
                     .map(|text| {
                         $name::parse(&text).ok_or_else(|| {

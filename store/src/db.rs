@@ -13,7 +13,7 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 
-use postgres::types::{ToSql as PgToSql, Type};
+use tokio_postgres::types::{ToSql as PgToSql, Type};
 
 use crate::{StoreError, StoreErrorKind, StoreResult};
 
@@ -34,10 +34,10 @@ macro_rules! plain_arg {
             fn lite(&self) -> &dyn rusqlite::ToSql {
                 self
             }
-            fn pg(&self) -> &(dyn postgres::types::ToSql + Sync) {
+            fn pg(&self) -> &(dyn tokio_postgres::types::ToSql + Sync) {
                 self
             }
-            fn pg_type(&self) -> Option<postgres::types::Type> {
+            fn pg_type(&self) -> Option<tokio_postgres::types::Type> {
                 Some($ty)
             }
         }
@@ -87,7 +87,7 @@ pub(crate) trait Column: Sized {
     /// From a SQLite row.
     fn lite(row: &rusqlite::Row<'_>, index: usize) -> rusqlite::Result<Self>;
     /// From a PostgreSQL row.
-    fn pg(row: &postgres::Row, index: usize) -> StoreResult<Self>;
+    fn pg(row: &tokio_postgres::Row, index: usize) -> StoreResult<Self>;
 }
 
 /// A PostgreSQL column the store's types refuse: damage, as on SQLite.
@@ -104,7 +104,7 @@ macro_rules! plain_column {
             fn lite(row: &rusqlite::Row<'_>, index: usize) -> rusqlite::Result<Self> {
                 row.get(index)
             }
-            fn pg(row: &postgres::Row, index: usize) -> $crate::StoreResult<Self> {
+            fn pg(row: &tokio_postgres::Row, index: usize) -> $crate::StoreResult<Self> {
                 row.try_get(index).map_err(|e| $crate::db::refused(index, &e))
             }
         }
@@ -113,7 +113,7 @@ macro_rules! plain_column {
 plain_column!(String, Option<String>);
 
 /// An integer of any width PostgreSQL gives it.
-fn pg_int(row: &postgres::Row, index: usize) -> StoreResult<Option<i64>> {
+fn pg_int(row: &tokio_postgres::Row, index: usize) -> StoreResult<Option<i64>> {
     let ty = row.columns().get(index).map(|c| c.type_().clone());
     let value = match ty {
         Some(Type::INT4) => row
@@ -134,7 +134,7 @@ impl Column for Option<i64> {
     fn lite(row: &rusqlite::Row<'_>, index: usize) -> rusqlite::Result<Self> {
         row.get(index)
     }
-    fn pg(row: &postgres::Row, index: usize) -> StoreResult<Self> {
+    fn pg(row: &tokio_postgres::Row, index: usize) -> StoreResult<Self> {
         pg_int(row, index)
     }
 }
@@ -143,7 +143,7 @@ impl Column for i64 {
     fn lite(row: &rusqlite::Row<'_>, index: usize) -> rusqlite::Result<Self> {
         row.get(index)
     }
-    fn pg(row: &postgres::Row, index: usize) -> StoreResult<Self> {
+    fn pg(row: &tokio_postgres::Row, index: usize) -> StoreResult<Self> {
         pg_int(row, index)?.ok_or_else(|| refused(index, &"a NULL where a number must be"))
     }
 }
@@ -152,7 +152,7 @@ impl Column for bool {
     fn lite(row: &rusqlite::Row<'_>, index: usize) -> rusqlite::Result<Self> {
         row.get(index)
     }
-    fn pg(row: &postgres::Row, index: usize) -> StoreResult<Self> {
+    fn pg(row: &tokio_postgres::Row, index: usize) -> StoreResult<Self> {
         Ok(<i64 as Column>::pg(row, index)? != 0)
     }
 }
@@ -162,7 +162,7 @@ pub(crate) enum Row<'r> {
     /// A SQLite row.
     Lite(&'r rusqlite::Row<'r>),
     /// A PostgreSQL row.
-    Pg(&'r postgres::Row),
+    Pg(&'r tokio_postgres::Row),
 }
 
 impl Row<'_> {
@@ -175,41 +175,127 @@ impl Row<'_> {
     }
 }
 
-/// A PostgreSQL room's session: the connection and its prepared statements, by their SQLite
-/// text.
+/// A PostgreSQL room's session: the connection, driven on a single-thread runtime of its own,
+/// and its prepared statements, by their SQLite text.
 pub(crate) struct PgSession {
-    client: RefCell<postgres::Client>,
-    /// Round trips to the server so far (each driver call is one; the connection's own
+    /// The client; `None` only while the session is dropped.
+    client: Option<tokio_postgres::Client>,
+    runtime: tokio::runtime::Runtime,
+    /// The task reading and writing the connection.
+    connection: Option<tokio::task::JoinHandle<Answer<()>>>,
+    /// Round trips to the server so far (each wait for an answer is one; the connection's own
     /// start-up is not counted).
     round_trips: std::cell::Cell<u64>,
-    statements: RefCell<HashMap<String, postgres::Statement>>,
+    /// The opening of a transaction (`BEGIN`, a writer's lock), sent ahead of its first
+    /// statement in the same round trip; `None` once sent, or outside a transaction.
+    opening: RefCell<Option<String>>,
+    statements: RefCell<HashMap<String, tokio_postgres::Statement>>,
     /// PostgreSQL's text of each SQLite statement run so far.
     texts: RefCell<HashMap<String, std::sync::Arc<str>>>,
     /// What the room is called in errors (`host/db`, never the password).
     pub(crate) name: String,
 }
 
+impl Drop for PgSession {
+    /// Leave the server cleanly: without its client the connection says goodbye (`Terminate`,
+    /// after reading any answer still due) and ends; waited for at most a moment.
+    fn drop(&mut self) {
+        drop(self.client.take());
+        if let Some(connection) = self.connection.take() {
+            let _ = self.runtime.block_on(async {
+                tokio::time::timeout(std::time::Duration::from_millis(200), connection).await
+            });
+        }
+    }
+}
+
+/// The answer of one round trip.
+type Answer<T> = Result<T, tokio_postgres::Error>;
+
 impl PgSession {
-    /// A session over a connected client.
-    pub(crate) fn new(client: postgres::Client, name: String) -> Self {
-        Self {
-            client: RefCell::new(client),
+    /// Connect with `config`, its runtime made for the connection.
+    pub(crate) fn connect(config: &tokio_postgres::Config, name: String) -> StoreResult<Self> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| {
+                StoreError::internal(format!("no runtime for the room's connection: {e}"))
+            })?;
+        let (client, connection) = runtime
+            .block_on(config.connect(tokio_postgres::NoTls))
+            .map_err(|e| crate::pg::error(&name, &e))?;
+        // The connection's reading and writing run as a task of the runtime, so they progress
+        // whenever the session waits for an answer (and a request sent unanswered is written).
+        let connection = runtime.spawn(connection);
+        Ok(Self {
+            client: Some(client),
+            runtime,
+            connection: Some(connection),
             round_trips: std::cell::Cell::new(0),
+            opening: RefCell::new(None),
             statements: RefCell::new(HashMap::new()),
             texts: RefCell::new(HashMap::new()),
             name,
-        }
+        })
     }
 
-    /// Make one round trip to the server with the client.
-    pub(crate) fn with<T>(&self, f: impl FnOnce(&mut postgres::Client) -> T) -> T {
+    /// Make one round trip to the server with the client; a pending transaction opening goes
+    /// first, in the same round trip, and its failure (a lock not had in time) is the answer.
+    pub(crate) fn with<T>(
+        &self,
+        f: impl AsyncFnOnce(&tokio_postgres::Client) -> Answer<T>,
+    ) -> Answer<T> {
         self.round_trips.set(self.round_trips.get() + 1);
-        f(&mut self.client.borrow_mut())
+        let opening = self.opening.borrow_mut().take();
+        self.runtime.block_on(async {
+            let Some(opening) = opening else {
+                return f(self.client()).await;
+            };
+            // Polled once here, the opening is queued before the statement; both then travel
+            // together and their answers come back in that order.
+            let mut opened = std::pin::pin!(self.client().batch_execute(&opening));
+            let mut context = std::task::Context::from_waker(std::task::Waker::noop());
+            if let std::task::Poll::Ready(done) = opened.as_mut().poll(&mut context) {
+                done?;
+                return f(self.client()).await;
+            }
+            let (opened, answer) = tokio::join!(opened, f(self.client()));
+            opened?;
+            answer
+        })
+    }
+
+    fn client(&self) -> &tokio_postgres::Client {
+        self.client
+            .as_ref()
+            .expect("a session's client lives as long as the session")
+    }
+
+    /// Open a transaction by `opening`, sent with its first statement.
+    pub(crate) fn open(&self, opening: String) {
+        *self.opening.borrow_mut() = Some(opening);
+    }
+
+    /// Whether the opening of the transaction is still unsent (no statement ran in it): then
+    /// there is nothing on the server to end. Clears it.
+    pub(crate) fn unopened(&self) -> bool {
+        self.opening.borrow_mut().take().is_some()
+    }
+
+    /// Send `text` without waiting for its answer (a reader's `COMMIT`: the snapshot is let go,
+    /// and nothing depends on the answer). The request is written before this returns; its
+    /// answer is read and dropped with the next round trip's.
+    pub(crate) fn send_unanswered(&self, text: &str) {
+        let mut sent = std::pin::pin!(self.client().batch_execute(text));
+        let mut context = std::task::Context::from_waker(std::task::Waker::noop());
+        let _ = sent.as_mut().poll(&mut context);
+        // The connection's task writes what is queued when it next runs.
+        self.runtime.block_on(tokio::task::yield_now());
     }
 
     /// Whether the connection is gone (a restarted server, a network cut).
     pub(crate) fn is_closed(&self) -> bool {
-        self.client.borrow().is_closed()
+        self.client().is_closed()
     }
 
     /// Round trips made so far.
@@ -218,7 +304,7 @@ impl PgSession {
     }
 
     /// A driver failure, named after the room.
-    pub(crate) fn error(&self, error: &postgres::Error) -> StoreError {
+    pub(crate) fn error(&self, error: &tokio_postgres::Error) -> StoreError {
         crate::pg::error(&self.name, error)
     }
 
@@ -228,12 +314,12 @@ impl PgSession {
         &self,
         sql: &str,
         text: impl FnOnce() -> String,
-    ) -> StoreResult<postgres::Statement> {
+    ) -> StoreResult<tokio_postgres::Statement> {
         if let Some(statement) = self.statements.borrow().get(sql) {
             return Ok(statement.clone());
         }
         let statement = self
-            .with(|c| c.prepare(&text()))
+            .with(async |c| c.prepare(&text()).await)
             .map_err(|e| self.error(&e))?;
         self.statements
             .borrow_mut()
@@ -241,7 +327,7 @@ impl PgSession {
         Ok(statement)
     }
 
-    fn query(&self, sql: &str, args: &[&dyn Arg]) -> StoreResult<Vec<postgres::Row>> {
+    fn query(&self, sql: &str, args: &[&dyn Arg]) -> StoreResult<Vec<tokio_postgres::Row>> {
         self.query_as(sql, || pg_text(sql), args)
     }
 
@@ -269,16 +355,16 @@ impl PgSession {
         sql: &str,
         text: impl FnOnce() -> String,
         args: &[&dyn Arg],
-    ) -> StoreResult<Vec<postgres::Row>> {
+    ) -> StoreResult<Vec<tokio_postgres::Row>> {
         if let Some(typed) = Self::typed(args) {
             let text = self.text(sql, text);
             return self
-                .with(|c| c.query_typed(&text, &typed))
+                .with(async |c| c.query_typed(&text, &typed).await)
                 .map_err(|e| self.error(&e));
         }
         let statement = self.statement(sql, text)?;
         let params: Vec<&(dyn PgToSql + Sync)> = args.iter().map(|a| a.pg()).collect();
-        self.with(|c| c.query(&statement, &params))
+        self.with(async |c| c.query(&statement, &params).await)
             .map_err(|e| self.error(&e))
     }
 
@@ -286,12 +372,12 @@ impl PgSession {
         if let Some(typed) = Self::typed(args) {
             let text = self.text(sql, || pg_text(sql));
             return self
-                .with(|c| c.execute_typed(&text, &typed))
+                .with(async |c| c.execute_typed(&text, &typed).await)
                 .map_err(|e| self.error(&e));
         }
         let statement = self.statement(sql, || pg_text(sql))?;
         let params: Vec<&(dyn PgToSql + Sync)> = args.iter().map(|a| a.pg()).collect();
-        self.with(|c| c.execute(&statement, &params))
+        self.with(async |c| c.execute(&statement, &params).await)
             .map_err(|e| self.error(&e))
     }
 }

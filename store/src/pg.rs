@@ -21,8 +21,11 @@ pub(crate) const RECORDS_HELD: &str = "SELECT (SELECT count(*) FROM participants
 /// Set a table's counter (a push carries SQLite's `sqlite_sequence` over).
 pub(crate) const SET_COUNTER: &str = "UPDATE acc_counters SET value = ?2 WHERE name = ?1";
 
-/// The workspace's meta records (`acc_meta`, found through the session's `search_path`).
-pub(crate) const META: &str = "SELECT key, value FROM acc_meta";
+/// The workspace's meta records (`acc_meta`, found through the session's `search_path`), each
+/// beside the server's clock (milliseconds since the Unix epoch): what a room's connection
+/// reads first, in one round trip.
+pub(crate) const META: &str =
+    "SELECT key, value, (extract(epoch FROM clock_timestamp()) * 1000)::bigint FROM acc_meta";
 
 /// Whether the table `?1` (schema-qualified) exists.
 pub(crate) const TABLE_EXISTS: &str = "SELECT to_regclass(?1) IS NOT NULL";
@@ -53,7 +56,7 @@ pub(crate) const OFFER_REPEATED: &str = "(r.extensions::jsonb #>> '{offer,repeat
 
 /// A driver failure, named after the room (`host/db`; never a password): the server's refusals
 /// by their SQLSTATE, a connection that is gone as the room being unavailable.
-pub(crate) fn error(room: &str, error: &postgres::Error) -> StoreError {
+pub(crate) fn error(room: &str, error: &tokio_postgres::Error) -> StoreError {
     if let Some(db) = error.as_db_error() {
         let code = db.code().code();
         let kind = match code {

@@ -1,8 +1,8 @@
 //! `acc room push`: the workspace's SQLite store copied into an empty room on PostgreSQL, in
 //! one transaction of the room, the local store only read.
 
-use postgres::types::{IsNull, ToSql as PgToSql, Type};
 use rusqlite::types::Value;
+use tokio_postgres::types::{IsNull, ToSql as PgToSql, Type};
 
 use crate::backend::Backend;
 use crate::db::{Arg, Conn};
@@ -54,7 +54,7 @@ impl PgToSql for Cell {
         true
     }
 
-    postgres::types::to_sql_checked!();
+    tokio_postgres::types::to_sql_checked!();
 }
 
 impl Arg for Cell {

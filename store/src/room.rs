@@ -37,7 +37,7 @@ pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// A room on PostgreSQL, open.
 pub(crate) struct Room {
-    config: postgres::Config,
+    config: tokio_postgres::Config,
     session: Option<PgSession>,
     /// `host/db`, for messages.
     name: String,
@@ -107,7 +107,7 @@ impl Room {
     }
 
     fn connect(url: &str, workspace_id: &str) -> StoreResult<Self> {
-        let mut config: postgres::Config = url.parse().map_err(|e| {
+        let mut config: tokio_postgres::Config = url.parse().map_err(|e| {
             StoreError::new(
                 StoreErrorKind::Unavailable,
                 format!("the room's address is not a PostgreSQL URL: {e}"),
@@ -117,9 +117,20 @@ impl Room {
             config.connect_timeout(CONNECT_TIMEOUT);
         }
         config.application_name("acc");
+        // Statements name the workspace's tables unqualified, so its schema comes first; the
+        // settings travel in the connection's start-up, costing no round trip.
+        let schema = schema_name(workspace_id);
+        let settings = format!(
+            "-c search_path={schema} -c lock_timeout={}s",
+            crate::locks::BUSY_TIMEOUT.as_secs()
+        );
+        let options = match config.get_options() {
+            Some(theirs) if !theirs.is_empty() => format!("{theirs} {settings}"),
+            _ => settings,
+        };
+        config.options(options);
         crate::rooms::complete(&mut config);
         let name = room_name(&config);
-        let schema = schema_name(workspace_id);
         let mut room = Self {
             config,
             session: None,
@@ -146,55 +157,62 @@ impl Room {
             self.earlier_trips += self.session.take().map_or(0, |s| s.round_trips());
         }
         if self.session.is_none() {
-            let client = self
-                .config
-                .connect(postgres::NoTls)
-                .map_err(|e| error(&self.name, &e))?;
+            let session = PgSession::connect(&self.config, self.name.clone())?;
             self.connections += 1;
-            let session = PgSession::new(client, self.name.clone());
-            // Statements name the workspace's tables unqualified; its schema comes first. The
-            // server's clock is read in the same round trip (see `clock_offset_ms`).
-            let before = system_ms();
-            let setup = format!(
-                "SET search_path TO {}; SET lock_timeout = '{}s'; {}",
-                self.schema,
-                crate::locks::BUSY_TIMEOUT.as_secs(),
-                crate::pg::SERVER_CLOCK
-            );
-            let answers = session
-                .with(|c| c.simple_query(&setup))
-                .map_err(|e| error(&self.name, &e))?;
-            let after = system_ms();
-            let server = answers.iter().find_map(|m| match m {
-                postgres::SimpleQueryMessage::Row(row) => row.get(0)?.parse::<i64>().ok(),
-                _ => None,
-            });
-            let server = server.ok_or_else(|| {
-                StoreError::internal(format!("the room at {} did not tell its time", self.name))
-            })?;
-            self.clock_offset_ms = server - (before + after) / 2;
             self.session = Some(session);
         }
         Ok(self.session.as_ref().expect("connected above"))
     }
 
     /// The workspace's `acc_meta`, in one round trip (one statement needs no transaction of
-    /// its own); `None` when the database has no room for the workspace yet.
+    /// its own), which also measures the server's clock against this machine's (half the round
+    /// trip either way; see `clock_offset_ms`); `None` when the database has no room for the
+    /// workspace yet.
     fn meta(&mut self) -> StoreResult<Option<std::collections::BTreeMap<String, String>>> {
         let name = self.name.clone();
+        let before = system_ms();
         let session = self.session()?;
-        match session.with(|c| c.query_typed(crate::pg::META, &[])) {
-            Ok(rows) => rows
-                .iter()
-                .map(|row| {
-                    let row = crate::db::Row::Pg(row);
-                    Ok((row.get(0)?, row.get(1)?))
-                })
-                .collect::<StoreResult<_>>()
-                .map(Some),
-            Err(e) if e.code() == Some(&postgres::error::SqlState::UNDEFINED_TABLE) => Ok(None),
-            Err(e) => Err(error(&name, &e)),
+        let rows = match session.with(async |c| c.query_typed(crate::pg::META, &[]).await) {
+            Ok(rows) => rows,
+            Err(e) if e.code() == Some(&tokio_postgres::error::SqlState::UNDEFINED_TABLE) => {
+                self.measure_clock()?;
+                return Ok(None);
+            }
+            Err(e) => return Err(error(&name, &e)),
+        };
+        let after = system_ms();
+        let mut meta = std::collections::BTreeMap::new();
+        let mut server = None;
+        for row in &rows {
+            let row = crate::db::Row::Pg(row);
+            meta.insert(row.get(0)?, row.get(1)?);
+            server = Some(row.get::<i64>(2)?);
         }
+        match server {
+            Some(server) => self.clock_offset_ms = server - (before + after) / 2,
+            None => self.measure_clock()?,
+        }
+        Ok(Some(meta))
+    }
+
+    /// Measure the server's clock against this machine's, in a round trip of its own.
+    fn measure_clock(&mut self) -> StoreResult<()> {
+        let name = self.name.clone();
+        let before = system_ms();
+        let session = self.session()?;
+        let answers = session
+            .with(async |c| c.simple_query(crate::pg::SERVER_CLOCK).await)
+            .map_err(|e| error(&name, &e))?;
+        let after = system_ms();
+        let server = answers.iter().find_map(|m| match m {
+            tokio_postgres::SimpleQueryMessage::Row(row) => row.get(0)?.parse::<i64>().ok(),
+            _ => None,
+        });
+        let server = server.ok_or_else(|| {
+            StoreError::internal(format!("the room at {name} did not tell its time"))
+        })?;
+        self.clock_offset_ms = server - (before + after) / 2;
+        Ok(())
     }
 
     /// Create the workspace's schema, its tables and its records in one transaction; writers
@@ -215,7 +233,7 @@ impl Room {
             }
             let ddl = format!("CREATE SCHEMA IF NOT EXISTS {namespace}; {}", schema());
             session
-                .with(|c| c.batch_execute(&ddl))
+                .with(async |c| c.batch_execute(&ddl).await)
                 .map_err(|e| session.error(&e))?;
             for (key, value) in [
                 ("protocol_version", crate::PROTOCOL_VERSION.to_string()),
@@ -280,14 +298,14 @@ impl Room {
         let name = self.name.clone();
         let session = self.session()?;
         let version = session
-            .with(|c| c.query_one("SHOW server_version", &[]))
+            .with(async |c| c.query_one("SHOW server_version", &[]).await)
             .map_err(|e| error(&name, &e))?
             .get::<_, String>(0);
         let mut trips = Vec::new();
         for _ in 0..3 {
             let started = std::time::Instant::now();
             session
-                .with(|c| c.simple_query("SELECT 1"))
+                .with(async |c| c.simple_query("SELECT 1").await)
                 .map_err(|e| error(&name, &e))?;
             trips.push(started.elapsed());
         }
@@ -319,40 +337,46 @@ impl Room {
     }
 
     /// Run `f` in one transaction: a reader's is `REPEATABLE READ READ ONLY` (one snapshot), a
-    /// writer's takes the room's advisory lock in the same round trip as its `BEGIN`, so the
-    /// writers of one workspace follow each other and events get their numbers in commit
-    /// order. Rolled back when `f` fails.
+    /// writer's takes the room's advisory lock in its opening, so the writers of one workspace
+    /// follow each other and events get their numbers in commit order. Rolled back when `f`
+    /// fails.
+    ///
+    /// Round trips: the opening travels with the first statement; a reader's `COMMIT` is sent
+    /// without waiting for its answer (a read-only transaction has nothing to make durable); a
+    /// transaction that ran no statement costs none.
     pub(crate) fn transaction<T, E: From<StoreError>>(
         &mut self,
         read_only: bool,
         f: impl FnOnce(crate::db::Conn<'_>) -> Result<T, E>,
     ) -> Result<T, E> {
-        let begin = if read_only {
+        let opening = if read_only {
             "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY".to_string()
         } else {
             format!("BEGIN; SELECT pg_advisory_xact_lock({})", self.lock)
         };
         let name = self.name.clone();
         let session = self.session()?;
-        let begun = session.with(|c| c.batch_execute(&begin));
-        if let Err(e) = begun {
-            // A lock not had in time leaves the transaction aborted: end it.
-            let _ = session.with(|c| c.batch_execute("ROLLBACK"));
-            return Err(error(&name, &e).into());
+        session.open(opening);
+        let done = f(crate::db::Conn::Pg(session));
+        if session.unopened() {
+            return done;
         }
-        match f(crate::db::Conn::Pg(session)) {
+        match done {
+            Ok(value) if read_only => {
+                session.send_unanswered("COMMIT");
+                Ok(value)
+            }
             Ok(value) => {
-                if !read_only {
-                    crate::test_hold_write();
-                }
+                crate::test_hold_write();
                 session
-                    .with(|c| c.batch_execute("COMMIT"))
+                    .with(async |c| c.batch_execute("COMMIT").await)
                     .map_err(|e| error(&name, &e))?;
                 Ok(value)
             }
             Err(e) => {
-                // A lost connection rolls back by itself; a live one is told to.
-                let _ = session.with(|c| c.batch_execute("ROLLBACK"));
+                // A lost connection rolls back by itself; a live one is told to (a failed
+                // opening, a lock not had in time, leaves the transaction aborted).
+                let _ = session.with(async |c| c.batch_execute("ROLLBACK").await);
                 Err(e)
             }
         }
@@ -360,13 +384,13 @@ impl Room {
 }
 
 /// `host[,host...]/dbname` of a configuration, for messages (no user, no password).
-fn room_name(config: &postgres::Config) -> String {
+fn room_name(config: &tokio_postgres::Config) -> String {
     let hosts: Vec<String> = config
         .get_hosts()
         .iter()
         .map(|h| match h {
-            postgres::config::Host::Tcp(name) => name.clone(),
-            postgres::config::Host::Unix(path) => path.display().to_string(),
+            tokio_postgres::config::Host::Tcp(name) => name.clone(),
+            tokio_postgres::config::Host::Unix(path) => path.display().to_string(),
         })
         .collect();
     let port = config

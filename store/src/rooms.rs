@@ -66,14 +66,14 @@ fn read_room(file: &Path) -> StoreResult<Option<String>> {
 }
 
 /// Refuse a URL that is not PostgreSQL's or that carries a password.
-pub fn check_url(url: &str) -> StoreResult<postgres::Config> {
+pub fn check_url(url: &str) -> StoreResult<tokio_postgres::Config> {
     if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
         return Err(StoreError::new(
             StoreErrorKind::Unavailable,
             "a room is a postgres:// or postgresql:// URL",
         ));
     }
-    let config: postgres::Config = url.parse().map_err(|e| {
+    let config: tokio_postgres::Config = url.parse().map_err(|e| {
         StoreError::new(
             StoreErrorKind::Unavailable,
             format!("the room's URL does not parse: {e}"),
@@ -142,7 +142,7 @@ pub fn disconnect_room(data_dir: &Path, workspace_id: &str) -> StoreResult<bool>
 /// Fill in what the URL leaves to the environment, as `psql` does: the user (`PGUSER`, else
 /// the account's name) and the password (`PGPASSWORD`, else the password file's first entry
 /// matching host, port, database and user).
-pub(crate) fn complete(config: &mut postgres::Config) {
+pub(crate) fn complete(config: &mut tokio_postgres::Config) {
     if config.get_user().is_none() {
         let user = std::env::var("PGUSER")
             .ok()
@@ -164,7 +164,7 @@ pub(crate) fn complete(config: &mut postgres::Config) {
         return;
     };
     let host = match config.get_hosts().first() {
-        Some(postgres::config::Host::Tcp(name)) => name.clone(),
+        Some(tokio_postgres::config::Host::Tcp(name)) => name.clone(),
         // libpq matches a socket connection as `localhost`.
         _ => "localhost".to_string(),
     };
