@@ -399,6 +399,21 @@ impl Core {
         refresh: bool,
         derive: &dyn Fn(i64) -> String,
     ) -> AccResult<OpenedSession> {
+        let opened = self.open_keyed(spec, rotate, refresh, derive)?;
+        self.opened.insert(
+            opened.session.session_id.clone(),
+            opened.session.participant_id.clone(),
+        );
+        Ok(opened)
+    }
+
+    fn open_keyed(
+        &mut self,
+        spec: &SessionSpec,
+        rotate: bool,
+        refresh: bool,
+        derive: &dyn Fn(i64) -> String,
+    ) -> AccResult<OpenedSession> {
         ids::validate_portable_id("participant", &spec.participant_id)?;
         let Some(key) = spec.session_key.clone() else {
             return Err(AccError::internal("a keyed session needs a session key"));

@@ -43,6 +43,9 @@ pub struct Core {
     guards: Arc<dyn Guards>,
     /// Whether this core's first write looked for a pending layout upgrade.
     upgrade_looked: bool,
+    /// The participant of each session this core opened (a session never changes participant):
+    /// what a room's reads of the caller's messages may read ahead with its session.
+    opened: std::collections::HashMap<String, String>,
 }
 
 impl std::fmt::Debug for Core {
@@ -87,7 +90,14 @@ impl Core {
             liveness,
             guards: Arc::new(NoEvidence),
             upgrade_looked: false,
+            opened: std::collections::HashMap::new(),
         })
+    }
+
+    /// The participant of the session `session_id`, when this core opened it (a hint for
+    /// reading ahead: what is read is still checked against the session itself).
+    pub fn opened_participant(&self, session_id: &str) -> Option<&str> {
+        self.opened.get(session_id).map(String::as_str)
     }
 
     /// Certify sessions' write guards with `guards` (the evidence the host reads).

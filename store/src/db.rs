@@ -190,6 +190,10 @@ pub(crate) struct PgSession {
     /// statement in the same round trip; `None` once sent, or outside a transaction.
     opening: RefCell<Option<String>>,
     statements: RefCell<HashMap<String, tokio_postgres::Statement>>,
+    /// Answers read ahead in this transaction ([`Conn::prefetch`]), by statement and
+    /// arguments, each taken by the first statement that asks it; emptied by any write and at
+    /// the end of the transaction.
+    ahead: RefCell<HashMap<Vec<u8>, Vec<tokio_postgres::Row>>>,
     /// PostgreSQL's text of each SQLite statement run so far.
     texts: RefCell<HashMap<String, std::sync::Arc<str>>>,
     /// What the room is called in errors (`host/db`, never the password).
@@ -234,6 +238,7 @@ impl PgSession {
             round_trips: std::cell::Cell::new(0),
             opening: RefCell::new(None),
             statements: RefCell::new(HashMap::new()),
+            ahead: RefCell::new(HashMap::new()),
             texts: RefCell::new(HashMap::new()),
             name,
         })
@@ -273,7 +278,75 @@ impl PgSession {
 
     /// Open a transaction by `opening`, sent with its first statement.
     pub(crate) fn open(&self, opening: String) {
+        self.ahead.borrow_mut().clear();
         *self.opening.borrow_mut() = Some(opening);
+    }
+
+    /// The key of a statement's answer read ahead: its text and its arguments as the server
+    /// receives them; `None` when an argument has no type of its own (never read ahead).
+    fn ahead_key(sql: &str, args: &[&dyn Arg]) -> Option<Vec<u8>> {
+        let mut key = sql.as_bytes().to_vec();
+        for arg in args {
+            let ty = arg.pg_type()?;
+            let mut value = bytes::BytesMut::new();
+            let null = arg.pg().to_sql_checked(&ty, &mut value).ok()?;
+            key.push(0);
+            key.extend_from_slice(&ty.oid().to_be_bytes());
+            match null {
+                tokio_postgres::types::IsNull::Yes => key.push(0),
+                tokio_postgres::types::IsNull::No => {
+                    key.push(1);
+                    key.extend_from_slice(&(value.len() as u64).to_be_bytes());
+                    key.extend_from_slice(&value);
+                }
+            }
+        }
+        Some(key)
+    }
+
+    /// Run `statements` in one round trip (sent together, answered in order) and keep their
+    /// answers for the statements of this transaction that ask the same.
+    fn prefetch(&self, statements: &[(&str, &[&dyn Arg])]) -> StoreResult<()> {
+        let mut keyed = Vec::new();
+        for (sql, args) in statements {
+            let (Some(key), Some(typed)) = (Self::ahead_key(sql, args), Self::typed(args)) else {
+                continue;
+            };
+            keyed.push((key, self.text(sql, || pg_text(sql)), typed));
+        }
+        let answers = self.with(async |c| {
+            let mut sent = Vec::new();
+            let mut context = std::task::Context::from_waker(std::task::Waker::noop());
+            for (_, text, typed) in &keyed {
+                let mut answer = Box::pin(c.query_typed(text, typed));
+                // Polled once, each request is queued behind the one before; the answers
+                // are then awaited in order, all in the one round trip.
+                let early = answer.as_mut().poll(&mut context);
+                sent.push((answer, early));
+            }
+            let mut answers = Vec::new();
+            for (answer, early) in sent {
+                answers.push(match early {
+                    std::task::Poll::Ready(done) => done?,
+                    std::task::Poll::Pending => answer.await?,
+                });
+            }
+            Ok(answers)
+        });
+        let answers = answers.map_err(|e| self.error(&e))?;
+        let mut ahead = self.ahead.borrow_mut();
+        for ((key, _, _), rows) in keyed.into_iter().zip(answers) {
+            ahead.insert(key, rows);
+        }
+        Ok(())
+    }
+
+    /// The answer read ahead for `sql` with `args`, taken.
+    fn take_ahead(&self, sql: &str, args: &[&dyn Arg]) -> Option<Vec<tokio_postgres::Row>> {
+        if self.ahead.borrow().is_empty() {
+            return None;
+        }
+        self.ahead.borrow_mut().remove(&Self::ahead_key(sql, args)?)
     }
 
     /// Whether the opening of the transaction is still unsent (no statement ran in it): then
@@ -328,6 +401,9 @@ impl PgSession {
     }
 
     fn query(&self, sql: &str, args: &[&dyn Arg]) -> StoreResult<Vec<tokio_postgres::Row>> {
+        if let Some(rows) = self.take_ahead(sql, args) {
+            return Ok(rows);
+        }
         self.query_as(sql, || pg_text(sql), args)
     }
 
@@ -369,6 +445,8 @@ impl PgSession {
     }
 
     fn execute(&self, sql: &str, args: &[&dyn Arg]) -> StoreResult<u64> {
+        // What was read ahead may no longer be so.
+        self.ahead.borrow_mut().clear();
         if let Some(typed) = Self::typed(args) {
             let text = self.text(sql, || pg_text(sql));
             return self
@@ -407,6 +485,18 @@ impl Conn<'_> {
             Self::Pg(session) => {
                 Ok(usize::try_from(session.execute(sql, args)?).unwrap_or(usize::MAX))
             }
+        }
+    }
+
+    /// Read the answers of `statements` ahead, in one round trip on PostgreSQL, for the
+    /// statements of this transaction that ask the same with the same arguments (each answer is
+    /// taken once; a write in between forgets them all). Nothing on SQLite, whose reads make no
+    /// round trips. A statement read ahead must be one the transaction may run: its answer is
+    /// of the transaction's own snapshot, so taking it changes nothing but the round trips.
+    pub(crate) fn prefetch(&self, statements: &[(&str, &[&dyn Arg])]) -> StoreResult<()> {
+        match self {
+            Self::Lite(_) => Ok(()),
+            Self::Pg(session) => session.prefetch(statements),
         }
     }
 
@@ -477,6 +567,7 @@ impl Conn<'_> {
                 Ok(conn.last_insert_rowid())
             }
             Self::Pg(session) => {
+                session.ahead.borrow_mut().clear();
                 let rows =
                     session.query_as(sql, || crate::pg::sequenced(table, &pg_text(sql)), args)?;
                 let row = rows

@@ -283,15 +283,41 @@ impl Reader<'_> {
         window: i64,
         due_by: crate::Millis,
     ) -> StoreResult<Vec<ReceiptRow>> {
-        let sql = if self.conn.is_pg() {
+        self.conn.rows(
+            &self.repeat_candidates_sql(),
+            args![participant_id, window, due_by],
+            |row| receipt_at(row, 0),
+        )
+    }
+
+    fn repeat_candidates_sql(&self) -> String {
+        if self.conn.is_pg() {
             sql::repeat_candidates(crate::pg::OFFER_TRANSPORT, crate::pg::OFFER_REPEATED)
         } else {
             sql::repeat_candidates(sql::OFFER_TRANSPORT, sql::OFFER_REPEATED)
-        };
-        self.conn
-            .rows(&sql, args![participant_id, window, due_by], |row| {
-                receipt_at(row, 0)
-            })
+        }
+    }
+
+    /// Read ahead what next-turn reads of the session `session_id`, when its participant is
+    /// `participant_id` (as a hook that has just opened it knows): the session, its queued
+    /// messages and its repeat candidates ([`Self::session`], [`Self::queued_for`],
+    /// [`Self::repeat_candidates`] with these arguments), in one round trip on a room. A
+    /// session of another participant only leaves the last two unasked.
+    pub fn prefetch_pending(
+        &self,
+        session_id: &str,
+        participant_id: &str,
+        window: i64,
+        due_by: crate::Millis,
+    ) -> StoreResult<()> {
+        self.conn.prefetch(&[
+            (&crate::ops::session_sql(), args![session_id]),
+            (&sql::queued(self.layout), args![participant_id, window]),
+            (
+                &self.repeat_candidates_sql(),
+                args![participant_id, window, due_by],
+            ),
+        ])
     }
 
     /// A participant's queued receipts of addressed messages, newest first

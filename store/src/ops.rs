@@ -87,8 +87,8 @@ impl Reader<'_> {
 
     /// One session.
     pub fn session(&self, session_id: &str) -> StoreResult<Option<SessionRow>> {
-        let sql = format!("SELECT {SESSION_COLUMNS} FROM sessions WHERE session_id = ?1");
-        self.conn.row(&sql, args![session_id], session_from)
+        self.conn
+            .row(&session_sql(), args![session_id], session_from)
     }
 
     /// The session with a resumption key.
@@ -383,4 +383,9 @@ fn id_index(kind: &str) -> Option<(&'static str, &'static str)> {
         "participant" => Some(("participants", "participant_id")),
         _ => None,
     }
+}
+
+/// One session, by its id.
+pub(crate) fn session_sql() -> String {
+    format!("SELECT {SESSION_COLUMNS} FROM sessions WHERE session_id = ?1")
 }

@@ -10,7 +10,11 @@ impl Delivery {
     pub fn waiting(&self, core: &mut Core, caller: &Caller) -> AccResult<usize> {
         let now = core.now();
         let workspace_id = core.workspace.id.clone();
-        let pending = core.read(|r| pending_for(r, &workspace_id, caller, now))?;
+        let known = core
+            .opened_participant(&caller.session_id)
+            .map(str::to_string);
+        let pending =
+            core.read(|r| pending_for(r, &workspace_id, caller, known.as_deref(), now))?;
         Ok(pending.map_or(0, |p| p.fresh.len() + p.repeats.len()))
     }
 
@@ -27,7 +31,12 @@ impl Delivery {
         let workspace_id = core.workspace.id.clone();
         let budget = core.workspace.config.context_budget_bytes as usize;
         // A read: the caller's presence was refreshed when its session was resolved.
-        let Some(pending) = core.read(|r| pending_for(r, &workspace_id, caller, now))? else {
+        let known = core
+            .opened_participant(&caller.session_id)
+            .map(str::to_string);
+        let Some(pending) =
+            core.read(|r| pending_for(r, &workspace_id, caller, known.as_deref(), now))?
+        else {
             return Ok(RenderAnswer::default());
         };
         if pending.fresh.is_empty() && pending.repeats.is_empty() {
@@ -79,13 +88,24 @@ struct Pending {
     repeats: Vec<(MessageRow, Repeat)>,
 }
 
-/// The caller's pending messages within the next-turn window (newest first).
+/// The caller's pending messages within the next-turn window (newest first). With the
+/// caller's participant known (a hook that opened the session), a room reads it all in one
+/// round trip.
 fn pending_for(
     r: &Reader<'_>,
     workspace_id: &str,
     caller: &Caller,
+    participant: Option<&str>,
     now: Millis,
 ) -> AccResult<Pending> {
+    if let Some(participant) = participant {
+        r.prefetch_pending(
+            &caller.session_id,
+            participant,
+            NEXT_TURN_WINDOW,
+            now - REPEAT_AFTER_MS,
+        )?;
+    }
     let session = check_caller(r, workspace_id, caller)?;
     // The newest queued messages, however many offered ones (which stay unresolved until
     // acknowledged) came after them: from the newest unresolved page alone, a burst of more

@@ -242,3 +242,56 @@ fn text_a_room_cannot_hold_is_refused_and_nothing_of_the_write_stays() {
     let kept = store.read(|r| r.participant_exists("alice")).expect("read");
     assert!(!kept, "the whole write was rolled back");
 }
+
+/// What a room reads ahead is the transaction's own answer: taken, it equals the statement run
+/// then; a write in between forgets it, so a read after the write sees the write.
+#[test]
+fn answers_read_ahead_are_the_transactions_own_and_a_write_forgets_them() {
+    let cluster = Cluster::start();
+    let db = cluster.database("read ahead");
+    let data = tempfile::tempdir().expect("data");
+    acc_store::connect_room(data.path(), "ws_ahead", &db.socket_url()).expect("connect");
+    let mut store = open(data.path(), "ws_ahead");
+    let receipt = |seq: i64| ReceiptRow {
+        message_seq: seq,
+        participant_id: "bob".into(),
+        state: ReceiptState::Queued,
+        updated_at: 12,
+        extensions: json!({}),
+        obligation: Obligation::None,
+        addressed: true,
+    };
+    store
+        .write(|w| -> acc_store::StoreResult<()> {
+            w.ensure_participant("alice", 10)?;
+            w.ensure_participant("bob", 10)?;
+            let seq = w.insert_message(&message("first", "alice", "bob"))?;
+            w.insert_receipt(&receipt(seq))
+        })
+        .expect("write");
+
+    let (ahead, plain) = store
+        .read(|r| -> acc_store::StoreResult<_> {
+            r.prefetch_pending("session_none", "bob", 10, 0)?;
+            let ahead = (r.session("session_none")?, r.queued_for("bob", 10)?);
+            let plain = (r.session("session_none")?, r.queued_for("bob", 10)?);
+            Ok((format!("{ahead:?}"), format!("{plain:?}")))
+        })
+        .expect("read");
+    assert_eq!(ahead, plain, "taken ahead or asked then, the same answer");
+    assert!(ahead.contains("first"), "{ahead}");
+
+    let after_write = store
+        .write(|w| -> acc_store::StoreResult<Vec<String>> {
+            w.reader().prefetch_pending("session_none", "bob", 10, 0)?;
+            let seq = w.insert_message(&message("second", "alice", "bob"))?;
+            w.insert_receipt(&receipt(seq))?;
+            Ok(w.reader()
+                .queued_for("bob", 10)?
+                .into_iter()
+                .map(|m| m.client_message_id)
+                .collect())
+        })
+        .expect("write");
+    assert_eq!(after_write, vec!["second".to_string(), "first".to_string()]);
+}

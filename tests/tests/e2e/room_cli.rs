@@ -283,3 +283,66 @@ fn next_turn_on_the_second_machine_shows_the_first_machines_message_to_a_real_cl
     assert_eq!(receipt["state"], "offered", "{history}");
     assert_eq!(receipt["offer"]["transport"], "next-turn", "{history}");
 }
+
+/// A command's extra environment.
+type Env<'a> = [(&'a str, &'a str)];
+
+/// The round trips each process makes to the room, as the store counts them
+/// (`ACC_TEST_ROUND_TRIPS`): the connection's first read of the room's records and clock, and
+/// each wait for an answer after it. A count, not a time: the figures `acc-bench room` prints
+/// beside its goals, kept from growing back. The hook with nothing to deliver reads its session
+/// by its key, then next-turn's session, queued messages and repeats read ahead together.
+#[test]
+fn each_operation_on_a_room_makes_the_round_trips_on_record() {
+    let world = World::new().on_postgres();
+    let hook_input = |event: &str| {
+        serde_json::json!({"session_id": "trips", "cwd": world.dir, "hook_event_name": event, "source": "startup", "prompt": "go"})
+            .to_string()
+    };
+    let started = world.hook("claude-code", "SessionStart", &hook_input("SessionStart"));
+    assert_eq!(started.code, 0, "{started:?}");
+    let alice = world.attach("alice");
+    let bob = world.attach("bob");
+    let trips = |run: &dyn Fn(&Env)| -> u64 {
+        let file = world.temp.path().join("trips");
+        let _ = std::fs::remove_file(&file);
+        let path = file.display().to_string();
+        run(&[("ACC_TEST_ROUND_TRIPS", path.as_str())]);
+        let counted = std::fs::read_to_string(&file).expect("the store counted its round trips");
+        let (trips, connections) = counted.trim().split_once(' ').expect("trips connections");
+        assert_eq!(connections, "1", "one connection per process: {counted}");
+        trips.parse().expect("a count")
+    };
+    let hook = trips(&|env| {
+        let run = world.hook_with(
+            "claude-code",
+            "UserPromptSubmit",
+            &hook_input("UserPromptSubmit"),
+            env,
+        );
+        assert_eq!(run.code, 0, "{run:?}");
+        assert!(run.stdout.trim().is_empty(), "nothing to deliver: {run:?}");
+    });
+    let send = trips(&|env| {
+        world
+            .acc_as_with(
+                &alice,
+                &["message", "--to", "bob", "--subject", "s", "--body", "b"],
+                env,
+            )
+            .ok_json();
+    });
+    let inbox = trips(&|env| {
+        world
+            .acc_as_with(&bob, &["inbox", "--limit", "20"], env)
+            .ok_json();
+    });
+    // A send refreshes its session's presence in one more when the last was 30 s ago or more
+    // (a loaded machine between the attach and the send).
+    let send = if send == 12 { 11 } else { send };
+    assert_eq!(
+        (hook, send, inbox),
+        (3, 11, 3),
+        "round trips of (the hook with nothing to deliver, a send, an inbox page)"
+    );
+}
