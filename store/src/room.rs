@@ -163,7 +163,11 @@ impl Room {
         }
         Ok(self.session.as_ref().expect("connected above"))
     }
+}
 
+/// The room's records and the server: its meta read and checked, its schema created, its
+/// clock and version, and its transactions.
+impl Room {
     /// The workspace's `acc_meta`, in one round trip (one statement needs no transaction of
     /// its own), which also measures the server's clock against this machine's (half the round
     /// trip either way; see `clock_offset_ms`); `None` when the database has no room for the
