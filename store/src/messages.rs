@@ -4,7 +4,7 @@ use crate::db::{Row, args};
 use serde_json::Value;
 
 use super::{DecisionLink, MessageRow, Reader, ReceiptRow, Writer, json_text, parse_json};
-use crate::StoreResult;
+use crate::{SessionRow, StoreResult};
 
 const MESSAGE_COLUMNS: &str = "m.seq, m.message_id, m.thread_id, m.client_message_id, m.from_participant_id, m.from_session_id, m.to_participant_ids, m.kind, m.obligation, m.subject, m.body, m.in_reply_to, m.artifacts, m.handoff, m.decision_change, m.content_hash, m.sent_at, m.event_seq";
 const RECEIPT_COLUMNS: &str = "r.message_seq, r.participant_id, r.state, r.updated_at, r.extensions, r.obligation, r.addressed";
@@ -61,9 +61,19 @@ pub(super) mod sql {
 
     /// A participant's unresolved messages before a sequence, newest first.
     pub fn inbox() -> String {
+        inbox_of("?1")
+    }
+
+    /// The same of the participant of the session `?1` (a room reads it ahead with the
+    /// session, before the participant is known).
+    pub fn inbox_of_session() -> String {
+        inbox_of("(SELECT participant_id FROM sessions WHERE session_id = ?1)")
+    }
+
+    fn inbox_of(participant: &str) -> String {
         format!(
             "SELECT {MESSAGE_COLUMNS}, {RECEIPT_COLUMNS} FROM receipts r JOIN messages m ON m.seq = r.message_seq
-             WHERE r.participant_id = ?1 AND r.state != 'acknowledged' AND r.message_seq < ?2
+             WHERE r.participant_id = {participant} AND r.state != 'acknowledged' AND r.message_seq < ?2
                AND (m.kind != 'decision' OR {NOT_REPLACED})
              ORDER BY r.message_seq DESC LIMIT ?3"
         )
@@ -229,6 +239,42 @@ impl Reader<'_> {
             args![participant_id, before_seq.unwrap_or(i64::MAX), limit],
             message_and_receipt,
         )
+    }
+
+    /// [`Self::inbox_page`] of `session`'s participant. On a room, after
+    /// [`Self::prefetch_inbox`] with the same arguments, it costs no round trip of its own.
+    pub fn inbox_page_of(
+        &self,
+        session: &SessionRow,
+        before_seq: Option<i64>,
+        limit: i64,
+    ) -> StoreResult<Vec<(MessageRow, ReceiptRow)>> {
+        if !self.conn.is_pg() {
+            return self.inbox_page(&session.participant_id, before_seq, limit);
+        }
+        self.conn.rows(
+            &sql::inbox_of_session(),
+            args![session.session_id, before_seq.unwrap_or(i64::MAX), limit],
+            message_and_receipt,
+        )
+    }
+
+    /// Read ahead, on a room, the session `session_id` ([`Self::session`]) and its
+    /// participant's inbox page ([`Self::inbox_page_of`] with these arguments) in one round
+    /// trip.
+    pub fn prefetch_inbox(
+        &self,
+        session_id: &str,
+        before_seq: Option<i64>,
+        limit: i64,
+    ) -> StoreResult<()> {
+        self.conn.prefetch(&[
+            (&crate::ops::session_sql(), args![session_id]),
+            (
+                &sql::inbox_of_session(),
+                args![session_id, before_seq.unwrap_or(i64::MAX), limit],
+            ),
+        ])
     }
 
     /// Messages of the workspace, newest first, before `before_seq`.
@@ -440,15 +486,5 @@ impl Writer<'_> {
         self.conn
             .execute("DELETE FROM messages WHERE seq = ?1", args![seq])?;
         Ok(())
-    }
-
-    /// The sequence the next appended event will get (events are appended in this transaction).
-    pub fn next_event_seq(&self) -> StoreResult<i64> {
-        let sql = if self.conn.is_pg() {
-            crate::pg::NEXT_EVENT_SEQ
-        } else {
-            "SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'events'), 0) + 1"
-        };
-        self.conn.value(sql, args![])
     }
 }

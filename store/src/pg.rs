@@ -7,10 +7,6 @@
 
 use crate::{StoreError, StoreErrorKind};
 
-/// The sequence the next appended event gets: one past the events' counter, which only the
-/// transaction holding the room's write lock moves.
-pub(crate) const NEXT_EVENT_SEQ: &str = "SELECT value + 1 FROM acc_counters WHERE name = 'events'";
-
 /// The server's clock, in milliseconds since the Unix epoch.
 pub(crate) const SERVER_CLOCK: &str =
     "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint";

@@ -25,6 +25,10 @@ impl Core {
             ));
         };
         store.read(|reader| {
+            if cursor.is_none() {
+                // A room reads the session and the first page in one round trip.
+                reader.prefetch_inbox(&caller.session_id, None, limit + 1)?;
+            }
             let session = crate::identity::check_caller(reader, &workspace_id, caller)?;
             let before = match cursor {
                 None => None,
@@ -38,7 +42,7 @@ impl Core {
                     Some(anchor.seq)
                 }
             };
-            let mut rows = reader.inbox_page(&session.participant_id, before, limit + 1)?;
+            let mut rows = reader.inbox_page_of(&session, before, limit + 1)?;
             let has_more = rows.len() as i64 > limit;
             rows.truncate(limit as usize);
             let mut items = Vec::with_capacity(rows.len());

@@ -291,7 +291,6 @@ fn write_message(
     } else {
         addressed.to.clone()
     };
-    let event_seq = w.next_event_seq()?;
     let mut message = MessageRow {
         seq: 0,
         message_id,
@@ -310,7 +309,8 @@ fn write_message(
         decision_change: decision_change(draft).map(|change| wire::json(&change)),
         content_hash: addressed.hash,
         sent_at: now,
-        event_seq,
+        // The `message.recorded` event's, appended first (below).
+        event_seq: 0,
     };
     let recorded = Event::MessageRecorded {
         message_id: message.message_id.clone(),
@@ -323,7 +323,7 @@ fn write_message(
         in_reply_to: message.in_reply_to.clone(),
     }
     .append(w, now, Some(&session.session_id), Some(&sender))?;
-    debug_assert_eq!(recorded, event_seq);
+    message.event_seq = recorded;
     message.seq = w.insert_message(&message)?;
     let mut receipts = Vec::with_capacity(recipients.len());
     for participant in recipients {

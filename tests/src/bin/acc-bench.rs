@@ -531,8 +531,7 @@ fn bulk_messages(core: &mut Core, sender: &Caller, recipient: &str, from: usize,
                 for i in next..end {
                     let question = i % 20 == 0;
                     let id = format!("message_bulk{i:016}");
-                    let event_seq = w.next_event_seq()?;
-                    w.append_event(
+                    let event_seq = w.append_event(
                         "message.recorded",
                         now,
                         Some(&sender.session_id),
