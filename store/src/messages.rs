@@ -208,13 +208,28 @@ impl Reader<'_> {
         message_seq: i64,
         participant_id: &str,
     ) -> StoreResult<Option<ReceiptRow>> {
-        let sql = format!(
-            "SELECT {RECEIPT_COLUMNS} FROM receipts r WHERE r.message_seq = ?1 AND r.participant_id = ?2"
-        );
         self.conn
-            .row(&sql, args![message_seq, participant_id], |row| {
+            .row(&receipt_sql(), args![message_seq, participant_id], |row| {
                 receipt_at(row, 0)
             })
+    }
+
+    /// Read ahead, on a room, what routing the message `message_seq` asks of each of
+    /// `recipients` first: its receipt ([`Self::receipt`]) and its open sessions
+    /// ([`Self::open_sessions_of`]), in one round trip.
+    pub fn prefetch_routes(&self, message_seq: i64, recipients: &[&str]) -> StoreResult<()> {
+        let receipt = receipt_sql();
+        let sessions = crate::ops::open_sessions_sql();
+        let keys: Vec<[&dyn crate::db::Arg; 2]> = recipients
+            .iter()
+            .map(|r| [&message_seq as _, r as _])
+            .collect();
+        let mut statements: Vec<(&str, &[&dyn crate::db::Arg])> = Vec::new();
+        for key in &keys {
+            statements.push((receipt.as_str(), key.as_slice()));
+            statements.push((sessions.as_str(), &key[1..]));
+        }
+        self.conn.prefetch(&statements)
     }
 
     /// Every receipt of a message, by participant.
@@ -487,4 +502,11 @@ impl Writer<'_> {
             .execute("DELETE FROM messages WHERE seq = ?1", args![seq])?;
         Ok(())
     }
+}
+
+/// One receipt, by message and participant.
+fn receipt_sql() -> String {
+    format!(
+        "SELECT {RECEIPT_COLUMNS} FROM receipts r WHERE r.message_seq = ?1 AND r.participant_id = ?2"
+    )
 }

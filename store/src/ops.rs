@@ -63,11 +63,7 @@ impl Reader<'_> {
     pub fn participant_exists(&self, participant_id: &str) -> StoreResult<bool> {
         Ok(self
             .conn
-            .row(
-                "SELECT 1 FROM participants WHERE participant_id = ?1",
-                args![participant_id],
-                |_| Ok(()),
-            )?
+            .row(PARTICIPANT_EXISTS, args![participant_id], |_| Ok(()))?
             .is_some())
     }
 
@@ -112,10 +108,20 @@ impl Reader<'_> {
 
     /// The open sessions of one participant, oldest first.
     pub fn open_sessions_of(&self, participant_id: &str) -> StoreResult<Vec<SessionRow>> {
-        let sql = format!(
-            "SELECT {SESSION_COLUMNS} FROM sessions WHERE participant_id = ?1 AND closed_at IS NULL ORDER BY opened_at, session_id"
-        );
-        self.conn.rows(&sql, args![participant_id], session_from)
+        self.conn
+            .rows(&open_sessions_sql(), args![participant_id], session_from)
+    }
+
+    /// Read ahead, on a room, what a send from the session `session_id` to `to` asks first:
+    /// the session ([`Self::session`]) and whether each name is a participant
+    /// ([`Self::participant_exists`]), in one round trip.
+    pub fn prefetch_send(&self, session_id: &str, to: &[String]) -> StoreResult<()> {
+        let session = session_sql();
+        let id: [&dyn crate::db::Arg; 1] = [&session_id];
+        let mut statements: Vec<(&str, &[&dyn crate::db::Arg])> = vec![(session.as_str(), &id)];
+        let names: Vec<[&dyn crate::db::Arg; 1]> = to.iter().map(|n| [n as _]).collect();
+        statements.extend(names.iter().map(|n| (PARTICIPANT_EXISTS, n.as_slice())));
+        self.conn.prefetch(&statements)
     }
 
     /// Every intent.
@@ -388,4 +394,14 @@ fn id_index(kind: &str) -> Option<(&'static str, &'static str)> {
 /// One session, by its id.
 pub(crate) fn session_sql() -> String {
     format!("SELECT {SESSION_COLUMNS} FROM sessions WHERE session_id = ?1")
+}
+
+/// Whether a participant exists.
+const PARTICIPANT_EXISTS: &str = "SELECT 1 FROM participants WHERE participant_id = ?1";
+
+/// A participant's open sessions, oldest first.
+pub(crate) fn open_sessions_sql() -> String {
+    format!(
+        "SELECT {SESSION_COLUMNS} FROM sessions WHERE participant_id = ?1 AND closed_at IS NULL ORDER BY opened_at, session_id"
+    )
 }

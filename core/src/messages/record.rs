@@ -422,6 +422,8 @@ impl Core {
         let liveness = self.liveness();
         let workspace_id = self.workspace.id.clone();
         self.store_for_write()?.write(|w| {
+            // A room reads the session and the recipients' names in one round trip.
+            w.reader().prefetch_send(&caller.session_id, &draft.to)?;
             let session = check_caller_allow_closed(&w.reader(), &workspace_id, caller)?;
             let addressed = address(
                 &w.reader(),

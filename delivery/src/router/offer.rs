@@ -118,6 +118,11 @@ impl Delivery {
         receipts: &[ReceiptRow],
     ) -> AccResult<Checked> {
         let mut routes = Vec::with_capacity(receipts.len());
+        if !message.to_participant_ids.is_empty() {
+            let recipients: Vec<&str> =
+                receipts.iter().map(|r| r.participant_id.as_str()).collect();
+            r.prefetch_routes(message.seq, &recipients)?;
+        }
         for receipt in receipts {
             let recipient = receipt.participant_id.as_str();
             routes.push(if message.to_participant_ids.is_empty() {
