@@ -35,7 +35,12 @@ impl Store {
         now: Millis,
     ) -> StoreResult<Self> {
         Ok(Self(match room_url(data_dir, &workspace.workspace_id)? {
-            Some(url) => Backend::Pg(Box::new(room::Room::open_or_create(&url, workspace, now)?)),
+            Some(url) => Backend::Pg(Box::new(room::Room::open_or_create(
+                &url,
+                workspace,
+                now,
+                Some(data_dir),
+            )?)),
             None => Backend::Lite(Lite::open_or_create(data_dir, workspace, now)?),
         }))
     }
@@ -43,7 +48,7 @@ impl Store {
     /// Open an existing store without creating anything; `None` when there is none yet.
     pub fn open_existing(data_dir: &Path, workspace_id: &str) -> StoreResult<Option<Self>> {
         Ok(match room_url(data_dir, workspace_id)? {
-            Some(url) => room::Room::open_existing(&url, workspace_id)?
+            Some(url) => room::Room::open_existing(&url, workspace_id, data_dir)?
                 .map(|room| Self(Backend::Pg(Box::new(room)))),
             None => Lite::open_existing(data_dir, workspace_id)?.map(|s| Self(Backend::Lite(s))),
         })
@@ -53,7 +58,7 @@ impl Store {
     /// whatever room file there is: `acc room connect` proves a URL with it before recording it.
     pub fn open_room(url: &str, workspace: &WorkspaceRecord, now: Millis) -> StoreResult<Self> {
         Ok(Self(Backend::Pg(Box::new(room::Room::open_or_create(
-            url, workspace, now,
+            url, workspace, now, None,
         )?))))
     }
 

@@ -190,6 +190,11 @@ pub(crate) struct PgSession {
     /// statement in the same round trip; `None` once sent, or outside a transaction.
     opening: RefCell<Option<String>>,
     statements: RefCell<HashMap<String, tokio_postgres::Statement>>,
+    /// Whether the next round trip carries the room's meta read first ([`Self::meta_ahead`]).
+    meta_ahead: std::cell::Cell<bool>,
+    /// The answer of the meta read that went with a round trip, and this machine's clock
+    /// before and after it (milliseconds since the Unix epoch).
+    meta_answer: RefCell<Option<MetaAnswer>>,
     /// Answers read ahead in this transaction ([`Conn::prefetch`]), by statement and
     /// arguments, each taken by the first statement that asks it; emptied by any write and at
     /// the end of the transaction.
@@ -216,6 +221,10 @@ impl Drop for PgSession {
 /// The answer of one round trip.
 type Answer<T> = Result<T, tokio_postgres::Error>;
 
+/// The room's meta read that went with a round trip, and this machine's clock before and after
+/// it (milliseconds since the Unix epoch).
+pub(crate) type MetaAnswer = (Answer<Vec<tokio_postgres::Row>>, i64, i64);
+
 impl PgSession {
     /// Connect with `config`, its runtime made for the connection.
     pub(crate) fn connect(config: &tokio_postgres::Config, name: String) -> StoreResult<Self> {
@@ -237,6 +246,8 @@ impl PgSession {
             connection: Some(connection),
             round_trips: std::cell::Cell::new(0),
             opening: RefCell::new(None),
+            meta_ahead: std::cell::Cell::new(false),
+            meta_answer: RefCell::new(None),
             statements: RefCell::new(HashMap::new()),
             ahead: RefCell::new(HashMap::new()),
             texts: RefCell::new(HashMap::new()),
@@ -244,30 +255,68 @@ impl PgSession {
         })
     }
 
-    /// Make one round trip to the server with the client; a pending transaction opening goes
-    /// first, in the same round trip, and its failure (a lock not had in time) is the answer.
+    /// Make one round trip to the server with the client. What is due ahead of it goes first,
+    /// in the same round trip: the room's meta read ([`Self::meta_ahead`], its answer kept for
+    /// [`Self::meta_answer`]) and a transaction's opening, whose failure (a lock not had in time)
+    /// is then the answer.
     pub(crate) fn with<T>(
         &self,
         f: impl AsyncFnOnce(&tokio_postgres::Client) -> Answer<T>,
     ) -> Answer<T> {
+        use std::task::Poll;
         self.round_trips.set(self.round_trips.get() + 1);
         let opening = self.opening.borrow_mut().take();
-        self.runtime.block_on(async {
-            let Some(opening) = opening else {
-                return f(self.client()).await;
-            };
-            // Polled once here, the opening is queued before the statement; both then travel
-            // together and their answers come back in that order.
-            let mut opened = std::pin::pin!(self.client().batch_execute(&opening));
+        let meta_ahead = self.meta_ahead.replace(false);
+        let before = system_ms();
+        let (meta, answer) = self.runtime.block_on(async {
+            let client = self.client();
             let mut context = std::task::Context::from_waker(std::task::Waker::noop());
-            if let std::task::Poll::Ready(done) = opened.as_mut().poll(&mut context) {
-                done?;
-                return f(self.client()).await;
-            }
-            let (opened, answer) = tokio::join!(opened, f(self.client()));
-            opened?;
-            answer
-        })
+            // Polled once, each request is queued behind the one before it: they travel
+            // together, are answered in that order, and are awaited in that order (the driver
+            // hands an answer over only as fast as it is taken).
+            let mut meta = meta_ahead.then(|| Box::pin(client.query_typed(crate::pg::META, &[])));
+            let meta_early = meta.as_mut().map(|m| m.as_mut().poll(&mut context));
+            let mut opened = opening
+                .as_deref()
+                .map(|o| Box::pin(client.batch_execute(o)));
+            let opened_early = opened.as_mut().map(|o| o.as_mut().poll(&mut context));
+            let mut answer = Box::pin(f(client));
+            let answer_early = answer.as_mut().poll(&mut context);
+            let meta = match (meta, meta_early) {
+                (Some(_), Some(Poll::Ready(done))) => Some(done),
+                (Some(meta), _) => Some(meta.await),
+                (None, _) => None,
+            };
+            let opened = match (opened, opened_early) {
+                (Some(_), Some(Poll::Ready(done))) => done,
+                (Some(opened), _) => opened.await,
+                (None, _) => Ok(()),
+            };
+            let answer = match answer_early {
+                Poll::Ready(done) => done,
+                Poll::Pending => answer.await,
+            };
+            (meta, opened.and(answer))
+        });
+        if let Some(meta) = meta {
+            *self.meta_answer.borrow_mut() = Some((meta, before, system_ms()));
+        }
+        answer
+    }
+
+    /// Read the room's meta ahead of the next round trip, in it.
+    pub(crate) fn meta_ahead(&self) {
+        self.meta_ahead.set(true);
+    }
+
+    /// Not read the meta ahead after all (it is read on its own).
+    pub(crate) fn no_meta_ahead(&self) {
+        self.meta_ahead.set(false);
+    }
+
+    /// The meta read that went with a round trip, with the clock before and after it; taken.
+    pub(crate) fn meta_answer(&self) -> Option<MetaAnswer> {
+        self.meta_answer.borrow_mut().take()
     }
 
     fn client(&self) -> &tokio_postgres::Client {
@@ -620,4 +669,11 @@ fn strip_index_hints(sql: &str) -> String {
     }
     out.push_str(rest);
     out
+}
+
+/// This machine's clock, in milliseconds since the Unix epoch.
+pub(crate) fn system_ms() -> crate::Millis {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }

@@ -495,6 +495,7 @@ mod pg;
 mod push;
 mod room;
 mod rooms;
+mod seen;
 mod sql_log;
 pub use backend::Store;
 pub use messages::HistoryFilter;

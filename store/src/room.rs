@@ -6,8 +6,10 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::db::PgSession;
+use crate::db::system_ms;
 use crate::layout::Layout;
 use crate::pg::{error, schema};
+use crate::seen::{Meta, read_seen, seen_file, write_seen};
 use crate::{Millis, StoreError, StoreErrorKind, StoreResult, WorkspaceRecord};
 
 /// The name of a workspace's schema in a room's database: each workspace is a schema of its
@@ -51,6 +53,14 @@ pub(crate) struct Room {
     /// Round trips of sessions already replaced, and connections made.
     earlier_trips: u64,
     connections: u64,
+    /// This data home's record of the room (`seen.rs`), with what it held when the room was
+    /// opened; `None` for a room opened without a data home (`acc room connect`'s proof).
+    seen: Option<(PathBuf, Option<(Meta, i64)>)>,
+    /// The URL the room was opened by (what the record names).
+    url: String,
+    /// The meta this process trusts from the record until its first read's answer brings the
+    /// room's own (checked then, before that answer is used); `None` once checked.
+    unverified: Option<Meta>,
 }
 
 impl Drop for Room {
@@ -76,13 +86,20 @@ impl Room {
         &self.name
     }
 
-    /// Open the room of `workspace` at `url`, creating its schema when the database has none.
+    /// Open the room of `workspace` at `url`, creating its schema when the database has none;
+    /// `data_dir` keeps this data home's record of it.
     pub(crate) fn open_or_create(
         url: &str,
         workspace: &WorkspaceRecord,
         now: Millis,
+        data_dir: Option<&std::path::Path>,
     ) -> StoreResult<Self> {
         let mut room = Self::connect(url, &workspace.workspace_id)?;
+        room.seen = data_dir.map(|dir| {
+            let file = seen_file(dir, &workspace.workspace_id);
+            let held = read_seen(&file, url);
+            (file, held)
+        });
         let meta = match room.meta()? {
             Some(meta) => meta,
             None => {
@@ -93,16 +110,34 @@ impl Room {
             }
         };
         room.check(&meta)?;
+        room.remember(&meta);
         Ok(room)
     }
 
     /// Open the room of `workspace_id` at `url`; `None` when the database holds none yet.
-    pub(crate) fn open_existing(url: &str, workspace_id: &str) -> StoreResult<Option<Self>> {
+    /// When this data home (`data_dir`) saw the room before, its record stands in for the
+    /// room's meta until the first read brings it, in that read's round trip.
+    pub(crate) fn open_existing(
+        url: &str,
+        workspace_id: &str,
+        data_dir: &std::path::Path,
+    ) -> StoreResult<Option<Self>> {
         let mut room = Self::connect(url, workspace_id)?;
+        let file = seen_file(data_dir, workspace_id);
+        let held = read_seen(&file, url);
+        room.seen = Some((file, held.clone()));
+        if let Some((meta, offset)) = held
+            && room.check(&meta).is_ok()
+        {
+            room.clock_offset_ms = offset;
+            room.unverified = Some(meta);
+            return Ok(Some(room));
+        }
         let Some(meta) = room.meta()? else {
             return Ok(None);
         };
         room.check(&meta)?;
+        room.remember(&meta);
         Ok(Some(room))
     }
 
@@ -141,6 +176,9 @@ impl Room {
             clock_offset_ms: 0,
             earlier_trips: 0,
             connections: 0,
+            seen: None,
+            url: url.to_string(),
+            unverified: None,
             layout: Layout {
                 revision: 0,
                 readable_by: 0,
@@ -185,13 +223,7 @@ impl Room {
             Err(e) => return Err(error(&name, &e)),
         };
         let after = system_ms();
-        let mut meta = std::collections::BTreeMap::new();
-        let mut server = None;
-        for row in &rows {
-            let row = crate::db::Row::Pg(row);
-            meta.insert(row.get(0)?, row.get(1)?);
-            server = Some(row.get::<i64>(2)?);
-        }
+        let (meta, server) = meta_of(&rows)?;
         match server {
             Some(server) => self.clock_offset_ms = server - (before + after) / 2,
             None => self.measure_clock()?,
@@ -358,13 +390,37 @@ impl Room {
         } else {
             format!("BEGIN; SELECT pg_advisory_xact_lock({})", self.lock)
         };
+        if self.unverified.is_some() && !read_only {
+            // A writer checks the room before it writes anything.
+            self.verify_alone()?;
+        }
         let name = self.name.clone();
+        let ahead = self.unverified.is_some();
         let session = self.session()?;
+        if ahead {
+            session.meta_ahead();
+        }
         session.open(opening);
         let done = f(crate::db::Conn::Pg(session));
-        if session.unopened() {
+        let unopened = session.unopened();
+        let meta = session.meta_answer();
+        // The room's own meta came with the first statement: checked before its answer counts.
+        if let Some(meta) = meta
+            && let Err(e) = self.verify(meta)
+        {
+            if !unopened && let Some(session) = self.session.as_ref() {
+                session.send_unanswered("ROLLBACK");
+            }
+            return Err(e.into());
+        }
+        if unopened {
             return done;
         }
+        let Some(session) = self.session.as_ref() else {
+            return Err(
+                StoreError::internal("the room's session went during its transaction").into(),
+            );
+        };
         match done {
             Ok(value) if read_only => {
                 session.send_unanswered("COMMIT");
@@ -408,9 +464,93 @@ fn room_name(config: &tokio_postgres::Config) -> String {
     )
 }
 
-/// This machine's clock, in milliseconds since the Unix epoch.
-fn system_ms() -> Millis {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+/// The meta records among `rows` of [`crate::pg::META`], and the server's clock they carry
+/// (`None` when there were none).
+fn meta_of(rows: &[tokio_postgres::Row]) -> StoreResult<(Meta, Option<i64>)> {
+    let mut meta = Meta::new();
+    let mut server = None;
+    for row in rows {
+        let row = crate::db::Row::Pg(row);
+        meta.insert(row.get(0)?, row.get(1)?);
+        server = Some(row.get::<i64>(2)?);
+    }
+    Ok((meta, server))
+}
+
+/// What this data home remembers of the room: its record, kept in step with what was checked.
+impl Room {
+    /// Check the room's meta, read on its own, against what the record said.
+    fn verify_alone(&mut self) -> StoreResult<()> {
+        if let Some(session) = self.session.as_ref() {
+            session.no_meta_ahead();
+        }
+        let meta = self.meta()?;
+        self.settle(meta)
+    }
+
+    /// Check the meta that came with a round trip (`answer`, with this machine's clock before
+    /// and after it).
+    fn verify(&mut self, (answer, before, after): crate::db::MetaAnswer) -> StoreResult<()> {
+        let rows = match answer {
+            Ok(rows) => rows,
+            Err(e) if e.code() == Some(&tokio_postgres::error::SqlState::UNDEFINED_TABLE) => {
+                return self.settle(None);
+            }
+            Err(e) => return Err(error(&self.name, &e)),
+        };
+        let (meta, server) = meta_of(&rows)?;
+        if let Some(server) = server {
+            self.clock_offset_ms = server - (before + after) / 2;
+        }
+        self.settle(Some(meta))
+    }
+
+    /// The room's own meta (`None`: the room holds no records of the workspace) against the
+    /// record that stood in for it.
+    fn settle(&mut self, meta: Option<Meta>) -> StoreResult<()> {
+        let Some(meta) = meta else {
+            if let Some((file, _)) = &self.seen {
+                let _ = std::fs::remove_file(file);
+            }
+            return Err(StoreError::new(
+                StoreErrorKind::Unavailable,
+                format!(
+                    "the room at {} holds no records of workspace `{}`, though this data home saw them there before (was the database or its schema dropped?); nothing was changed",
+                    self.name, self.workspace_id
+                ),
+            ));
+        };
+        if self.unverified.as_ref() != Some(&meta) {
+            let used = self.layout.effective();
+            self.check(&meta)?;
+            if self.layout.effective() != used {
+                self.remember(&meta);
+                return Err(StoreError::new(
+                    StoreErrorKind::Busy,
+                    format!(
+                        "the room at {} changed its layout while this command read it; nothing was changed: run it again",
+                        self.name
+                    ),
+                ));
+            }
+        }
+        self.unverified = None;
+        self.remember(&meta);
+        Ok(())
+    }
+
+    /// Record what was checked, when the record says otherwise (its meta, or a clock offset
+    /// more than 20 ms away).
+    fn remember(&mut self, meta: &Meta) {
+        let Some((file, held)) = &mut self.seen else {
+            return;
+        };
+        let same = held
+            .as_ref()
+            .is_some_and(|(m, offset)| m == meta && (offset - self.clock_offset_ms).abs() <= 20);
+        if !same {
+            write_seen(file, &self.url, meta, self.clock_offset_ms);
+            *held = Some((meta.clone(), self.clock_offset_ms));
+        }
+    }
 }

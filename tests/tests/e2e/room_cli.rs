@@ -288,10 +288,12 @@ fn next_turn_on_the_second_machine_shows_the_first_machines_message_to_a_real_cl
 type Env<'a> = [(&'a str, &'a str)];
 
 /// The round trips each process makes to the room, as the store counts them
-/// (`ACC_TEST_ROUND_TRIPS`): the connection's first read of the room's records and clock, and
-/// each wait for an answer after it. A count, not a time: the figures `acc-bench room` prints
-/// beside its goals, kept from growing back. The hook with nothing to deliver reads its session
-/// by its key, then next-turn's session, queued messages and repeats read ahead together.
+/// (`ACC_TEST_ROUND_TRIPS`: each wait for an answer after the connection's start-up). A count,
+/// not a time: the figures `acc-bench room` prints beside its goals, kept from growing back.
+/// The data home saw the room before (`room-seen`), so the room's meta travels with the first
+/// read. The hook with nothing to deliver reads its session by its key, then next-turn's
+/// session, queued messages and repeats read ahead together; the inbox reads the session and
+/// its page together; a send, a writer, checks the room's meta on its own first.
 #[test]
 fn each_operation_on_a_room_makes_the_round_trips_on_record() {
     let world = World::new().on_postgres();
@@ -342,7 +344,104 @@ fn each_operation_on_a_room_makes_the_round_trips_on_record() {
     let send = if send == 9 { 8 } else { send };
     assert_eq!(
         (hook, send, inbox),
-        (3, 8, 2),
+        (2, 8, 1),
         "round trips of (the hook with nothing to deliver, a send, an inbox page)"
     );
+}
+
+/// What a data home saw of its room (`room-seen`) spares the next process the meta's own round
+/// trip, but never a check: the room's meta comes with the first read and is checked before
+/// that read's answer is used. A room that moved to a layout this build cannot use is refused
+/// though the record said otherwise; a dropped room is named, and its record goes; a record
+/// that does not parse, or names another room, is as good as none.
+#[test]
+fn what_a_data_home_saw_of_its_room_is_checked_by_the_next_read() {
+    let cluster = Cluster::start();
+    let db = cluster.database("seen");
+    let world = World::new();
+    acc_store::connect_default_room(&world.data_home.join("acc"), &db.socket_url())
+        .expect("the room");
+    let alice = world.attach("alice");
+    let bob = world.attach("bob");
+    world.tell(&bob, "alice", "note", "for alice");
+    let record = world
+        .data_home
+        .join("acc/workspaces")
+        .join(world.workspace_id())
+        .join("room-seen");
+    let seen = std::fs::read_to_string(&record).expect("the data home's record of the room");
+    assert!(seen.starts_with("postgres://"), "{seen}");
+    assert!(seen.contains("layout_revision\t"), "{seen}");
+    let inbox = || world.acc_as(&alice, &["inbox"]);
+    assert_eq!(inbox().ok_json()["items"].as_array().map(Vec::len), Some(1));
+
+    let mut admin = db.config().connect(postgres::NoTls).expect("admin");
+    let schema: String = admin
+        .query_one(
+            "SELECT nspname::text FROM pg_namespace WHERE nspname LIKE 'acc\\_%'",
+            &[],
+        )
+        .expect("the room's schema")
+        .get(0);
+    let original: Vec<(String, String)> = admin
+        .query(
+            &format!("SELECT key, value FROM {schema}.acc_meta WHERE key LIKE 'layout\\_%'"),
+            &[],
+        )
+        .expect("the layout")
+        .iter()
+        .map(|row| (row.get(0), row.get(1)))
+        .collect();
+    let set = |key: &str, value: &str, admin: &mut postgres::Client| {
+        admin
+            .execute(
+                &format!("UPDATE {schema}.acc_meta SET value = $2 WHERE key = $1"),
+                &[&key, &value],
+            )
+            .expect("set the layout");
+    };
+    set("layout_revision", "999", &mut admin);
+    set("layout_readable_by", "999", &mut admin);
+    let refused = inbox().err(4, "store_version_unsupported");
+    assert!(
+        refused["message"].as_str().unwrap_or("").contains("999"),
+        "{refused}"
+    );
+    for (key, value) in &original {
+        set(key, value, &mut admin);
+    }
+    assert_eq!(inbox().ok_json()["items"].as_array().map(Vec::len), Some(1));
+
+    // The record less its clock offset (its second line), which each reading measures afresh.
+    let records = |text: &str| {
+        let mut lines: Vec<&str> = text.lines().collect();
+        lines.remove(1);
+        lines.join("\n")
+    };
+    for junk in [
+        "not a record\n".to_string(),
+        seen.replacen("postgres://", "postgres://elsewhere", 1),
+    ] {
+        std::fs::write(&record, junk).expect("junk");
+        assert_eq!(inbox().ok_json()["items"].as_array().map(Vec::len), Some(1));
+        let rewritten = std::fs::read_to_string(&record).expect("record");
+        assert_eq!(
+            records(&rewritten),
+            records(&seen),
+            "the meta read on its own writes the record again"
+        );
+    }
+
+    admin
+        .batch_execute(&format!("DROP SCHEMA {schema} CASCADE"))
+        .expect("drop the room");
+    let gone = inbox().err(4, "storage_unavailable");
+    let message = gone["message"].as_str().unwrap_or("");
+    assert!(message.contains("holds no records"), "{gone}");
+    assert!(message.contains(&db.name), "{gone}");
+    assert!(!record.exists(), "the record of a room that is gone goes");
+    // Without the record the room is simply absent, as before it was made.
+    world
+        .acc_as(&alice, &["inbox"])
+        .err(5, "caller_workspace_mismatch");
 }
