@@ -277,3 +277,46 @@ fn a_statement_timeout_is_storage_unavailable_and_writes_nothing() {
         "nothing was written"
     );
 }
+
+/// A room whose URL asks for TLS (`sslmode=require`) of a server that offers none, over
+/// loopback: refused with `storage_unavailable` (exit 4) naming the host and the cause, and
+/// nothing recorded: connecting writes no room file, and a workspace already in the room
+/// answers every command the same, its hook failing open with its one line.
+#[test]
+fn a_refused_tls_handshake_is_storage_unavailable_naming_the_host_and_changes_nothing() {
+    let cluster = Cluster::start();
+    let db = cluster.database("no tls");
+    let world = World::new();
+    std::fs::write(world.dir.join("acc.workspace.json"), CONFIG).expect("config");
+    world.set_env("PGPASSWORD", &db.password);
+    let url = format!("{}?sslmode=require", db.url());
+    let refused = world
+        .acc(&["room", "connect", &url])
+        .err(4, "storage_unavailable");
+    let message = refused["message"].as_str().unwrap_or("");
+    assert!(message.contains("127.0.0.1"), "{refused}");
+    assert!(message.to_lowercase().contains("tls"), "{refused}");
+    assert!(!message.contains(&db.password), "{refused}");
+    let room_file = world.data_home.join("acc/workspaces/faulty-room/room");
+    assert!(!room_file.exists(), "nothing recorded");
+
+    // A room file that asks for TLS (written by hand, or by a build that had it).
+    world.acc(&["room", "connect", &db.url()]).ok_json();
+    std::fs::write(&room_file, format!("{url}\n")).expect("the room file");
+    let status = world.acc(&["status"]).err(4, "storage_unavailable");
+    assert!(
+        status["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("127.0.0.1"),
+        "{status}"
+    );
+    let input = json!({"session_id": "tls", "cwd": world.dir, "hook_event_name": "UserPromptSubmit", "prompt": "hi"}).to_string();
+    let hook = world.hook("claude-code", "UserPromptSubmit", &input);
+    assert_eq!(hook.code, 0, "{hook:?}");
+    assert!(
+        hook.stdout
+            .contains("coordination is unavailable this turn"),
+        "{hook:?}"
+    );
+}
