@@ -45,6 +45,19 @@ fn open(data: &Path, id: &str) -> Store {
     Store::open_or_create(data, &workspace(id), 1).expect("the room opens")
 }
 
+/// A queued, addressed receipt of message `seq` for `participant`.
+fn queued(seq: i64, participant: &str) -> ReceiptRow {
+    ReceiptRow {
+        message_seq: seq,
+        participant_id: participant.into(),
+        state: ReceiptState::Queued,
+        updated_at: 12,
+        extensions: json!({}),
+        obligation: Obligation::None,
+        addressed: true,
+    }
+}
+
 #[test]
 fn a_room_on_postgres_keeps_what_was_written_and_each_workspace_is_its_own() {
     let cluster = Cluster::start();
@@ -73,15 +86,7 @@ fn a_room_on_postgres_keeps_what_was_written_and_each_workspace_is_its_own() {
             let mut m = message("c1", "alice", "bob");
             m.event_seq = event;
             let seq = w.insert_message(&m)?;
-            w.insert_receipt(&ReceiptRow {
-                message_seq: seq,
-                participant_id: "bob".into(),
-                state: ReceiptState::Queued,
-                updated_at: 12,
-                extensions: json!({}),
-                obligation: Obligation::None,
-                addressed: true,
-            })?;
+            w.insert_receipt(&queued(seq, "bob"))?;
             Ok(seq)
         })
         .expect("write");
@@ -255,21 +260,12 @@ fn answers_read_ahead_are_the_transactions_own_and_a_write_forgets_them() {
     let data = tempfile::tempdir().expect("data");
     acc_store::connect_room(data.path(), "ws_ahead", &db.socket_url()).expect("connect");
     let mut store = open(data.path(), "ws_ahead");
-    let receipt = |seq: i64| ReceiptRow {
-        message_seq: seq,
-        participant_id: "bob".into(),
-        state: ReceiptState::Queued,
-        updated_at: 12,
-        extensions: json!({}),
-        obligation: Obligation::None,
-        addressed: true,
-    };
     store
         .write(|w| -> acc_store::StoreResult<()> {
             w.ensure_participant("alice", 10)?;
             w.ensure_participant("bob", 10)?;
             let seq = w.insert_message(&message("first", "alice", "bob"))?;
-            w.insert_receipt(&receipt(seq))
+            w.insert_receipt(&queued(seq, "bob"))
         })
         .expect("write");
 
@@ -288,7 +284,7 @@ fn answers_read_ahead_are_the_transactions_own_and_a_write_forgets_them() {
         .write(|w| -> acc_store::StoreResult<Vec<String>> {
             w.reader().prefetch_pending("session_none", "bob", 10, 0)?;
             let seq = w.insert_message(&message("second", "alice", "bob"))?;
-            w.insert_receipt(&receipt(seq))?;
+            w.insert_receipt(&queued(seq, "bob"))?;
             Ok(w.reader()
                 .queued_for("bob", 10)?
                 .into_iter()
