@@ -91,21 +91,19 @@ fn connect(ws: &Workspace, data_dir: &Path, url: &str, every: bool) -> AccResult
     })
 }
 
-/// The room file in force for the workspace: its own, else its data home's.
-fn room_file(ws: &Workspace, data_dir: &Path) -> Option<PathBuf> {
-    [
-        acc_store::workspace_dir(data_dir, &ws.id).join(acc_store::ROOM_FILE),
-        data_dir.join(acc_store::ROOM_FILE),
-    ]
-    .into_iter()
-    .find(|f| f.exists())
+/// The room file in force for the workspace (its own, else its data home's), with the URL it
+/// names; or the URL `ACC_ROOM` names, without a file.
+fn chosen(ws: &Workspace, data_dir: &Path) -> AccResult<Option<(String, Option<PathBuf>)>> {
+    Ok(
+        acc_store::room_choice(data_dir, &ws.id)?.map(|(url, source)| match source {
+            acc_store::RoomSource::File(file) => (url, Some(file)),
+            acc_store::RoomSource::Environment => (url, None),
+        }),
+    )
 }
 
 fn show(ws: &Workspace, data_dir: &Path) -> AccResult<Output> {
-    let file = room_file(ws, data_dir).unwrap_or_default();
-    let has_file = !file.as_os_str().is_empty();
-    let url = acc_store::room_url(data_dir, &ws.id)?;
-    let Some(url) = url else {
+    let Some((url, file)) = chosen(ws, data_dir)? else {
         let location = acc_store::workspace_dir(data_dir, &ws.id)
             .join(acc_store::STORE_FILE)
             .display()
@@ -127,17 +125,10 @@ fn show(ws: &Workspace, data_dir: &Path) -> AccResult<Output> {
     let now = clock()?.now_ms();
     let mut room = Store::open_room(&url, &record(ws), now)?;
     let probe = room.room_probe()?;
-    let view = room_view(
-        ws,
-        &room,
-        has_file.then_some(file.as_path()),
-        !has_file,
-        probe,
-    );
-    let chosen = if has_file {
-        format!("recorded in {}", file.display())
-    } else {
-        format!("named by {}", acc_store::ROOM_ENV)
+    let view = room_view(ws, &room, file.as_deref(), file.is_none(), probe);
+    let chosen = match &file {
+        Some(file) => format!("recorded in {}", file.display()),
+        None => format!("named by {}", acc_store::ROOM_ENV),
     };
     Ok(Output {
         value: views::room(&view),
@@ -165,9 +156,11 @@ fn disconnect(ws: &Workspace, data_dir: &Path, every: bool) -> AccResult<Output>
     } else {
         acc_store::disconnect_room(data_dir, &ws.id)?
     };
-    let remaining = room_file(ws, data_dir);
     let local = acc_store::workspace_dir(data_dir, &ws.id).join(acc_store::STORE_FILE);
-    let still = acc_store::room_url(data_dir, &ws.id)?;
+    let (still, remaining) = match chosen(ws, data_dir)? {
+        Some((url, file)) => (Some(url), file),
+        None => (None, None),
+    };
     let view = wire::Room {
         workspace_id: ws.id.clone(),
         backend: if still.is_some() {

@@ -501,7 +501,8 @@ pub use backend::Store;
 pub use messages::HistoryFilter;
 pub use push::{PUSHED_TABLES, Pushed};
 pub use rooms::{
-    ROOM_ENV, ROOM_FILE, check_url, connect_default_room, connect_room, disconnect_room, room_url,
+    ROOM_ENV, ROOM_FILE, RoomSource, check_url, connect_default_room, connect_room,
+    disconnect_room, room_choice, room_url,
 };
 
 #[cfg(test)]

@@ -32,15 +32,33 @@ fn room_file(data_dir: &Path, workspace_id: &str) -> PathBuf {
 
 /// The URL of the room `workspace_id` uses; `None` for its SQLite store.
 pub fn room_url(data_dir: &Path, workspace_id: &str) -> StoreResult<Option<String>> {
-    if let Some(url) = read_room(&room_file(data_dir, workspace_id))? {
-        return Ok(Some(url));
-    }
-    if let Some(url) = read_room(&data_dir.join(ROOM_FILE))? {
-        return Ok(Some(url));
+    Ok(room_choice(data_dir, workspace_id)?.map(|(url, _)| url))
+}
+
+/// What named a workspace's room.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RoomSource {
+    /// A room file: the workspace's own, or its data home's.
+    File(PathBuf),
+    /// [`ROOM_ENV`].
+    Environment,
+}
+
+/// The URL of the room `workspace_id` uses and what named it, by the precedence above; `None`
+/// for its SQLite store.
+pub fn room_choice(
+    data_dir: &Path,
+    workspace_id: &str,
+) -> StoreResult<Option<(String, RoomSource)>> {
+    for file in [room_file(data_dir, workspace_id), data_dir.join(ROOM_FILE)] {
+        if let Some(url) = read_room(&file)? {
+            return Ok(Some((url, RoomSource::File(file))));
+        }
     }
     Ok(std::env::var(ROOM_ENV)
         .ok()
-        .filter(|v| !v.trim().is_empty()))
+        .filter(|v| !v.trim().is_empty())
+        .map(|url| (url, RoomSource::Environment)))
 }
 
 /// The URL a room file holds; `None` when there is no such file.
