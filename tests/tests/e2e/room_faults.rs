@@ -320,3 +320,44 @@ fn a_refused_tls_handshake_is_storage_unavailable_naming_the_host_and_changes_no
         "{hook:?}"
     );
 }
+
+/// A reader's `COMMIT` is sent without waiting for its answer, but it is sent: `acc-mcp`, which
+/// stays connected between calls, leaves no transaction open (a snapshot held would hold back
+/// the server's cleanup of old rows for as long as it runs).
+#[test]
+fn acc_mcp_between_calls_holds_no_transaction_open_on_the_server() {
+    let cluster = Cluster::start();
+    let db = cluster.database("idle reader");
+    let world = machine(&db);
+    world.attach("alice");
+    let mut child = mcp(&world, "alice");
+    // The status's last words to the server are its probe; the inbox ends on its read.
+    let status = status_call(&mut child, 2);
+    assert_ne!(status["isError"], json!(true), "{status}");
+    for id in 3..6 {
+        let inbox = child.request(
+            id,
+            "tools/call",
+            json!({ "name": "acc_inbox", "arguments": {} }),
+        )["result"]
+            .clone();
+        assert_ne!(inbox["isError"], json!(true), "{inbox}");
+    }
+    let mut admin = db.config().connect(postgres::NoTls).expect("admin");
+    let states = |admin: &mut postgres::Client| -> Vec<String> {
+        admin
+            .query(
+                "SELECT coalesce(state, '') FROM pg_stat_activity WHERE application_name = 'acc' AND datname = current_database()",
+                &[],
+            )
+            .expect("activity")
+            .iter()
+            .map(|row| row.get(0))
+            .collect()
+    };
+    acc_tests::wait_until(Duration::from_secs(10), "acc-mcp's connection idle", || {
+        let now = states(&mut admin);
+        !now.is_empty() && now.iter().all(|s| s == "idle")
+    });
+    drop(child);
+}
