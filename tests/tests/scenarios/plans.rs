@@ -79,29 +79,30 @@ fn string_literals(text: &str) -> Vec<(usize, String)> {
     out
 }
 
-/// The SQL text literals in the store's source (`store/src/*.rs`, not its unit tests), each
-/// as its fragments between `format!` placeholders, with where it is.
+/// The SQL text literals in the store's source (every `.rs` file below `store/src`, not its
+/// unit tests), each as its fragments between `format!` placeholders, with where it is.
 fn source_statements() -> Vec<(String, Vec<String>)> {
     let dir = acc_tests::repo_root().join("store/src");
     let mut found = Vec::new();
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .expect("store/src")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "rs"))
-        // `pg.rs` holds PostgreSQL's own texts, which SQLite never runs.
-        .filter(|p| !p.ends_with("tests.rs") && !p.ends_with("sql_log.rs") && !p.ends_with("pg.rs"))
-        .collect();
+    // The store's modules and their child modules (`db/…`): every `.rs` file below `src`.
+    let mut files = Vec::new();
+    let mut pending = vec![dir];
+    while let Some(next) = pending.pop() {
+        for entry in std::fs::read_dir(&next).expect("store/src").flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                pending.push(path);
+            } else if path.extension().is_some_and(|x| x == "rs")
+                // `pg.rs` holds PostgreSQL's own texts, which SQLite never runs.
+                && !path.ends_with("tests.rs")
+                && !path.ends_with("sql_log.rs")
+                && !path.ends_with("pg.rs")
+            {
+                files.push(path);
+            }
+        }
+    }
     files.sort();
-    // The store's modules are one flat directory: a subdirectory's SQL would go unread here.
-    let nested: Vec<_> = std::fs::read_dir(&dir)
-        .expect("store/src")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.is_dir())
-        .collect();
-    assert!(
-        nested.is_empty(),
-        "read the store's nested modules too: {nested:?}"
-    );
     for file in files {
         let text = std::fs::read_to_string(&file).expect("source");
         for (line, literal) in string_literals(&text) {
