@@ -329,21 +329,22 @@ fn recorded_consent(records: &dyn ConsentRecords, client: Client, dir: &Path) ->
     records.recorded(client, dir)
 }
 
-/// One recipient's steps 1 to 3 (see [`Delivery::check_routes`]).
+/// One recipient's steps 1 to 3 (see [`Delivery::check_routes`]), on `receipt` as it stands
+/// in `r`.
 fn check_route(
     r: &Reader<'_>,
     now: Millis,
     liveness: &dyn Liveness,
-    recipient: &str,
+    receipt: &ReceiptRow,
     message: &MessageRow,
 ) -> AccResult<Route> {
-    let receipt = r.receipt(message.seq, recipient)?;
-    if let Some(receipt) = receipt.filter(|x| x.state != ReceiptState::Queued) {
+    let recipient = receipt.participant_id.as_str();
+    if receipt.state != ReceiptState::Queued {
         // Already carried further (the re-check before a transport reads after the send's
         // commit: a next-turn hook may have offered it in between): say so with the transport
         // that did it.
         return Ok(Route::Done(
-            current_outcomes(std::slice::from_ref(&receipt))
+            current_outcomes(std::slice::from_ref(receipt))
                 .pop()
                 .unwrap_or_else(|| outcome(recipient, receipt.state, DURABLE, None)),
         ));
@@ -372,11 +373,12 @@ fn check_route(
             )));
         }
     };
-    let bindings = r.bindings_of(&session.session_id, session.generation)?;
-    let Some(binding) = bindings
-        .into_iter()
-        .find(|b| b.modes.iter().any(|m| m == "live"))
-    else {
+    let bindings = r.open_bindings_of(recipient)?;
+    let Some(binding) = bindings.into_iter().find(|b| {
+        b.session_id == session.session_id
+            && b.generation == session.generation
+            && b.modes.iter().any(|m| m == "live")
+    }) else {
         return Ok(Route::Done(outcome(
             recipient,
             Outcome::Queued,
@@ -403,7 +405,16 @@ fn check_route(
 fn recheck_route(core: &mut Core, message: &MessageRow, recipient: &str) -> AccResult<Route> {
     let now = core.now();
     let liveness = core.liveness();
-    let checked = core.read(|r| check_route(r, now, &*liveness, recipient, message))?;
+    let checked = core.read(|r| match r.receipt(message.seq, recipient)? {
+        Some(receipt) => check_route(r, now, &*liveness, &receipt, message),
+        // No receipt to carry (pruned since): nothing to route.
+        None => Ok(Route::Done(outcome(
+            recipient,
+            Outcome::Queued,
+            DURABLE,
+            None,
+        ))),
+    })?;
     Ok(checked.unwrap_or_else(|| Route::Done(outcome(recipient, Outcome::Queued, DURABLE, None))))
 }
 

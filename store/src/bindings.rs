@@ -25,6 +25,15 @@ fn binding_from(row: &Row<'_>) -> StoreResult<BindingRow> {
     })
 }
 
+/// The bindings of one participant's open sessions' current generations.
+pub(crate) fn open_bindings_sql() -> String {
+    let columns: Vec<String> = COLUMNS.split(", ").map(|c| format!("b.{c}")).collect();
+    format!(
+        "SELECT {} FROM sessions s JOIN delivery_bindings b ON b.session_id = s.session_id AND b.generation = s.generation WHERE s.participant_id = ?1 AND s.closed_at IS NULL ORDER BY b.session_id, b.adapter_id",
+        columns.join(", ")
+    )
+}
+
 impl Reader<'_> {
     /// The bindings of a session's current generation.
     pub fn bindings_of(&self, session_id: &str, generation: i64) -> StoreResult<Vec<BindingRow>> {
@@ -33,6 +42,14 @@ impl Reader<'_> {
         );
         self.conn
             .rows(&sql, args![session_id, generation], binding_from)
+    }
+
+    /// The bindings of the current generations of `participant_id`'s open sessions, by
+    /// session and adapter: what routing a message to the participant reads, in one statement
+    /// that a send reads ahead with the sessions ([`Self::prefetch_routes`]).
+    pub fn open_bindings_of(&self, participant_id: &str) -> StoreResult<Vec<BindingRow>> {
+        self.conn
+            .rows(&open_bindings_sql(), args![participant_id], binding_from)
     }
 
     /// One binding.

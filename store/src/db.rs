@@ -16,6 +16,10 @@ use std::collections::HashMap;
 use tokio_postgres::types::{ToSql as PgToSql, Type};
 
 use crate::{StoreError, StoreErrorKind, StoreResult};
+use pipeline::Deferred;
+
+mod ahead;
+mod pipeline;
 
 /// A statement's argument, bindable on both backends.
 pub(crate) trait Arg {
@@ -178,8 +182,9 @@ impl Row<'_> {
 /// A PostgreSQL room's session: the connection, driven on a single-thread runtime of its own,
 /// and its prepared statements, by their SQLite text.
 pub(crate) struct PgSession {
-    /// The client; `None` only while the session is dropped.
-    client: Option<tokio_postgres::Client>,
+    /// The client; `None` only while the session is dropped. Shared with the writes sent
+    /// ahead of their answers ([`pipeline`]).
+    client: Option<std::sync::Arc<tokio_postgres::Client>>,
     runtime: tokio::runtime::Runtime,
     /// The task reading and writing the connection.
     connection: Option<tokio::task::JoinHandle<Answer<()>>>,
@@ -201,6 +206,14 @@ pub(crate) struct PgSession {
     ahead: RefCell<HashMap<Vec<u8>, Vec<tokio_postgres::Row>>>,
     /// PostgreSQL's text of each SQLite statement run so far.
     texts: RefCell<HashMap<String, std::sync::Arc<str>>>,
+    /// Writes of this transaction sent ahead of their answers ([`Self::defer`]), in order.
+    deferred: RefCell<Vec<Deferred>>,
+    /// The first failure among the deferred writes that the last round trip answered.
+    failed: RefCell<Option<StoreError>>,
+    /// The sequence counters of a write transaction (`acc_counters`, read ahead by
+    /// [`Conn::prefetch_for_write`] or learnt from an insert), by table: under the room's lock
+    /// nothing else moves them, so the next number is known without asking.
+    counters: RefCell<HashMap<String, i64>>,
     /// What the room is called in errors (`host/db`, never the password).
     pub(crate) name: String,
 }
@@ -209,6 +222,7 @@ impl Drop for PgSession {
     /// Leave the server cleanly: without its client the connection says goodbye (`Terminate`,
     /// after reading any answer still due) and ends; waited for at most a moment.
     fn drop(&mut self) {
+        self.deferred.borrow_mut().clear();
         drop(self.client.take());
         if let Some(connection) = self.connection.take() {
             let _ = self.runtime.block_on(async {
@@ -241,7 +255,7 @@ impl PgSession {
         // whenever the session waits for an answer (and a request sent unanswered is written).
         let connection = runtime.spawn(connection);
         Ok(Self {
-            client: Some(client),
+            client: Some(std::sync::Arc::new(client)),
             runtime,
             connection: Some(connection),
             round_trips: std::cell::Cell::new(0),
@@ -251,6 +265,9 @@ impl PgSession {
             statements: RefCell::new(HashMap::new()),
             ahead: RefCell::new(HashMap::new()),
             texts: RefCell::new(HashMap::new()),
+            deferred: RefCell::new(Vec::new()),
+            failed: RefCell::new(None),
+            counters: RefCell::new(HashMap::new()),
             name,
         })
     }
@@ -267,8 +284,9 @@ impl PgSession {
         self.round_trips.set(self.round_trips.get() + 1);
         let opening = self.opening.borrow_mut().take();
         let meta_ahead = self.meta_ahead.replace(false);
+        let deferred = std::mem::take(&mut *self.deferred.borrow_mut());
         let before = system_ms();
-        let (meta, answer) = self.runtime.block_on(async {
+        let (meta, failed, answer) = self.runtime.block_on(async {
             let client = self.client();
             let mut context = std::task::Context::from_waker(std::task::Waker::noop());
             // Polled once, each request is queued behind the one before it: they travel
@@ -282,6 +300,13 @@ impl PgSession {
             let opened_early = opened.as_mut().map(|o| o.as_mut().poll(&mut context));
             let mut answer = Box::pin(f(client));
             let answer_early = answer.as_mut().poll(&mut context);
+            // The writes sent ahead were answered first.
+            let mut failed = None;
+            for write in deferred {
+                if let Err(e) = write.answer().await {
+                    failed.get_or_insert(e);
+                }
+            }
             let meta = match (meta, meta_early) {
                 (Some(_), Some(Poll::Ready(done))) => Some(done),
                 (Some(meta), _) => Some(meta.await),
@@ -296,22 +321,31 @@ impl PgSession {
                 Poll::Ready(done) => done,
                 Poll::Pending => answer.await,
             };
-            (meta, opened.and(answer))
+            (meta, failed, opened.and(answer))
         });
         if let Some(meta) = meta {
             *self.meta_answer.borrow_mut() = Some((meta, before, system_ms()));
         }
+        *self.failed.borrow_mut() = failed;
         answer
+    }
+
+    /// [`Self::with`], its failure named after the room; a failure of a write sent ahead of
+    /// this round trip comes first (the transaction was aborted by it).
+    pub(crate) fn ask<T>(
+        &self,
+        f: impl AsyncFnOnce(&tokio_postgres::Client) -> Answer<T>,
+    ) -> StoreResult<T> {
+        let answer = self.with(f);
+        if let Some(failed) = self.failed.borrow_mut().take() {
+            return Err(failed);
+        }
+        answer.map_err(|e| self.error(&e))
     }
 
     /// Read the room's meta ahead of the next round trip, in it.
     pub(crate) fn meta_ahead(&self) {
         self.meta_ahead.set(true);
-    }
-
-    /// Not read the meta ahead after all (it is read on its own).
-    pub(crate) fn no_meta_ahead(&self) {
-        self.meta_ahead.set(false);
     }
 
     /// The meta read that went with a round trip, with the clock before and after it; taken.
@@ -321,81 +355,17 @@ impl PgSession {
 
     fn client(&self) -> &tokio_postgres::Client {
         self.client
-            .as_ref()
+            .as_deref()
             .expect("a session's client lives as long as the session")
     }
 
     /// Open a transaction by `opening`, sent with its first statement.
     pub(crate) fn open(&self, opening: String) {
         self.ahead.borrow_mut().clear();
+        self.deferred.borrow_mut().clear();
+        self.counters.borrow_mut().clear();
+        *self.failed.borrow_mut() = None;
         *self.opening.borrow_mut() = Some(opening);
-    }
-
-    /// The key of a statement's answer read ahead: its text and its arguments as the server
-    /// receives them; `None` when an argument has no type of its own (never read ahead).
-    fn ahead_key(sql: &str, args: &[&dyn Arg]) -> Option<Vec<u8>> {
-        let mut key = sql.as_bytes().to_vec();
-        for arg in args {
-            let ty = arg.pg_type()?;
-            let mut value = bytes::BytesMut::new();
-            let null = arg.pg().to_sql_checked(&ty, &mut value).ok()?;
-            key.push(0);
-            key.extend_from_slice(&ty.oid().to_be_bytes());
-            match null {
-                tokio_postgres::types::IsNull::Yes => key.push(0),
-                tokio_postgres::types::IsNull::No => {
-                    key.push(1);
-                    key.extend_from_slice(&(value.len() as u64).to_be_bytes());
-                    key.extend_from_slice(&value);
-                }
-            }
-        }
-        Some(key)
-    }
-
-    /// Run `statements` in one round trip (sent together, answered in order) and keep their
-    /// answers for the statements of this transaction that ask the same.
-    fn prefetch(&self, statements: &[(&str, &[&dyn Arg])]) -> StoreResult<()> {
-        let mut keyed = Vec::new();
-        for (sql, args) in statements {
-            let (Some(key), Some(typed)) = (Self::ahead_key(sql, args), Self::typed(args)) else {
-                continue;
-            };
-            keyed.push((key, self.text(sql, || pg_text(sql)), typed));
-        }
-        let answers = self.with(async |c| {
-            let mut sent = Vec::new();
-            let mut context = std::task::Context::from_waker(std::task::Waker::noop());
-            for (_, text, typed) in &keyed {
-                let mut answer = Box::pin(c.query_typed(text, typed));
-                // Polled once, each request is queued behind the one before; the answers
-                // are then awaited in order, all in the one round trip.
-                let early = answer.as_mut().poll(&mut context);
-                sent.push((answer, early));
-            }
-            let mut answers = Vec::new();
-            for (answer, early) in sent {
-                answers.push(match early {
-                    std::task::Poll::Ready(done) => done?,
-                    std::task::Poll::Pending => answer.await?,
-                });
-            }
-            Ok(answers)
-        });
-        let answers = answers.map_err(|e| self.error(&e))?;
-        let mut ahead = self.ahead.borrow_mut();
-        for ((key, _, _), rows) in keyed.into_iter().zip(answers) {
-            ahead.insert(key, rows);
-        }
-        Ok(())
-    }
-
-    /// The answer read ahead for `sql` with `args`, taken.
-    fn take_ahead(&self, sql: &str, args: &[&dyn Arg]) -> Option<Vec<tokio_postgres::Row>> {
-        if self.ahead.borrow().is_empty() {
-            return None;
-        }
-        self.ahead.borrow_mut().remove(&Self::ahead_key(sql, args)?)
     }
 
     /// Whether the opening of the transaction is still unsent (no statement ran in it): then
@@ -408,6 +378,8 @@ impl PgSession {
     /// and nothing depends on the answer). The request is written before this returns; its
     /// answer is read and dropped with the next round trip's.
     pub(crate) fn send_unanswered(&self, text: &str) {
+        // Writes still unanswered are let go with the transaction (a rollback follows them).
+        self.deferred.borrow_mut().clear();
         let mut sent = std::pin::pin!(self.client().batch_execute(text));
         let mut context = std::task::Context::from_waker(std::task::Waker::noop());
         let _ = sent.as_mut().poll(&mut context);
@@ -440,9 +412,7 @@ impl PgSession {
         if let Some(statement) = self.statements.borrow().get(sql) {
             return Ok(statement.clone());
         }
-        let statement = self
-            .with(async |c| c.prepare(&text()).await)
-            .map_err(|e| self.error(&e))?;
+        let statement = self.ask(async |c| c.prepare(&text()).await)?;
         self.statements
             .borrow_mut()
             .insert(sql.to_string(), statement.clone());
@@ -483,14 +453,11 @@ impl PgSession {
     ) -> StoreResult<Vec<tokio_postgres::Row>> {
         if let Some(typed) = Self::typed(args) {
             let text = self.text(sql, text);
-            return self
-                .with(async |c| c.query_typed(&text, &typed).await)
-                .map_err(|e| self.error(&e));
+            return self.ask(async |c| c.query_typed(&text, &typed).await);
         }
         let statement = self.statement(sql, text)?;
         let params: Vec<&(dyn PgToSql + Sync)> = args.iter().map(|a| a.pg()).collect();
-        self.with(async |c| c.query(&statement, &params).await)
-            .map_err(|e| self.error(&e))
+        self.ask(async |c| c.query(&statement, &params).await)
     }
 
     fn execute(&self, sql: &str, args: &[&dyn Arg]) -> StoreResult<u64> {
@@ -498,14 +465,11 @@ impl PgSession {
         self.ahead.borrow_mut().clear();
         if let Some(typed) = Self::typed(args) {
             let text = self.text(sql, || pg_text(sql));
-            return self
-                .with(async |c| c.execute_typed(&text, &typed).await)
-                .map_err(|e| self.error(&e));
+            return self.ask(async |c| c.execute_typed(&text, &typed).await);
         }
         let statement = self.statement(sql, || pg_text(sql))?;
         let params: Vec<&(dyn PgToSql + Sync)> = args.iter().map(|a| a.pg()).collect();
-        self.with(async |c| c.execute(&statement, &params).await)
-            .map_err(|e| self.error(&e))
+        self.ask(async |c| c.execute(&statement, &params).await)
     }
 }
 
@@ -534,18 +498,6 @@ impl Conn<'_> {
             Self::Pg(session) => {
                 Ok(usize::try_from(session.execute(sql, args)?).unwrap_or(usize::MAX))
             }
-        }
-    }
-
-    /// Read the answers of `statements` ahead, in one round trip on PostgreSQL, for the
-    /// statements of this transaction that ask the same with the same arguments (each answer is
-    /// taken once; a write in between forgets them all). Nothing on SQLite, whose reads make no
-    /// round trips. A statement read ahead must be one the transaction may run: its answer is
-    /// of the transaction's own snapshot, so taking it changes nothing but the round trips.
-    pub(crate) fn prefetch(&self, statements: &[(&str, &[&dyn Arg])]) -> StoreResult<()> {
-        match self {
-            Self::Lite(_) => Ok(()),
-            Self::Pg(session) => session.prefetch(statements),
         }
     }
 
@@ -596,34 +548,6 @@ impl Conn<'_> {
                 Some(row) => Ok(Some(map(&Row::Pg(row))?)),
                 None => Ok(None),
             },
-        }
-    }
-
-    /// Insert one row into `table`, whose `seq` the store assigns, by the SQLite statement
-    /// `sql` (`INSERT INTO table(columns) VALUES (...)`, without `seq`); the row's `seq`.
-    /// SQLite's `AUTOINCREMENT` assigns it; on PostgreSQL the table's counter row in
-    /// `acc_counters` does, in the same statement, so a rolled-back insert leaves no gap and a
-    /// deleted newest row's number is never given again (as on SQLite).
-    pub(crate) fn insert_sequenced(
-        &self,
-        table: &str,
-        sql: &str,
-        args: &[&dyn Arg],
-    ) -> StoreResult<i64> {
-        match self {
-            Self::Lite(conn) => {
-                self.execute(sql, args)?;
-                Ok(conn.last_insert_rowid())
-            }
-            Self::Pg(session) => {
-                session.ahead.borrow_mut().clear();
-                let rows =
-                    session.query_as(sql, || crate::pg::sequenced(table, &pg_text(sql)), args)?;
-                let row = rows
-                    .first()
-                    .ok_or_else(|| StoreError::internal(format!("`{sql}` returned no seq")))?;
-                Row::Pg(row).get(0)
-            }
         }
     }
 

@@ -192,12 +192,26 @@ impl Reader<'_> {
         from_participant: &str,
         client_message_id: &str,
     ) -> StoreResult<Option<MessageRow>> {
-        let sql = format!(
-            "SELECT {MESSAGE_COLUMNS} FROM messages m WHERE m.from_participant_id = ?1 AND m.client_message_id = ?2"
-        );
         self.conn.row(
-            &sql,
+            &message_by_key_sql("?1"),
             args![from_participant, client_message_id],
+            message_from,
+        )
+    }
+
+    /// [`Self::message_by_client_id`] of `session`'s participant. On a room, after
+    /// [`Self::prefetch_send`] with the same key, it costs no round trip of its own.
+    pub fn message_by_client_id_of(
+        &self,
+        session: &SessionRow,
+        client_message_id: &str,
+    ) -> StoreResult<Option<MessageRow>> {
+        if !self.conn.is_pg() {
+            return self.message_by_client_id(&session.participant_id, client_message_id);
+        }
+        self.conn.row(
+            &message_by_key_of_session_sql(),
+            args![session.session_id, client_message_id],
             message_from,
         )
     }
@@ -213,21 +227,58 @@ impl Reader<'_> {
                 receipt_at(row, 0)
             })
     }
+}
 
-    /// Read ahead, on a room, what routing the message `message_seq` asks of each of
-    /// `recipients` first: its receipt ([`Self::receipt`]) and its open sessions
-    /// ([`Self::open_sessions_of`]), in one round trip.
-    pub fn prefetch_routes(&self, message_seq: i64, recipients: &[&str]) -> StoreResult<()> {
-        let receipt = receipt_sql();
+/// What a send and an inbox read ahead on a room, the inbox pages, prune candidates and the
+/// snapshot.
+impl Reader<'_> {
+    /// Read ahead, on a room, what a send from the session `session_id` to `to` asks first:
+    /// the session ([`Self::session`]) and whether each name is a participant
+    /// ([`Self::participant_exists`](Reader::participant_exists)), the message already sent with its idempotency key
+    /// ([`Self::message_by_client_id_of`]), and the sequence counters its inserts take their
+    /// numbers from, in one round trip.
+    pub fn prefetch_send(
+        &self,
+        session_id: &str,
+        to: &[String],
+        client_message_id: Option<&str>,
+    ) -> StoreResult<()> {
+        if !self.conn.is_pg() {
+            return Ok(());
+        }
+        let session = crate::ops::session_sql();
+        let id: [&dyn crate::db::Arg; 1] = [&session_id];
+        let mut statements: Vec<(&str, &[&dyn crate::db::Arg])> = vec![(session.as_str(), &id)];
+        let keyed = message_by_key_of_session_sql();
+        let key: Option<[&dyn crate::db::Arg; 2]> = client_message_id
+            .as_ref()
+            .map(|k| [&session_id as _, k as _]);
+        if let Some(key) = &key {
+            statements.push((keyed.as_str(), key.as_slice()));
+        }
+        let names: Vec<[&dyn crate::db::Arg; 1]> = to.iter().map(|n| [n as _]).collect();
+        statements.extend(
+            names
+                .iter()
+                .map(|n| (crate::ops::PARTICIPANT_EXISTS, n.as_slice())),
+        );
+        self.conn.prefetch_for_write(&statements)
+    }
+
+    /// Read ahead, on a room, what routing a message to each of `recipients` asks: their open
+    /// sessions ([`Self::open_sessions_of`]) and those sessions' bindings
+    /// ([`Self::open_bindings_of`]), in one round trip.
+    pub fn prefetch_routes(&self, recipients: &[&str]) -> StoreResult<()> {
+        if !self.conn.is_pg() {
+            return Ok(());
+        }
         let sessions = crate::ops::open_sessions_sql();
-        let keys: Vec<[&dyn crate::db::Arg; 2]> = recipients
-            .iter()
-            .map(|r| [&message_seq as _, r as _])
-            .collect();
+        let bindings = crate::bindings::open_bindings_sql();
+        let keys: Vec<[&dyn crate::db::Arg; 1]> = recipients.iter().map(|r| [r as _]).collect();
         let mut statements: Vec<(&str, &[&dyn crate::db::Arg])> = Vec::new();
         for key in &keys {
-            statements.push((receipt.as_str(), key.as_slice()));
-            statements.push((sessions.as_str(), &key[1..]));
+            statements.push((sessions.as_str(), key.as_slice()));
+            statements.push((bindings.as_str(), key.as_slice()));
         }
         self.conn.prefetch(&statements)
     }
@@ -466,7 +517,7 @@ impl Writer<'_> {
 
     /// Insert a receipt.
     pub fn insert_receipt(&mut self, r: &ReceiptRow) -> StoreResult<()> {
-        self.conn.execute("INSERT INTO receipts(message_seq, participant_id, state, updated_at, extensions, obligation, addressed)
+        self.conn.write("INSERT INTO receipts(message_seq, participant_id, state, updated_at, extensions, obligation, addressed)
                  VALUES (?1,?2,?3,?4,?5,?6,?7)", args![
                 r.message_seq,
                 r.participant_id,
@@ -487,7 +538,7 @@ impl Writer<'_> {
 
     /// Insert a decision link.
     pub fn insert_link(&mut self, link: &DecisionLink) -> StoreResult<()> {
-        self.conn.execute(
+        self.conn.write(
             "INSERT INTO decision_links(from_seq, to_seq, action) VALUES (?1,?2,?3)",
             args![link.from_seq, link.to_seq, link.action],
         )?;
@@ -502,6 +553,19 @@ impl Writer<'_> {
             .execute("DELETE FROM messages WHERE seq = ?1", args![seq])?;
         Ok(())
     }
+}
+
+/// A sender's message by its idempotency key `?2`, the sender named by `participant`.
+fn message_by_key_sql(participant: &str) -> String {
+    format!(
+        "SELECT {MESSAGE_COLUMNS} FROM messages m WHERE m.from_participant_id = {participant} AND m.client_message_id = ?2"
+    )
+}
+
+/// The same of the participant of the session `?1` (a room reads it ahead with the session,
+/// before the participant is known).
+pub(crate) fn message_by_key_of_session_sql() -> String {
+    message_by_key_sql("(SELECT participant_id FROM sessions WHERE session_id = ?1)")
 }
 
 /// One receipt, by message and participant.

@@ -112,18 +112,6 @@ impl Reader<'_> {
             .rows(&open_sessions_sql(), args![participant_id], session_from)
     }
 
-    /// Read ahead, on a room, what a send from the session `session_id` to `to` asks first:
-    /// the session ([`Self::session`]) and whether each name is a participant
-    /// ([`Self::participant_exists`]), in one round trip.
-    pub fn prefetch_send(&self, session_id: &str, to: &[String]) -> StoreResult<()> {
-        let session = session_sql();
-        let id: [&dyn crate::db::Arg; 1] = [&session_id];
-        let mut statements: Vec<(&str, &[&dyn crate::db::Arg])> = vec![(session.as_str(), &id)];
-        let names: Vec<[&dyn crate::db::Arg; 1]> = to.iter().map(|n| [n as _]).collect();
-        statements.extend(names.iter().map(|n| (PARTICIPANT_EXISTS, n.as_slice())));
-        self.conn.prefetch(&statements)
-    }
-
     /// Every intent.
     pub fn intents(&self) -> StoreResult<Vec<IntentRow>> {
         self.conn.rows("SELECT session_id, summary, mode, state, resource_hints, updated_at FROM intents ORDER BY session_id", args![], intent_from)
@@ -257,7 +245,7 @@ impl Writer<'_> {
 
     /// Record a heartbeat.
     pub fn touch_session(&mut self, session_id: &str, now: Millis) -> StoreResult<()> {
-        self.conn.execute("UPDATE sessions SET last_seen_at = CASE WHEN last_seen_at > ?2 THEN last_seen_at ELSE ?2 END WHERE session_id = ?1", args![session_id, now])?;
+        self.conn.write("UPDATE sessions SET last_seen_at = CASE WHEN last_seen_at > ?2 THEN last_seen_at ELSE ?2 END WHERE session_id = ?1", args![session_id, now])?;
         Ok(())
     }
 
@@ -397,7 +385,7 @@ pub(crate) fn session_sql() -> String {
 }
 
 /// Whether a participant exists.
-const PARTICIPANT_EXISTS: &str = "SELECT 1 FROM participants WHERE participant_id = ?1";
+pub(crate) const PARTICIPANT_EXISTS: &str = "SELECT 1 FROM participants WHERE participant_id = ?1";
 
 /// A participant's open sessions, oldest first.
 pub(crate) fn open_sessions_sql() -> String {

@@ -23,6 +23,9 @@ pub(crate) const SET_COUNTER: &str = "UPDATE acc_counters SET value = ?2 WHERE n
 pub(crate) const META: &str =
     "SELECT key, value, (extract(epoch FROM clock_timestamp()) * 1000)::bigint FROM acc_meta";
 
+/// The sequence counters (`acc_counters`): table and last number given.
+pub(crate) const COUNTERS: &str = "SELECT name, value FROM acc_counters";
+
 /// Whether the table `?1` (schema-qualified) exists.
 pub(crate) const TABLE_EXISTS: &str = "SELECT to_regclass(?1) IS NOT NULL";
 

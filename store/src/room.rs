@@ -390,11 +390,9 @@ impl Room {
         } else {
             format!("BEGIN; SELECT pg_advisory_xact_lock({})", self.lock)
         };
-        if self.unverified.is_some() && !read_only {
-            // A writer checks the room before it writes anything.
-            self.verify_alone()?;
-        }
-        let name = self.name.clone();
+        // The clock offset the transaction's times were reckoned with (the record's, until
+        // the meta read that goes with its first round trip measures it again).
+        let reckoned = self.clock_offset_ms;
         let ahead = self.unverified.is_some();
         let session = self.session()?;
         if ahead {
@@ -406,7 +404,9 @@ impl Room {
         let meta = session.meta_answer();
         // The room's own meta came with the first statement: checked before its answer counts.
         if let Some(meta) = meta
-            && let Err(e) = self.verify(meta)
+            && let Err(e) = self
+                .verify(meta)
+                .and_then(|()| self.reckoned_well(read_only, reckoned))
         {
             if !unopened && let Some(session) = self.session.as_ref() {
                 session.send_unanswered("ROLLBACK");
@@ -428,9 +428,9 @@ impl Room {
             }
             Ok(value) => {
                 crate::test_hold_write();
-                session
-                    .with(async |c| c.batch_execute("COMMIT").await)
-                    .map_err(|e| error(&name, &e))?;
+                // The writes sent ahead are answered first: a failure among them is the
+                // transaction's, and its COMMIT then only ends it.
+                session.ask(async |c| c.batch_execute("COMMIT").await)?;
                 Ok(value)
             }
             Err(e) => {
@@ -479,13 +479,23 @@ fn meta_of(rows: &[tokio_postgres::Row]) -> StoreResult<(Meta, Option<i64>)> {
 
 /// What this data home remembers of the room: its record, kept in step with what was checked.
 impl Room {
-    /// Check the room's meta, read on its own, against what the record said.
-    fn verify_alone(&mut self) -> StoreResult<()> {
-        if let Some(session) = self.session.as_ref() {
-            session.no_meta_ahead();
+    /// Whether a write transaction's times, reckoned with the record's clock offset
+    /// (`reckoned`) before its first round trip measured it again, stand: refused, to run
+    /// again with the new offset, when this machine's clock moved more than half a second
+    /// against the server's since the record was written (its leases and times would be off
+    /// by that much).
+    fn reckoned_well(&self, read_only: bool, reckoned: i64) -> StoreResult<()> {
+        let moved = self.clock_offset_ms - reckoned;
+        if read_only || moved.abs() <= 500 {
+            return Ok(());
         }
-        let meta = self.meta()?;
-        self.settle(meta)
+        Err(StoreError::new(
+            StoreErrorKind::Busy,
+            format!(
+                "this machine's clock moved {moved} ms against the room's server at {} since this data home last saw it, and this command's times were reckoned before that was known; nothing was changed: run it again",
+                self.name
+            ),
+        ))
     }
 
     /// Check the meta that came with a round trip (`answer`, with this machine's clock before

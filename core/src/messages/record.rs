@@ -227,14 +227,15 @@ fn address(
 /// other content is refused.
 fn replay(
     reader: &Reader<'_>,
-    sender: &str,
+    session: &acc_store::SessionRow,
     draft: &Draft,
     hash: &str,
 ) -> AccResult<Option<Recorded>> {
     let Some(key) = &draft.client_message_id else {
         return Ok(None);
     };
-    let Some(existing) = reader.message_by_client_id(sender, key)? else {
+    let sender = session.participant_id.as_str();
+    let Some(existing) = reader.message_by_client_id_of(session, key)? else {
         return Ok(None);
     };
     if existing.content_hash != hash {
@@ -423,7 +424,11 @@ impl Core {
         let workspace_id = self.workspace.id.clone();
         self.store_for_write()?.write(|w| {
             // A room reads the session and the recipients' names in one round trip.
-            w.reader().prefetch_send(&caller.session_id, &draft.to)?;
+            w.reader().prefetch_send(
+                &caller.session_id,
+                &draft.to,
+                draft.client_message_id.as_deref(),
+            )?;
             let session = check_caller_allow_closed(&w.reader(), &workspace_id, caller)?;
             let addressed = address(
                 &w.reader(),
@@ -433,12 +438,7 @@ impl Core {
                 now,
                 &*liveness,
             )?;
-            if let Some(original) = replay(
-                &w.reader(),
-                &session.participant_id,
-                &draft,
-                &addressed.hash,
-            )? {
+            if let Some(original) = replay(&w.reader(), &session, &draft, &addressed.hash)? {
                 return Ok((original, None));
             }
             if session.closed_at.is_some() {

@@ -361,3 +361,76 @@ fn acc_mcp_between_calls_holds_no_transaction_open_on_the_server() {
     });
     drop(child);
 }
+
+/// A send's inserts go to the server ahead of their answers (three round trips in all): when
+/// one of them fails, or comes back numbered other than its writer worked out under the room's
+/// lock, the send fails naming what happened and nothing of it stays. A trigger the test puts
+/// in the room's schema makes each fault on the real server.
+#[test]
+fn a_write_sent_ahead_of_its_answer_that_fails_fails_the_send_and_leaves_nothing() {
+    let cluster = Cluster::start();
+    let db = cluster.database("room ahead");
+    let world = machine(&db);
+    let alice = world.attach("alice");
+    let bob = world.attach("bob");
+    let send = |body: &str| {
+        world.acc_as(
+            &alice,
+            &["message", "--to", "bob", "--subject", "s", "--body", body],
+        )
+    };
+    send("before").ok_json();
+    let before = world.acc(&["sync", "--scope", "full"]).ok_json();
+    let mut admin = db.config().connect(postgres::NoTls).expect("admin");
+    let schema: String = admin
+        .query_one(
+            "SELECT nspname::text FROM pg_namespace WHERE nspname LIKE 'acc\\_%'",
+            &[],
+        )
+        .expect("the room's schema")
+        .get(0);
+    let faults = [
+        (
+            "receipts",
+            "RAISE EXCEPTION 'receipt refused by the test'",
+            "receipt refused by the test",
+        ),
+        (
+            "events",
+            "UPDATE acc_counters SET value = value + 7 WHERE name = 'messages'",
+            "expected",
+        ),
+    ];
+    for (table, body, named) in faults {
+        admin
+            .batch_execute(&format!(
+                "CREATE FUNCTION {schema}.fault() RETURNS trigger LANGUAGE plpgsql SET search_path = {schema} AS $f$ BEGIN {body}; RETURN NEW; END $f$;
+                 CREATE TRIGGER fault AFTER INSERT ON {schema}.{table} FOR EACH ROW EXECUTE FUNCTION {schema}.fault();"
+            ))
+            .expect("the fault");
+        let refused = send("during").err(1, "internal");
+        let message = refused["message"].as_str().unwrap_or_default();
+        assert!(message.contains(named), "{table}: {refused}");
+        assert!(message.contains(&room_name(&db)), "{table}: {refused}");
+        admin
+            .batch_execute(&format!(
+                "DROP TRIGGER fault ON {schema}.{table}; DROP FUNCTION {schema}.fault()"
+            ))
+            .expect("no fault");
+        assert_eq!(
+            world.acc(&["sync", "--scope", "full"]).ok_json(),
+            before,
+            "{table}: nothing of the failed send stays"
+        );
+    }
+    let after = send("after").ok_json();
+    assert_eq!(after["delivery"][0]["outcome"], "queued", "{after}");
+    let inbox = world.acc_as(&bob, &["inbox"]).ok_json();
+    let bodies: Vec<&str> = inbox["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|m| m["subject"].as_str())
+        .collect();
+    assert_eq!(bodies.len(), 2, "before and after, once each: {inbox}");
+}
