@@ -1,5 +1,6 @@
 //! Process liveness, as the host tells it to the core: a session whose recorded pid no longer
-//! exists is offline. The core probes no process itself (`acc_core::Liveness`).
+//! exists is offline, when it was recorded where this process's pids mean the same (its pid
+//! scope). The core probes no process itself (`acc_core::Liveness`).
 
 use std::sync::Arc;
 
@@ -12,6 +13,14 @@ pub struct SignalLiveness;
 impl Liveness for SignalLiveness {
     fn alive(&self, pid: i64) -> bool {
         acc_clients::pid_alive(pid)
+    }
+
+    fn scope(&self) -> Option<&str> {
+        // Read once per process: the boot and the pid namespace do not change while it runs.
+        static SCOPE: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+        SCOPE
+            .get_or_init(acc_clients::process::pid_scope)
+            .as_deref()
     }
 }
 

@@ -243,9 +243,10 @@ pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> i32 {
             plan.store.display(),
             plan.from,
             plan.to,
-            plan.backup
-                .as_deref()
-                .map_or_else(|| "none".into(), |b| b.display().to_string())
+            plan.backup.as_deref().map_or_else(
+                || "none (a room's steps only add, and keep older builds working)".into(),
+                |b| b.display().to_string()
+            )
         ));
     }
     match result {

@@ -33,6 +33,19 @@ pub fn ended(pid: i64) -> bool {
     fields(pid).is_some_and(|(_, state, _)| matches!(state, 'Z' | 'X'))
 }
 
+/// Where pids mean what they mean to this process: the running kernel (its boot id) and this
+/// process's pid namespace, as `<boot id>/<namespace>`. Two processes with the same scope can
+/// test each other's pids; a pid recorded under another scope (another machine, a container
+/// with its own pid namespace, the same machine after a reboot) cannot be tested from here.
+/// `None` when `/proc` cannot say.
+pub fn pid_scope() -> Option<String> {
+    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
+    let namespace = std::fs::read_link("/proc/self/ns/pid").ok()?;
+    let boot = boot.trim();
+    let namespace = namespace.to_str()?;
+    (!boot.is_empty() && !namespace.is_empty()).then(|| format!("{boot}/{namespace}"))
+}
+
 /// The client process this one runs under (a hook or an MCP server started by Claude Code or
 /// Codex): the nearest ancestor that is not a shell, since clients may start commands through
 /// `sh -c`. `None` when `/proc` cannot say.
@@ -126,5 +139,19 @@ mod tests {
     #[test]
     fn a_process_that_does_not_exist_has_no_ancestors() {
         assert!(ancestors_of(i64::from(i32::MAX), 4).is_empty());
+    }
+
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn the_pid_scope_names_this_boot_and_this_pid_namespace() {
+        let scope = pid_scope().expect("/proc says");
+        let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").expect("boot id");
+        assert!(scope.starts_with(boot.trim()), "{scope}");
+        assert!(scope.ends_with(']') && scope.contains("/pid:["), "{scope}");
+        assert_eq!(
+            pid_scope().as_deref(),
+            Some(scope.as_str()),
+            "and it is stable"
+        );
     }
 }

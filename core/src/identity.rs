@@ -12,16 +12,6 @@ pub const LONG_PARTICIPANT: usize = 24;
 /// A shortened participant id keeps at least this many characters.
 pub const SHORT_PARTICIPANT: usize = 18;
 
-/// Heartbeat cadence of live sessions; a session silent for two cadences is stale.
-pub const HEARTBEAT_CADENCE_MS: Millis = 60_000;
-/// A heartbeat is written only when the last one is this old: presence is `online` for two
-/// cadences after one, so a fresher heartbeat changes nothing anyone sees.
-pub const PRESENCE_REFRESH_MS: Millis = HEARTBEAT_CADENCE_MS / 2;
-/// A session without a pid is offline after this much silence.
-pub const OFFLINE_WITHOUT_PID_MS: Millis = 30 * 60_000;
-/// Any session is offline after this much silence.
-pub const OFFLINE_ALWAYS_MS: Millis = 24 * 60 * 60_000;
-
 /// Owner credentials for a mutation.
 #[derive(Debug, Clone)]
 pub struct Caller {
@@ -29,35 +19,6 @@ pub struct Caller {
     pub session_id: String,
     /// Generation token, as handed out when the session was opened.
     pub generation: String,
-}
-
-/// Presence of a session, derived (never stored).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Presence {
-    /// Heard from within two heartbeat cadences.
-    Online,
-    /// Open, but silent for longer.
-    Stale,
-    /// Closed, dead, or silent too long.
-    Offline,
-}
-
-impl Presence {
-    /// Stable string form.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Online => "online",
-            Self::Stale => "stale",
-            Self::Offline => "offline",
-        }
-    }
-}
-
-/// Whether a session's process is still running, as the host can tell: the core probes no
-/// process itself. `acc` and `acc-mcp` answer with signal 0; a test can answer anything.
-pub trait Liveness: Send + Sync {
-    /// Whether a process with this pid exists.
-    fn alive(&self, pid: i64) -> bool;
 }
 
 /// Whether a session's writes are really stopped when they would enter another session's
@@ -111,27 +72,6 @@ pub fn guard(session: &SessionRow, guards: &dyn Guards) -> Guard {
             enforcement: Enforcement::Advisory,
             reason,
         },
-    }
-}
-
-/// Presence by the rules of SUPPLEMENT.md section 4.
-pub fn presence(session: &SessionRow, now: Millis, liveness: &dyn Liveness) -> Presence {
-    if session.closed_at.is_some() {
-        return Presence::Offline;
-    }
-    let silent = now - session.last_seen_at;
-    if silent > OFFLINE_ALWAYS_MS {
-        return Presence::Offline;
-    }
-    match session.pid {
-        Some(pid) if !liveness.alive(pid) => return Presence::Offline,
-        None if silent > OFFLINE_WITHOUT_PID_MS => return Presence::Offline,
-        _ => {}
-    }
-    if silent <= 2 * HEARTBEAT_CADENCE_MS {
-        Presence::Online
-    } else {
-        Presence::Stale
     }
 }
 
@@ -292,6 +232,8 @@ impl Core {
         let new_session_id = ids::new_id("session")?;
         let now = self.now();
         let workspace_id = self.workspace.id.clone();
+        let liveness = self.liveness();
+        let here = liveness.scope();
         self.store_for_write()?.write(|w| {
             let existing = match (resume, &spec.session_key) {
                 (Some(id), _) => match w.reader().session(id)? {
@@ -318,14 +260,14 @@ impl Core {
                 }
                 session.generation += 1;
                 reopen(w, &mut session, ids::hash_token(&token), now)?;
-                move_to(w, &mut session, spec, now, true)?;
+                move_to(w, &mut session, spec, here, now, true)?;
                 return Ok(OpenedSession {
                     session,
                     generation_token: token,
                     resumed: true,
                 });
             }
-            let session = create_session(w, spec, new_session_id, &token, now)?;
+            let session = create_session(w, spec, here, new_session_id, &token, now)?;
             Ok(OpenedSession {
                 session,
                 generation_token: token,
@@ -422,16 +364,23 @@ impl Core {
         // Most events find their session open at its generation with nothing to change: that
         // is a read, and no write transaction is begun (a hook with nothing to do writes
         // nothing; `refresh` asks for a heartbeat when presence needs one).
+        let liveness = self.liveness();
+        let here = liveness.scope();
         if !rotate && let Some(store) = self.store_for_read() {
-            let found = store.read(|r| r.session_by_key(&key))?;
-            if let Some(session) = found {
+            let found = store.read(|r| {
+                Ok::<_, AccError>(
+                    r.session_by_key(&key)?
+                        .map(|s| (s, scope_of(r, spec, here).map(str::to_string))),
+                )
+            })?;
+            if let Some((session, scope)) = found {
                 let token = derive(session.generation);
                 let unchanged = session.closed_at.is_none()
                     && ids::hash_token(&token) == session.generation_hash
                     && (spec.client_version.is_none()
                         || (spec.client_version == session.client_version
                             && spec.enforcement == session.enforcement))
-                    && !moved(&session, spec, false)
+                    && !moved(&session, spec, scope.as_deref(), false)
                     && !(refresh && needs_refresh(&session, now));
                 if unchanged {
                     return Ok(OpenedSession {
@@ -453,12 +402,14 @@ impl Core {
                 let hash = ids::hash_token(&token);
                 if rotate || was_closed || hash != session.generation_hash {
                     reopen(w, &mut session, hash, now)?;
-                } else if needs_refresh(&session, now) && !moved(&session, spec, false) {
+                } else if needs_refresh(&session, now)
+                    && !moved(&session, spec, scope_of(&w.reader(), spec, here), false)
+                {
                     w.touch_session(&session.session_id, now)?;
                 }
                 // A resumed conversation runs in a new client process (and perhaps another
                 // checkout): the session follows it, so its presence is the running client's.
-                move_to(w, &mut session, spec, now, false)?;
+                move_to(w, &mut session, spec, here, now, false)?;
                 // A client's start reports its version again (it may have been upgraded between
                 // two openings of one conversation); other events report none and keep it.
                 if spec.client_version.is_some()
@@ -480,7 +431,7 @@ impl Core {
                 });
             }
             let token = derive(1);
-            let session = create_session(w, spec, new_session_id.clone(), &token, now)?;
+            let session = create_session(w, spec, here, new_session_id.clone(), &token, now)?;
             Ok(OpenedSession {
                 session,
                 generation_token: token,
@@ -567,39 +518,45 @@ fn reopen(
     Ok(())
 }
 
+/// The pid scope a session opened with `spec` records: this host's ([`Liveness::scope`])
+/// beside a pid, where the store keeps scopes.
+fn scope_of<'a>(r: &Reader<'_>, spec: &SessionSpec, here: Option<&'a str>) -> Option<&'a str> {
+    here.filter(|_| spec.pid.is_some() && r.records_pid_scope())
+}
+
 /// Whether the session's client runs elsewhere than recorded: another process (a resumed
-/// conversation), or, at a client's start (the only spec that reports a client version), another
-/// checkout or branch. Other events may come from a subdirectory, so they move nothing else.
-fn moved(session: &SessionRow, spec: &SessionSpec, opening: bool) -> bool {
+/// conversation, perhaps on another machine: `scope`, from [`scope_of`]), or, at a client's
+/// start (the only spec that reports a client version), another checkout or branch. Other
+/// events may come from a subdirectory, so they move nothing else.
+fn moved(session: &SessionRow, spec: &SessionSpec, scope: Option<&str>, opening: bool) -> bool {
     session.pid != spec.pid
+        || session.pid_scope.as_deref() != scope
         || ((opening || spec.client_version.is_some())
             && (session.checkout != spec.checkout || session.branch != spec.branch))
 }
 
-/// Record the process, checkout and branch `spec` reports for `session` when they changed (a
-/// resumed conversation runs in a new client process), seen now. `opening`: an explicit
-/// (re)opening, which records the checkout and branch whatever the spec says of its client.
+/// Record the process (and where its pid means something), checkout and branch `spec` reports
+/// for `session` when they changed (a resumed conversation runs in a new client process), seen
+/// now. `opening`: an explicit (re)opening, which records the checkout and branch whatever the
+/// spec says of its client.
 fn move_to(
     w: &mut Writer<'_>,
     session: &mut SessionRow,
     spec: &SessionSpec,
+    here: Option<&str>,
     now: Millis,
     opening: bool,
 ) -> AccResult<()> {
-    if !moved(session, spec, opening) {
+    let scope = scope_of(&w.reader(), spec, here);
+    if !moved(session, spec, scope, opening) {
         return Ok(());
     }
     session.pid = spec.pid;
+    session.pid_scope = scope.map(str::to_string);
     session.checkout = spec.checkout.clone();
     session.branch = spec.branch.clone();
     session.last_seen_at = session.last_seen_at.max(now);
-    w.set_session_process(
-        &session.session_id,
-        session.pid,
-        session.checkout.as_deref(),
-        session.branch.as_deref(),
-        now,
-    )?;
+    w.set_session_process(session, now)?;
     Ok(())
 }
 
@@ -607,6 +564,7 @@ fn move_to(
 fn create_session(
     w: &mut Writer<'_>,
     spec: &SessionSpec,
+    here: Option<&str>,
     session_id: String,
     token: &str,
     now: Millis,
@@ -628,6 +586,7 @@ fn create_session(
         checkout: spec.checkout.clone(),
         branch: spec.branch.clone(),
         pid: spec.pid,
+        pid_scope: scope_of(&w.reader(), spec, here).map(str::to_string),
         enforcement: spec.enforcement,
         lifecycle: spec.lifecycle,
         opened_at: now,
@@ -664,5 +623,10 @@ pub(crate) fn closed_session(session: &SessionRow) -> AccError {
 }
 
 mod hooked;
+mod presence;
 mod short_ids;
 pub use hooked::derived_token;
+pub use presence::{
+    HEARTBEAT_CADENCE_MS, Liveness, OFFLINE_ALWAYS_MS, OFFLINE_WITHOUT_PID_MS, PRESENCE_REFRESH_MS,
+    Presence, presence, runs_here,
+};

@@ -21,7 +21,7 @@ use acc_clients::Client;
 use acc_core::Core;
 use acc_core::clock::{Millis, format_timestamp};
 use acc_core::error::{AccError, AccResult, ErrorCode};
-use acc_core::identity::{Caller, Liveness, Presence, check_caller, presence};
+use acc_core::identity::{Caller, Liveness, Presence, check_caller, presence, runs_here};
 use acc_core::messages::{DecisionStatus, MessageView};
 use acc_core::offers::OfferAttempt;
 use acc_store::{
@@ -373,7 +373,13 @@ fn check_route(
             )));
         }
     };
-    let bindings = r.open_bindings_of(recipient)?;
+    // A session of another machine (a room across machines) has no binding reachable from
+    // here: its message waits for its next turn there.
+    let bindings = if runs_here(&session, liveness) {
+        r.open_bindings_of(recipient)?
+    } else {
+        Vec::new()
+    };
     let Some(binding) = bindings.into_iter().find(|b| {
         b.session_id == session.session_id
             && b.generation == session.generation

@@ -162,12 +162,25 @@ impl Store {
         }
     }
 
-    /// See [`Lite::upgrade_if_alone`]; a room on PostgreSQL is created at this build's layout
-    /// and has no upgrade yet.
+    /// See [`Lite::upgrade_if_alone`]. A room on PostgreSQL is upgraded at the first write-open
+    /// whoever else uses it (its steps keep older builds working; see `Room::upgrade`); one
+    /// that cannot be (a table busy for more than a second, a lost connection) stays on its
+    /// layout, and the next write-open tries again.
     pub fn upgrade_if_alone(&mut self) -> Option<layout::Plan> {
         match &mut self.0 {
             Backend::Lite(lite) => lite.upgrade_if_alone(),
-            Backend::Pg(_) => None,
+            Backend::Pg(room) => {
+                if !layout::automatic_upgrades()
+                    || room.layout().revision >= layout::LAYOUT_REVISION
+                {
+                    return None;
+                }
+                let done = room.upgrade().ok().flatten();
+                if let Some(plan) = &done {
+                    layout::record_automatic(plan.clone());
+                }
+                done
+            }
         }
     }
 
@@ -175,7 +188,7 @@ impl Store {
     pub fn upgrade_plan(&self) -> StoreResult<Option<layout::Plan>> {
         match &self.0 {
             Backend::Lite(lite) => lite.upgrade_plan(),
-            Backend::Pg(_) => Ok(None),
+            Backend::Pg(room) => room.upgrade_plan(),
         }
     }
 
@@ -183,7 +196,7 @@ impl Store {
     pub fn upgrade(&mut self) -> StoreResult<Option<layout::Plan>> {
         match &mut self.0 {
             Backend::Lite(lite) => lite.upgrade(),
-            Backend::Pg(_) => Ok(None),
+            Backend::Pg(room) => room.upgrade(),
         }
     }
 

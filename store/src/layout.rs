@@ -16,7 +16,10 @@ use rusqlite::params;
 use crate::{StoreError, StoreErrorKind, StoreResult};
 
 /// The layout revision this build writes.
-pub const LAYOUT_REVISION: i64 = 3;
+pub const LAYOUT_REVISION: i64 = 4;
+
+/// The first layout revision whose sessions record their pid's scope (`pid_scope`).
+pub const PID_SCOPE_LAYOUT: i64 = 4;
 
 /// One step from the revision before `to` to `to`.
 #[derive(Debug)]
@@ -30,6 +33,9 @@ pub struct Step {
     /// The SQL that takes the store back to the revision before, when the step only added
     /// what can be dropped without losing anything (an index); `None` otherwise.
     down: Option<&'static str>,
+    /// The step on a room on PostgreSQL (one transaction there too). `None` for the steps
+    /// below revision 3: a room is created at revision 3 or later, so none ever runs them.
+    pg_up: Option<&'static str>,
     /// The oldest layout revision whose builds still read and write a store at `to`.
     pub readable_by: i64,
 }
@@ -82,6 +88,7 @@ pub const STEPS: &[Step] = &[
         summary: "index the queued receipts, so the prompt hook's \"newest queued for me\" is a range read however many offers wait unacknowledged",
         up: "CREATE INDEX IF NOT EXISTS receipts_queued ON receipts(participant_id, message_seq) WHERE state = 'queued';",
         down: Some("DROP INDEX IF EXISTS receipts_queued;"),
+        pg_up: None,
         readable_by: 0,
     },
     Step {
@@ -89,6 +96,7 @@ pub const STEPS: &[Step] = &[
         summary: "keep receipts in their primary key alone (WITHOUT ROWID) and drop receipts_waiting, which receipts_queued serves: two B-tree pages fewer per receipt written",
         up: RECEIPTS_KEYED,
         down: Some(RECEIPTS_ROWID),
+        pg_up: None,
         readable_by: 0,
     },
     Step {
@@ -96,9 +104,74 @@ pub const STEPS: &[Step] = &[
         summary: "index the open sessions, so every send, route and status lists them as a range read however many closed sessions the room has kept",
         up: "CREATE INDEX IF NOT EXISTS sessions_open ON sessions(participant_id, opened_at, session_id) WHERE closed_at IS NULL;",
         down: Some("DROP INDEX IF EXISTS sessions_open;"),
+        pg_up: None,
+        readable_by: 0,
+    },
+    Step {
+        to: 4,
+        summary: "record where each session's pid means something (pid_scope: the boot and pid namespace), so a room shared across machines never tests another machine's pid here",
+        up: "ALTER TABLE sessions ADD COLUMN pid_scope TEXT;",
+        down: Some("ALTER TABLE sessions DROP COLUMN pid_scope;"),
+        pg_up: Some("ALTER TABLE sessions ADD COLUMN IF NOT EXISTS pid_scope TEXT COLLATE \"C\""),
         readable_by: 0,
     },
 ];
+
+/// A room on PostgreSQL's steps from `from` to this build's revision, each with its SQL there.
+/// A room below revision 3 cannot be (no build ever created one).
+pub(crate) fn room_steps(from: i64) -> StoreResult<Vec<(&'static Step, &'static str)>> {
+    STEPS
+        .iter()
+        .filter(|s| s.to > from)
+        .map(|s| {
+            s.pg_up.map(|sql| (s, sql)).ok_or_else(|| {
+                StoreError::new(
+                    StoreErrorKind::VersionUnsupported,
+                    format!(
+                        "a room on PostgreSQL at layout revision {from} has no step to revision {} ({}); nothing was changed",
+                        s.to, s.summary
+                    ),
+                )
+            })
+        })
+        .collect()
+}
+
+/// What upgrading the room `place` from `from` would do (`None` when it is at this build's
+/// revision or above). A room's steps only add (no backup: the server's own backups keep the
+/// records, and every step keeps older builds working).
+pub(crate) fn room_plan(place: &Path, from: i64) -> StoreResult<Option<Plan>> {
+    if from >= LAYOUT_REVISION {
+        return Ok(None);
+    }
+    Ok(Some(Plan {
+        store: place.to_path_buf(),
+        from,
+        to: LAYOUT_REVISION,
+        steps: room_steps(from)?
+            .iter()
+            .map(|(s, _)| format!("{} → {}: {}", s.to - 1, s.to, s.summary))
+            .collect(),
+        backup: None,
+        rows: 0,
+        estimate_ms: 0,
+    }))
+}
+
+/// The `acc_meta` rows recording this build's layout, as `(key, value)`.
+pub(crate) fn recorded_now() -> [(&'static str, String); 3] {
+    [
+        ("layout_revision", LAYOUT_REVISION.to_string()),
+        (
+            "layout_readable_by",
+            readable_by_at(LAYOUT_REVISION).to_string(),
+        ),
+        (
+            "layout_changed_by",
+            format!("acc {}", env!("CARGO_PKG_VERSION")),
+        ),
+    ]
+}
 
 /// A store's layout, as its `acc_meta` records it.
 #[derive(Debug, Clone, PartialEq, Eq)]

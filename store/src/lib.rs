@@ -451,6 +451,14 @@ pub struct Writer<'a> {
     layout: i64,
 }
 
+impl Reader<'_> {
+    /// Whether the store keeps each session's pid scope ([`SessionRow::pid_scope`]): a store
+    /// below layout revision 4 does not, and reads it as `None`.
+    pub fn records_pid_scope(&self) -> bool {
+        self.layout >= layout::PID_SCOPE_LAYOUT
+    }
+}
+
 impl Writer<'_> {
     /// Read access within this same transaction.
     pub fn reader(&self) -> Reader<'_> {

@@ -246,7 +246,7 @@ impl Reader<'_> {
         if !self.conn.is_pg() {
             return Ok(());
         }
-        let session = crate::ops::session_sql();
+        let session = crate::ops::session_sql(self.layout);
         let id: [&dyn crate::db::Arg; 1] = [&session_id];
         let mut statements: Vec<(&str, &[&dyn crate::db::Arg])> = vec![(session.as_str(), &id)];
         let keyed = message_by_key_of_session_sql();
@@ -272,7 +272,7 @@ impl Reader<'_> {
         if !self.conn.is_pg() {
             return Ok(());
         }
-        let sessions = crate::ops::open_sessions_sql();
+        let sessions = crate::ops::open_sessions_sql(self.layout);
         let bindings = crate::bindings::open_bindings_sql();
         let keys: Vec<[&dyn crate::db::Arg; 1]> = recipients.iter().map(|r| [r as _]).collect();
         let mut statements: Vec<(&str, &[&dyn crate::db::Arg])> = Vec::new();
@@ -335,7 +335,7 @@ impl Reader<'_> {
         limit: i64,
     ) -> StoreResult<()> {
         self.conn.prefetch(&[
-            (&crate::ops::session_sql(), args![session_id]),
+            (&crate::ops::session_sql(self.layout), args![session_id]),
             (
                 &sql::inbox_of_session(),
                 args![session_id, before_seq.unwrap_or(i64::MAX), limit],
@@ -423,7 +423,7 @@ impl Reader<'_> {
         due_by: crate::Millis,
     ) -> StoreResult<()> {
         self.conn.prefetch(&[
-            (&crate::ops::session_sql(), args![session_id]),
+            (&crate::ops::session_sql(self.layout), args![session_id]),
             (&sql::queued(self.layout), args![participant_id, window]),
             (
                 &self.repeat_candidates_sql(),

@@ -12,7 +12,22 @@ use crate::Enforcement;
 use crate::Millis;
 use crate::StoreResult;
 
-const SESSION_COLUMNS: &str = "session_id, participant_id, session_key, generation, generation_hash, harness, client_version, checkout, branch, pid, enforcement, lifecycle, opened_at, last_seen_at, closed_at";
+/// The session columns every layout keeps.
+macro_rules! session_columns {
+    () => {
+        "session_id, participant_id, session_key, generation, generation_hash, harness, client_version, checkout, branch, pid, enforcement, lifecycle, opened_at, last_seen_at, closed_at"
+    };
+}
+
+/// The session columns read from a store at `layout`: `pid_scope` is read as NULL below
+/// [`crate::layout::PID_SCOPE_LAYOUT`], which added it.
+fn session_columns(layout: i64) -> &'static str {
+    if layout >= crate::layout::PID_SCOPE_LAYOUT {
+        concat!(session_columns!(), ", pid_scope")
+    } else {
+        concat!(session_columns!(), ", NULL")
+    }
+}
 
 fn session_from(row: &Row<'_>) -> StoreResult<SessionRow> {
     Ok(SessionRow {
@@ -31,6 +46,7 @@ fn session_from(row: &Row<'_>) -> StoreResult<SessionRow> {
         opened_at: row.get(12)?,
         last_seen_at: row.get(13)?,
         closed_at: row.get(14)?,
+        pid_scope: row.get(15)?,
     })
 }
 
@@ -84,12 +100,15 @@ impl Reader<'_> {
     /// One session.
     pub fn session(&self, session_id: &str) -> StoreResult<Option<SessionRow>> {
         self.conn
-            .row(&session_sql(), args![session_id], session_from)
+            .row(&session_sql(self.layout), args![session_id], session_from)
     }
 
     /// The session with a resumption key.
     pub fn session_by_key(&self, key: &str) -> StoreResult<Option<SessionRow>> {
-        let sql = format!("SELECT {SESSION_COLUMNS} FROM sessions WHERE session_key = ?1");
+        let sql = format!(
+            "SELECT {} FROM sessions WHERE session_key = ?1",
+            session_columns(self.layout)
+        );
         self.conn.row(&sql, args![key], session_from)
     }
 
@@ -101,15 +120,19 @@ impl Reader<'_> {
             "WHERE closed_at IS NULL"
         };
         let sql = format!(
-            "SELECT {SESSION_COLUMNS} FROM sessions {filter} ORDER BY participant_id, opened_at, session_id"
+            "SELECT {} FROM sessions {filter} ORDER BY participant_id, opened_at, session_id",
+            session_columns(self.layout)
         );
         self.conn.rows(&sql, args![], session_from)
     }
 
     /// The open sessions of one participant, oldest first.
     pub fn open_sessions_of(&self, participant_id: &str) -> StoreResult<Vec<SessionRow>> {
-        self.conn
-            .rows(&open_sessions_sql(), args![participant_id], session_from)
+        self.conn.rows(
+            &open_sessions_sql(self.layout),
+            args![participant_id],
+            session_from,
+        )
     }
 
     /// Every intent.
@@ -187,31 +210,42 @@ impl Writer<'_> {
         Ok(changed == 1)
     }
 
-    /// Insert a new session.
+    /// Insert a new session (its `pid_scope` where the store keeps it).
     pub fn insert_session(&mut self, s: &SessionRow) -> StoreResult<()> {
-        let sql = format!(
-            "INSERT INTO sessions({SESSION_COLUMNS}) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15)"
-        );
-        self.conn.execute(
-            &sql,
-            args![
-                s.session_id,
-                s.participant_id,
-                s.session_key,
-                s.generation,
-                s.generation_hash,
-                s.harness,
-                s.client_version,
-                s.checkout,
-                s.branch,
-                s.pid,
-                s.enforcement,
-                s.lifecycle,
-                s.opened_at,
-                s.last_seen_at,
-                s.closed_at
-            ],
-        )?;
+        let scoped = self.layout >= crate::layout::PID_SCOPE_LAYOUT;
+        let sql = if scoped {
+            concat!(
+                "INSERT INTO sessions(",
+                session_columns!(),
+                ", pid_scope) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16)"
+            )
+        } else {
+            concat!(
+                "INSERT INTO sessions(",
+                session_columns!(),
+                ") VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15)"
+            )
+        };
+        let columns = args![
+            s.session_id,
+            s.participant_id,
+            s.session_key,
+            s.generation,
+            s.generation_hash,
+            s.harness,
+            s.client_version,
+            s.checkout,
+            s.branch,
+            s.pid,
+            s.enforcement,
+            s.lifecycle,
+            s.opened_at,
+            s.last_seen_at,
+            s.closed_at,
+            s.pid_scope
+        ];
+        let used = if scoped { &columns[..] } else { &columns[..15] };
+        self.conn.execute(sql, used)?;
         Ok(())
     }
 
@@ -229,17 +263,17 @@ impl Writer<'_> {
         Ok(())
     }
 
-    /// Record where a session's client runs now: its process, checkout and branch (a resumed
-    /// conversation runs in a new client process), and that it was seen now.
-    pub fn set_session_process(
-        &mut self,
-        session_id: &str,
-        pid: Option<i64>,
-        checkout: Option<&str>,
-        branch: Option<&str>,
-        now: Millis,
-    ) -> StoreResult<()> {
-        self.conn.execute("UPDATE sessions SET pid = ?2, checkout = ?3, branch = ?4, last_seen_at = CASE WHEN last_seen_at > ?5 THEN last_seen_at ELSE ?5 END WHERE session_id = ?1", args![session_id, pid, checkout, branch, now])?;
+    /// Record the process a session now runs in (its pid, and where the store keeps it, the
+    /// pid's scope), its checkout and branch, seen at `now` at the latest.
+    pub fn set_session_process(&mut self, s: &SessionRow, now: Millis) -> StoreResult<()> {
+        let scoped = self.layout >= crate::layout::PID_SCOPE_LAYOUT;
+        let sql = format!(
+            "UPDATE sessions SET pid = ?2, checkout = ?3, branch = ?4, last_seen_at = CASE WHEN last_seen_at > ?5 THEN last_seen_at ELSE ?5 END{} WHERE session_id = ?1",
+            if scoped { ", pid_scope = ?6" } else { "" }
+        );
+        let columns = args![s.session_id, s.pid, s.checkout, s.branch, now, s.pid_scope];
+        let used = if scoped { &columns[..] } else { &columns[..5] };
+        self.conn.execute(&sql, used)?;
         Ok(())
     }
 
@@ -379,17 +413,21 @@ fn id_index(kind: &str) -> Option<(&'static str, &'static str)> {
     }
 }
 
-/// One session, by its id.
-pub(crate) fn session_sql() -> String {
-    format!("SELECT {SESSION_COLUMNS} FROM sessions WHERE session_id = ?1")
+/// One session, by its id, as a store at `layout` keeps it.
+pub(crate) fn session_sql(layout: i64) -> String {
+    format!(
+        "SELECT {} FROM sessions WHERE session_id = ?1",
+        session_columns(layout)
+    )
 }
 
 /// Whether a participant exists.
 pub(crate) const PARTICIPANT_EXISTS: &str = "SELECT 1 FROM participants WHERE participant_id = ?1";
 
-/// A participant's open sessions, oldest first.
-pub(crate) fn open_sessions_sql() -> String {
+/// A participant's open sessions, oldest first, as a store at `layout` keeps them.
+pub(crate) fn open_sessions_sql(layout: i64) -> String {
     format!(
-        "SELECT {SESSION_COLUMNS} FROM sessions WHERE participant_id = ?1 AND closed_at IS NULL ORDER BY opened_at, session_id"
+        "SELECT {} FROM sessions WHERE participant_id = ?1 AND closed_at IS NULL ORDER BY opened_at, session_id",
+        session_columns(layout)
     )
 }

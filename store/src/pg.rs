@@ -30,6 +30,18 @@ pub(crate) const COUNTERS: &str = "SELECT name, value FROM acc_counters";
 pub(crate) const TABLE_EXISTS: &str = "SELECT to_regclass(?1) IS NOT NULL";
 
 /// The PostgreSQL text of an insert whose `seq` the table's counter assigns: `pg_insert` is
+/// The room's recorded layout revision, read under its writers' lock.
+pub(crate) const LAYOUT_REVISION_NOW: &str =
+    "SELECT COALESCE((SELECT value FROM acc_meta WHERE key = 'layout_revision'), '0')";
+
+/// One `acc_meta` row set.
+pub(crate) const SET_META: &str = "INSERT INTO acc_meta(key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = excluded.value";
+
+/// An upgrade's steps wait at most this long for a table another connection uses (PostgreSQL's
+/// `ALTER TABLE` takes its strongest lock, and queues every later reader behind it): they give
+/// up and the room stays on its layout rather than stall the room's other agents.
+pub(crate) const UPGRADE_LOCK_TIMEOUT: &str = "SET LOCAL lock_timeout = '1s'";
+
 /// `INSERT INTO table(columns) VALUES (values)` in PostgreSQL's spelling.
 pub(crate) fn sequenced(table: &str, pg_insert: &str) -> String {
     let head = format!("INSERT INTO {table}(");

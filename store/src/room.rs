@@ -255,7 +255,6 @@ impl Room {
     /// that race here take turns on the room's lock, and the later ones find it made.
     fn create(&mut self, workspace: &WorkspaceRecord, now: Millis) -> StoreResult<()> {
         let namespace = self.schema.clone();
-        let revision = crate::layout::LAYOUT_REVISION;
         self.transaction(false, |conn| {
             let crate::db::Conn::Pg(session) = conn else {
                 return Err(StoreError::internal("a room's transaction on SQLite"));
@@ -275,10 +274,10 @@ impl Room {
                 ("protocol_version", crate::PROTOCOL_VERSION.to_string()),
                 ("schema_version", crate::SCHEMA_VERSION.to_string()),
                 ("workspace_id", workspace.workspace_id.clone()),
-                ("layout_revision", revision.to_string()),
-                ("layout_readable_by", crate::layout::readable_by_at(revision).to_string()),
-                ("layout_changed_by", format!("acc {}", env!("CARGO_PKG_VERSION"))),
-            ] {
+            ]
+            .into_iter()
+            .chain(crate::layout::recorded_now())
+            {
                 conn.execute(
                     "INSERT INTO acc_meta(key, value) VALUES (?1, ?2)",
                     crate::db::args![key, value],
@@ -361,13 +360,73 @@ impl Room {
         &self.layout
     }
 
+    /// Where the room is, as a layout plan names it.
+    fn place(&self) -> PathBuf {
+        PathBuf::from(format!("room at {}", self.name))
+    }
+
+    /// What upgrading the room would do; `None` when it is at this build's layout or above.
+    pub(crate) fn upgrade_plan(&self) -> StoreResult<Option<crate::layout::Plan>> {
+        crate::layout::room_plan(&self.place(), self.layout.revision)
+    }
+
+    /// Bring the room to this build's layout: every step in one transaction under the room's
+    /// writers' lock (another writer that upgraded it first leaves nothing to do), each waiting
+    /// at most a second for its table ([`crate::pg::UPGRADE_LOCK_TIMEOUT`]). Every step keeps
+    /// older builds working, so it needs no room to itself. `Ok(None)` when there was nothing
+    /// to do.
+    pub(crate) fn upgrade(&mut self) -> StoreResult<Option<crate::layout::Plan>> {
+        let Some(plan) = self.upgrade_plan()? else {
+            return Ok(None);
+        };
+        let done = self.transaction(false, |conn| {
+            let recorded: String = conn.value(crate::pg::LAYOUT_REVISION_NOW, &[])?;
+            let from = recorded.parse::<i64>().unwrap_or(0);
+            if from >= crate::layout::LAYOUT_REVISION {
+                return Ok(false);
+            }
+            let crate::db::Conn::Pg(session) = conn else {
+                return Err(StoreError::internal("a room's transaction on SQLite"));
+            };
+            let mut ddl = vec![crate::pg::UPGRADE_LOCK_TIMEOUT.to_string()];
+            ddl.extend(
+                crate::layout::room_steps(from)?
+                    .iter()
+                    .map(|(_, sql)| (*sql).to_string()),
+            );
+            let ddl = ddl.join("; ");
+            session.ask(async |c| c.batch_execute(&ddl).await)?;
+            for (key, value) in crate::layout::recorded_now() {
+                conn.execute(crate::pg::SET_META, crate::db::args![key, value])?;
+            }
+            Ok(true)
+        });
+        let done = done.map_err(|e| {
+            StoreError::new(
+                e.kind,
+                format!(
+                    "the upgrade of the room to layout revision {} did not run ({}); nothing was changed, and the room works on its layout revision {} meanwhile",
+                    crate::layout::LAYOUT_REVISION,
+                    e.message,
+                    self.layout.revision
+                ),
+            )
+        })?;
+        // The room's meta as it now stands, checked and recorded for the next process.
+        if let Some(meta) = self.meta()? {
+            self.check(&meta)?;
+            self.remember(&meta);
+        }
+        Ok(done.then_some(plan))
+    }
+
     /// Why a room on PostgreSQL is not taken back to an older layout.
     pub(crate) fn no_downgrade(&self) -> StoreError {
         StoreError::new(
             StoreErrorKind::VersionUnsupported,
             format!(
-                "the room at {} was created at layout revision {}, and a room on PostgreSQL has no older layout to go back to; nothing was changed",
-                self.name, self.layout.revision
+                "the room at {} is at layout revision {}, which every build from layout revision {} on reads and writes, so a room on PostgreSQL is not taken back to an older layout; nothing was changed",
+                self.name, self.layout.revision, self.layout.readable_by
             ),
         )
     }
@@ -533,7 +592,11 @@ impl Room {
         if self.unverified.as_ref() != Some(&meta) {
             let used = self.layout.effective();
             self.check(&meta)?;
-            if self.layout.effective() != used {
+            // Queries of a lower layout stay right on a room upgraded meanwhile when its
+            // steps keep that layout's builds working; otherwise (or on a room whose layout
+            // went lower) the command runs again.
+            let now = self.layout.effective();
+            if now < used || (now > used && crate::layout::readable_by_at(now) > used) {
                 self.remember(&meta);
                 return Err(StoreError::new(
                     StoreErrorKind::Busy,

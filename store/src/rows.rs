@@ -42,6 +42,10 @@ pub struct SessionRow {
     pub last_seen_at: Millis,
     /// Closed, when closed.
     pub closed_at: Option<Millis>,
+    /// Where `pid` means something (`<boot id>/<pid namespace>` of the host that recorded
+    /// it), so that another machine sharing the room never tests it; `None` when unknown, or
+    /// in a store below layout revision 4 (layout bookkeeping: not part of the record).
+    pub pid_scope: Option<String>,
 }
 
 /// An intent row.

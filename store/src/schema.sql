@@ -31,7 +31,10 @@ CREATE TABLE sessions (
     lifecycle TEXT NOT NULL,
     opened_at INTEGER NOT NULL,
     last_seen_at INTEGER NOT NULL,
-    closed_at INTEGER
+    closed_at INTEGER,
+    -- Where `pid` means something: `<boot id>/<pid namespace>` of the host that recorded it
+    -- (layout revision 4; NULL when unknown or recorded by an earlier build).
+    pid_scope TEXT
 ) STRICT;
 CREATE INDEX sessions_by_participant ON sessions(participant_id);
 -- The open sessions, in the order every listing of them wants (layout revision 3).

@@ -306,6 +306,7 @@ fn hooked_session(session_id: &str, key: &str) -> SessionRow {
         opened_at: 100,
         last_seen_at: 100,
         closed_at: None,
+        pid_scope: None,
     }
 }
 

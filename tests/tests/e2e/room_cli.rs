@@ -475,3 +475,153 @@ fn what_a_data_home_saw_of_its_room_is_checked_by_the_next_read() {
         .acc_as(&alice, &["inbox"])
         .err(5, "caller_workspace_mismatch");
 }
+
+/// A room made at layout revision 3 (before sessions recorded their pid's scope): the room as
+/// such a build left it, made here from this build's by taking back the one thing revision 4
+/// added, through the server.
+fn room_at_layout_3(admin: &mut postgres::Client) -> String {
+    let schema: String = admin
+        .query_one(
+            "SELECT nspname::text FROM pg_namespace WHERE nspname LIKE 'acc\\_%'",
+            &[],
+        )
+        .expect("the room's schema")
+        .get(0);
+    admin
+        .batch_execute(&format!(
+            "ALTER TABLE {schema}.sessions DROP COLUMN pid_scope; \
+             UPDATE {schema}.acc_meta SET value = '3' WHERE key = 'layout_revision'; \
+             UPDATE {schema}.acc_meta SET value = '0' WHERE key = 'layout_readable_by';"
+        ))
+        .expect("take the room back to layout 3");
+    schema
+}
+
+/// The room's layout revision and whether its sessions keep `pid_scope`, as the server says.
+fn room_layout(admin: &mut postgres::Client, schema: &str) -> (String, bool) {
+    let revision: String = admin
+        .query_one(
+            &format!("SELECT value FROM {schema}.acc_meta WHERE key = 'layout_revision'"),
+            &[],
+        )
+        .expect("revision")
+        .get(0);
+    let scoped: bool = admin
+        .query_one(
+            "SELECT EXISTS (SELECT 1 FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'sessions' AND column_name = 'pid_scope')",
+            &[&schema],
+        )
+        .expect("columns")
+        .get(0);
+    (revision, scoped)
+}
+
+/// A room follows the store-upgrade rules: one of an older layout keeps working for reads and
+/// hooks (which never upgrade) and says its upgrade is pending; `acc store upgrade --dry-run`
+/// names its steps and changes nothing; the first write-open upgrades it in one transaction,
+/// and says so on stderr; a table another connection holds makes the upgrade give up after a
+/// second, leaving the room as it was and the command working.
+#[test]
+fn a_room_of_an_older_layout_is_used_as_it_is_and_upgraded_at_the_first_write() {
+    let cluster = Cluster::start();
+    let db = cluster.database("layout");
+    let world = World::new();
+    acc_store::connect_default_room(&world.data_home.join("acc"), &db.socket_url())
+        .expect("the room");
+    let alice = world.attach("alice");
+    let record = world
+        .data_home
+        .join("acc/workspaces")
+        .join(world.workspace_id())
+        .join("room-seen");
+    let mut admin = db.config().connect(postgres::NoTls).expect("admin");
+    let schema = room_at_layout_3(&mut admin);
+    // This data home first meets the room at layout 3 (it did not see it at 4 before).
+    std::fs::remove_file(&record).expect("the data home's record of the room");
+
+    // Reads and hooks use it as it is.
+    let status = world.status();
+    assert_eq!(status["store"]["revision"], 3, "{status}");
+    assert_eq!(status["store"]["pendingUpgrade"], true, "{status}");
+    let input = serde_json::json!({
+        "session_id": "conversation-1",
+        "cwd": world.dir,
+        "hook_event_name": "SessionStart",
+        "source": "startup",
+    })
+    .to_string();
+    let pid = std::process::id().to_string();
+    let hooked = world.hook_with(
+        "claude-code",
+        "SessionStart",
+        &input,
+        &[("CLAUDE_PID", pid.as_str())],
+    );
+    assert_eq!(hooked.code, 0, "{}", hooked.stderr);
+    assert_eq!(room_layout(&mut admin, &schema), ("3".into(), false));
+    let plan = world.acc(&["store", "upgrade", "--dry-run"]).ok_json();
+    assert_eq!(
+        (plan["fromRevision"].as_i64(), plan["toRevision"].as_i64()),
+        (Some(3), Some(4)),
+        "{plan}"
+    );
+    assert!(
+        plan["steps"][0]
+            .as_str()
+            .unwrap_or("")
+            .contains("pid_scope"),
+        "{plan}"
+    );
+    assert_eq!(
+        room_layout(&mut admin, &schema),
+        ("3".into(), false),
+        "a dry run changes nothing"
+    );
+
+    // A table held by another connection: the upgrade waits a second, gives up, and the
+    // command does its work on the old layout.
+    let mut holder = db.config().connect(postgres::NoTls).expect("holder");
+    let mut held = holder.transaction().expect("begin");
+    held.batch_execute(&format!(
+        "LOCK TABLE {schema}.sessions IN ACCESS SHARE MODE"
+    ))
+    .expect("hold the sessions table");
+    let bob = world.attach("bob");
+    world.tell(&bob, "alice", "while held", "the room is busy");
+    assert_eq!(room_layout(&mut admin, &schema), ("3".into(), false));
+    let refused = world.acc(&["store", "upgrade"]).err(3, "timeout");
+    let message = refused["message"].as_str().unwrap_or("");
+    assert!(
+        message.contains("lock timeout") && message.contains("nothing was changed"),
+        "{refused}"
+    );
+    assert_eq!(room_layout(&mut admin, &schema), ("3".into(), false));
+    held.rollback().expect("let go");
+
+    // The first write-open after upgrades it, and says so.
+    let carol = world.command("acc");
+    let mut carol = carol;
+    carol.args(["--json", "attach", "--participant", "carol"]);
+    let attached = world.run(carol, "acc attach");
+    assert_eq!(attached.code, 0, "{}", attached.stderr);
+    assert!(
+        attached.stderr.contains("from layout revision 3 to 4"),
+        "{}",
+        attached.stderr
+    );
+    assert_eq!(room_layout(&mut admin, &schema), ("4".into(), true));
+    let status = world.status();
+    assert_eq!(status["store"]["revision"], 4, "{status}");
+    assert_eq!(status["store"]["pendingUpgrade"], false, "{status}");
+    // Nothing was lost: the note sent on the old layout is in alice's inbox, and the session
+    // opened on it is there, its pid tested here as before (it recorded no scope).
+    let inbox = world.acc_as(&alice, &["inbox"]).ok_json();
+    assert_eq!(inbox["items"].as_array().map(Vec::len), Some(1), "{inbox}");
+    let hooked = world.status()["sessions"]
+        .as_array()
+        .and_then(|s| s.iter().find(|s| s["harness"] == "claude-code").cloned())
+        .expect("the hooked session");
+    assert_eq!(hooked["presence"], "online", "{hooked}");
+    let again = world.acc(&["store", "upgrade"]).ok_json();
+    assert_eq!(again["changed"], false, "idempotent: {again}");
+}

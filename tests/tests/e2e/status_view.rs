@@ -127,3 +127,116 @@ fn every_listed_claim_id_is_short_and_taken_back() {
         .ok_json();
     assert!(released.to_string().contains(shown[0]), "{released}");
 }
+
+/// A hooked session's presence, as `acc status --all --json` run by `viewer` shows it.
+fn presence_seen(world: &World, viewer: &[&str], participant: &str) -> String {
+    let mut command = world.command_path(viewer[0]);
+    command
+        .args(&viewer[1..])
+        .arg(acc_tests::bin("acc"))
+        .args(["--json", "status", "--all"]);
+    let status = world.run(command, "acc status").ok_json();
+    let session = status["sessions"]
+        .as_array()
+        .and_then(|s| s.iter().find(|s| s["participantId"] == participant))
+        .cloned()
+        .unwrap_or_else(|| panic!("{participant}'s session is listed: {status}"));
+    session["presence"].as_str().unwrap_or("?").to_string()
+}
+
+/// What a message to `participant` sent by `viewer` says of its delivery: its outcome and
+/// error code.
+fn delivery_seen(world: &World, viewer: &[&str], participant: &str) -> (String, String) {
+    let sender = world.attach("sender");
+    let mut command = world.command_path(viewer[0]);
+    command
+        .args(&viewer[1..])
+        .arg(acc_tests::bin("acc"))
+        .args(["--json", "message", "--kind", "note", "--to", participant])
+        .args(["--subject", "hello", "--body", "hello"])
+        .env("ACC_SESSION", &sender.session)
+        .env("ACC_GENERATION", &sender.generation);
+    let sent = world.run(command, "acc message").ok_json();
+    let delivery = &sent["delivery"][0];
+    (
+        delivery["outcome"].as_str().unwrap_or("?").to_string(),
+        delivery["errorCode"].as_str().unwrap_or("").to_string(),
+    )
+}
+
+/// One row of the table below: the client process, the viewer, the presence it sees, and the
+/// delivery outcome and code of a message it sends.
+type Row<'a> = (&'a str, &'a [&'a str], &'a str, (&'a str, &'a str));
+
+/// A session's pid is tested only where it means what it meant to the process that recorded
+/// it (same boot, same pid namespace): seen from another pid namespace (a container, or
+/// another machine sharing a room) it cannot be confirmed dead, and the session is judged by
+/// its silence, as one without a pid. Without that, every session of another machine looked
+/// offline (its pid absent here), or online as long as some unrelated process here had its
+/// number. Each viewer is a real process: `unshare --pid --fork` gives it a pid namespace of
+/// its own, where the test's pids do not exist.
+#[test]
+fn a_session_is_judged_by_its_pid_only_where_its_pid_means_something() {
+    let here: &[&str] = &["env"];
+    let elsewhere: &[&str] = &["unshare", "--pid", "--fork"];
+    // (client process, viewer, presence, delivery outcome and code).
+    let table: &[Row] = &[
+        ("running", here, "online", ("queued", "")),
+        (
+            "ended",
+            here,
+            "offline",
+            ("queued", "recipient_unavailable"),
+        ),
+        ("running", elsewhere, "online", ("queued", "")),
+        ("ended", elsewhere, "online", ("queued", "")),
+    ];
+    for (client, viewer, presence, (outcome, code)) in table {
+        let world = World::new();
+        let input = serde_json::json!({
+            "session_id": "conversation-1",
+            "cwd": world.dir,
+            "hook_event_name": "SessionStart",
+            "source": "startup",
+        })
+        .to_string();
+        // Claude Code gives its hooks its pid (`CLAUDE_PID`): the test's own, running
+        // throughout, or that of a process that has ended.
+        let pid = if *client == "running" {
+            std::process::id()
+        } else {
+            let mut ended = std::process::Command::new("true").spawn().expect("true");
+            ended.wait().expect("reaped");
+            ended.id()
+        };
+        let pid = pid.to_string();
+        let started = world.hook_with(
+            "claude-code",
+            "SessionStart",
+            &input,
+            &[("CLAUDE_PID", pid.as_str())],
+        );
+        assert_eq!(started.code, 0, "{}", started.stderr);
+        let status = world.status();
+        let hooked = status["sessions"]
+            .as_array()
+            .and_then(|s| s.iter().find(|s| s["harness"] == "claude-code"))
+            .cloned()
+            .unwrap_or_else(|| panic!("the hook opened a session: {status}"));
+        let participant = hooked["participantId"].as_str().expect("participant");
+        assert!(
+            hooked["pid"].is_number(),
+            "the hook recorded its client's pid: {hooked}"
+        );
+        assert_eq!(
+            presence_seen(&world, viewer, participant),
+            *presence,
+            "a {client} client's session seen by {viewer:?}"
+        );
+        assert_eq!(
+            delivery_seen(&world, viewer, participant),
+            (outcome.to_string(), code.to_string()),
+            "a message to a {client} client's session sent by {viewer:?}"
+        );
+    }
+}
