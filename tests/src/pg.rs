@@ -492,3 +492,14 @@ impl Drop for Cluster {
         self.stop();
     }
 }
+
+/// The schema of the (one) ACC room in the database `admin` is connected to.
+pub fn room_schema(admin: &mut postgres::Client) -> String {
+    admin
+        .query_one(
+            "SELECT nspname::text FROM pg_namespace WHERE nspname LIKE 'acc\\_%'",
+            &[],
+        )
+        .expect("the room's schema")
+        .get(0)
+}

@@ -406,13 +406,7 @@ fn what_a_data_home_saw_of_its_room_is_checked_by_the_next_read() {
     assert_eq!(inbox().ok_json()["items"].as_array().map(Vec::len), Some(1));
 
     let mut admin = db.config().connect(postgres::NoTls).expect("admin");
-    let schema: String = admin
-        .query_one(
-            "SELECT nspname::text FROM pg_namespace WHERE nspname LIKE 'acc\\_%'",
-            &[],
-        )
-        .expect("the room's schema")
-        .get(0);
+    let schema: String = acc_tests::pg::room_schema(&mut admin);
     let original: Vec<(String, String)> = admin
         .query(
             &format!("SELECT key, value FROM {schema}.acc_meta WHERE key LIKE 'layout\\_%'"),
@@ -480,13 +474,7 @@ fn what_a_data_home_saw_of_its_room_is_checked_by_the_next_read() {
 /// such a build left it, made here from this build's by taking back the one thing revision 4
 /// added, through the server.
 fn room_at_layout_3(admin: &mut postgres::Client) -> String {
-    let schema: String = admin
-        .query_one(
-            "SELECT nspname::text FROM pg_namespace WHERE nspname LIKE 'acc\\_%'",
-            &[],
-        )
-        .expect("the room's schema")
-        .get(0);
+    let schema: String = acc_tests::pg::room_schema(admin);
     admin
         .batch_execute(&format!(
             "ALTER TABLE {schema}.sessions DROP COLUMN pid_scope; \

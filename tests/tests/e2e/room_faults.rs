@@ -382,13 +382,7 @@ fn a_write_sent_ahead_of_its_answer_that_fails_fails_the_send_and_leaves_nothing
     send("before").ok_json();
     let before = world.acc(&["sync", "--scope", "full"]).ok_json();
     let mut admin = db.config().connect(postgres::NoTls).expect("admin");
-    let schema: String = admin
-        .query_one(
-            "SELECT nspname::text FROM pg_namespace WHERE nspname LIKE 'acc\\_%'",
-            &[],
-        )
-        .expect("the room's schema")
-        .get(0);
+    let schema: String = acc_tests::pg::room_schema(&mut admin);
     let faults = [
         (
             "receipts",
