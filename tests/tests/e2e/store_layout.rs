@@ -363,12 +363,23 @@ fn a_kill_at_any_moment_of_an_upgrade_leaves_one_layout_and_the_next_write_finis
     let (mut finished, mut killed_before) = (0, 0);
     // A fixed pseudo-random sequence (a linear congruential generator): reproducible moments.
     let mut seed: u64 = 0x2026_1201;
-    for round in 0..20 {
+    // The moments are fractions of `scale`, the whole upgrade's length measured above. A loaded
+    // machine makes a killed run slower than that measure, so after the 20 rounds, if one side
+    // of the commit is still uncovered, further rounds (at most 20) double the scale (nothing
+    // finished yet) or halve it (nothing was killed before the commit) until both are covered.
+    let mut scale = whole;
+    for round in 0..40 {
+        if round >= 20 && finished > 0 && killed_before > 0 {
+            break;
+        }
+        if round >= 20 {
+            scale = if finished == 0 { scale * 2 } else { scale / 2 };
+        }
         fresh();
         seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
         // The top 31 bits, as a fraction in [0, 1).
         let fraction = (seed >> 33) as f64 / f64::from(1u32 << 31);
-        let delay = whole.mul_f64(fraction * 1.2);
+        let delay = scale.mul_f64(fraction * 1.2);
         let mut command = world.command("acc");
         command
             .args(["--json", "store", "upgrade"])
@@ -395,6 +406,7 @@ fn a_kill_at_any_moment_of_an_upgrade_leaves_one_layout_and_the_next_write_finis
             .any(|e| e.file_name().to_string_lossy().ends_with(".partial"));
         assert!(!partial, "round {round}: no partial backup left");
     }
+    eprintln!("{finished} finished, {killed_before} killed before the commit");
     // The moments covered both sides of the commit.
     assert!(
         finished > 0 && killed_before > 0,
