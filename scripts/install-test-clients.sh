@@ -10,6 +10,10 @@ PY_SDK=2.3.0
 CODEX=0.169.0
 CLAUDE=2.1.328
 GEMINI=0.61.0
+# Qwen Code needs Node.js 22 or later (its package's engines), which npm provides as a package;
+# both live in a prefix of their own, so the other clients keep running on the system's node.
+QWEN=0.24.4
+NODE22=22.23.3
 
 # The terminal and shells the CLI tests run in (acc watch in tmux; completions in zsh and fish;
 # bash and script(1) are part of every Debian system). They come from the distribution's
@@ -51,6 +55,20 @@ if [ "${#want[@]}" -gt 0 ]; then
   npm install --no-audit --no-fund --loglevel=error --prefix "$CACHE" "${want[@]}" >&2
 fi
 
+have_node22() { # package version
+  local manifest="$CACHE/node22/node_modules/$1/package.json"
+  [ -f "$manifest" ] && node -e "process.exit(require('$manifest').version === '$2' ? 0 : 1)"
+}
+want=()
+have_node22 node "$NODE22" || want+=("node@$NODE22")
+have_node22 @qwen-code/qwen-code "$QWEN" || want+=("@qwen-code/qwen-code@$QWEN")
+if [ "${#want[@]}" -gt 0 ]; then
+  echo "install-test-clients: npm install ${want[*]} into $CACHE/node22" >&2
+  mkdir -p "$CACHE/node22"
+  [ -f "$CACHE/node22/package.json" ] || echo '{"name":"acc-test-clients-node22","private":true}' > "$CACHE/node22/package.json"
+  npm install --no-audit --no-fund --loglevel=error --prefix "$CACHE/node22" "${want[@]}" >&2
+fi
+
 if ! "$CACHE/py/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('mcp') != '$PY_SDK')" 2>/dev/null; then
   echo "install-test-clients: pip install mcp==$PY_SDK into $CACHE/py" >&2
   python3 -m venv "$CACHE/py"
@@ -63,4 +81,6 @@ node -e "const p=require('$CACHE/node_modules/@modelcontextprotocol/sdk/package.
 "$CACHE/node_modules/.bin/codex" --version | grep -q "codex-cli $CODEX" || { echo "codex $CODEX does not run" >&2; exit 1; }
 HOME="$CACHE/home" "$CACHE/node_modules/.bin/claude" --version | grep -q "^$CLAUDE" || { echo "claude $CLAUDE does not run" >&2; exit 1; }
 HOME="$CACHE/home" "$CACHE/node_modules/.bin/gemini" --version | grep -q "^$GEMINI" || { echo "gemini $GEMINI does not run" >&2; exit 1; }
+"$CACHE/node22/node_modules/.bin/node" --version | grep -q "^v$NODE22$" || { echo "node $NODE22 does not run" >&2; exit 1; }
+HOME="$CACHE/home" PATH="$CACHE/node22/node_modules/.bin:$PATH" "$CACHE/node22/node_modules/.bin/qwen" --version | grep -q "^$QWEN" || { echo "qwen $QWEN does not run" >&2; exit 1; }
 echo "$CACHE"

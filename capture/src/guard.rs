@@ -5,7 +5,8 @@
 //! written, and after the holder releases its claim the same write must go through.
 //!
 //! [`Writer`] drives Claude Code (`Write`), Codex (`apply_patch` run through its shell tool, as
-//! Codex 0.169 does) and Gemini CLI (`write_file`) in headless turns against the loopback model;
+//! Codex 0.169 does), Gemini CLI and Qwen Code (`write_file`) in headless turns against the
+//! loopback model;
 //! the end-to-end tests drive the same clients with it, installed the user's way.
 
 use std::path::{Path, PathBuf};
@@ -16,7 +17,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::failed;
-use crate::model::{GEMINI_SETTINGS, ModelServer, Scripted};
+use crate::model::{GEMINI_SETTINGS, ModelServer, QWEN_SETTINGS, Scripted};
 use crate::record::{Finished, Recorder, Run};
 use crate::script::{self, Scratch};
 use acc_clients::Client;
@@ -46,7 +47,8 @@ pub enum Origin {
     /// A new conversation.
     Fresh,
     /// The project's last conversation, resumed (`claude --continue`, `codex exec resume
-    /// --last`, `gemini --resume latest`): a new client process for an existing session.
+    /// --last`, `gemini --resume latest`, `qwen --continue`): a new client process for an
+    /// existing session.
     Resumed,
     /// The last conversation, compacted ([`Writer::compact`]) and then resumed.
     Compacted,
@@ -85,19 +87,44 @@ impl Writer {
                 .map_err(|e| failed("client settings", e)),
             Client::Codex => write(self.home.join(".codex/config.toml"), &model.codex_config()),
             Client::Gemini => write(self.home.join(".gemini/settings.json"), GEMINI_SETTINGS),
+            Client::Qwen => write(self.home.join(".qwen/settings.json"), QWEN_SETTINGS),
         }
     }
 
-    /// The model's call that writes `content` into `relative` (which holds `before`, if
-    /// anything), in the client's own tool.
-    pub fn write_call(&self, relative: &str, before: Option<&str>, content: &str) -> Scripted {
+    /// The model's calls that write `content` into `relative` (which holds `before`, if
+    /// anything), in the client's own tool: Qwen Code refuses to overwrite a file the session
+    /// has not read, so there the model reads it first ([`Writer::reads_before`] of them).
+    pub fn write_calls(
+        &self,
+        relative: &str,
+        before: Option<&str>,
+        content: &str,
+    ) -> Vec<Scripted> {
+        let mut calls = Vec::new();
+        if self.reads_before(before) == 1 {
+            calls.push(Scripted::Tool {
+                name: "read_file".into(),
+                input: json!({ "file_path": self.project.join(relative) }),
+            });
+        }
+        calls.push(self.write_call(relative, before, content));
+        calls
+    }
+
+    /// How many reads [`Writer::write_calls`] puts before the write into a file that holds
+    /// `before`.
+    pub fn reads_before(&self, before: Option<&str>) -> usize {
+        usize::from(self.client == Client::Qwen && before.is_some())
+    }
+
+    fn write_call(&self, relative: &str, before: Option<&str>, content: &str) -> Scripted {
         let absolute = self.project.join(relative).to_string_lossy().into_owned();
         match self.client {
             Client::ClaudeCode => Scripted::Tool {
                 name: "Write".into(),
                 input: json!({ "file_path": absolute, "content": content }),
             },
-            Client::Gemini => Scripted::Tool {
+            Client::Gemini | Client::Qwen => Scripted::Tool {
                 name: "write_file".into(),
                 input: json!({ "file_path": absolute, "content": content }),
             },
@@ -126,14 +153,14 @@ impl Writer {
         match self.client {
             Client::ClaudeCode => "Write",
             Client::Codex => "exec_command (apply_patch)",
-            Client::Gemini => "write_file",
+            Client::Gemini | Client::Qwen => "write_file",
         }
     }
 
     /// The name the client offers ACC's MCP tool `tool` under (server `acc`).
     pub fn mcp_tool(&self, tool: &str) -> String {
         match self.client {
-            Client::ClaudeCode | Client::Codex => format!("mcp__acc__{tool}"),
+            Client::ClaudeCode | Client::Codex | Client::Qwen => format!("mcp__acc__{tool}"),
             Client::Gemini => format!("mcp_acc_{tool}"),
         }
     }
@@ -211,6 +238,22 @@ impl Writer {
                     .env_remove("GEMINI_CLI_HOME")
                     .env_remove("GOOGLE_API_KEY");
             }
+            // Qwen Code's OpenAI-compatible provider, Chat Completions on loopback.
+            Client::Qwen => {
+                if resumed {
+                    command.arg("--continue");
+                }
+                command
+                    .args(["--auth-type", "openai", "-m", "acc-test"])
+                    .args(["--output-format", "stream-json"])
+                    .args(["--approval-mode", if mcp { "yolo" } else { "auto-edit" }])
+                    .arg(prompt)
+                    .env("OPENAI_API_KEY", "acc-capture-key")
+                    .env("OPENAI_BASE_URL", format!("{}/v1", self.base_url))
+                    .env("QWEN_CODE_SUPPRESS_YOLO_WARNING", "1")
+                    .env_remove("QWEN_HOME")
+                    .env_remove("OPENAI_MODEL");
+            }
         }
         command
     }
@@ -273,13 +316,17 @@ pub fn identify(client: Client, exe: &Path, home: &Path) -> AccResult<(String, S
 }
 
 /// Every tool result in a model request, in the shape of its API: Anthropic `tool_result`
-/// blocks, OpenAI `function_call_output` items, Gemini `functionResponse` parts.
+/// blocks, OpenAI `function_call_output` items and Chat Completions `tool` messages, Gemini
+/// `functionResponse` parts.
 pub fn tool_results(body: &str) -> Vec<Value> {
     let Ok(body) = serde_json::from_str::<Value>(body) else {
         return Vec::new();
     };
     let mut found = Vec::new();
     for message in body["messages"].as_array().into_iter().flatten() {
+        if message["role"] == "tool" {
+            found.push(message.clone());
+        }
         for block in message["content"].as_array().into_iter().flatten() {
             if block["type"] == "tool_result" {
                 found.push(block.clone());
@@ -374,6 +421,7 @@ pub fn capture_write_guard(client: Client) -> AccResult<Finished> {
         Client::ClaudeCode => "claude",
         Client::Codex => "codex",
         Client::Gemini => "gemini",
+        Client::Qwen => "qwen",
     };
     let exe = acc_clients::find_on_path(name)
         .ok_or_else(|| failed(name, format!("no `{name}` on PATH")))?;
@@ -396,11 +444,10 @@ pub fn capture_write_guard(client: Client) -> AccResult<Finished> {
     let mut app = script::open(&scratch, &plugins)?;
     let holder = holder_claims_and_leaves(&mut app.core)?;
     let mut record = Recorder::default();
-    model.script([
-        writer.write_call(CLAIMED, Some(ORIGINAL), CHANGED),
-        writer.write_call(UNCLAIMED, None, NOTES),
-        Scripted::Text("done".into()),
-    ]);
+    let mut steps = writer.write_calls(CLAIMED, Some(ORIGINAL), CHANGED);
+    steps.extend(writer.write_calls(UNCLAIMED, None, NOTES));
+    steps.push(Scripted::Text("done".into()));
+    model.script(steps);
     writer.turn("write the parser and the notes")?;
     if model.scripted_left() != 0 {
         record.note(
@@ -408,8 +455,10 @@ pub fn capture_write_guard(client: Client) -> AccResult<Finished> {
             "the client did not play the model's whole script",
         );
     }
+    // Past the reads the model made first, the claimed write's result, then the other's.
     let results = results_of_turn(&model);
-    let refusal = results.first().cloned().unwrap_or(Value::Null);
+    let reads = writer.reads_before(Some(ORIGINAL));
+    let refusal = results.get(reads).cloned().unwrap_or(Value::Null);
     let refusal_text = refusal.to_string();
     let refusal_seen =
         refusal_text.contains("claimed exclusively") && refusal_text.contains("holder");
@@ -427,16 +476,15 @@ pub fn capture_write_guard(client: Client) -> AccResult<Finished> {
         writer.tool(),
         read(&scratch.project, UNCLAIMED).as_deref() == Some(NOTES),
         false,
-        results.get(1).cloned().into_iter().collect(),
+        results.get(reads + 1).cloned().into_iter().collect(),
     );
 
     // The holder comes back and releases; the same write then goes through.
     holder_releases(&mut app.core, &holder)?;
     model.clear();
-    model.script([
-        writer.write_call(CLAIMED, Some(ORIGINAL), CHANGED),
-        Scripted::Text("done".into()),
-    ]);
+    let mut steps = writer.write_calls(CLAIMED, Some(ORIGINAL), CHANGED);
+    steps.push(Scripted::Text("done".into()));
+    model.script(steps);
     writer.turn("write the parser again")?;
     record.write(
         "released",
@@ -455,6 +503,7 @@ pub fn capture_write_guard(client: Client) -> AccResult<Finished> {
                 Client::ClaudeCode => "claude -p --permission-mode acceptEdits",
                 Client::Codex => "codex exec --dangerously-bypass-approvals-and-sandbox",
                 Client::Gemini => "gemini -p --approval-mode auto_edit",
+                Client::Qwen => "qwen --approval-mode auto-edit (OpenAI Chat Completions)",
             }
         ),
         protocol_contract: format!("{}-write-guard-v1", client.as_str()),

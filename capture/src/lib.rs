@@ -101,13 +101,14 @@ pub fn probed(
 
 /// Capture `client`: Codex, Claude Code and Gemini CLI by the tool itself, any other through the driver
 /// its adapter's contract names (or `driver`, when given). With `write_guard`, the write guard
-/// of ACC's hooks in Claude Code, Codex or Gemini CLI instead ([`guard`]).
+/// of ACC's hooks in one of the hooked clients (`acc_clients::Client::ALL`) instead ([`guard`]).
 pub fn capture(client: &str, driver: Option<&Path>, write_guard: bool) -> AccResult<Finished> {
     if write_guard {
         return match acc_clients::Client::parse(client) {
             Some(known) => guard::capture_write_guard(known),
             None => Err(AccError::usage(format!(
-                "--write-guard captures ACC's own hooks, in claude-code, codex or gemini, not `{client}`"
+                "--write-guard captures ACC's own hooks, in {}, not `{client}`",
+                acc_clients::Client::spellings()
             ))),
         };
     }

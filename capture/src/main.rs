@@ -20,7 +20,7 @@ struct Args {
     /// The capture driver to run instead of the one the adapter's contract names.
     #[arg(long, value_name = "PATH")]
     driver: Option<PathBuf>,
-    /// Capture the write guard of ACC's hooks (claude-code, codex, gemini) instead of delivery.
+    /// Capture the write guard of ACC's hooks (claude-code, codex, gemini, qwen) instead of delivery.
     #[arg(long)]
     write_guard: bool,
     /// Where to write the capture and its transcript (default: print the capture only).

@@ -1,6 +1,7 @@
 //! A model API on loopback for real clients to talk to: Anthropic Messages (`POST
 //! /v1/messages`, answered with a minimal event stream), OpenAI Responses (`POST
-//! /v1/responses`) and Gemini (`POST /v1beta/models/<model>:streamGenerateContent`, server-sent
+//! /v1/responses`), OpenAI Chat Completions (`POST /v1/chat/completions`, streamed chunks, as
+//! OpenAI-compatible providers speak it: OpenCode, Qwen Code) and Gemini (`POST /v1beta/models/<model>:streamGenerateContent`, server-sent
 //! events, and `:generateContent`). Every request body is recorded, so a test can assert exactly what reached
 //! the model. Other paths answer `200 {}`. Bound to 127.0.0.1 only; stops when dropped.
 
@@ -17,6 +18,11 @@ use serde_json::{Value, json};
 /// auth, no usage statistics, no update checks, no telemetry), as a user's own
 /// `~/.gemini/settings.json` would hold them.
 pub const GEMINI_SETTINGS: &str = "{\n  \"security\": { \"auth\": { \"selectedType\": \"gemini-api-key\" } },\n  \"privacy\": { \"usageStatisticsEnabled\": false },\n  \"general\": { \"enableAutoUpdate\": false, \"enableAutoUpdateNotification\": false },\n  \"telemetry\": { \"enabled\": false }\n}\n";
+
+/// Qwen Code's user settings before ACC's installer edits them, with a comment as a user's file
+/// may have (Qwen Code reads its settings as JSON with comments). The provider is chosen on the
+/// command line (`--auth-type openai`).
+pub const QWEN_SETTINGS: &str = "// the user's own Qwen Code settings\n{\n  \"general\": { \"enableAutoUpdate\": false },\n  \"privacy\": { \"usageStatisticsEnabled\": false },\n  \"telemetry\": { \"enabled\": false }\n}\n";
 
 /// One scripted answer of the model.
 #[derive(Debug, Clone)]
@@ -206,6 +212,8 @@ enum Api {
     Messages,
     /// OpenAI Responses (Codex).
     Responses,
+    /// OpenAI Chat Completions, streamed (OpenAI-compatible providers).
+    Chat,
     /// Gemini `:streamGenerateContent` (SSE) or `:generateContent` (one JSON answer).
     Gemini { stream: bool },
 }
@@ -216,6 +224,8 @@ impl Api {
             Some(Self::Messages)
         } else if target.starts_with("POST /v1/responses") {
             Some(Self::Responses)
+        } else if target.starts_with("POST /v1/chat/completions") {
+            Some(Self::Chat)
         } else if target.starts_with("POST /v1beta/models/") {
             Some(Self::Gemini {
                 stream: target.contains(":streamGenerateContent"),
@@ -241,6 +251,7 @@ impl Api {
             (Self::Responses, Scripted::Text(text)) => {
                 ("text/event-stream", responses_stream(text))
             }
+            (Self::Chat, step) => ("text/event-stream", chat_stream(call, step)),
             (Self::Gemini { stream }, step) => {
                 let part = match step {
                     Scripted::Tool { name, input } => {
@@ -260,6 +271,26 @@ impl Api {
             }
         }
     }
+}
+
+/// A streamed Chat Completions answer: one chunk with the text or the tool call, one with the
+/// finish reason and usage, then `[DONE]`.
+fn chat_stream(call: usize, step: &Scripted) -> String {
+    let (delta, finish) = match step {
+        Scripted::Tool { name, input } => (
+            json!({ "role": "assistant", "tool_calls": [{ "index": 0, "id": format!("call_acc_{call}"), "type": "function", "function": { "name": name, "arguments": input.to_string() } }] }),
+            "tool_calls",
+        ),
+        Scripted::Text(text) => (json!({ "role": "assistant", "content": text }), "stop"),
+    };
+    let id = format!("chatcmpl_acc_{call}");
+    let chunks = [
+        json!({ "id": id, "object": "chat.completion.chunk", "created": 1, "model": "acc-test", "choices": [{ "index": 0, "delta": delta, "finish_reason": null }] }),
+        json!({ "id": id, "object": "chat.completion.chunk", "created": 1, "model": "acc-test", "choices": [{ "index": 0, "delta": {}, "finish_reason": finish }], "usage": { "prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15 } }),
+    ];
+    let mut out: String = chunks.iter().map(|c| format!("data: {c}\n\n")).collect();
+    out.push_str("data: [DONE]\n\n");
+    out
 }
 
 fn responses_stream(text: &str) -> String {

@@ -180,7 +180,7 @@ pub enum Command {
     /// Capture a client's delivery behaviour as evidence, or verify the contracts folder.
     #[command(subcommand)]
     Contract(ContractCommand),
-    /// Install ACC's hooks into a client's configuration (claude-code, codex or gemini).
+    /// Install ACC's hooks into a client's configuration (claude-code, codex, gemini or qwen).
     Install(InstallArgs),
     /// Remove what acc install wrote, restoring the client's files.
     Uninstall(UninstallArgs),
@@ -208,7 +208,7 @@ pub enum Command {
     /// Called by client hooks: reads the client's hook JSON on stdin and answers in its shape.
     #[command(hide = true)]
     Hook {
-        /// claude-code, codex or gemini.
+        /// claude-code, codex, gemini or qwen.
         client: String,
         /// SessionStart, UserPromptSubmit, PreToolUse, Stop or SessionEnd.
         event: String,
@@ -250,7 +250,7 @@ pub enum ContractCommand {
         /// The capture driver to run instead of the one the adapter's contract names.
         #[arg(long, value_name = "PATH")]
         driver: Option<PathBuf>,
-        /// Capture the write guard of acc's hooks (claude-code, codex, gemini) instead of
+        /// Capture the write guard of acc's hooks (claude-code, codex, gemini, qwen) instead of
         /// delivery: a write into another session's guarded claim must be stopped.
         #[arg(long)]
         write_guard: bool,
@@ -280,7 +280,7 @@ pub struct BindArgs {
 /// `acc install` / `acc uninstall`.
 #[derive(Debug, Args)]
 pub struct InstallArgs {
-    /// claude-code, codex or gemini.
+    /// claude-code, codex, gemini or qwen.
     #[arg(long, value_parser = client_values())]
     pub client: String,
     /// Your consent to live delivery: off (default), actionable or all.
@@ -309,7 +309,7 @@ pub struct InstallArgs {
 /// `acc uninstall`: only what removing needs.
 #[derive(Debug, Args)]
 pub struct UninstallArgs {
-    /// claude-code, codex or gemini.
+    /// claude-code, codex, gemini or qwen.
     #[arg(long, value_parser = client_values())]
     pub client: String,
     /// Print the exact plan and change nothing.

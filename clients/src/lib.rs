@@ -1,4 +1,4 @@
-//! ACC's own toolkit for the clients it knows (Claude Code, Codex), shared by the host and its
+//! ACC's own toolkit for the clients it knows (Claude Code, Codex, Gemini CLI, Qwen Code), shared by the host and its
 //! first-party adapters (`next-turn`, `claude-inbox`, `codex-app-server`): the client kinds,
 //! the platform name captures use, the read-only probe of an installed client, bounded child
 //! processes, process liveness and ancestry, the fenced peer-message block, and a JSON-RPC
@@ -25,15 +25,17 @@ pub enum Client {
     Codex,
     /// Gemini CLI: JSON `hookSpecificOutput` answers, `{"decision":"deny"}` to deny.
     Gemini,
+    /// Qwen Code: Claude Code's hook shapes (`hookSpecificOutput`, `permissionDecision`).
+    Qwen,
 }
 
 impl Client {
     /// Every client ACC hooks, installs into and guards: the one list the installer, the hooks,
     /// `acc-mcp`'s adoption and `acc doctor` derive theirs from, so a new client cannot be
     /// forgotten in one of them.
-    pub const ALL: [Client; 3] = [Self::ClaudeCode, Self::Codex, Self::Gemini];
+    pub const ALL: [Client; 4] = [Self::ClaudeCode, Self::Codex, Self::Gemini, Self::Qwen];
 
-    /// The spellings of [`Client::ALL`] for a message: `claude-code, codex or gemini`.
+    /// The spellings of [`Client::ALL`] for a message: `claude-code, codex, gemini or qwen`.
     pub fn spellings() -> String {
         let names: Vec<&str> = Self::ALL.iter().map(|c| c.as_str()).collect();
         match names.split_last() {
@@ -49,6 +51,7 @@ impl Client {
             "claude-code" => Some(Self::ClaudeCode),
             "codex" => Some(Self::Codex),
             "gemini" => Some(Self::Gemini),
+            "qwen" => Some(Self::Qwen),
             _ => None,
         }
     }
@@ -59,6 +62,17 @@ impl Client {
             Self::ClaudeCode => "claude-code",
             Self::Codex => "codex",
             Self::Gemini => "gemini",
+            Self::Qwen => "qwen",
+        }
+    }
+
+    /// The client's own name, for a message: `Claude Code`, `Codex`, `Gemini CLI`, `Qwen Code`.
+    pub fn display_name(self) -> &'static str {
+        match self {
+            Self::ClaudeCode => "Claude Code",
+            Self::Codex => "Codex",
+            Self::Gemini => "Gemini CLI",
+            Self::Qwen => "Qwen Code",
         }
     }
 }

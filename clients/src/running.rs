@@ -7,7 +7,8 @@
 //! - Codex: the `package.json` of the npm package its launcher names in
 //!   `CODEX_MANAGED_PACKAGE_ROOT`, else the running native binary's own `--version`;
 //! - Gemini CLI: the `package.json` of `@google/gemini-cli` above the script its Node.js process
-//!   runs.
+//!   runs;
+//! - Qwen Code: likewise, the `package.json` of `@qwen-code/qwen-code`.
 //!
 //! `None` whenever the answer is not certain: a session whose version is unknown is never
 //! taken as guarded.
@@ -27,7 +28,8 @@ pub fn version(client: Client, client_pid: Option<i64>) -> Option<String> {
     let found = match client {
         Client::ClaudeCode => claude_code(),
         Client::Codex => codex(client_pid),
-        Client::Gemini => gemini(client_pid?),
+        Client::Gemini => npm_package(client_pid?, "@google/gemini-cli"),
+        Client::Qwen => npm_package(client_pid?, "@qwen-code/qwen-code"),
     }?;
     is_version(&found).then_some(found)
 }
@@ -97,7 +99,8 @@ fn codex(client_pid: Option<i64>) -> Option<String> {
         .flatten()
 }
 
-fn gemini(pid: i64) -> Option<String> {
+/// The version of the npm package `name` whose script the Node.js process `pid` runs.
+fn npm_package(pid: i64, name: &str) -> Option<String> {
     let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
     let script = cmdline
         .split(|b| *b == 0)
@@ -110,7 +113,7 @@ fn gemini(pid: i64) -> Option<String> {
         .skip(1)
         .take(6)
         .map(|dir| dir.join("package.json"))
-        .find(|p| field(p, "name").as_deref() == Some("@google/gemini-cli"))
+        .find(|p| field(p, "name").as_deref() == Some(name))
         .and_then(|p| field(&p, "version"))
 }
 

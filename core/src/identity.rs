@@ -86,6 +86,8 @@ pub enum Harness {
     Codex,
     /// Gemini CLI, through ACC's hooks.
     Gemini,
+    /// Qwen Code, through ACC's hooks.
+    Qwen,
     /// An MCP client, through `acc-mcp`.
     Mcp,
     /// A person at a shell, through `acc`.
@@ -95,10 +97,11 @@ pub enum Harness {
 impl Harness {
     /// Every harness: the hooked clients (a host test holds them to `acc_clients::Client::ALL`),
     /// then `mcp` and `cli`.
-    pub const ALL: [Self; 5] = [
+    pub const ALL: [Self; 6] = [
         Self::ClaudeCode,
         Self::Codex,
         Self::Gemini,
+        Self::Qwen,
         Self::Mcp,
         Self::Cli,
     ];
@@ -109,6 +112,7 @@ impl Harness {
             Self::ClaudeCode => "claude-code",
             Self::Codex => "codex",
             Self::Gemini => "gemini",
+            Self::Qwen => "qwen",
             Self::Mcp => "mcp",
             Self::Cli => "cli",
         }

@@ -179,9 +179,10 @@ impl Context {
             Client::ClaudeCode => std::env::var("CLAUDE_PID")
                 .ok()
                 .and_then(|p| p.parse::<i64>().ok()),
-            // Codex and Gemini CLI start hooks and MCP servers as their own children; the hook
-            // records that process, so an `acc-mcp` of the same client can adopt this session.
-            Client::Codex | Client::Gemini => acc_clients::process::client_pid(),
+            // Codex, Gemini CLI and Qwen Code start hooks and MCP servers as their own children;
+            // the hook records that process, so an `acc-mcp` of the same client can adopt this
+            // session.
+            Client::Codex | Client::Gemini | Client::Qwen => acc_clients::process::client_pid(),
         };
         // ACC's hooks guard this client's writes (PreToolUse / BeforeTool), so the session
         // declares `guarded`; only a write-guard capture of the client's version makes that
@@ -257,7 +258,7 @@ impl Context {
 fn inject(client: Client, event: &str, context: String) -> Reply {
     {
         match client {
-            Client::ClaudeCode | Client::Gemini => Reply {
+            Client::ClaudeCode | Client::Gemini | Client::Qwen => Reply {
                 stdout: context_output(event, &context),
                 ..Reply::default()
             },
@@ -293,10 +294,12 @@ fn context_output(event: &str, context: &str) -> String {
 }
 
 /// A write refused in each client's deny shape: Claude Code's `permissionDecision: "deny"`,
-/// Codex's exit 2 with the reason on stderr, Gemini CLI's `{"decision":"deny","reason"}`.
+/// Codex's exit 2 with the reason on stderr, Gemini CLI's `{"decision":"deny","reason"}`. Qwen
+/// Code reads Claude Code's shape (the tool does not run; the model gets the reason as its
+/// error).
 pub fn deny(client: Client, reason: &str) -> Reply {
     match client {
-        Client::ClaudeCode => Reply {
+        Client::ClaudeCode | Client::Qwen => Reply {
             stdout: acc_core::wire::json(&acc_app::wire::HookOutput {
                 hook_specific_output: acc_app::wire::HookSpecificOutput {
                     hook_event_name: "PreToolUse",
@@ -335,7 +338,7 @@ fn live_endpoint_named(client: Client) -> bool {
             .map(PathBuf::from)
             .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".codex")))
             .is_some_and(|home| home.join("app-server-control").exists()),
-        Client::Gemini => false,
+        Client::Gemini | Client::Qwen => false,
     }
 }
 
@@ -365,8 +368,9 @@ fn bind_live(context: &mut Context, payload: &Value) -> Result<(), String> {
     }
     let session_id = text(payload, "session_id").unwrap_or("");
     let (adapter, endpoint) = match context.client {
-        // No adapter reaches a running Gemini CLI session: next-turn carries its messages.
-        Client::Gemini => return Ok(()),
+        // No adapter reaches a running Gemini CLI or Qwen Code session: next-turn carries
+        // their messages.
+        Client::Gemini | Client::Qwen => return Ok(()),
         Client::ClaudeCode => {
             let (Ok(socket), Some(pid)) = (
                 std::env::var("CLAUDE_CODE_MESSAGING_SOCKET"),
@@ -434,12 +438,12 @@ fn role(client: Client, event: &str) -> Option<Role> {
     Some(match (client, event) {
         (_, "SessionStart") => Role::SessionStart,
         (_, "SessionEnd") => Role::SessionEnd,
-        (Client::ClaudeCode | Client::Codex, "UserPromptSubmit")
+        (Client::ClaudeCode | Client::Codex | Client::Qwen, "UserPromptSubmit")
         | (Client::Gemini, "BeforeAgent") => Role::UserPromptSubmit,
-        (Client::ClaudeCode | Client::Codex, "PreToolUse") | (Client::Gemini, "BeforeTool") => {
-            Role::PreToolUse
-        }
-        (Client::ClaudeCode | Client::Codex, "Stop") | (Client::Gemini, "AfterAgent") => Role::Stop,
+        (Client::ClaudeCode | Client::Codex | Client::Qwen, "PreToolUse")
+        | (Client::Gemini, "BeforeTool") => Role::PreToolUse,
+        (Client::ClaudeCode | Client::Codex | Client::Qwen, "Stop")
+        | (Client::Gemini, "AfterAgent") => Role::Stop,
         _ => return None,
     })
 }
@@ -639,6 +643,7 @@ pub fn harness(client: acc_clients::Client) -> acc_core::identity::Harness {
         Client::ClaudeCode => Harness::ClaudeCode,
         Client::Codex => Harness::Codex,
         Client::Gemini => Harness::Gemini,
+        Client::Qwen => Harness::Qwen,
     }
 }
 

@@ -131,6 +131,23 @@ fn deny_shapes_per_client() {
         value,
         serde_json::json!({ "decision": "deny", "reason": "held" })
     );
+    // Qwen Code reads Claude Code's shape.
+    assert_eq!(deny(Client::Qwen, "held"), claude);
+}
+
+#[test]
+fn qwen_codes_events_are_claude_codes() {
+    for (event, part) in [
+        ("SessionStart", Role::SessionStart),
+        ("UserPromptSubmit", Role::UserPromptSubmit),
+        ("PreToolUse", Role::PreToolUse),
+        ("Stop", Role::Stop),
+        ("SessionEnd", Role::SessionEnd),
+    ] {
+        assert_eq!(role(Client::Qwen, event), Some(part), "{event}");
+    }
+    assert_eq!(role(Client::Qwen, "BeforeAgent"), None);
+    assert_eq!(role(Client::Qwen, "PostToolUse"), None);
 }
 
 #[test]

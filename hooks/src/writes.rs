@@ -1,10 +1,11 @@
 //! Which files a tool call would write, read from the hook payload, for the write guard.
 //!
 //! By tool: the clients' file tools name their file (`file_path`: Claude Code's Write, Edit and
-//! MultiEdit, Gemini CLI's write_file and replace; `notebook_path`: NotebookEdit); a patch names
+//! MultiEdit, Gemini CLI's write_file and replace, Qwen Code's write_file and edit;
+//! `notebook_path`: NotebookEdit, Qwen Code's notebook_edit); a patch names
 //! its files after `*** Add/Update/Delete File:` (Codex's apply_patch, also when a shell command
 //! runs it); a shell command (Claude Code's and Codex's Bash, Codex's shell and exec_command,
-//! Gemini CLI's run_shell_command) writes the targets of its redirections and the files of the
+//! Gemini CLI's and Qwen Code's run_shell_command) writes the targets of its redirections and the files of the
 //! common writing commands. Shell is read on a best-effort basis: a command can always write in
 //! ways no reading of it finds (a script, an interpreter), which `docs/hooks-and-install.md`
 //! says. An MCP tool counts when its name says it writes and its input names a path. Reading
@@ -20,6 +21,8 @@ const FILE_TOOLS: &[&str] = &[
     "NotebookEdit",
     "write_file",
     "replace",
+    "edit",
+    "notebook_edit",
     "apply_patch",
 ];
 /// The client tools that run a shell command.
@@ -254,6 +257,20 @@ mod tests {
                 json!({"file_path": "src/a.rs", "old_string": "a", "new_string": "b"})
             ),
             ["src/a.rs"]
+        );
+        assert_eq!(
+            paths(
+                "edit",
+                json!({"file_path": "src/a.rs", "old_string": "a", "new_string": "b"})
+            ),
+            ["src/a.rs"]
+        );
+        assert_eq!(
+            paths(
+                "notebook_edit",
+                json!({"notebook_path": "n.ipynb", "new_source": "x"})
+            ),
+            ["n.ipynb"]
         );
         assert!(paths("Read", json!({"file_path": "src/a.rs"})).is_empty());
         assert!(paths("read_file", json!({"file_path": "src/a.rs"})).is_empty());

@@ -369,6 +369,7 @@ pub fn run(start: &Path, home: Option<&Path>, repair: bool) -> Vec<Check> {
         (Client::ClaudeCode, "claude"),
         (Client::Codex, "codex"),
         (Client::Gemini, "gemini"),
+        (Client::Qwen, "qwen"),
     ] {
         let found = on_path(exe);
         checks.push(client_check(client, exe, found.as_deref()));

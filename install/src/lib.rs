@@ -132,6 +132,20 @@ impl Target {
                     home,
                 }
             }
+            // Qwen Code reads `$QWEN_HOME/settings.json` when that is set, else
+            // `~/.qwen/settings.json`: hooks and MCP servers in one file, as Gemini CLI's.
+            Client::Qwen => {
+                let dir = match std::env::var_os("QWEN_HOME").filter(|_| !explicit) {
+                    Some(dir) => PathBuf::from(dir),
+                    None => home.join(".qwen"),
+                };
+                Self {
+                    client,
+                    hooks_file: dir.join("settings.json"),
+                    trust_file: None,
+                    home,
+                }
+            }
         })
     }
 
@@ -140,7 +154,7 @@ impl Target {
     pub fn mcp_file(&self) -> PathBuf {
         match (&self.trust_file, self.client) {
             (Some(config), _) => config.clone(),
-            (None, Client::Gemini) => self.hooks_file.clone(),
+            (None, Client::Gemini | Client::Qwen) => self.hooks_file.clone(),
             (None, _) => match std::env::var_os("CLAUDE_CONFIG_DIR") {
                 Some(dir) if self.hooks_file.starts_with(&dir) => {
                     PathBuf::from(dir).join(".claude.json")
@@ -167,7 +181,7 @@ impl Target {
                 trust_file: Some(dir.join("config.toml")),
                 home,
             },
-            Client::Gemini => Self {
+            Client::Gemini | Client::Qwen => Self {
                 client,
                 hooks_file: dir.join("settings.json"),
                 trust_file: None,
@@ -220,6 +234,18 @@ pub fn events(client: Client) -> &'static [(&'static str, Option<&'static str>)]
             ),
             ("AfterAgent", Some("*")),
             ("SessionEnd", Some("*")),
+        ],
+        // Qwen Code's tool ids; a matcher that starts with `(` or `^` is a regular expression
+        // as written (a plain `a|b` list would be compared entry by entry, `mcp_.*` literally).
+        Client::Qwen => &[
+            ("SessionStart", None),
+            ("UserPromptSubmit", None),
+            (
+                "PreToolUse",
+                Some("^(write_file|edit|notebook_edit|run_shell_command|mcp_.*)$"),
+            ),
+            ("Stop", None),
+            ("SessionEnd", None),
         ],
     }
 }
@@ -470,7 +496,7 @@ pub fn install(
     check_options(target, &options, &acc_mcp)?;
     let codex = match target.client {
         Client::Codex => Some(codex_trust::codex_executable()?),
-        Client::ClaudeCode | Client::Gemini => None,
+        Client::ClaudeCode | Client::Gemini | Client::Qwen => None,
     };
     let mut steps = Vec::new();
     if !dry_run && let Some(note) = roll_back(target)? {
@@ -627,7 +653,7 @@ fn known_format(recorded: &str) -> &'static str {
 
 /// The format of `client`'s hooks file.
 fn hooks_format(client: Client) -> &'static str {
-    if client == Client::Gemini {
+    if matches!(client, Client::Gemini | Client::Qwen) {
         "jsonc"
     } else {
         "json"

@@ -133,11 +133,12 @@ pub(super) fn mcp_server(
             env: Some(env),
             trust: None,
         },
-        // The shape `gemini mcp add` writes; `trust` only when the user asked for it.
-        Client::Codex | Client::Gemini => acc_app::wire::McpServer {
+        // The shape `gemini mcp add` (and `qwen mcp add`) writes; `trust` only when the user
+        // asked for it.
+        Client::Codex | Client::Gemini | Client::Qwen => acc_app::wire::McpServer {
             kind: None,
             command,
-            args: (client == Client::Gemini).then_some([]),
+            args: (client != Client::Codex).then_some([]),
             env: Some(env).filter(|e| !e.is_empty()),
             trust: trust.then_some(true),
         },
@@ -351,16 +352,20 @@ pub(super) fn check_options(
             options.delivery
         )));
     }
-    // No adapter reaches a running Gemini CLI session: a live consent would enable nothing.
-    if target.client == Client::Gemini && options.delivery != "off" {
+    // No adapter reaches a running Gemini CLI or Qwen Code session: a live consent would
+    // enable nothing.
+    if matches!(target.client, Client::Gemini | Client::Qwen) && options.delivery != "off" {
         return Err(AccError::usage(format!(
-            "--delivery {} consents to live delivery, which Gemini CLI does not have: its messages arrive through next-turn. Leave --delivery out",
-            options.delivery
+            "--delivery {} consents to live delivery, which {} does not have here: its messages arrive through next-turn. Leave --delivery out",
+            options.delivery,
+            target.client.display_name()
         )));
     }
-    if options.mcp_trust && (target.client != Client::Gemini || options.mcp.is_none()) {
+    if options.mcp_trust
+        && (!matches!(target.client, Client::Gemini | Client::Qwen) || options.mcp.is_none())
+    {
         return Err(AccError::usage(
-            "--mcp-trust marks Gemini CLI's acc-mcp entry trusted: it needs --client gemini and --mcp",
+            "--mcp-trust marks Gemini CLI's or Qwen Code's acc-mcp entry trusted: it needs --client gemini or qwen, and --mcp",
         ));
     }
     if let Some(identity) = options.mcp {

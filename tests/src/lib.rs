@@ -527,6 +527,8 @@ pub struct Clients {
     pub claude: PathBuf,
     /// The `gemini` executable.
     pub gemini: PathBuf,
+    /// The `qwen` executable (it runs on the Node.js 22 beside it: [`Clients::path_for`]).
+    pub qwen: PathBuf,
 }
 impl Clients {
     /// `PATH` with the pinned clients' bin directory first (for `acc install --client codex`,
@@ -537,6 +539,29 @@ impl Clients {
             self.codex.parent().expect("bin dir").display(),
             std::env::var("PATH").unwrap_or_default()
         )
+    }
+
+    /// The executable of a hooked client.
+    pub fn exe(&self, client: acc_clients::Client) -> PathBuf {
+        match client {
+            acc_clients::Client::ClaudeCode => self.claude.clone(),
+            acc_clients::Client::Codex => self.codex.clone(),
+            acc_clients::Client::Gemini => self.gemini.clone(),
+            acc_clients::Client::Qwen => self.qwen.clone(),
+        }
+    }
+
+    /// The `PATH` to run `client` with: [`Clients::path`], and for Qwen Code its own bin
+    /// directory (Node.js 22 and `qwen`) first, as a user who installed it would have.
+    pub fn path_for(&self, client: acc_clients::Client) -> String {
+        match client {
+            acc_clients::Client::Qwen => format!(
+                "{}:{}",
+                self.qwen.parent().expect("bin dir").display(),
+                self.path()
+            ),
+            _ => self.path(),
+        }
     }
 }
 
@@ -675,6 +700,7 @@ pub fn clients() -> Clients {
         codex: cache.join("node_modules/.bin/codex"),
         claude: cache.join("node_modules/.bin/claude"),
         gemini: cache.join("node_modules/.bin/gemini"),
+        qwen: cache.join("node22/node_modules/.bin/qwen"),
         cache,
     };
     for path in [
@@ -683,6 +709,7 @@ pub fn clients() -> Clients {
         &clients.codex,
         &clients.claude,
         &clients.gemini,
+        &clients.qwen,
     ] {
         assert!(
             path.exists(),

@@ -101,8 +101,8 @@ fn claude_registrations(target: &Target, workspace_root: &Path) -> Vec<Registrat
     found
 }
 
-/// Gemini CLI's `mcpServers` in its `settings.json` (user scope).
-fn gemini_registrations(target: &Target) -> Vec<Registration> {
+/// Gemini CLI's or Qwen Code's `mcpServers` in its `settings.json` (user scope).
+fn settings_registrations(target: &Target) -> Vec<Registration> {
     let mut found = Vec::new();
     let settings = target.mcp_file();
     if let Some(state) = read_json(target, &settings) {
@@ -270,7 +270,7 @@ pub fn checks(home: Option<&Path>, workspace_root: &Path, cwd: &Path) -> Vec<Che
         let found = match client {
             Client::ClaudeCode => claude_registrations(&target, workspace_root),
             Client::Codex => codex_registrations(&target),
-            Client::Gemini => gemini_registrations(&target),
+            Client::Gemini | Client::Qwen => settings_registrations(&target),
         };
         if found.is_empty() {
             checks.push(check(

@@ -316,7 +316,11 @@ fn completions_come_from_the_command_definitions() {
         .lines()
         .map(str::to_string)
         .collect();
-    assert_eq!(clients, ["claude-code", "codex", "gemini"], "{clients:?}");
+    assert_eq!(
+        clients,
+        ["claude-code", "codex", "gemini", "qwen"],
+        "{clients:?}"
+    );
     let consents: Vec<String> = bash("acc install --client codex --delivery ")
         .lines()
         .map(str::to_string)
@@ -324,7 +328,7 @@ fn completions_come_from_the_command_definitions() {
     assert_eq!(consents, ["off", "actionable", "all"], "{consents:?}");
     assert_eq!(
         bash("acc uninstall --client ").lines().count(),
-        3,
+        acc_clients::Client::ALL.len(),
         "uninstall completes the clients too"
     );
 

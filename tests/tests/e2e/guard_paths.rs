@@ -1,7 +1,7 @@
 //! The write guard across the ordinary ways a path is written, through the real `acc hook`
 //! binary with each client's own tool-call payload: every client (Claude Code's `Write` and
 //! `Bash`, Codex's `apply_patch` and `exec_command`, Gemini CLI's `write_file` and
-//! `run_shell_command`) × every path form (relative, absolute, from a subdirectory, through a
+//! `run_shell_command`, Qwen Code's `write_file`, `edit` and `run_shell_command`) × every path form (relative, absolute, from a subdirectory, through a
 //! symlinked project directory, a name with a space, a Unicode name, shell characters) × a
 //! claimed and an unclaimed file, with Bob's claims taken at a shell or through `acc-mcp` (each
 //! the way its surface says, the room's policy making them guarded). One row each; the
@@ -114,13 +114,31 @@ const TOOLS: &[Tool] = &[
         name: "run_shell_command",
         input: |path| json!({ "command": format!("echo x > {}", quoted(path)) }),
     },
+    Tool {
+        client: "qwen",
+        event: "PreToolUse",
+        name: "write_file",
+        input: |path| json!({ "file_path": path, "content": "x" }),
+    },
+    Tool {
+        client: "qwen",
+        event: "PreToolUse",
+        name: "edit",
+        input: |path| json!({ "file_path": path, "old_string": "a", "new_string": "b" }),
+    },
+    Tool {
+        client: "qwen",
+        event: "PreToolUse",
+        name: "run_shell_command",
+        input: |path| json!({ "command": format!("echo x > {}", quoted(path)) }),
+    },
 ];
 
 /// Whether the hook's answer denies, in its client's shape.
 fn denied(client: &str, run: &acc_tests::Run) -> bool {
     match client {
         "codex" => run.code == 2,
-        "claude-code" => run.stdout.contains("\"permissionDecision\":\"deny\""),
+        "claude-code" | "qwen" => run.stdout.contains("\"permissionDecision\":\"deny\""),
         _ => run.stdout.contains("\"decision\":\"deny\""),
     }
 }

@@ -102,21 +102,16 @@ fn room_with(world: &World, client: Client, model: &ModelServer, mcp: bool) -> W
     .expect("config");
     std::fs::create_dir_all(world.dir.join("src")).expect("src");
     std::fs::write(world.dir.join(CLAIMED), ORIGINAL).expect("parser");
-    let exe = match client {
-        Client::ClaudeCode => clients().claude,
-        Client::Codex => clients().codex,
-        Client::Gemini => clients().gemini,
-    };
     let writer = Writer {
         client,
-        exe,
+        exe: clients().exe(client),
         home: world.temp.path().join("home"),
         project: world.dir.clone(),
         data: world.data_home.clone(),
         base_url: model.base_url.clone(),
         env: vec![
             ("ACC_PARTICIPANT".into(), "alice".into()),
-            ("PATH".into(), clients().path()),
+            ("PATH".into(), clients().path_for(client)),
         ],
     };
     writer.prepare_home(model).expect("client settings");
@@ -125,7 +120,10 @@ fn room_with(world: &World, client: Client, model: &ModelServer, mcp: bool) -> W
     if mcp {
         install.push("--mcp");
     }
-    let installed = world.acc_with(&install, &[("HOME", &home), ("PATH", &clients().path())]);
+    let installed = world.acc_with(
+        &install,
+        &[("HOME", &home), ("PATH", &clients().path_for(client))],
+    );
     assert_eq!(installed.code, 0, "{installed:?}");
 
     Bob::claims_the_parser(world, "startup");
@@ -160,11 +158,10 @@ fn a_write_into_a_guarded_claim_is_stopped(client: Client) -> (World, Writer, Mo
     let model = ModelServer::start();
     let writer = room(&world, client, &model);
 
-    model.script([
-        writer.write_call(CLAIMED, Some(ORIGINAL), CHANGED),
-        writer.write_call(UNCLAIMED, None, NOTES),
-        Scripted::Text("done".into()),
-    ]);
+    let mut steps = writer.write_calls(CLAIMED, Some(ORIGINAL), CHANGED);
+    steps.extend(writer.write_calls(UNCLAIMED, None, NOTES));
+    steps.push(Scripted::Text("done".into()));
+    model.script(steps);
     writer.turn("write the parser and the notes").expect("turn");
     assert_eq!(
         model.scripted_left(),
@@ -177,7 +174,10 @@ fn a_write_into_a_guarded_claim_is_stopped(client: Client) -> (World, Writer, Mo
         "{client:?}: the write into Bob's claim did not happen"
     );
     let results = guard::results_of_turn(&model);
-    let refusal = results.first().map(Value::to_string).unwrap_or_default();
+    let refusal = results
+        .get(writer.reads_before(Some(ORIGINAL)))
+        .map(Value::to_string)
+        .unwrap_or_default();
     assert!(
         refusal.contains("claimed exclusively (guarded) by bob") && refusal.contains(CLAIMED),
         "{client:?}: the model was told who holds the file: {results:?}"
@@ -202,10 +202,9 @@ fn a_write_into_a_guarded_claim_is_stopped(client: Client) -> (World, Writer, Mo
 
     bob_releases(&world);
     model.clear();
-    model.script([
-        writer.write_call(CLAIMED, Some(ORIGINAL), CHANGED),
-        Scripted::Text("done".into()),
-    ]);
+    let mut steps = writer.write_calls(CLAIMED, Some(ORIGINAL), CHANGED);
+    steps.push(Scripted::Text("done".into()));
+    model.script(steps);
     writer.turn("write the parser again").expect("turn");
     assert_eq!(
         file(&world, CLAIMED).as_deref(),
@@ -247,10 +246,9 @@ fn claude_code_stops_a_write_into_a_guarded_claim() {
     world.attach("carol");
     std::fs::write(world.dir.join(CLAIMED), ORIGINAL).expect("parser");
     model.clear();
-    model.script([
-        writer.write_call(CLAIMED, Some(ORIGINAL), CHANGED),
-        Scripted::Text("done".into()),
-    ]);
+    let mut steps = writer.write_calls(CLAIMED, Some(ORIGINAL), CHANGED);
+    steps.push(Scripted::Text("done".into()));
+    model.script(steps);
     writer.turn("write the parser").expect("turn");
     assert_eq!(
         file(&world, CLAIMED).as_deref(),
@@ -296,6 +294,11 @@ fn codex_stops_a_write_into_a_guarded_claim() {
 #[test]
 fn gemini_cli_stops_a_write_into_a_guarded_claim() {
     a_write_into_a_guarded_claim_is_stopped(Client::Gemini);
+}
+
+#[test]
+fn qwen_code_stops_a_write_into_a_guarded_claim() {
+    a_write_into_a_guarded_claim_is_stopped(Client::Qwen);
 }
 
 /// Every JSON value inside `value`: itself, and the JSON object inside each string in it (tool
@@ -356,7 +359,7 @@ fn a_resumed_session_is_live_adopted_and_guarded(client: Client, origins: &[Orig
             );
         }
         model.clear();
-        model.script([
+        let mut steps = vec![
             Scripted::Tool {
                 name: writer.mcp_tool("acc_status"),
                 input: json!({}),
@@ -365,9 +368,10 @@ fn a_resumed_session_is_live_adopted_and_guarded(client: Client, origins: &[Orig
                 name: writer.mcp_tool("acc_claim"),
                 input: json!({ "action": "acquire", "resource": format!("file:{UNCLAIMED}") }),
             },
-            writer.write_call(CLAIMED, Some(ORIGINAL), CHANGED),
-            Scripted::Text("done".into()),
-        ]);
+        ];
+        steps.extend(writer.write_calls(CLAIMED, Some(ORIGINAL), CHANGED));
+        steps.push(Scripted::Text("done".into()));
+        model.script(steps);
         writer
             .turn_with("status, claim the notes, write the parser", origin, true)
             .expect("turn");
@@ -452,4 +456,10 @@ fn gemini_cli_resumed_is_live_adopted_and_guarded() {
         Client::Gemini,
         &[Origin::Fresh, Origin::Resumed],
     );
+}
+
+#[test]
+fn qwen_code_resumed_is_live_adopted_and_guarded() {
+    // Qwen Code compacts (`/compress`) in its interactive interface.
+    a_resumed_session_is_live_adopted_and_guarded(Client::Qwen, &[Origin::Fresh, Origin::Resumed]);
 }

@@ -3,11 +3,11 @@
 //! `codex mcp add`, unusual formatting) and a sequence (install; install twice; install, user
 //! edit, uninstall; install, user edit, doctor --repair, uninstall; a failed install; an install
 //! killed between two files) for Claude Code and Codex, and the same starts and sequences for
-//! Gemini CLI, whose hooks and MCP server share one file (so no install can be killed between
+//! Gemini CLI and Qwen Code, whose hooks and MCP server share one file (so no install can be killed between
 //! two of its files: `gemini::a_gemini_install_killed_at_any_point…` kills it at every point of
 //! its one write instead). After every step: the user's bytes are there, ACC's entries are
 //! exactly present or absent, and the real client still loads the files (`codex mcp list` and
-//! `gemini mcp list` exit 0; Claude Code 2.1.328 runs a turn).
+//! `gemini mcp list` and `qwen mcp list` exit 0; Claude Code 2.1.328 runs a turn).
 
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -22,6 +22,7 @@ enum Client {
     Claude,
     Codex,
     Gemini,
+    Qwen,
 }
 
 impl Client {
@@ -30,6 +31,7 @@ impl Client {
             Self::Claude => "claude-code",
             Self::Codex => "codex",
             Self::Gemini => "gemini",
+            Self::Qwen => "qwen",
         }
     }
 
@@ -40,6 +42,7 @@ impl Client {
             Self::Claude => [".claude/settings.json", ".claude.json"],
             Self::Codex => [".codex/hooks.json", ".codex/config.toml"],
             Self::Gemini => [".gemini/settings.json", ".gemini/settings.json"],
+            Self::Qwen => [".qwen/settings.json", ".qwen/settings.json"],
         }
     }
 
@@ -47,13 +50,13 @@ impl Client {
     fn edited_events(self) -> (&'static str, &'static str) {
         match self {
             Self::Gemini => ("BeforeAgent", "AfterAgent"),
-            Self::Claude | Self::Codex => ("UserPromptSubmit", "Stop"),
+            Self::Claude | Self::Codex | Self::Qwen => ("UserPromptSubmit", "Stop"),
         }
     }
 
     fn events(self) -> &'static [&'static str] {
         match self {
-            Self::Claude => &[
+            Self::Claude | Self::Qwen => &[
                 "SessionStart",
                 "UserPromptSubmit",
                 "PreToolUse",
@@ -68,6 +71,31 @@ impl Client {
                 "AfterAgent",
                 "SessionEnd",
             ],
+        }
+    }
+
+    /// The client keeps its hooks and MCP servers in one file.
+    fn one_file(self) -> bool {
+        let [hooks, other] = self.files();
+        hooks == other
+    }
+
+    /// The real client's executable.
+    fn exe(self) -> PathBuf {
+        let client = match self {
+            Self::Claude => acc_clients::Client::ClaudeCode,
+            Self::Codex => acc_clients::Client::Codex,
+            Self::Gemini => acc_clients::Client::Gemini,
+            Self::Qwen => acc_clients::Client::Qwen,
+        };
+        clients().exe(client)
+    }
+
+    /// `PATH` for running the client and `acc` beside it.
+    fn path(self) -> String {
+        match self {
+            Self::Qwen => clients().path_for(acc_clients::Client::Qwen),
+            _ => clients().path(),
         }
     }
 }
@@ -147,8 +175,9 @@ impl Home {
         std::fs::create_dir_all(home.join(".claude")).expect("home");
         std::fs::create_dir_all(home.join(".codex")).expect("home");
         std::fs::create_dir_all(home.join(".gemini")).expect("home");
+        std::fs::create_dir_all(home.join(".qwen")).expect("home");
         Self {
-            path_env: clients().path(),
+            path_env: client.path(),
             world,
             home,
             client,
@@ -176,7 +205,8 @@ impl Home {
             .env("PATH", &self.path_env)
             .env_remove("CODEX_HOME")
             .env_remove("CLAUDE_CONFIG_DIR")
-            .env_remove("GEMINI_CLI_HOME");
+            .env_remove("GEMINI_CLI_HOME")
+            .env_remove("QWEN_HOME");
         for (key, value) in env {
             command.env(key, value);
         }
@@ -233,7 +263,7 @@ impl Home {
         let other = String::from_utf8_lossy(&self.read(1).unwrap_or_default()).into_owned();
         let acc_mcp = acc_tests::bin("acc-mcp").display().to_string();
         let mcp = match self.client {
-            Client::Claude | Client::Gemini => json_with_comments(other.as_bytes())
+            Client::Claude | Client::Gemini | Client::Qwen => json_with_comments(other.as_bytes())
                 .and_then(|v| v.pointer(&format!("/mcpServers/{mcp_name}")).cloned())
                 .is_some_and(|s| s["command"] == acc_mcp.as_str()),
             Client::Codex => other
@@ -282,7 +312,8 @@ impl Home {
                     }
                 }
             } else if let (Value::Object(mine), Value::Object(now)) = (value, &current[key]) {
-                // Gemini CLI keeps acc's MCP server beside the user's: each of theirs stays.
+                // Gemini CLI and Qwen Code keep acc's MCP server beside the user's: each of
+                // theirs stays.
                 for (name, entry) in mine {
                     assert_eq!(
                         now.get(name),
@@ -314,29 +345,14 @@ impl Home {
         }
     }
 
-    /// The real client loads the files: `codex mcp list` for Codex; a whole Claude Code turn
-    /// for Claude Code. The client runs on a copy of the home, because clients rewrite their own
-    /// state files as they run (Claude Code its `.claude.json`), which would blur what these
-    /// tests check: what acc does to the user's bytes.
-    fn client_accepts(&self) -> bool {
-        let mut command = self.world.command_path(&clients().gemini);
-        command
-            .args(["mcp", "list"])
-            .env("HOME", &self.home)
-            .env_remove("GEMINI_CLI_HOME");
-        assert_eq!(
-            self.client,
-            Client::Gemini,
-            "only Gemini CLI refuses a start here"
-        );
-        self.world.run(command, "gemini mcp list").code == 0
-    }
-
-    fn assert_client_loads(&self, step: &str) {
+    /// A copy of the home for the real client to run on (clients rewrite their own state
+    /// files as they run, Claude Code its `.claude.json`, Qwen Code a `settings.json.corrupted`
+    /// beside a file it refuses, which would blur what these tests check: what acc does to the
+    /// user's bytes). Links are followed (`-L`): the client reads the copy's bytes, and cannot
+    /// write through a link into the user's real dotfiles.
+    fn client_copy(&self) -> PathBuf {
         let copy = self.world.temp.path().join("client-home");
         let _ = std::fs::remove_dir_all(&copy);
-        // Links are followed (`-L`): the client reads the copy's bytes, and cannot write through
-        // a link into the user's real dotfiles.
         let copied = std::process::Command::new("cp")
             .arg("-aL")
             .arg(&self.home)
@@ -344,38 +360,56 @@ impl Home {
             .status()
             .expect("cp");
         assert!(copied.success(), "copy the home");
-        let home = &copy;
-        match self.client {
-            Client::Codex => {
-                let mut command = self.world.command_path(&clients().codex);
-                command
-                    .args(["mcp", "list"])
-                    .env("CODEX_HOME", home.join(".codex"))
-                    .env("HOME", home);
-                let run = self.world.run(command, "codex mcp list");
-                assert_eq!(run.code, 0, "{step}: codex refuses its config: {run:?}");
-            }
-            Client::Gemini => {
-                let mut command = self.world.command_path(&clients().gemini);
-                command
-                    .args(["mcp", "list"])
-                    .env("HOME", home)
-                    .env_remove("GEMINI_CLI_HOME");
-                let run = self.world.run(command, "gemini mcp list");
-                assert_eq!(run.code, 0, "{step}: gemini refuses its settings: {run:?}");
-            }
-            Client::Claude => {
-                let model = ModelServer::start();
-                let command = acc_tests::claude_print(&self.world, home, &model, "hello");
-                let run = self.world.run(command, "claude -p");
-                assert_eq!(run.code, 0, "{step}: claude did not run a turn: {run:?}");
-                assert!(
-                    run.stdout.contains("\"subtype\":\"success\""),
-                    "{step}: {}",
-                    run.stdout
-                );
-            }
+        copy
+    }
+
+    /// `<client> mcp list` on a copy of the home: how Codex, Gemini CLI and Qwen Code load
+    /// their files.
+    fn mcp_list(&self) -> Run {
+        let home = self.client_copy();
+        let mut command = self.world.command_path(self.client.exe());
+        command
+            .args(["mcp", "list"])
+            .env("HOME", &home)
+            .env("PATH", &self.path_env)
+            .env("CODEX_HOME", home.join(".codex"))
+            .env_remove("GEMINI_CLI_HOME")
+            .env_remove("QWEN_HOME");
+        self.world.run(command, "mcp list")
+    }
+
+    /// Whether the real client loads the starting files (Gemini CLI and Qwen Code refuse an
+    /// empty settings.json).
+    fn client_accepts(&self) -> bool {
+        assert!(
+            self.client.one_file(),
+            "only Gemini CLI and Qwen Code refuse a start here"
+        );
+        self.mcp_list().code == 0
+    }
+
+    /// The real client loads the files: `mcp list` for Codex, Gemini CLI and Qwen Code; a whole
+    /// Claude Code turn for Claude Code, on a copy of the home.
+    fn assert_client_loads(&self, step: &str) {
+        if self.client != Client::Claude {
+            let run = self.mcp_list();
+            assert_eq!(
+                run.code, 0,
+                "{step}: {:?} refuses its files: {run:?}",
+                self.client
+            );
+            return;
         }
+        let home = self.client_copy();
+        let model = ModelServer::start();
+        let command = acc_tests::claude_print(&self.world, &home, &model, "hello");
+        let run = self.world.run(command, "claude -p");
+        assert_eq!(run.code, 0, "{step}: claude did not run a turn: {run:?}");
+        assert!(
+            run.stdout.contains("\"subtype\":\"success\""),
+            "{step}: {}",
+            run.stdout
+        );
     }
 
     /// A later edit by the user (or the client rewriting its own file): the hooks file is
@@ -574,7 +608,7 @@ fn starts(client: Client) -> Vec<Start> {
                 client_refuses: false,
             },
         ],
-        Client::Gemini => vec![
+        Client::Gemini | Client::Qwen => vec![
             Start::missing(),
             Start {
                 name: "empty",
@@ -599,7 +633,7 @@ fn starts(client: Client) -> Vec<Start> {
                 name: "own hooks",
                 files: vec![(
                     0,
-                    "{\n  \"general\": { \"vimMode\": true },\n  \"hooks\": {\n    \"BeforeTool\": [\n      {\n        \"matcher\": \"run_shell_command\",\n        \"hooks\": [{ \"name\": \"mine\", \"type\": \"command\", \"command\": \"/usr/local/bin/my-guard\" }]\n      }\n    ]\n  }\n}\n".into(),
+                    format!("{{\n  \"general\": {{ \"vimMode\": true }},\n  \"hooks\": {{\n    \"{}\": [\n      {{\n        \"matcher\": \"run_shell_command\",\n        \"hooks\": [{{ \"name\": \"mine\", \"type\": \"command\", \"command\": \"/usr/local/bin/my-guard\" }}]\n      }}\n    ]\n  }}\n}}\n", if client == Client::Qwen { "PreToolUse" } else { "BeforeTool" }),
                 )],
                 snippets: vec![(0, "/usr/local/bin/my-guard"), (0, "\"vimMode\": true")],
                 mcp_refused: None,
@@ -774,7 +808,7 @@ fn run_sequences(client: Client, start_name: &str) {
                 let broken = match client {
                     Client::Claude => "{ \"numStartups\": ",
                     Client::Codex => "[mcp_servers.acc\ncommand = ",
-                    Client::Gemini => "{ \"mcpServers\": ",
+                    Client::Gemini | Client::Qwen => "{ \"mcpServers\": ",
                 };
                 std::fs::write(&second, broken).expect("break");
                 let error = home
@@ -796,8 +830,8 @@ fn run_sequences(client: Client, start_name: &str) {
                         .is_some_and(|m| m.contains("nothing was changed")),
                     "{error}"
                 );
-                // Gemini CLI's one file is the broken one: it stays as it is.
-                let untouched = if client == Client::Gemini {
+                // Gemini CLI's and Qwen Code's one file is the broken one: it stays as it is.
+                let untouched = if client.one_file() {
                     Some(broken.as_bytes().to_vec())
                 } else {
                     original[0].clone()
@@ -832,7 +866,7 @@ fn run_sequences(client: Client, start_name: &str) {
             }
             // One file: no install can stop between two (the Gemini tests kill its one write
             // at every point instead).
-            "interrupted install" if client == Client::Gemini => {}
+            "interrupted install" if client.one_file() => {}
             "interrupted install" => {
                 interrupt_after_first_file(&home, mcp_name, &original);
                 for index in 0..2 {
@@ -970,6 +1004,12 @@ matrix! {
     gemini_with_the_users_own_hooks: Client::Gemini, "own hooks";
     gemini_with_the_users_own_acc_server: Client::Gemini, "own acc mcp entry";
     gemini_with_unusual_formatting: Client::Gemini, "unusual formatting";
+    qwen_from_missing_files: Client::Qwen, "missing";
+    qwen_from_an_empty_file: Client::Qwen, "empty";
+    qwen_with_comments: Client::Qwen, "comments";
+    qwen_with_the_users_own_hooks: Client::Qwen, "own hooks";
+    qwen_with_the_users_own_acc_server: Client::Qwen, "own acc mcp entry";
+    qwen_with_unusual_formatting: Client::Qwen, "unusual formatting";
 }
 
 /// Kill -9 at random moments of an install that pauses between its steps: every file stays one
@@ -1194,7 +1234,9 @@ fn dotfile(client: Client, index: usize) -> &'static str {
         (Client::Claude, _) => "{\"numStartups\": 3}\n",
         (Client::Codex, 0) => "{\"hooks\": {}}\n",
         (Client::Codex, _) => "# mine\nmodel = \"o3\"\n",
-        (Client::Gemini, _) => "{\n  // mine\n  \"general\": {\"vimMode\": true}\n}\n",
+        (Client::Gemini | Client::Qwen, _) => {
+            "{\n  // mine\n  \"general\": {\"vimMode\": true}\n}\n"
+        }
     }
 }
 
@@ -1276,7 +1318,7 @@ impl Home {
 
 #[test]
 fn dotfile_links_survive_install_reinstall_repair_and_uninstall() {
-    for client in [Client::Claude, Client::Codex, Client::Gemini] {
+    for client in [Client::Claude, Client::Codex, Client::Gemini, Client::Qwen] {
         for linked in [Linked::File, Linked::Chain, Linked::Folder] {
             let home = Home::new(client);
             let links = home.lay_out_linked(linked);
@@ -1428,7 +1470,7 @@ fn tree(dir: &std::path::Path) -> Vec<(PathBuf, Vec<u8>)> {
 /// was, byte for byte and file for file.
 #[test]
 fn doctor_leaves_the_users_client_homes_as_they_were() {
-    for client in [Client::Claude, Client::Codex, Client::Gemini] {
+    for client in [Client::Claude, Client::Codex, Client::Gemini, Client::Qwen] {
         let home = Home::new(client);
         let home_dir = home.home.to_str().expect("utf8").to_string();
         let run = home.install("acc");

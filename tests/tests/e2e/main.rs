@@ -27,6 +27,7 @@ mod peer_text;
 mod pg_room;
 mod pg_server;
 mod plugins;
+mod qwen;
 mod reads;
 mod room_cli;
 mod room_faults;

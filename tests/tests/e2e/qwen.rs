@@ -1,0 +1,217 @@
+//! Qwen Code 0.24.4, real, on Node.js 22, against a Chat Completions model on loopback:
+//! `acc install --client qwen` into the user's own commented settings, a peer's message in the
+//! very model request of the next turn, also when it arrives between two model requests of one
+//! turn (Qwen Code runs UserPromptSubmit before each of them), a resumed conversation that stays
+//! one participant and never sees the message twice, and an uninstall that gives the settings
+//! back byte for byte.
+
+use acc_capture::guard::{Origin, Writer};
+use acc_capture::model::{ModelServer, QWEN_SETTINGS, Scripted};
+use acc_clients::Client;
+use acc_tests::{World, clients};
+use serde_json::{Value, json};
+
+/// Qwen Code installed the user's way into a home holding their own settings; no participant
+/// named, so each conversation is its own participant.
+fn qwen(world: &World, model: &ModelServer) -> Writer {
+    let writer = Writer {
+        client: Client::Qwen,
+        exe: clients().qwen,
+        home: world.temp.path().join("home"),
+        project: world.dir.clone(),
+        data: world.data_home.clone(),
+        base_url: model.base_url.clone(),
+        env: vec![("PATH".into(), clients().path_for(Client::Qwen))],
+    };
+    writer.prepare_home(model).expect("the user's settings");
+    let home = writer.home.to_string_lossy().into_owned();
+    world
+        .acc(&["install", "--client", "qwen", "--home", &home])
+        .ok_json();
+    writer
+}
+
+fn settings(writer: &Writer) -> std::path::PathBuf {
+    writer.home.join(".qwen/settings.json")
+}
+
+/// The sessions Qwen Code's hooks opened.
+fn qwen_sessions(world: &World) -> Vec<Value> {
+    let status = world.acc(&["status", "--all"]).ok_json();
+    status["sessions"]
+        .as_array()
+        .expect("sessions")
+        .iter()
+        .filter(|s| s["harness"] == "qwen")
+        .cloned()
+        .collect()
+}
+
+/// The bodies of this turn's model requests, each whole.
+fn bodies(model: &ModelServer) -> Vec<String> {
+    model.model_requests().into_iter().map(|r| r.body).collect()
+}
+
+#[test]
+fn qwen_code_receives_a_peer_message_in_the_next_model_request_once_across_a_resume() {
+    let world = World::new();
+    let model = ModelServer::start();
+    let writer = qwen(&world, &model);
+    let installed = std::fs::read_to_string(settings(&writer)).expect("settings");
+    assert!(
+        installed.starts_with("// the user's own Qwen Code settings\n"),
+        "the user's comment stays: {installed}"
+    );
+    for event in [
+        "SessionStart",
+        "UserPromptSubmit",
+        "PreToolUse",
+        "Stop",
+        "SessionEnd",
+    ] {
+        assert!(
+            installed.contains(&format!("hook qwen {event}")),
+            "hooks.{event}: {installed}"
+        );
+    }
+
+    writer.turn("hello").expect("the first turn");
+    let sessions = qwen_sessions(&world);
+    assert_eq!(
+        sessions.len(),
+        1,
+        "SessionStart opened one session: {sessions:?}"
+    );
+    let participant = sessions[0]["participantId"]
+        .as_str()
+        .expect("participant")
+        .to_string();
+    let session_id = sessions[0]["sessionId"].clone();
+    assert!(
+        sessions[0]["clientVersion"] == "0.24.4",
+        "the version read from the running client: {}",
+        sessions[0]
+    );
+    let first_turn = bodies(&model).join("\n");
+    assert!(
+        first_turn.contains("ACC: You are participant") && first_turn.contains(&participant),
+        "the session's credentials reach the model: {first_turn:.3000}"
+    );
+
+    let alice = world.attach("alice");
+    let sent = world.ask(
+        &alice,
+        &participant,
+        "parser",
+        "QWEN-BODY: is the parser done?",
+    );
+    let id = sent["message"]["messageId"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    assert_eq!(sent["delivery"][0]["transport"], "durable", "{sent}");
+
+    // The next turn, resumed: the message is in that turn's very first model request, fenced.
+    model.clear();
+    writer
+        .turn_with("next", Origin::Resumed, false)
+        .expect("the resumed turn");
+    let requests = bodies(&model);
+    let first = requests.first().expect("a model request");
+    assert!(
+        first.contains("QWEN-BODY") && first.contains("acc-peer-message"),
+        "the message rides in the first request of the turn: {first:.3000}"
+    );
+    let receipt = world.receipt(&id);
+    assert_eq!(receipt["state"], "offered", "{receipt}");
+    assert_eq!(receipt["offer"]["transport"], "next-turn", "{receipt}");
+
+    // A message that arrives while a turn runs reaches its next model request: the model's
+    // shell command waits (bounded) for a flag the test makes only after the message is sent.
+    model.clear();
+    let flag = world.temp.path().join("message-sent");
+    let later = std::thread::scope(|scope| {
+        model.script([
+            Scripted::Tool {
+                name: "run_shell_command".into(),
+                input: json!({
+                    "command": format!(
+                        "timeout 120 sh -c 'until [ -e \"$0\" ]; do sleep 0.1; done' '{}'",
+                        flag.display()
+                    )
+                }),
+            },
+            Scripted::Text("done".into()),
+        ]);
+        let turn = scope.spawn(|| writer.turn_with("run it", Origin::Resumed, true));
+        model
+            .wait_for_request("run it", std::time::Duration::from_secs(120))
+            .expect("the turn's first model request");
+        let sent = world.ask(&alice, &participant, "lexer", "QWEN-LATER: and the lexer?");
+        std::fs::write(&flag, "").expect("the flag");
+        turn.join().expect("the turn").expect("the turn ran");
+        sent["message"]["messageId"]
+            .as_str()
+            .expect("id")
+            .to_string()
+    });
+    let requests = bodies(&model);
+    assert_eq!(model.scripted_left(), 0, "the whole script ran");
+    assert!(
+        requests.len() >= 2,
+        "the tool call and its answer are two model requests: {}",
+        requests.len()
+    );
+    let arrived = requests.iter().position(|b| b.contains("QWEN-LATER"));
+    assert!(
+        arrived.is_some_and(|at| at >= 1),
+        "the message sent during the turn rides in a later request of it: {arrived:?}"
+    );
+    assert_eq!(world.receipt(&later)["state"], "offered");
+
+    // Resumed again: the same participant and session, and neither message is shown twice.
+    model.clear();
+    writer
+        .turn_with("and now?", Origin::Resumed, false)
+        .expect("the turn");
+    let same = qwen_sessions(&world);
+    assert_eq!(same.len(), 1, "{same:?}");
+    assert_eq!(
+        same[0]["sessionId"], session_id,
+        "the resumed session is the same"
+    );
+    for body in bodies(&model) {
+        for message in [&id, &later] {
+            assert!(
+                body.matches(&format!("message={message} ")).count() <= 1,
+                "a message is shown at most once: {body:.3000}"
+            );
+        }
+    }
+
+    world
+        .acc(&[
+            "uninstall",
+            "--client",
+            "qwen",
+            "--home",
+            writer.home.to_str().expect("utf8"),
+        ])
+        .ok_json();
+    // Qwen Code 0.24.4 records its settings migration (`"$version"`) in the file at its first
+    // run, a later edit of the client's own that uninstall keeps; the rest is the user's bytes.
+    let left = std::fs::read_to_string(settings(&writer)).expect("settings");
+    let version = left
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("\"$version\": "))
+        .unwrap_or_else(|| panic!("Qwen Code's own migration mark in {left}"));
+    let expected = QWEN_SETTINGS.replacen(
+        "\"enabled\": false }\n}",
+        &format!("\"enabled\": false }},\n  \"$version\": {version}\n}}"),
+        1,
+    );
+    assert_eq!(
+        left, expected,
+        "uninstall gives the user's settings back byte for byte, with the client's own edit"
+    );
+}
