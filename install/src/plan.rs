@@ -132,6 +132,7 @@ pub(super) fn mcp_server(
             args: Some([]),
             env: Some(env),
             trust: None,
+            always_load_tools: None,
         },
         // The shape `gemini mcp add` (and `qwen mcp add`) writes; `trust` only when the user
         // asked for it.
@@ -141,6 +142,7 @@ pub(super) fn mcp_server(
             args: (client != Client::Codex).then_some([]),
             env: Some(env).filter(|e| !e.is_empty()),
             trust: trust.then_some(true),
+            always_load_tools: (client == Client::Qwen).then_some(true),
         },
     })
 }

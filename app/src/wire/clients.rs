@@ -126,7 +126,12 @@ pub struct McpServer {
     pub args: Option<[&'static str; 0]>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub env: Option<std::collections::BTreeMap<&'static str, String>>,
-    /// Gemini CLI: run the server's tools without asking (only when the user chose it).
+    /// Gemini CLI and Qwen Code: run the server's tools without asking (only when the user
+    /// chose it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trust: Option<bool>,
+    /// Qwen Code: declare the server's tools in every model request instead of behind its
+    /// `tool_search` bridge, where a model told to use ACC's tools would not find them.
+    #[serde(rename = "alwaysLoadTools", skip_serializing_if = "Option::is_none")]
+    pub always_load_tools: Option<bool>,
 }

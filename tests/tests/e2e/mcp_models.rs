@@ -1,4 +1,4 @@
-//! The MCP surface as the real clients' models get it: Claude Code, Codex and Gemini CLI run whole turns
+//! The MCP surface as the real clients' models get it: Claude Code, Codex, Gemini CLI and Qwen Code run whole turns
 //! against a loopback model that plays a script of tool calls, so these tests see exactly which
 //! ACC tools each client offers its model, call every one of them through the client, and check
 //! the effect with the `acc` CLI.
@@ -733,5 +733,102 @@ fn gemini_offers_and_calls_all_eleven_tools_registered_by_acc_install() {
     model.script(second_turn("mcp_acc_"));
     gemini_turn(&world, &home, &model);
     assert_all_succeeded(&gemini_tool_results(&model), 1);
+    check_second_turn(&world, agent, &room);
+}
+
+/// Qwen Code installed with ACC's MCP server pinned to `agent`, as a user's `acc install
+/// --client qwen --mcp AGENT` leaves it; its turns run in `--approval-mode yolo`, which runs
+/// MCP tools without asking.
+fn qwen_writer(world: &World, model: &ModelServer, agent: &str) -> acc_capture::guard::Writer {
+    let client = acc_clients::Client::Qwen;
+    let writer = acc_capture::guard::Writer {
+        client,
+        exe: acc_tests::clients().qwen,
+        home: world.temp.path().join("home"),
+        project: world.dir.clone(),
+        data: world.data_home.clone(),
+        base_url: model.base_url.clone(),
+        env: vec![("PATH".into(), acc_tests::clients().path_for(client))],
+    };
+    writer.prepare_home(model).expect("the user's settings");
+    world
+        .acc(&[
+            "install",
+            "--client",
+            "qwen",
+            "--home",
+            writer.home.to_str().expect("utf8"),
+            "--mcp",
+            agent,
+        ])
+        .ok_json();
+    writer
+}
+
+/// The ACC tools in Qwen Code's first main-loop request (Chat Completions `tools`), named
+/// `mcp__<server>__<tool>`.
+fn offered_by_qwen(model: &ModelServer) -> Vec<String> {
+    let first = model
+        .model_requests()
+        .into_iter()
+        .find(acc_capture::model::Recorded::is_main_loop)
+        .expect("a main-loop request");
+    let body: Value = serde_json::from_str(&first.body).expect("json body");
+    let mut offered: Vec<String> = body["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .filter_map(|t| {
+            t["function"]["name"]
+                .as_str()
+                .and_then(|n| n.strip_prefix("mcp__acc__"))
+                .map(str::to_string)
+        })
+        .collect();
+    offered.sort();
+    offered
+}
+
+/// Every `tool` message Qwen Code sent back in the turn's last main-loop request: a refused or
+/// failed call reads as Qwen Code's error text or ACC's `{code, message}` error.
+fn qwen_tool_results(model: &ModelServer) -> Vec<(bool, String)> {
+    acc_capture::guard::results_of_turn(model)
+        .iter()
+        .map(|message| {
+            let text = message["content"].to_string();
+            let failed = text.contains("\\\"code\\\":\\\"")
+                || text.contains("Error")
+                || text.contains("not found");
+            (failed, text)
+        })
+        .collect()
+}
+
+#[test]
+fn qwen_code_offers_and_calls_all_eleven_tools_registered_by_acc_install() {
+    let world = World::new();
+    let model = ModelServer::start();
+    let agent = "qwen-agent";
+    let writer = qwen_writer(&world, &model, agent);
+    let room = room(&world, agent);
+    model.script(first_turn("mcp__acc__", &room));
+    writer
+        .turn_with("coordinate", acc_capture::guard::Origin::Fresh, true)
+        .expect("the turn");
+    assert_eq!(offered_by_qwen(&model), sorted_tools());
+    assert_eq!(
+        model.scripted_left(),
+        0,
+        "the model played its whole script"
+    );
+    assert_all_succeeded(&qwen_tool_results(&model), 10);
+    check_first_turn(&world, agent, &room);
+
+    model.clear();
+    model.script(second_turn("mcp__acc__"));
+    writer
+        .turn_with("finish", acc_capture::guard::Origin::Fresh, true)
+        .expect("the turn");
+    assert_all_succeeded(&qwen_tool_results(&model), 1);
     check_second_turn(&world, agent, &room);
 }

@@ -215,3 +215,61 @@ fn qwen_code_receives_a_peer_message_in_the_next_model_request_once_across_a_res
         "uninstall gives the user's settings back byte for byte, with the client's own edit"
     );
 }
+
+/// The options a Qwen Code install takes and refuses: a live-delivery consent is refused (no
+/// adapter reaches Qwen Code) and changes nothing; a dry run changes nothing; `--mcp-trust`
+/// marks ACC's server trusted, every registration declares its tools up front
+/// (`alwaysLoadTools`), and the real `qwen mcp list` loads the result.
+#[test]
+fn a_qwen_code_install_refuses_live_consent_and_registers_a_loadable_server() {
+    let world = World::new();
+    let model = ModelServer::start();
+    let writer = Writer {
+        client: Client::Qwen,
+        exe: clients().qwen,
+        home: world.temp.path().join("home"),
+        project: world.dir.clone(),
+        data: world.data_home.clone(),
+        base_url: model.base_url.clone(),
+        env: vec![],
+    };
+    writer.prepare_home(&model).expect("the user's settings");
+    let home = writer.home.to_str().expect("utf8").to_string();
+    let install = |extra: &[&str]| {
+        let mut args = vec!["install", "--client", "qwen", "--home", &home];
+        args.extend_from_slice(extra);
+        world.acc(&args)
+    };
+    let refused = install(&["--delivery", "actionable"]).err(2, "invalid_arguments");
+    assert!(
+        refused["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("Qwen Code") && m.contains("through next-turn")),
+        "{refused}"
+    );
+    install(&["--mcp", "--mcp-trust", "--dry-run"]).ok_json();
+    assert_eq!(
+        std::fs::read_to_string(settings(&writer)).expect("settings"),
+        QWEN_SETTINGS,
+        "a refused install and a dry run change nothing"
+    );
+    install(&["--mcp", "--mcp-trust"]).ok_json();
+    let text = std::fs::read_to_string(settings(&writer)).expect("settings");
+    let server_at = text.find("\"mcpServers\"").expect("mcpServers");
+    let server = &text[server_at..];
+    for wanted in [
+        "\"alwaysLoadTools\": true",
+        "\"trust\": true",
+        acc_tests::bin("acc-mcp").to_str().expect("utf8"),
+    ] {
+        assert!(server.contains(wanted), "{wanted} in {server}");
+    }
+    let mut list = world.command_path(clients().qwen);
+    list.args(["mcp", "list"])
+        .env("HOME", &writer.home)
+        .env("PATH", clients().path_for(Client::Qwen))
+        .env_remove("QWEN_HOME");
+    let listed = world.run(list, "qwen mcp list");
+    assert_eq!(listed.code, 0, "{listed:?}");
+    assert!(listed.stdout.contains("acc:"), "{}", listed.stdout);
+}
