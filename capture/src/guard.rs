@@ -417,12 +417,7 @@ fn holder_releases(core: &mut Core, holder: &Caller) -> AccResult<()> {
 
 /// Capture `client`'s write guard.
 pub fn capture_write_guard(client: Client) -> AccResult<Finished> {
-    let name = match client {
-        Client::ClaudeCode => "claude",
-        Client::Codex => "codex",
-        Client::Gemini => "gemini",
-        Client::Qwen => "qwen",
-    };
+    let name = client.executable();
     let exe = acc_clients::find_on_path(name)
         .ok_or_else(|| failed(name, format!("no `{name}` on PATH")))?;
     let scratch = guarded_scratch(name)?;

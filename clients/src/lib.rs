@@ -66,6 +66,16 @@ impl Client {
         }
     }
 
+    /// The name of the client's executable on `PATH`: `claude`, `codex`, `gemini`, `qwen`.
+    pub fn executable(self) -> &'static str {
+        match self {
+            Self::ClaudeCode => "claude",
+            Self::Codex => "codex",
+            Self::Gemini => "gemini",
+            Self::Qwen => "qwen",
+        }
+    }
+
     /// The client's own name, for a message: `Claude Code`, `Codex`, `Gemini CLI`, `Qwen Code`.
     pub fn display_name(self) -> &'static str {
         match self {

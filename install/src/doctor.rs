@@ -365,12 +365,8 @@ fn unrecorded(target: &Target, name: String, install_fix: Option<String>) -> Che
 /// whose entries went missing, keeping the recorded consent.
 pub fn run(start: &Path, home: Option<&Path>, repair: bool) -> Vec<Check> {
     let mut checks = Vec::new();
-    for (client, exe) in [
-        (Client::ClaudeCode, "claude"),
-        (Client::Codex, "codex"),
-        (Client::Gemini, "gemini"),
-        (Client::Qwen, "qwen"),
-    ] {
+    for client in Client::ALL {
+        let exe = client.executable();
         let found = on_path(exe);
         checks.push(client_check(client, exe, found.as_deref()));
         let Ok(target) = Target::new(client, home) else {
