@@ -215,7 +215,14 @@ fn push(ws: &Workspace, data_dir: &Path) -> AccResult<Output> {
     let mut room = Store::open_room(&url, &record(ws), now)?;
     let from = local.location();
     let pushed = local.push_into(&mut room)?;
-    let mut human = format!("copied {from} into {}:", pushed.room);
+    let mut human = String::new();
+    if let Some(plan) = &pushed.upgraded {
+        human.push_str(&format!(
+            "upgraded the room from layout revision {} to {} first\n",
+            plan.from, plan.to
+        ));
+    }
+    human.push_str(&format!("copied {from} into {}:", pushed.room));
     for (table, rows) in &pushed.rows {
         human.push_str(&format!("\n  {table}: {rows}"));
     }

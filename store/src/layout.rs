@@ -237,7 +237,7 @@ impl Layout {
 }
 
 /// What an upgrade or downgrade would do.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Plan {
     /// The store.
     pub store: PathBuf,

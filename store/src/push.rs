@@ -77,12 +77,16 @@ pub struct Pushed {
     pub room: String,
     /// Rows copied, by table, in [`PUSHED_TABLES`] order.
     pub rows: Vec<(&'static str, u64)>,
+    /// The room's layout upgrade made first, when an older build had created it.
+    pub upgraded: Option<crate::layout::Plan>,
 }
 
 impl Store {
     /// Copy this SQLite store into `room`, a room on PostgreSQL holding no records yet (no
     /// participant, session, message or event), in one transaction of the room; refused,
-    /// changing nothing, when the room holds any. This store is only read.
+    /// changing nothing, when the room holds any. A room of an older layout (created by an
+    /// older build) is upgraded first, as a first write would, so every column this store
+    /// holds has its place. This store is only read.
     pub fn push_into(&mut self, room: &mut Store) -> StoreResult<Pushed> {
         let location = room.location();
         let (Backend::Lite(lite), Backend::Pg(target)) = (&mut self.0, &mut room.0) else {
@@ -106,6 +110,11 @@ impl Store {
                 .collect::<Result<Vec<_>, _>>()?;
             Ok((tables, counters))
         })?;
+        let upgraded = if target.layout().revision < crate::layout::LAYOUT_REVISION {
+            target.upgrade()?
+        } else {
+            None
+        };
         target.transaction(false, |conn| -> StoreResult<_> {
             let held: i64 = conn.value(crate::pg::RECORDS_HELD, crate::db::args![])?;
             if held > 0 {
@@ -141,6 +150,7 @@ impl Store {
         .map(|rows| Pushed {
             room: location.clone(),
             rows,
+            upgraded,
         })
     }
 }

@@ -435,6 +435,26 @@ impl World {
         Run::from_output(wait_with_deadline(child, COMMAND_TIMEOUT, "acc hook"))
     }
 
+    /// Claude Code's SessionStart hook (`source: startup`) for `conversation` in the world's
+    /// project, run by a client whose pid is `claude_pid` (Claude Code names it to its hooks in
+    /// `CLAUDE_PID`).
+    pub fn claude_session_start(&self, conversation: &str, claude_pid: u32) -> Run {
+        let input = serde_json::json!({
+            "session_id": conversation,
+            "cwd": self.dir,
+            "hook_event_name": "SessionStart",
+            "source": "startup",
+        })
+        .to_string();
+        let pid = claude_pid.to_string();
+        self.hook_with(
+            "claude-code",
+            "SessionStart",
+            &input,
+            &[("CLAUDE_PID", pid.as_str())],
+        )
+    }
+
     /// `acc status --json`.
     pub fn status(&self) -> Value {
         self.acc(&["status"]).ok_json()

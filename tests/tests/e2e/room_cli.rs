@@ -531,20 +531,7 @@ fn a_room_of_an_older_layout_is_used_as_it_is_and_upgraded_at_the_first_write() 
     let status = world.status();
     assert_eq!(status["store"]["revision"], 3, "{status}");
     assert_eq!(status["store"]["pendingUpgrade"], true, "{status}");
-    let input = serde_json::json!({
-        "session_id": "conversation-1",
-        "cwd": world.dir,
-        "hook_event_name": "SessionStart",
-        "source": "startup",
-    })
-    .to_string();
-    let pid = std::process::id().to_string();
-    let hooked = world.hook_with(
-        "claude-code",
-        "SessionStart",
-        &input,
-        &[("CLAUDE_PID", pid.as_str())],
-    );
+    let hooked = world.claude_session_start("conversation-1", std::process::id());
     assert_eq!(hooked.code, 0, "{}", hooked.stderr);
     assert_eq!(room_layout(&mut admin, &schema), ("3".into(), false));
     let plan = world.acc(&["store", "upgrade", "--dry-run"]).ok_json();
@@ -612,4 +599,54 @@ fn a_room_of_an_older_layout_is_used_as_it_is_and_upgraded_at_the_first_write() 
     assert_eq!(hooked["presence"], "online", "{hooked}");
     let again = world.acc(&["store", "upgrade"]).ok_json();
     assert_eq!(again["changed"], false, "idempotent: {again}");
+}
+
+/// A push into an empty room that an older build created (layout 3) upgrades it first, in the
+/// same way the first write does, then copies every row (pid scopes included); it never fails
+/// on a column the older layout lacks.
+#[test]
+fn a_push_into_an_empty_room_of_an_older_layout_upgrades_it_then_copies() {
+    let cluster = Cluster::start();
+    let db = cluster.database("push layout");
+    let world = World::new();
+    world.acc(&["config", "init", "--yes"]).ok_json();
+    let alice = world.attach("alice");
+    world.attach("bob");
+    world.tell(&alice, "bob", "before", "sent before the room");
+    // A hooked session records its client's pid, and where that pid means something.
+    let hooked = world.claude_session_start("conversation-1", std::process::id());
+    assert_eq!(hooked.code, 0, "{}", hooked.stderr);
+    let file = pgpass(&world, &db, &db.password, "pgpass");
+    world.set_env("PGPASSFILE", &file);
+    world.acc(&["room", "connect", &db.url()]).ok_json();
+    let mut admin = db.config().connect(postgres::NoTls).expect("admin");
+    let schema = room_at_layout_3(&mut admin);
+
+    let pushed = world.acc(&["room", "push"]).ok_json();
+    assert_eq!(pushed["copied"]["messages"], 1, "{pushed}");
+    assert_eq!(pushed["copied"]["sessions"], 3, "{pushed}");
+    assert_eq!(room_layout(&mut admin, &schema), ("4".into(), true));
+    let scopes: i64 = admin
+        .query_one(
+            &format!("SELECT count(*) FROM {schema}.sessions WHERE pid_scope IS NOT NULL"),
+            &[],
+        )
+        .expect("scopes")
+        .get(0);
+    let local_scopes = {
+        let store = acc_tests::store_path(&world.data_home, &world.workspace_id());
+        let conn = rusqlite::Connection::open(store).expect("the local store");
+        conn.query_row(
+            "SELECT count(*) FROM sessions WHERE pid_scope IS NOT NULL",
+            [],
+            |r| r.get::<_, i64>(0),
+        )
+        .expect("local scopes")
+    };
+    assert!(
+        local_scopes > 0,
+        "the local sessions recorded their pid scopes"
+    );
+    assert_eq!(scopes, local_scopes, "every pid scope was copied");
+    assert_eq!(world.status()["store"]["revision"], 4);
 }

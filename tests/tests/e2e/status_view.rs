@@ -193,13 +193,6 @@ fn a_session_is_judged_by_its_pid_only_where_its_pid_means_something() {
     ];
     for (client, viewer, presence, (outcome, code)) in table {
         let world = World::new();
-        let input = serde_json::json!({
-            "session_id": "conversation-1",
-            "cwd": world.dir,
-            "hook_event_name": "SessionStart",
-            "source": "startup",
-        })
-        .to_string();
         // Claude Code gives its hooks its pid (`CLAUDE_PID`): the test's own, running
         // throughout, or that of a process that has ended.
         let pid = if *client == "running" {
@@ -209,13 +202,7 @@ fn a_session_is_judged_by_its_pid_only_where_its_pid_means_something() {
             ended.wait().expect("reaped");
             ended.id()
         };
-        let pid = pid.to_string();
-        let started = world.hook_with(
-            "claude-code",
-            "SessionStart",
-            &input,
-            &[("CLAUDE_PID", pid.as_str())],
-        );
+        let started = world.claude_session_start("conversation-1", pid);
         assert_eq!(started.code, 0, "{}", started.stderr);
         let status = world.status();
         let hooked = status["sessions"]
