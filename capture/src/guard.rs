@@ -178,17 +178,31 @@ impl Writer {
         self.run(self.command(prompt, origin != Origin::Fresh, mcp))
     }
 
-    /// Compact the last conversation in a process of its own (`claude --continue -p /compact`;
-    /// the model is asked for a summary). Claude Code only: Codex and Gemini CLI compact only in
-    /// their interactive interface.
+    /// Compact the last conversation in a process of its own (`claude --continue -p /compact`,
+    /// `qwen --continue /compress`; the model is asked for a summary). Codex and Gemini CLI
+    /// compact only in their interactive interface.
     pub fn compact(&self) -> AccResult<()> {
-        if self.client != Client::ClaudeCode {
-            return Err(failed(
-                self.client.as_str(),
-                "compacts only in its interactive interface",
-            ));
+        let command = match self.client {
+            Client::ClaudeCode => "/compact",
+            Client::Qwen => "/compress",
+            Client::Codex | Client::Gemini => {
+                return Err(failed(
+                    self.client.as_str(),
+                    "compacts only in its interactive interface",
+                ));
+            }
+        };
+        self.run(self.command(command, true, false))
+    }
+
+    /// Text of the model request in which [`Writer::compact`] asks for the summary.
+    pub fn compaction_request(&self) -> &'static str {
+        match self.client {
+            Client::Qwen => {
+                "summarizes a conversation when its context window is about to overflow"
+            }
+            _ => "CRITICAL: Respond with TEXT ONLY",
         }
-        self.run(self.command("/compact", true, false))
     }
 
     /// A headless run of `prompt`, in the last conversation when `resumed`.

@@ -21,8 +21,9 @@ pub const GEMINI_SETTINGS: &str = "{\n  \"security\": { \"auth\": { \"selectedTy
 
 /// Qwen Code's user settings before ACC's installer edits them, with a comment as a user's file
 /// may have (Qwen Code reads its settings as JSON with comments). The provider is chosen on the
-/// command line (`--auth-type openai`).
-pub const QWEN_SETTINGS: &str = "// the user's own Qwen Code settings\n{\n  \"general\": { \"enableAutoUpdate\": false },\n  \"privacy\": { \"usageStatisticsEnabled\": false },\n  \"telemetry\": { \"enabled\": false }\n}\n";
+/// command line (`--auth-type openai`). Its background memory agents are off: their requests
+/// offer tools, so they would take answers scripted for the main loop.
+pub const QWEN_SETTINGS: &str = "// the user's own Qwen Code settings\n{\n  \"general\": { \"enableAutoUpdate\": false },\n  \"memory\": { \"enableManagedAutoMemory\": false, \"enableManagedAutoDream\": false },\n  \"privacy\": { \"usageStatisticsEnabled\": false },\n  \"telemetry\": { \"enabled\": false }\n}\n";
 
 /// One scripted answer of the model.
 #[derive(Debug, Clone)]
@@ -235,8 +236,14 @@ impl Api {
         }
     }
 
-    /// The content type and body of the answer: the scripted step, else a short text.
-    fn answer(self, call: usize, next: Option<&Scripted>) -> (&'static str, String) {
+    /// The content type and body of the answer to a request of `request_len` bytes: the
+    /// scripted step, else a short text.
+    fn answer(
+        self,
+        call: usize,
+        next: Option<&Scripted>,
+        request_len: usize,
+    ) -> (&'static str, String) {
         let ok = Scripted::Text("ok".into());
         let step = next.unwrap_or(&ok);
         match (self, step) {
@@ -251,7 +258,7 @@ impl Api {
             (Self::Responses, Scripted::Text(text)) => {
                 ("text/event-stream", responses_stream(text))
             }
-            (Self::Chat, step) => ("text/event-stream", chat_stream(call, step)),
+            (Self::Chat, step) => ("text/event-stream", chat_stream(call, step, request_len)),
             (Self::Gemini { stream }, step) => {
                 let part = match step {
                     Scripted::Tool { name, input } => {
@@ -274,8 +281,12 @@ impl Api {
 }
 
 /// A streamed Chat Completions answer: one chunk with the text or the tool call, one with the
-/// finish reason and usage, then `[DONE]`.
-fn chat_stream(call: usize, step: &Scripted) -> String {
+/// finish reason and usage, then `[DONE]`. The prompt's tokens are counted as a quarter of the
+/// request's bytes: a client that weighs its history by the reported usage (Qwen Code's
+/// `/compress` declines to compact a history it believes is a few tokens long) sees about what
+/// a real provider would report.
+fn chat_stream(call: usize, step: &Scripted, request_len: usize) -> String {
+    let prompt_tokens = request_len / 4;
     let (delta, finish) = match step {
         Scripted::Tool { name, input } => (
             json!({ "role": "assistant", "tool_calls": [{ "index": 0, "id": format!("call_acc_{call}"), "type": "function", "function": { "name": name, "arguments": input.to_string() } }] }),
@@ -286,7 +297,7 @@ fn chat_stream(call: usize, step: &Scripted) -> String {
     let id = format!("chatcmpl_acc_{call}");
     let chunks = [
         json!({ "id": id, "object": "chat.completion.chunk", "created": 1, "model": "acc-test", "choices": [{ "index": 0, "delta": delta, "finish_reason": null }] }),
-        json!({ "id": id, "object": "chat.completion.chunk", "created": 1, "model": "acc-test", "choices": [{ "index": 0, "delta": {}, "finish_reason": finish }], "usage": { "prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15 } }),
+        json!({ "id": id, "object": "chat.completion.chunk", "created": 1, "model": "acc-test", "choices": [{ "index": 0, "delta": {}, "finish_reason": finish }], "usage": { "prompt_tokens": prompt_tokens, "completion_tokens": 5, "total_tokens": prompt_tokens + 5 } }),
     ];
     let mut out: String = chunks.iter().map(|c| format!("data: {c}\n\n")).collect();
     out.push_str("data: [DONE]\n\n");
@@ -394,7 +405,7 @@ fn serve(
                 .find(|(needle, _)| body.contains(needle.as_str()))
                 .map(|(_, d)| *d);
             std::thread::sleep(held.unwrap_or(*delay.lock().expect("lock")));
-            api.answer(call, next.as_ref())
+            api.answer(call, next.as_ref(), body.len())
         } else {
             ("application/json", "{}".to_string())
         };

@@ -354,7 +354,7 @@ fn a_resumed_session_is_live_adopted_and_guarded(client: Client, origins: &[Orig
                 model
                     .model_requests()
                     .iter()
-                    .any(|r| r.body.contains("CRITICAL: Respond with TEXT ONLY")),
+                    .any(|r| r.body.contains(writer.compaction_request())),
                 "the conversation was compacted: the model was asked for its summary"
             );
         }
@@ -459,7 +459,9 @@ fn gemini_cli_resumed_is_live_adopted_and_guarded() {
 }
 
 #[test]
-fn qwen_code_resumed_is_live_adopted_and_guarded() {
-    // Qwen Code compacts (`/compress`) in its interactive interface.
-    a_resumed_session_is_live_adopted_and_guarded(Client::Qwen, &[Origin::Fresh, Origin::Resumed]);
+fn qwen_code_resumed_and_compacted_is_live_adopted_and_guarded() {
+    a_resumed_session_is_live_adopted_and_guarded(
+        Client::Qwen,
+        &[Origin::Fresh, Origin::Resumed, Origin::Compacted],
+    );
 }
