@@ -585,6 +585,31 @@ impl Clients {
     }
 }
 
+/// A hooked `client` run headless in the world's project against `model`, its home a fresh
+/// `home` folder of the world's temporary directory, with the client's `PATH`
+/// ([`Clients::path_for`]) and `env` beside it.
+pub fn writer(
+    world: &World,
+    client: acc_clients::Client,
+    model: &acc_capture::model::ModelServer,
+    env: &[(&str, &str)],
+) -> acc_capture::guard::Writer {
+    let mut all = vec![("PATH".to_string(), clients().path_for(client))];
+    all.extend(
+        env.iter()
+            .map(|(k, v)| ((*k).to_string(), (*v).to_string())),
+    );
+    acc_capture::guard::Writer {
+        client,
+        exe: clients().exe(client),
+        home: world.temp.path().join("home"),
+        project: world.dir.clone(),
+        data: world.data_home.clone(),
+        base_url: model.base_url.clone(),
+        env: all,
+    }
+}
+
 /// Every model request the loopback `model` received, its bodies joined by newlines: what
 /// reached the model.
 pub fn model_text(model: &acc_capture::model::ModelServer) -> String {

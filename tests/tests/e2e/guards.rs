@@ -102,18 +102,7 @@ fn room_with(world: &World, client: Client, model: &ModelServer, mcp: bool) -> W
     .expect("config");
     std::fs::create_dir_all(world.dir.join("src")).expect("src");
     std::fs::write(world.dir.join(CLAIMED), ORIGINAL).expect("parser");
-    let writer = Writer {
-        client,
-        exe: clients().exe(client),
-        home: world.temp.path().join("home"),
-        project: world.dir.clone(),
-        data: world.data_home.clone(),
-        base_url: model.base_url.clone(),
-        env: vec![
-            ("ACC_PARTICIPANT".into(), "alice".into()),
-            ("PATH".into(), clients().path_for(client)),
-        ],
-    };
+    let writer = acc_tests::writer(world, client, model, &[("ACC_PARTICIPANT", "alice")]);
     writer.prepare_home(model).expect("client settings");
     let home = writer.home.to_string_lossy().into_owned();
     let mut install = vec!["install", "--client", client.as_str(), "--home", &home];

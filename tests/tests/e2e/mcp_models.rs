@@ -646,8 +646,10 @@ fn gemini_turn(world: &World, home: &Path, model: &ModelServer) {
     );
 }
 
-/// The ACC tools in Gemini CLI's first main-loop request, named `mcp_<server>_<tool>`.
-fn offered_by_gemini(model: &ModelServer) -> Vec<String> {
+/// The ACC tools in the first main-loop request, without the client's `prefix`, sorted: the
+/// tool names of Gemini's `tools[].functionDeclarations[]` and of Chat Completions'
+/// `tools[].function` alike.
+fn offered_with_prefix(model: &ModelServer, prefix: &str) -> Vec<String> {
     let first = model
         .model_requests()
         .into_iter()
@@ -659,15 +661,17 @@ fn offered_by_gemini(model: &ModelServer) -> Vec<String> {
         .expect("tools")
         .iter()
         .flat_map(|t| {
-            t["functionDeclarations"]
+            let mut functions = t["functionDeclarations"]
                 .as_array()
                 .cloned()
-                .unwrap_or_default()
+                .unwrap_or_default();
+            functions.extend(t.get("function").cloned());
+            functions
         })
         .filter_map(|f| {
             f["name"]
                 .as_str()
-                .and_then(|n| n.strip_prefix("mcp_acc_"))
+                .and_then(|n| n.strip_prefix(prefix))
                 .map(str::to_string)
         })
         .collect();
@@ -720,7 +724,7 @@ fn gemini_offers_and_calls_all_eleven_tools_registered_by_acc_install() {
     let room = room(&world, agent);
     model.script(first_turn("mcp_acc_", &room));
     gemini_turn(&world, &home, &model);
-    assert_eq!(offered_by_gemini(&model), sorted_tools());
+    assert_eq!(offered_with_prefix(&model, "mcp_acc_"), sorted_tools());
     assert_eq!(
         model.scripted_left(),
         0,
@@ -740,16 +744,7 @@ fn gemini_offers_and_calls_all_eleven_tools_registered_by_acc_install() {
 /// --client qwen --mcp AGENT` leaves it; its turns run in `--approval-mode yolo`, which runs
 /// MCP tools without asking.
 fn qwen_writer(world: &World, model: &ModelServer, agent: &str) -> acc_capture::guard::Writer {
-    let client = acc_clients::Client::Qwen;
-    let writer = acc_capture::guard::Writer {
-        client,
-        exe: acc_tests::clients().qwen,
-        home: world.temp.path().join("home"),
-        project: world.dir.clone(),
-        data: world.data_home.clone(),
-        base_url: model.base_url.clone(),
-        env: vec![("PATH".into(), acc_tests::clients().path_for(client))],
-    };
+    let writer = acc_tests::writer(world, acc_clients::Client::Qwen, model, &[]);
     writer.prepare_home(model).expect("the user's settings");
     world
         .acc(&[
@@ -763,30 +758,6 @@ fn qwen_writer(world: &World, model: &ModelServer, agent: &str) -> acc_capture::
         ])
         .ok_json();
     writer
-}
-
-/// The ACC tools in Qwen Code's first main-loop request (Chat Completions `tools`), named
-/// `mcp__<server>__<tool>`.
-fn offered_by_qwen(model: &ModelServer) -> Vec<String> {
-    let first = model
-        .model_requests()
-        .into_iter()
-        .find(acc_capture::model::Recorded::is_main_loop)
-        .expect("a main-loop request");
-    let body: Value = serde_json::from_str(&first.body).expect("json body");
-    let mut offered: Vec<String> = body["tools"]
-        .as_array()
-        .expect("tools")
-        .iter()
-        .filter_map(|t| {
-            t["function"]["name"]
-                .as_str()
-                .and_then(|n| n.strip_prefix("mcp__acc__"))
-                .map(str::to_string)
-        })
-        .collect();
-    offered.sort();
-    offered
 }
 
 /// Every `tool` message Qwen Code sent back in the turn's last main-loop request: a refused or
@@ -815,7 +786,7 @@ fn qwen_code_offers_and_calls_all_eleven_tools_registered_by_acc_install() {
     writer
         .turn_with("coordinate", acc_capture::guard::Origin::Fresh, true)
         .expect("the turn");
-    assert_eq!(offered_by_qwen(&model), sorted_tools());
+    assert_eq!(offered_with_prefix(&model, "mcp__acc__"), sorted_tools());
     assert_eq!(
         model.scripted_left(),
         0,

@@ -14,15 +14,7 @@ use serde_json::{Value, json};
 /// Qwen Code installed the user's way into a home holding their own settings; no participant
 /// named, so each conversation is its own participant.
 fn qwen(world: &World, model: &ModelServer) -> Writer {
-    let writer = Writer {
-        client: Client::Qwen,
-        exe: clients().qwen,
-        home: world.temp.path().join("home"),
-        project: world.dir.clone(),
-        data: world.data_home.clone(),
-        base_url: model.base_url.clone(),
-        env: vec![("PATH".into(), clients().path_for(Client::Qwen))],
-    };
+    let writer = acc_tests::writer(world, Client::Qwen, model, &[]);
     writer.prepare_home(model).expect("the user's settings");
     let home = writer.home.to_string_lossy().into_owned();
     world
@@ -224,15 +216,7 @@ fn qwen_code_receives_a_peer_message_in_the_next_model_request_once_across_a_res
 fn a_qwen_code_install_refuses_live_consent_and_registers_a_loadable_server() {
     let world = World::new();
     let model = ModelServer::start();
-    let writer = Writer {
-        client: Client::Qwen,
-        exe: clients().qwen,
-        home: world.temp.path().join("home"),
-        project: world.dir.clone(),
-        data: world.data_home.clone(),
-        base_url: model.base_url.clone(),
-        env: vec![],
-    };
+    let writer = acc_tests::writer(&world, Client::Qwen, &model, &[]);
     writer.prepare_home(&model).expect("the user's settings");
     let home = writer.home.to_str().expect("utf8").to_string();
     let install = |extra: &[&str]| {
