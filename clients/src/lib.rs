@@ -171,16 +171,40 @@ pub fn run_bounded(
 /// by its pid past `deadline`. Output is read while the command runs, so a command that
 /// prints more than a pipe holds cannot stall until the deadline.
 pub fn run_bounded_with_input(
+    command: std::process::Command,
+    input: &[u8],
+    deadline: Duration,
+) -> Result<std::process::Output, Bounded> {
+    run(command, input, deadline, false)
+}
+
+/// [`run_bounded`], the command the leader of a process group of its own, its stderr
+/// discarded: whatever it started and left running (Gemini CLI's `--version` leaves a process
+/// behind that goes on writing into its home) is killed with it when it ends, and waited for,
+/// at most a second.
+pub fn run_bounded_in_group(
+    mut command: std::process::Command,
+    deadline: Duration,
+) -> Result<std::process::Output, Bounded> {
+    use std::os::unix::process::CommandExt;
+    command.process_group(0);
+    run(command, &[], deadline, true)
+}
+
+fn run(
     mut command: std::process::Command,
     input: &[u8],
     deadline: Duration,
+    group: bool,
 ) -> Result<std::process::Output, Bounded> {
     use std::io::Write;
     use std::process::Stdio;
     let mut child = command
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
+        // A group's command may leave a process holding its stderr: unread, so the answer does
+        // not wait for that process to close it.
+        .stderr(if group { Stdio::null() } else { Stdio::piped() })
         .spawn()
         .map_err(|_| Bounded::NotStarted)?;
     let pid = child.id();
@@ -196,7 +220,7 @@ pub fn run_bounded_with_input(
     std::thread::spawn(move || {
         let _ = sender.send(child.wait_with_output());
     });
-    match receiver.recv_timeout(deadline) {
+    let ended = match receiver.recv_timeout(deadline) {
         Ok(Ok(output)) => Ok(output),
         Ok(Err(_)) => Err(Bounded::NotStarted),
         Err(_) => {
@@ -210,7 +234,11 @@ pub fn run_bounded_with_input(
             let _ = receiver.recv_timeout(Duration::from_secs(5));
             Err(Bounded::TimedOut)
         }
+    };
+    if group {
+        process::end_group(pid, Duration::from_secs(1));
     }
+    ended
 }
 
 /// The base directory under which ACC keeps `acc/` (the stores, and the per-user `adapters` and
@@ -409,5 +437,35 @@ mod tests {
         );
         assert!(!pid_alive(pid), "but it is not alive");
         child.wait().expect("reap");
+    }
+
+    #[test]
+    fn what_a_group_leader_leaves_running_ends_with_it() {
+        // The command starts a process in the background, detached from its pipes, and exits
+        // at once, printing that process's pid.
+        let mut command = std::process::Command::new("sh");
+        command.args(["-c", "sleep 300 </dev/null >/dev/null 2>&1 & echo $!"]);
+        let output = run_bounded_in_group(command, Duration::from_secs(30)).expect("ran");
+        let left: i64 = String::from_utf8_lossy(&output.stdout)
+            .trim()
+            .parse()
+            .expect("the background pid");
+        assert!(
+            !pid_alive(left),
+            "the background process ended with its group's leader"
+        );
+        // Without a group of its own, the same process outlives the command (and is ended here).
+        let mut command = std::process::Command::new("sh");
+        command.args(["-c", "sleep 300 </dev/null >/dev/null 2>&1 & echo $!"]);
+        let output = run_bounded(command, Duration::from_secs(30)).expect("ran");
+        let left: i64 = String::from_utf8_lossy(&output.stdout)
+            .trim()
+            .parse()
+            .expect("the background pid");
+        assert!(pid_alive(left), "outside a group it runs on");
+        let _ = rustix::process::kill_process(
+            rustix::process::Pid::from_raw(i32::try_from(left).expect("pid")).expect("pid"),
+            rustix::process::Signal::KILL,
+        );
     }
 }

@@ -10,6 +10,11 @@ const SHELLS: &[&str] = &["sh", "bash", "dash", "zsh", "ksh", "fish", "busybox"]
 
 /// The command name, state letter and parent pid of a process, from `/proc/<pid>/stat`.
 fn fields(pid: i64) -> Option<(String, char, i64)> {
+    group_fields(pid).map(|(comm, state, parent, _)| (comm, state, parent))
+}
+
+/// [`fields`] and the process group.
+fn group_fields(pid: i64) -> Option<(String, char, i64, i64)> {
     let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // `pid (comm) state ppid ...`: comm may hold spaces and parentheses, so the fields after it
     // are found from the last closing parenthesis.
@@ -19,7 +24,45 @@ fn fields(pid: i64) -> Option<(String, char, i64)> {
     let mut rest = text.get(close + 1..)?.split_whitespace();
     let state = rest.next()?.chars().next()?;
     let parent = rest.next()?.parse().ok()?;
-    Some((comm, state, parent))
+    let group = rest.next()?.parse().ok()?;
+    Some((comm, state, parent, group))
+}
+
+/// The processes of group `group` that still run (not zombies), from `/proc`.
+fn running_in_group(group: i64) -> Vec<i64> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i64>().ok())
+        .filter(|pid| {
+            group_fields(*pid)
+                .is_some_and(|(_, state, _, g)| g == group && !matches!(state, 'Z' | 'X'))
+        })
+        .collect()
+}
+
+/// End what is left of process group `group` (a command started as its leader, already
+/// reaped): every member is killed, and this waits (at most `within`) until none runs, so
+/// nothing the command started writes after the caller goes on.
+pub fn end_group(group: u32, within: std::time::Duration) {
+    let Some(pid) = i32::try_from(group)
+        .ok()
+        .filter(|g| *g > 1)
+        .and_then(rustix::process::Pid::from_raw)
+    else {
+        return;
+    };
+    let started = std::time::Instant::now();
+    loop {
+        // ESRCH: the group is empty.
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+        if running_in_group(i64::from(group)).is_empty() || started.elapsed() >= within {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
 }
 
 /// The parent pid and command name of a process, from `/proc/<pid>/stat`.

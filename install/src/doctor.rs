@@ -7,8 +7,8 @@
 //! unless asked with `--repair` (which reinstalls hooks that went missing).
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 use crate::Target;
 use acc_app::workspace;
@@ -91,35 +91,23 @@ pub fn client_version(exe: &Path) -> Result<String, String> {
         .prefix("acc-doctor-probe-")
         .tempdir()
         .map_err(|e| format!("cannot make a throwaway home for it: {e}"))?;
-    let mut child = Command::new(exe)
+    let mut command = Command::new(exe);
+    command
         .arg("--version")
         .env("HOME", home.path())
         .env_remove("CODEX_HOME")
         .env_remove("CLAUDE_CONFIG_DIR")
         .env_remove("GEMINI_CLI_HOME")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .map_err(|e| format!("cannot run it: {e}"))?;
-    let start = Instant::now();
-    loop {
-        match child.try_wait() {
-            Ok(Some(_)) => break,
-            Ok(None) if start.elapsed() < probe_timeout() => {
-                std::thread::sleep(Duration::from_millis(10))
-            }
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(format!(
-                    "it did not print its version within {:?} (ACC_PROBE_TIMEOUT_MS)",
-                    probe_timeout()
-                ));
-            }
-        }
-    }
-    let output = child.wait_with_output().map_err(|e| e.to_string())?;
+        .env_remove("QWEN_HOME");
+    // In a group of its own: what the client leaves running is ended before the home goes.
+    let output =
+        acc_clients::run_bounded_in_group(command, probe_timeout()).map_err(|e| match e {
+            acc_clients::Bounded::NotStarted => "it could not be run".to_string(),
+            acc_clients::Bounded::TimedOut => format!(
+                "it did not print its version within {:?} (ACC_PROBE_TIMEOUT_MS)",
+                probe_timeout()
+            ),
+        })?;
     let text = String::from_utf8_lossy(&output.stdout);
     text.lines()
         .next()

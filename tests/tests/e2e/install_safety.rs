@@ -1499,3 +1499,61 @@ fn doctor_leaves_the_users_client_homes_as_they_were() {
         );
     }
 }
+
+/// `acc doctor` probes each client's `--version` in a throwaway home under the temporary
+/// directory, and leaves nothing there: Gemini CLI's `--version` leaves a process behind that
+/// goes on writing into its home (it made the removed home again, one folder per doctor run),
+/// so the probe runs in a process group of its own, ended before the home goes. After doctor
+/// exits, the temporary directory is empty and no process that was given it still runs.
+#[test]
+fn doctor_leaves_no_probe_home_and_no_probe_process_behind() {
+    let home = Home::new(Client::Gemini);
+    let tmp = home.world.temp.path().join("tmpdir");
+    std::fs::create_dir_all(&tmp).expect("tmpdir");
+    let tmp_text = tmp.to_str().expect("utf8").to_string();
+    // Every client on PATH, Qwen Code's Node.js 22 too.
+    let path = Client::Qwen.path();
+    for round in 0..3 {
+        let report = home
+            .acc(
+                &["doctor"],
+                &[
+                    ("TMPDIR", &tmp_text),
+                    ("ACC_PROBE_TIMEOUT_MS", "60000"),
+                    ("PATH", &path),
+                ],
+            )
+            .json();
+        let probed = report["checks"]
+            .as_array()
+            .expect("checks")
+            .iter()
+            .filter(|c| c["name"].as_str().is_some_and(|n| n.starts_with("client ")))
+            .filter(|c| c["status"] == "ok")
+            .count();
+        assert_eq!(probed, 4, "round {round}: every client probed: {report}");
+        let left: Vec<_> = std::fs::read_dir(&tmp)
+            .expect("tmpdir")
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
+        assert!(
+            left.is_empty(),
+            "round {round}: left in the temporary directory: {left:?}"
+        );
+        let survivors: Vec<String> = std::fs::read_dir("/proc")
+            .expect("/proc")
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().parse::<u32>().is_ok())
+            .filter(|e| {
+                std::fs::read(e.path().join("environ"))
+                    .is_ok_and(|env| String::from_utf8_lossy(&env).contains(&tmp_text))
+            })
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        assert!(
+            survivors.is_empty(),
+            "round {round}: probe processes still running: {survivors:?}"
+        );
+    }
+}
