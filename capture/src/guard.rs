@@ -274,8 +274,10 @@ impl Writer {
 
     /// Run one prepared client command in the project, to its end.
     fn run(&self, mut command: Command) -> AccResult<()> {
+        // `PWD` as a shell sets it: a client may take its project from it.
         command
             .current_dir(&self.project)
+            .env("PWD", &self.project)
             .env("HOME", &self.home)
             .env("ACC_DATA_HOME", &self.data)
             .envs(self.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))

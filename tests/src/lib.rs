@@ -252,8 +252,12 @@ impl World {
     /// Like [`World::command`], for any program (a shell, a client).
     pub fn command_path(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
         let mut command = Command::new(program);
+        // `PWD` as a shell sets it: a child that reads its directory from `PWD` (OpenCode
+        // takes it for the project, and walked this repository from the test's own `PWD`)
+        // must see the directory it runs in.
         command
             .current_dir(&self.dir)
+            .env("PWD", &self.dir)
             .env("ACC_DATA_HOME", &self.data_home);
         for var in [
             "ACC_SESSION",

@@ -218,3 +218,25 @@ fn workspace_root_variable_must_be_absolute_and_is_used() {
         there["workspace"]["workspaceId"]
     );
 }
+
+/// A program the harness runs sees its own directory in `PWD`, as a shell would set it: OpenCode
+/// takes its project from `PWD`, and with the test process's own it walked this repository
+/// instead of the project and never reached its model.
+#[test]
+fn a_program_the_harness_runs_sees_its_directory_in_pwd() {
+    let world = World::new();
+    let mut command = world.command_path("env");
+    let run = world.run(
+        {
+            command.env_remove("OLDPWD");
+            command
+        },
+        "env",
+    );
+    let pwd = run
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("PWD="))
+        .unwrap_or_else(|| panic!("PWD in {}", run.stdout));
+    assert_eq!(std::path::Path::new(pwd), world.dir.as_path());
+}
