@@ -101,7 +101,7 @@ impl Writer {
         content: &str,
     ) -> Vec<Scripted> {
         let mut calls = Vec::new();
-        if self.reads_before(before) == 1 {
+        if self.reads_before(before) > 0 {
             calls.push(Scripted::Tool {
                 name: "read_file".into(),
                 input: json!({ "file_path": self.project.join(relative) }),

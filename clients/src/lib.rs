@@ -1,4 +1,5 @@
-//! ACC's own toolkit for the clients it knows (Claude Code, Codex, Gemini CLI, Qwen Code), shared by the host and its
+//! ACC's own toolkit for the clients it knows (Claude Code, Codex, Gemini CLI, Qwen Code),
+//! shared by the host and its
 //! first-party adapters (`next-turn`, `claude-inbox`, `codex-app-server`): the client kinds,
 //! the platform name captures use, the read-only probe of an installed client, bounded child
 //! processes, process liveness and ancestry, the fenced peer-message block, and a JSON-RPC
@@ -45,15 +46,9 @@ impl Client {
         }
     }
 
-    /// Parse the CLI spelling.
+    /// Parse the CLI spelling (the [`Client::as_str`] of one of [`Client::ALL`]).
     pub fn parse(text: &str) -> Option<Self> {
-        match text {
-            "claude-code" => Some(Self::ClaudeCode),
-            "codex" => Some(Self::Codex),
-            "gemini" => Some(Self::Gemini),
-            "qwen" => Some(Self::Qwen),
-            _ => None,
-        }
+        Self::ALL.into_iter().find(|c| c.as_str() == text)
     }
 
     /// Stable string form (also the session harness).
@@ -73,6 +68,17 @@ impl Client {
             Self::Codex => "codex",
             Self::Gemini => "gemini",
             Self::Qwen => "qwen",
+        }
+    }
+
+    /// The first-party adapter that reaches a running session of this client live
+    /// (`claude-inbox`, `codex-app-server`); `None`: its messages go through next-turn only, and
+    /// a live-delivery consent for it would enable nothing.
+    pub fn live_adapter(self) -> Option<&'static str> {
+        match self {
+            Self::ClaudeCode => Some("claude-inbox"),
+            Self::Codex => Some("codex-app-server"),
+            Self::Gemini | Self::Qwen => None,
         }
     }
 

@@ -367,9 +367,12 @@ fn bind_live(context: &mut Context, payload: &Value) -> Result<(), String> {
         return Ok(());
     }
     let session_id = text(payload, "session_id").unwrap_or("");
-    let (adapter, endpoint) = match context.client {
-        // No adapter reaches a running Gemini CLI or Qwen Code session: next-turn carries
-        // their messages.
+    // No adapter reaches a running Gemini CLI or Qwen Code session: next-turn carries their
+    // messages.
+    let Some(adapter) = context.client.live_adapter() else {
+        return Ok(());
+    };
+    let endpoint = match context.client {
         Client::Gemini | Client::Qwen => return Ok(()),
         Client::ClaudeCode => {
             let (Ok(socket), Some(pid)) = (
@@ -384,13 +387,12 @@ fn bind_live(context: &mut Context, payload: &Value) -> Result<(), String> {
                 .map(PathBuf::from)
                 .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".claude")))
                 .ok_or("no CLAUDE_CONFIG_DIR and no HOME")?;
-            let endpoint = acc_core::wire::json(&acc_app::wire::ClaudeInboxEndpoint {
+            acc_core::wire::json(&acc_app::wire::ClaudeInboxEndpoint {
                 socket: &socket,
                 pid,
                 session_id,
                 config_dir: &config_dir,
-            });
-            ("claude-inbox", endpoint)
+            })
         }
         Client::Codex => {
             let codex_home = std::env::var_os("CODEX_HOME")
@@ -400,12 +402,11 @@ fn bind_live(context: &mut Context, payload: &Value) -> Result<(), String> {
             if !codex_home.join("app-server-control").exists() {
                 return Ok(());
             }
-            let endpoint = acc_core::wire::json(&acc_app::wire::CodexEndpoint {
+            acc_core::wire::json(&acc_app::wire::CodexEndpoint {
                 codex_home: &codex_home,
                 thread_id: session_id,
                 cwd: &context.cwd,
-            });
-            ("codex-app-server", endpoint)
+            })
         }
     };
     context

@@ -362,26 +362,24 @@ pub fn run(start: &Path, home: Option<&Path>, repair: bool) -> Vec<Check> {
         };
         checks.extend(installation(&target, found.as_deref(), repair));
     }
-    let needed: Vec<(&str, String)> = [
-        (Client::ClaudeCode, "claude-inbox"),
-        (Client::Codex, "codex-app-server"),
-    ]
-    .into_iter()
-    .filter_map(|(client, adapter)| {
-        let target = Target::new(client, home).ok()?;
-        let consent = crate::recorded_delivery(&target);
-        (consent != acc_store::LivePolicy::Off).then(|| {
-            (
-                adapter,
-                format!(
-                    "the {} installation's live delivery ({}) needs it",
-                    client.as_str(),
-                    consent.as_str()
-                ),
-            )
+    let needed: Vec<(&str, String)> = Client::ALL
+        .into_iter()
+        .filter_map(|client| {
+            let adapter = client.live_adapter()?;
+            let target = Target::new(client, home).ok()?;
+            let consent = crate::recorded_delivery(&target);
+            (consent != acc_store::LivePolicy::Off).then(|| {
+                (
+                    adapter,
+                    format!(
+                        "the {} installation's live delivery ({}) needs it",
+                        client.as_str(),
+                        consent.as_str()
+                    ),
+                )
+            })
         })
-    })
-    .collect();
+        .collect();
     checks.extend(adapter_checks(&needed));
     let root = workspace::discover(start)
         .map(|ws| ws.root)

@@ -354,9 +354,7 @@ pub(super) fn check_options(
             options.delivery
         )));
     }
-    // No adapter reaches a running Gemini CLI or Qwen Code session: a live consent would
-    // enable nothing.
-    if matches!(target.client, Client::Gemini | Client::Qwen) && options.delivery != "off" {
+    if target.client.live_adapter().is_none() && options.delivery != "off" {
         return Err(AccError::usage(format!(
             "--delivery {} consents to live delivery, which {} does not have here: its messages arrive through next-turn. Leave --delivery out",
             options.delivery,

@@ -110,11 +110,7 @@ impl Store {
                 .collect::<Result<Vec<_>, _>>()?;
             Ok((tables, counters))
         })?;
-        let upgraded = if target.layout().revision < crate::layout::LAYOUT_REVISION {
-            target.upgrade()?
-        } else {
-            None
-        };
+        let upgraded = target.upgrade()?;
         target.transaction(false, |conn| -> StoreResult<_> {
             let held: i64 = conn.value(crate::pg::RECORDS_HELD, crate::db::args![])?;
             if held > 0 {

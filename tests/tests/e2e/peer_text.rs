@@ -157,8 +157,16 @@ fn every_hostile_string_is_contained_on_every_text_surface() {
     );
 }
 
+/// For each client whose hooks answer `hookSpecificOutput.additionalContext` (Claude Code, and
+/// Qwen Code in the same shape).
 #[test]
 fn hook_context_holds_peer_text_in_blocks_and_a_hostile_directory_name_on_one_line() {
+    for client in ["claude-code", "qwen"] {
+        hostile_hook_context(client);
+    }
+}
+
+fn hostile_hook_context(client: &str) {
     let world = World::new();
     // A project directory whose name holds a newline and a line that looks like ACC's.
     let project = world
@@ -176,7 +184,7 @@ fn hook_context_holds_peer_text_in_blocks_and_a_hostile_directory_name_on_one_li
         })
         .to_string()
     };
-    let start = world.hook("claude-code", "SessionStart", &payload("SessionStart"));
+    let start = world.hook(client, "SessionStart", &payload("SessionStart"));
     assert_eq!(start.code, 0, "{}", start.stderr);
     let context = additional_context(&start.stdout);
     for line in context.lines() {
@@ -201,7 +209,7 @@ fn hook_context_holds_peer_text_in_blocks_and_a_hostile_directory_name_on_one_li
                 &[
                     "message",
                     "--to",
-                    "claude-code",
+                    client,
                     "--subject",
                     &one_line(&text),
                     "--body",
@@ -210,14 +218,14 @@ fn hook_context_holds_peer_text_in_blocks_and_a_hostile_directory_name_on_one_li
             )
             .ok_json();
     }
-    let prompt = world.hook(
-        "claude-code",
-        "UserPromptSubmit",
-        &payload("UserPromptSubmit"),
-    );
+    let prompt = world.hook(client, "UserPromptSubmit", &payload("UserPromptSubmit"));
     assert_eq!(prompt.code, 0, "{}", prompt.stderr);
     let context = additional_context(&prompt.stdout);
-    assert_peer_text_contained(&context, MARKERS, "UserPromptSubmit context");
+    assert_peer_text_contained(
+        &context,
+        MARKERS,
+        &format!("{client}: UserPromptSubmit context"),
+    );
 }
 
 fn additional_context(stdout: &str) -> String {
