@@ -10,6 +10,7 @@ PY_SDK=2.3.0
 CODEX=0.169.0
 CLAUDE=2.1.328
 GEMINI=0.61.0
+OPENCODE=1.18.33
 # Qwen Code needs Node.js 22 or later (its package's engines), which npm provides as a package;
 # both live in a prefix of their own, so the other clients keep running on the system's node.
 QWEN=0.24.4
@@ -49,6 +50,7 @@ have_npm @modelcontextprotocol/sdk "$TS_SDK" || want+=("@modelcontextprotocol/sd
 have_npm @openai/codex "$CODEX" || want+=("@openai/codex@$CODEX")
 have_npm @anthropic-ai/claude-code "$CLAUDE" || want+=("@anthropic-ai/claude-code@$CLAUDE")
 have_npm @google/gemini-cli "$GEMINI" || want+=("@google/gemini-cli@$GEMINI")
+have_npm opencode-ai "$OPENCODE" || want+=("opencode-ai@$OPENCODE")
 if [ "${#want[@]}" -gt 0 ]; then
   echo "install-test-clients: npm install ${want[*]} into $CACHE" >&2
   [ -f package.json ] || echo '{"name":"acc-test-clients","private":true}' > package.json
@@ -69,6 +71,18 @@ if [ "${#want[@]}" -gt 0 ]; then
   npm install --no-audit --no-fund --loglevel=error --prefix "$CACHE/node22" "${want[@]}" >&2
 fi
 
+# OpenCode installs its plugin package into every configuration folder that has a plugin, from
+# the npm registry, and waits at start until that install gives up when there is no registry. The
+# tests copy this install (made the way OpenCode makes it) into each throwaway configuration
+# folder, so no test's OpenCode reaches beyond loopback.
+seed="$CACHE/opencode-seed"
+if ! node -e "process.exit(require('$seed/node_modules/@opencode-ai/plugin/package.json').version === '$OPENCODE' ? 0 : 1)" 2>/dev/null; then
+  echo "install-test-clients: npm install @opencode-ai/plugin@$OPENCODE into $seed" >&2
+  rm -rf "$seed" && mkdir -p "$seed"
+  printf '{\n  "dependencies": {\n    "@opencode-ai/plugin": "%s"\n  }\n}\n' "$OPENCODE" > "$seed/package.json"
+  npm install --no-audit --no-fund --loglevel=error --prefix "$seed" >&2
+fi
+
 if ! "$CACHE/py/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('mcp') != '$PY_SDK')" 2>/dev/null; then
   echo "install-test-clients: pip install mcp==$PY_SDK into $CACHE/py" >&2
   python3 -m venv "$CACHE/py"
@@ -81,6 +95,7 @@ node -e "const p=require('$CACHE/node_modules/@modelcontextprotocol/sdk/package.
 "$CACHE/node_modules/.bin/codex" --version | grep -q "codex-cli $CODEX" || { echo "codex $CODEX does not run" >&2; exit 1; }
 HOME="$CACHE/home" "$CACHE/node_modules/.bin/claude" --version | grep -q "^$CLAUDE" || { echo "claude $CLAUDE does not run" >&2; exit 1; }
 HOME="$CACHE/home" "$CACHE/node_modules/.bin/gemini" --version | grep -q "^$GEMINI" || { echo "gemini $GEMINI does not run" >&2; exit 1; }
+HOME="$CACHE/home" "$CACHE/node_modules/.bin/opencode" --version | grep -q "^$OPENCODE" || { echo "opencode $OPENCODE does not run" >&2; exit 1; }
 "$CACHE/node22/node_modules/.bin/node" --version | grep -q "^v$NODE22$" || { echo "node $NODE22 does not run" >&2; exit 1; }
 HOME="$CACHE/home" PATH="$CACHE/node22/node_modules/.bin:$PATH" "$CACHE/node22/node_modules/.bin/qwen" --version | grep -q "^$QWEN" || { echo "qwen $QWEN does not run" >&2; exit 1; }
 echo "$CACHE"

@@ -88,6 +88,20 @@ impl Writer {
             Client::Codex => write(self.home.join(".codex/config.toml"), &model.codex_config()),
             Client::Gemini => write(self.home.join(".gemini/settings.json"), GEMINI_SETTINGS),
             Client::Qwen => write(self.home.join(".qwen/settings.json"), QWEN_SETTINGS),
+            Client::OpenCode => {
+                let config = self.home.join(".config/opencode");
+                write(config.join("opencode.json"), &model.opencode_config())?;
+                let seed = self
+                    .env
+                    .iter()
+                    .find(|(k, _)| k == OPENCODE_SEED)
+                    .map(|(_, v)| PathBuf::from(v))
+                    .or_else(|| std::env::var_os(OPENCODE_SEED).map(PathBuf::from));
+                match seed {
+                    Some(seed) => seed_opencode_plugin_package(&seed, &config),
+                    None => Ok(()),
+                }
+            }
         }
     }
 
@@ -102,9 +116,15 @@ impl Writer {
     ) -> Vec<Scripted> {
         let mut calls = Vec::new();
         if self.reads_before(before) > 0 {
-            calls.push(Scripted::Tool {
-                name: "read_file".into(),
-                input: json!({ "file_path": self.project.join(relative) }),
+            calls.push(match self.client {
+                Client::OpenCode => Scripted::Tool {
+                    name: "read".into(),
+                    input: json!({ "filePath": self.project.join(relative) }),
+                },
+                _ => Scripted::Tool {
+                    name: "read_file".into(),
+                    input: json!({ "file_path": self.project.join(relative) }),
+                },
             });
         }
         calls.push(self.write_call(relative, before, content));
@@ -112,9 +132,9 @@ impl Writer {
     }
 
     /// How many reads [`Writer::write_calls`] puts before the write into a file that holds
-    /// `before`.
+    /// `before` (Qwen Code and OpenCode refuse to overwrite a file the session has not read).
     pub fn reads_before(&self, before: Option<&str>) -> usize {
-        usize::from(self.client == Client::Qwen && before.is_some())
+        usize::from(matches!(self.client, Client::Qwen | Client::OpenCode) && before.is_some())
     }
 
     fn write_call(&self, relative: &str, before: Option<&str>, content: &str) -> Scripted {
@@ -127,6 +147,10 @@ impl Writer {
             Client::Gemini | Client::Qwen => Scripted::Tool {
                 name: "write_file".into(),
                 input: json!({ "file_path": absolute, "content": content }),
+            },
+            Client::OpenCode => Scripted::Tool {
+                name: "write".into(),
+                input: json!({ "filePath": absolute, "content": content }),
             },
             Client::Codex => {
                 let plus = |text: &str| text.lines().map(|l| format!("+{l}\n")).collect::<String>();
@@ -154,6 +178,7 @@ impl Writer {
             Client::ClaudeCode => "Write",
             Client::Codex => "exec_command (apply_patch)",
             Client::Gemini | Client::Qwen => "write_file",
+            Client::OpenCode => "write",
         }
     }
 
@@ -162,6 +187,7 @@ impl Writer {
         match self.client {
             Client::ClaudeCode | Client::Codex | Client::Qwen => format!("mcp__acc__{tool}"),
             Client::Gemini => format!("mcp_acc_{tool}"),
+            Client::OpenCode => format!("acc_{tool}"),
         }
     }
 
@@ -185,7 +211,7 @@ impl Writer {
         let command = match self.client {
             Client::ClaudeCode => "/compact",
             Client::Qwen => "/compress",
-            Client::Codex | Client::Gemini => {
+            Client::Codex | Client::Gemini | Client::OpenCode => {
                 return Err(failed(
                     self.client.as_str(),
                     "compacts only in its interactive interface",
@@ -268,6 +294,24 @@ impl Writer {
                     .env_remove("QWEN_HOME")
                     .env_remove("OPENAI_MODEL");
             }
+            // OpenCode's headless run; its configuration and data under HOME, no fetch of the
+            // public model catalogue (the model is the user's own provider on loopback).
+            Client::OpenCode => {
+                command.args(["run", "--format", "json"]);
+                if resumed {
+                    command.arg("--continue");
+                }
+                command
+                    .arg(prompt)
+                    .env("OPENCODE_DISABLE_MODELS_FETCH", "1")
+                    .env("OPENCODE_DISABLE_AUTOUPDATE", "1")
+                    .env_remove("XDG_CONFIG_HOME")
+                    .env_remove("XDG_DATA_HOME")
+                    .env_remove("XDG_CACHE_HOME")
+                    .env_remove("XDG_STATE_HOME")
+                    .env_remove("OPENCODE_CONFIG")
+                    .env_remove("OPENCODE_CONFIG_DIR");
+            }
         }
         command
     }
@@ -305,6 +349,33 @@ impl Writer {
     /// The client's version and the fingerprint of the program that really runs ([`identify`]).
     pub fn identify(&self) -> AccResult<(String, String)> {
         identify(self.client, &self.exe, &self.home)
+    }
+}
+
+/// The variable naming a folder that holds OpenCode's own plugin package installed the way
+/// OpenCode installs it (`package.json`, `package-lock.json`, `node_modules/`), copied into the
+/// throwaway configuration folder: OpenCode installs `@opencode-ai/plugin` from the npm registry
+/// into every configuration folder that has a plugin, and without a registry it waits at start
+/// for that install to give up. Unset, OpenCode installs it itself.
+pub const OPENCODE_SEED: &str = "ACC_OPENCODE_PLUGIN_SEED";
+
+fn seed_opencode_plugin_package(seed: &Path, config: &Path) -> AccResult<()> {
+    let mut copy = Command::new("cp");
+    copy.arg("-a")
+        .arg(seed.join("package.json"))
+        .arg(seed.join("package-lock.json"))
+        .arg(seed.join("node_modules"))
+        .arg(config);
+    match acc_clients::run_bounded(copy, Duration::from_secs(60)) {
+        Ok(output) if output.status.success() => Ok(()),
+        _ => Err(failed(
+            "opencode",
+            format!(
+                "cannot copy {OPENCODE_SEED} ({}) into {}",
+                seed.display(),
+                config.display()
+            ),
+        )),
     }
 }
 
@@ -515,6 +586,7 @@ pub fn capture_write_guard(client: Client) -> AccResult<Finished> {
                 Client::Codex => "codex exec --dangerously-bypass-approvals-and-sandbox",
                 Client::Gemini => "gemini -p --approval-mode auto_edit",
                 Client::Qwen => "qwen --approval-mode auto-edit (OpenAI Chat Completions)",
+                Client::OpenCode => "opencode run (OpenAI-compatible Chat Completions)",
             }
         ),
         protocol_contract: format!("{}-write-guard-v1", client.as_str()),

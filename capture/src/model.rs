@@ -475,6 +475,16 @@ impl ModelServer {
         )
     }
 
+    /// The user's own OpenCode configuration (`~/.config/opencode/opencode.json`): a provider
+    /// of Chat Completions on this server, its one model, and no sharing; with a comment and a
+    /// trailing comma, which OpenCode's parser reads.
+    pub fn opencode_config(&self) -> String {
+        format!(
+            "{{\n  // the user's own OpenCode configuration\n  \"share\": \"disabled\",\n  \"autoupdate\": false,\n  \"provider\": {{\n    \"loop\": {{\n      \"npm\": \"@ai-sdk/openai-compatible\",\n      \"options\": {{ \"baseURL\": \"{}/v1\", \"apiKey\": \"acc-capture-key\" }},\n      \"models\": {{ \"acc-test\": {{ \"tool_call\": true }} }},\n    }},\n  }},\n  \"model\": \"loop/acc-test\",\n}}\n",
+            self.base_url
+        )
+    }
+
     /// Append answers for the next main-loop requests, in order.
     pub fn script(&self, answers: impl IntoIterator<Item = Scripted>) {
         self.script.lock().expect("lock").extend(answers);

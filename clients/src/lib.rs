@@ -1,4 +1,5 @@
-//! ACC's own toolkit for the clients it knows (Claude Code, Codex, Gemini CLI, Qwen Code),
+//! ACC's own toolkit for the clients it knows (Claude Code, Codex, Gemini CLI, Qwen Code,
+//! OpenCode),
 //! shared by the host and its
 //! first-party adapters (`next-turn`, `claude-inbox`, `codex-app-server`): the client kinds,
 //! the platform name captures use, the read-only probe of an installed client, bounded child
@@ -28,13 +29,21 @@ pub enum Client {
     Gemini,
     /// Qwen Code: Claude Code's hook shapes (`hookSpecificOutput`, `permissionDecision`).
     Qwen,
+    /// OpenCode: ACC's plugin calls `acc hook opencode <event>` in Claude Code's shapes.
+    OpenCode,
 }
 
 impl Client {
     /// Every client ACC hooks, installs into and guards: the one list the installer, the hooks,
     /// `acc-mcp`'s adoption and `acc doctor` derive theirs from, so a new client cannot be
     /// forgotten in one of them.
-    pub const ALL: [Client; 4] = [Self::ClaudeCode, Self::Codex, Self::Gemini, Self::Qwen];
+    pub const ALL: [Client; 5] = [
+        Self::ClaudeCode,
+        Self::Codex,
+        Self::Gemini,
+        Self::Qwen,
+        Self::OpenCode,
+    ];
 
     /// The spellings of [`Client::ALL`] for a message: `claude-code, codex, gemini or qwen`.
     pub fn spellings() -> String {
@@ -58,16 +67,19 @@ impl Client {
             Self::Codex => "codex",
             Self::Gemini => "gemini",
             Self::Qwen => "qwen",
+            Self::OpenCode => "opencode",
         }
     }
 
-    /// The name of the client's executable on `PATH`: `claude`, `codex`, `gemini`, `qwen`.
+    /// The name of the client's executable on `PATH`: `claude`, `codex`, `gemini`, `qwen`,
+    /// `opencode`.
     pub fn executable(self) -> &'static str {
         match self {
             Self::ClaudeCode => "claude",
             Self::Codex => "codex",
             Self::Gemini => "gemini",
             Self::Qwen => "qwen",
+            Self::OpenCode => "opencode",
         }
     }
 
@@ -78,17 +90,19 @@ impl Client {
         match self {
             Self::ClaudeCode => Some("claude-inbox"),
             Self::Codex => Some("codex-app-server"),
-            Self::Gemini | Self::Qwen => None,
+            Self::Gemini | Self::Qwen | Self::OpenCode => None,
         }
     }
 
-    /// The client's own name, for a message: `Claude Code`, `Codex`, `Gemini CLI`, `Qwen Code`.
+    /// The client's own name, for a message: `Claude Code`, `Codex`, `Gemini CLI`, `Qwen Code`,
+    /// `OpenCode`.
     pub fn display_name(self) -> &'static str {
         match self {
             Self::ClaudeCode => "Claude Code",
             Self::Codex => "Codex",
             Self::Gemini => "Gemini CLI",
             Self::Qwen => "Qwen Code",
+            Self::OpenCode => "OpenCode",
         }
     }
 }

@@ -8,7 +8,10 @@
 //!   `CODEX_MANAGED_PACKAGE_ROOT`, else the running native binary's own `--version`;
 //! - Gemini CLI: the `package.json` of `@google/gemini-cli` above the script its Node.js process
 //!   runs;
-//! - Qwen Code: likewise, the `package.json` of `@qwen-code/qwen-code`.
+//! - Qwen Code: likewise, the `package.json` of `@qwen-code/qwen-code`;
+//! - OpenCode: a compiled executable (no script): the `package.json` of the npm package that
+//!   ships it (`opencode-ai`, or its platform package `opencode-<os>-<arch>…`), else the
+//!   executable's own `--version`.
 //!
 //! `None` whenever the answer is not certain: a session whose version is unknown is never
 //! taken as guarded.
@@ -30,6 +33,7 @@ pub fn version(client: Client, client_pid: Option<i64>) -> Option<String> {
         Client::Codex => codex(client_pid),
         Client::Gemini => npm_package(client_pid?, "@google/gemini-cli"),
         Client::Qwen => npm_package(client_pid?, "@qwen-code/qwen-code"),
+        Client::OpenCode => opencode(client_pid?),
     }?;
     is_version(&found).then_some(found)
 }
@@ -97,6 +101,31 @@ fn codex(client_pid: Option<i64>) -> Option<String> {
     text.starts_with("codex")
         .then(|| crate::version_word(&text).map(str::to_string))
         .flatten()
+}
+
+/// OpenCode's version: the package that ships its executable, within three folders above it,
+/// else its `--version` (bounded).
+fn opencode(pid: i64) -> Option<String> {
+    let exe = std::fs::read_link(format!("/proc/{pid}/exe")).ok()?;
+    let shipped = exe
+        .ancestors()
+        .skip(1)
+        .take(3)
+        .map(|dir| dir.join("package.json"))
+        .find(|p| {
+            field(p, "name").is_some_and(|n| n == "opencode-ai" || n.starts_with("opencode-"))
+        })
+        .and_then(|p| field(&p, "version"));
+    if shipped.is_some() {
+        return shipped;
+    }
+    let mut command = std::process::Command::new(exe);
+    command.arg("--version");
+    let output = crate::run_bounded(command, VERSION_BUDGET).ok()?;
+    let text = String::from_utf8_lossy(&output.stdout);
+    // OpenCode answers with the bare version on one line.
+    let line = text.trim();
+    (!line.contains(char::is_whitespace)).then(|| line.to_string())
 }
 
 /// The version of the npm package `name` whose script the Node.js process `pid` runs.

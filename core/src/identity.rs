@@ -88,6 +88,8 @@ pub enum Harness {
     Gemini,
     /// Qwen Code, through ACC's hooks.
     Qwen,
+    /// OpenCode, through ACC's plugin and hooks.
+    OpenCode,
     /// An MCP client, through `acc-mcp`.
     Mcp,
     /// A person at a shell, through `acc`.
@@ -97,11 +99,12 @@ pub enum Harness {
 impl Harness {
     /// Every harness: the hooked clients (a host test holds them to `acc_clients::Client::ALL`),
     /// then `mcp` and `cli`.
-    pub const ALL: [Self; 6] = [
+    pub const ALL: [Self; 7] = [
         Self::ClaudeCode,
         Self::Codex,
         Self::Gemini,
         Self::Qwen,
+        Self::OpenCode,
         Self::Mcp,
         Self::Cli,
     ];
@@ -113,6 +116,7 @@ impl Harness {
             Self::Codex => "codex",
             Self::Gemini => "gemini",
             Self::Qwen => "qwen",
+            Self::OpenCode => "opencode",
             Self::Mcp => "mcp",
             Self::Cli => "cli",
         }

@@ -1,4 +1,5 @@
-//! Client hook entry points: `acc hook <client> <event>` for Claude Code, Codex and Gemini CLI.
+//! Client hook entry points: `acc hook <client> <event>` for Claude Code, Codex, Gemini CLI, Qwen
+//! Code and OpenCode (whose ACC plugin runs these hooks).
 //! What makes an agent's session visible to the others, carries their messages into its next
 //! turn, and stops its writes into files another session holds.
 //!
@@ -182,7 +183,10 @@ impl Context {
             // Codex, Gemini CLI and Qwen Code start hooks and MCP servers as their own children;
             // the hook records that process, so an `acc-mcp` of the same client can adopt this
             // session.
-            Client::Codex | Client::Gemini | Client::Qwen => acc_clients::process::client_pid(),
+            // OpenCode's plugin (ACC's, inside the client's process) starts hooks directly.
+            Client::Codex | Client::Gemini | Client::Qwen | Client::OpenCode => {
+                acc_clients::process::client_pid()
+            }
         };
         // ACC's hooks guard this client's writes (PreToolUse / BeforeTool), so the session
         // declares `guarded`; only a write-guard capture of the client's version makes that
@@ -258,7 +262,8 @@ impl Context {
 fn inject(client: Client, event: &str, context: String) -> Reply {
     {
         match client {
-            Client::ClaudeCode | Client::Gemini | Client::Qwen => Reply {
+            // ACC's OpenCode plugin reads Claude Code's shape.
+            Client::ClaudeCode | Client::Gemini | Client::Qwen | Client::OpenCode => Reply {
                 stdout: context_output(event, &context),
                 ..Reply::default()
             },
@@ -296,10 +301,11 @@ fn context_output(event: &str, context: &str) -> String {
 /// A write refused in each client's deny shape: Claude Code's `permissionDecision: "deny"`,
 /// Codex's exit 2 with the reason on stderr, Gemini CLI's `{"decision":"deny","reason"}`. Qwen
 /// Code reads Claude Code's shape (the tool does not run; the model gets the reason as its
-/// error).
+/// error), and so does ACC's OpenCode plugin (it throws the reason: the tool does not run, and
+/// the model gets it as the tool's result).
 pub fn deny(client: Client, reason: &str) -> Reply {
     match client {
-        Client::ClaudeCode | Client::Qwen => Reply {
+        Client::ClaudeCode | Client::Qwen | Client::OpenCode => Reply {
             stdout: acc_core::wire::json(&acc_app::wire::HookOutput {
                 hook_specific_output: acc_app::wire::HookSpecificOutput {
                     hook_event_name: "PreToolUse",
@@ -338,7 +344,7 @@ fn live_endpoint_named(client: Client) -> bool {
             .map(PathBuf::from)
             .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".codex")))
             .is_some_and(|home| home.join("app-server-control").exists()),
-        Client::Gemini | Client::Qwen => false,
+        Client::Gemini | Client::Qwen | Client::OpenCode => false,
     }
 }
 
@@ -373,7 +379,7 @@ fn bind_live(context: &mut Context, payload: &Value) -> Result<(), String> {
         return Ok(());
     };
     let endpoint = match context.client {
-        Client::Gemini | Client::Qwen => return Ok(()),
+        Client::Gemini | Client::Qwen | Client::OpenCode => return Ok(()),
         Client::ClaudeCode => {
             let (Ok(socket), Some(pid)) = (
                 std::env::var("CLAUDE_CODE_MESSAGING_SOCKET"),
@@ -439,11 +445,14 @@ fn role(client: Client, event: &str) -> Option<Role> {
     Some(match (client, event) {
         (_, "SessionStart") => Role::SessionStart,
         (_, "SessionEnd") => Role::SessionEnd,
-        (Client::ClaudeCode | Client::Codex | Client::Qwen, "UserPromptSubmit")
+        (
+            Client::ClaudeCode | Client::Codex | Client::Qwen | Client::OpenCode,
+            "UserPromptSubmit",
+        )
         | (Client::Gemini, "BeforeAgent") => Role::UserPromptSubmit,
-        (Client::ClaudeCode | Client::Codex | Client::Qwen, "PreToolUse")
+        (Client::ClaudeCode | Client::Codex | Client::Qwen | Client::OpenCode, "PreToolUse")
         | (Client::Gemini, "BeforeTool") => Role::PreToolUse,
-        (Client::ClaudeCode | Client::Codex | Client::Qwen, "Stop")
+        (Client::ClaudeCode | Client::Codex | Client::Qwen | Client::OpenCode, "Stop")
         | (Client::Gemini, "AfterAgent") => Role::Stop,
         _ => return None,
     })
@@ -523,6 +532,7 @@ pub fn handle(
         }
         Role::PreToolUse => {
             let root = context.app.core.workspace.root.clone();
+            let payload = writes::as_guarded(client, payload);
             let cwd = writes::tool_cwd(&payload, &context.cwd);
             let mut resources: Vec<String> = writes::written_paths(&payload)
                 .iter()
@@ -645,6 +655,7 @@ pub fn harness(client: acc_clients::Client) -> acc_core::identity::Harness {
         Client::Codex => Harness::Codex,
         Client::Gemini => Harness::Gemini,
         Client::Qwen => Harness::Qwen,
+        Client::OpenCode => Harness::OpenCode,
     }
 }
 

@@ -2,9 +2,10 @@
 //!
 //! By tool: the clients' file tools name their file (`file_path`: Claude Code's Write, Edit and
 //! MultiEdit, Gemini CLI's write_file and replace, Qwen Code's write_file and edit;
-//! `notebook_path`: NotebookEdit, Qwen Code's notebook_edit); a patch names
+//! `notebook_path`: NotebookEdit, Qwen Code's notebook_edit; `filePath`: OpenCode's write, edit
+//! and multiedit); a patch names
 //! its files after `*** Add/Update/Delete File:` (Codex's apply_patch, also when a shell command
-//! runs it); a shell command (Claude Code's and Codex's Bash, Codex's shell and exec_command,
+//! runs it, OpenCode's apply_patch and patch); a shell command (OpenCode's bash, Claude Code's and Codex's Bash, Codex's shell and exec_command,
 //! Gemini CLI's and Qwen Code's run_shell_command) writes the targets of its redirections and the files of the
 //! common writing commands. Shell is read on a best-effort basis: a command can always write in
 //! ways no reading of it finds (a script, an interpreter), which `docs/hooks-and-install.md`
@@ -24,6 +25,9 @@ const FILE_TOOLS: &[&str] = &[
     "edit",
     "notebook_edit",
     "apply_patch",
+    "write",
+    "multiedit",
+    "patch",
 ];
 /// The client tools that run a shell command.
 const SHELL_TOOLS: &[&str] = &[
@@ -32,6 +36,7 @@ const SHELL_TOOLS: &[&str] = &[
     "exec_command",
     "local_shell",
     "run_shell_command",
+    "bash",
 ];
 /// Words in an MCP tool's name that say it writes.
 const WRITING_WORDS: &[&str] = &[
@@ -51,6 +56,47 @@ const PATH_KEYS: &[&str] = &[
 /// Input keys that name the directory a shell tool runs its command in (Codex's
 /// `exec_command` `workdir`, Gemini CLI's `run_shell_command` `dir_path`).
 const DIR_KEYS: &[&str] = &["workdir", "dir_path", "directory", "cwd"];
+
+/// OpenCode's own tools (1.18): any other tool name is an MCP server's (`<server>_<tool>`) or a
+/// plugin's.
+const OPENCODE_TOOLS: &[&str] = &[
+    "bash",
+    "edit",
+    "write",
+    "read",
+    "glob",
+    "grep",
+    "list",
+    "patch",
+    "apply_patch",
+    "multiedit",
+    "todowrite",
+    "todoread",
+    "webfetch",
+    "websearch",
+    "codesearch",
+    "skill",
+    "task",
+    "lsp",
+    "question",
+    "batch",
+    "invalid",
+];
+
+/// The payload as the guard reads it: OpenCode names an MCP tool `<server>_<tool>` with no
+/// prefix that says so, so a tool that is not one of its own is read as MCP tools are
+/// (`mcp_<name>`: guarded when its name says it writes and its input names a path).
+pub fn as_guarded(client: acc_clients::Client, mut payload: Value) -> Value {
+    if client != acc_clients::Client::OpenCode {
+        return payload;
+    }
+    let renamed = match payload.get("tool_name").and_then(Value::as_str) {
+        Some(tool) if !OPENCODE_TOOLS.contains(&tool) => format!("mcp_{tool}"),
+        _ => return payload,
+    };
+    payload["tool_name"] = Value::String(renamed);
+    payload
+}
 
 /// The directory the tool call in `payload` resolves relative paths against: the directory its
 /// input names (relative to the session's `cwd`), else `cwd`.

@@ -24,15 +24,23 @@ pub(super) fn utf8(path: &Path, bytes: &[u8]) -> AccResult<String> {
 }
 
 /// Why `client` would not load the JSON `text` of its file `path` (its hooks file: JSON with
-/// comments for Gemini CLI; any other JSON file strict), or `None` when it would.
+/// comments for Gemini CLI; OpenCode's config leniently; any other JSON file strict), or `None`
+/// when it would.
 pub fn json_problem(target: &Target, path: &Path, text: &str) -> Option<String> {
-    json_doc::client_value(text, reads_comments(target, path)).err()
+    json_doc::client_value(text, dialect(target, path)).err()
 }
 
-/// Whether the client reads `path` as JSON with comments (Gemini CLI's settings, which hold
-/// its hooks and its MCP servers), rather than strict JSON.
-pub(super) fn reads_comments(target: &Target, path: &Path) -> bool {
-    path == target.hooks_file && hooks_format(target.client) == "jsonc"
+/// How the client reads the JSON file `path`: with comments (Gemini CLI's and Qwen Code's
+/// settings, which hold their hooks and MCP servers), leniently (OpenCode's config), else
+/// strictly.
+pub(super) fn dialect(target: &Target, path: &Path) -> Dialect {
+    if target.client == Client::OpenCode {
+        Dialect::Lenient
+    } else if path == target.hooks_file && hooks_format(target.client) == "jsonc" {
+        Dialect::Comments
+    } else {
+        Dialect::Strict
+    }
 }
 
 /// A client's JSON file as that client reads it (comments where it allows them): the one
@@ -40,11 +48,7 @@ pub(super) fn reads_comments(target: &Target, path: &Path) -> bool {
 /// parse.
 pub fn read_client_json(target: &Target, path: &Path) -> Option<Value> {
     let bytes = std::fs::read(path).ok()?;
-    json_doc::client_value(
-        &String::from_utf8_lossy(&bytes),
-        reads_comments(target, path),
-    )
-    .ok()
+    json_doc::client_value(&String::from_utf8_lossy(&bytes), dialect(target, path)).ok()
 }
 
 /// How the temporary files ACC writes beside a file begin (then the writer's pid and a dash).

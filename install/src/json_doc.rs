@@ -33,17 +33,35 @@ fn strict() -> ParseOptions {
     }
 }
 
-/// `text` as the client reads it: strict JSON, or JSON with `//` and `/* */` comments
-/// (Gemini CLI's settings); the parser's complaint when it does not read.
-pub fn client_value(text: &str, comments: bool) -> Result<Value, String> {
-    if comments {
-        let options = ParseOptions {
-            allow_comments: true,
+/// How a client reads its JSON: strictly (Claude Code, Codex), with `//` and `/* */` comments
+/// (Gemini CLI's and Qwen Code's settings; trailing commas they do not accept), or with comments
+/// and trailing commas (OpenCode's `opencode.json`, read by a lenient JSONC parser).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    /// Strict JSON.
+    Strict,
+    /// Comments allowed.
+    Comments,
+    /// Comments and trailing commas allowed.
+    Lenient,
+}
+
+impl Dialect {
+    fn options(self) -> ParseOptions {
+        ParseOptions {
+            allow_comments: self != Self::Strict,
+            allow_trailing_commas: self == Self::Lenient,
             ..strict()
-        };
-        jsonc_parser::parse_to_serde_value::<Value>(text, &options).map_err(|e| e.to_string())
-    } else {
-        serde_json::from_str::<Value>(text).map_err(|e| e.to_string())
+        }
+    }
+}
+
+/// `text` as the client reads it, in its dialect; the parser's complaint when it does not read.
+pub fn client_value(text: &str, dialect: Dialect) -> Result<Value, String> {
+    match dialect {
+        Dialect::Strict => serde_json::from_str::<Value>(text).map_err(|e| e.to_string()),
+        _ => jsonc_parser::parse_to_serde_value::<Value>(text, &dialect.options())
+            .map_err(|e| e.to_string()),
     }
 }
 
@@ -52,6 +70,8 @@ pub struct JsonDoc {
     root: CstRootNode,
     /// The whole document as a value (for checks and comparisons).
     pub value: Value,
+    /// The key that holds the MCP servers: `mcpServers`, or OpenCode's `mcp`.
+    pub servers: &'static str,
 }
 
 impl std::fmt::Debug for JsonDoc {
@@ -64,31 +84,26 @@ impl std::fmt::Debug for JsonDoc {
 
 impl JsonDoc {
     /// Parse `text` the way the client does; an empty (or blank) file is an empty object. The
-    /// error names the file and says that nothing was changed.
-    pub fn parse(path: &Path, text: &str) -> AccResult<Self> {
-        Self::parse_as(path, text, false)
-    }
-
-    /// Parse `text` as JSON with `//` and `/* */` comments, which Gemini CLI's `settings.json`
-    /// may hold (its loader strips them; trailing commas it does not accept). The comments stay
-    /// where they are through every edit.
-    pub fn parse_commented(path: &Path, text: &str) -> AccResult<Self> {
-        Self::parse_as(path, text, true)
-    }
-
-    fn parse_as(path: &Path, text: &str, comments: bool) -> AccResult<Self> {
+    /// error names the file and says that nothing was changed. Comments (and, leniently,
+    /// trailing commas) stay where they are through every edit.
+    pub fn parse(
+        path: &Path,
+        text: &str,
+        dialect: Dialect,
+        servers: &'static str,
+    ) -> AccResult<Self> {
         let blank = text.trim().is_empty();
         let source = if blank { "{}\n" } else { text };
-        let options = ParseOptions {
-            allow_comments: comments,
-            ..strict()
-        };
         // The client's parser decides what is valid; the CST is only the editor.
-        let value = client_value(source, comments).map_err(|e| {
+        let value = client_value(source, dialect).map_err(|e| {
             super::data_error(format!(
                 "{} is not valid JSON{} ({e}); the client will not load it either. Fix it, then run acc again: nothing was changed",
                 path.display(),
-                if comments { " (comments aside)" } else { "" }
+                match dialect {
+                    Dialect::Strict => "",
+                    Dialect::Comments => " (comments aside)",
+                    Dialect::Lenient => " (comments and trailing commas aside)",
+                }
             ))
         })?;
         if !value.is_object() {
@@ -97,13 +112,17 @@ impl JsonDoc {
                 path.display()
             )));
         }
-        let root = CstRootNode::parse(source, &options).map_err(|e| {
+        let root = CstRootNode::parse(source, &dialect.options()).map_err(|e| {
             super::data_error(format!(
                 "{} could not be read for editing ({e}); nothing was changed",
                 path.display()
             ))
         })?;
-        Ok(Self { root, value })
+        Ok(Self {
+            root,
+            value,
+            servers,
+        })
     }
 
     /// The text.
@@ -136,11 +155,12 @@ impl JsonDoc {
                 }
                 Ok(())
             }
-            Entry::McpServer { .. } => match self.value.get("mcpServers") {
+            Entry::McpServer { .. } => match self.value.get(self.servers) {
                 None | Some(Value::Object(_)) => Ok(()),
-                Some(_) => wrong("mcpServers (not an object)"),
+                Some(_) => wrong(&format!("{} (not an object)", self.servers)),
             },
             Entry::Trust { .. } => wrong("a Codex trust record (a JSON file cannot hold one)"),
+            Entry::File { .. } => wrong("a whole file (a JSON file cannot hold one)"),
         }
     }
 
@@ -156,10 +176,10 @@ impl JsonDoc {
             }
             Entry::McpServer { name, server } => {
                 self.object()
-                    .object_value_or_set("mcpServers")
+                    .object_value_or_set(self.servers)
                     .append(name, input(server));
             }
-            Entry::Trust { .. } => {}
+            Entry::Trust { .. } | Entry::File { .. } => {}
         }
         self.refresh();
     }
@@ -201,7 +221,7 @@ impl JsonDoc {
                 true
             }
             Entry::McpServer { name, server } => {
-                let Some(servers) = object.get("mcpServers").and_then(|p| p.object_value()) else {
+                let Some(servers) = object.get(self.servers).and_then(|p| p.object_value()) else {
                     return false;
                 };
                 let Some(prop) = servers.get(name) else {
@@ -212,14 +232,14 @@ impl JsonDoc {
                 }
                 prop.remove();
                 if servers.properties().is_empty()
-                    && before.get("mcpServers").is_none()
-                    && let Some(prop) = object.get("mcpServers")
+                    && before.get(self.servers).is_none()
+                    && let Some(prop) = object.get(self.servers)
                 {
                     prop.remove();
                 }
                 true
             }
-            Entry::Trust { .. } => false,
+            Entry::Trust { .. } | Entry::File { .. } => false,
         };
         self.refresh();
         removed

@@ -21,6 +21,7 @@ mod codex_trust;
 pub mod doctor;
 mod files;
 mod json_doc;
+mod opencode;
 mod plan;
 mod record;
 mod toml_doc;
@@ -39,7 +40,7 @@ use wire::{FileRecord, McpRecord, Record, RecordState};
 use acc_clients::Client;
 use acc_core::error::{AccError, AccResult, ErrorCode};
 
-use json_doc::JsonDoc;
+use json_doc::{Dialect, JsonDoc};
 use toml_doc::TomlDoc;
 
 use files::*;
@@ -132,6 +133,17 @@ impl Target {
                     home,
                 }
             }
+            // OpenCode loads every plugin in `$XDG_CONFIG_HOME/opencode/plugins/` (else
+            // `~/.config/opencode/plugins/`); ACC's is one file there, and `acc-mcp` goes in the
+            // `opencode.json` (or `.jsonc`) beside it.
+            Client::OpenCode => Self {
+                client,
+                hooks_file: opencode::config_dir(&home, explicit)
+                    .join("plugins")
+                    .join("acc.js"),
+                trust_file: None,
+                home,
+            },
             // Qwen Code reads `$QWEN_HOME/settings.json` when that is set, else
             // `~/.qwen/settings.json`: hooks and MCP servers in one file, as Gemini CLI's.
             Client::Qwen => {
@@ -155,6 +167,7 @@ impl Target {
         match (&self.trust_file, self.client) {
             (Some(config), _) => config.clone(),
             (None, Client::Gemini | Client::Qwen) => self.hooks_file.clone(),
+            (None, Client::OpenCode) => opencode::config_file(&self.hooks_file),
             (None, _) => match std::env::var_os("CLAUDE_CONFIG_DIR") {
                 Some(dir) if self.hooks_file.starts_with(&dir) => {
                     PathBuf::from(dir).join(".claude.json")
@@ -184,6 +197,12 @@ impl Target {
             Client::Gemini | Client::Qwen => Self {
                 client,
                 hooks_file: dir.join("settings.json"),
+                trust_file: None,
+                home,
+            },
+            Client::OpenCode => Self {
+                client,
+                hooks_file: dir.join("plugins").join("acc.js"),
                 trust_file: None,
                 home,
             },
@@ -247,6 +266,8 @@ pub fn events(client: Client) -> &'static [(&'static str, Option<&'static str>)]
             ("Stop", None),
             ("SessionEnd", None),
         ],
+        // ACC's plugin runs the hooks itself (`opencode::plugin`): no hook groups.
+        Client::OpenCode => &[],
     }
 }
 
@@ -300,6 +321,7 @@ impl Entry {
                 server.get("command").and_then(Value::as_str).unwrap_or("")
             ),
             Self::Trust { key, hash } => format!("trust {key} ({hash})"),
+            Self::File { .. } => "ACC's plugin, which runs acc's hooks".into(),
         }
     }
 
@@ -309,6 +331,7 @@ impl Entry {
             Self::Hook { event, .. } => format!("hooks.{event}: acc's hook"),
             Self::McpServer { name, .. } => format!("MCP server `{name}`"),
             Self::Trust { key, .. } => format!("trust for {key}"),
+            Self::File { .. } => "the file".into(),
         }
     }
 }
@@ -317,14 +340,18 @@ impl Entry {
 enum Doc {
     Json(JsonDoc),
     Toml(TomlDoc),
+    /// A whole file that is ACC's by its content.
+    Whole(String),
 }
 
 impl Doc {
     fn parse(path: &Path, format: &str, text: &str) -> AccResult<Self> {
         match format {
             "toml" => TomlDoc::parse(path, text).map(Self::Toml),
-            "jsonc" => JsonDoc::parse_commented(path, text).map(Self::Json),
-            _ => JsonDoc::parse(path, text).map(Self::Json),
+            "file" => Ok(Self::Whole(text.to_string())),
+            "jsonc" => JsonDoc::parse(path, text, Dialect::Comments, "mcpServers").map(Self::Json),
+            "opencode" => JsonDoc::parse(path, text, Dialect::Lenient, "mcp").map(Self::Json),
+            _ => JsonDoc::parse(path, text, Dialect::Strict, "mcpServers").map(Self::Json),
         }
     }
 
@@ -332,6 +359,7 @@ impl Doc {
         match self {
             Self::Json(doc) => doc.text(),
             Self::Toml(doc) => doc.text(),
+            Self::Whole(text) => text.clone(),
         }
     }
 
@@ -342,6 +370,13 @@ impl Doc {
         match (self, before) {
             (Self::Json(doc), Self::Json(before)) => doc.remove(entry, &before.value),
             (Self::Toml(doc), Self::Toml(before)) => doc.remove(entry, before),
+            (Self::Whole(text), _) => match entry {
+                Entry::File { content } if text == content => {
+                    text.clear();
+                    true
+                }
+                _ => false,
+            },
             _ => false,
         }
     }
@@ -356,6 +391,7 @@ impl Doc {
         match self {
             Self::Json(doc) => doc.check_addable(path, entry),
             Self::Toml(doc) => doc.check_addable(path, entry),
+            Self::Whole(_) => Ok(()),
         }
     }
 
@@ -363,6 +399,11 @@ impl Doc {
         match self {
             Self::Json(doc) => doc.add(entry),
             Self::Toml(doc) => doc.add(entry),
+            Self::Whole(text) => {
+                if let Entry::File { content } = entry {
+                    text.clone_from(content);
+                }
+            }
         }
     }
 
@@ -376,8 +417,9 @@ impl Doc {
                 .and_then(Value::as_array)
                 .is_some_and(|list| list.contains(group)),
             (Self::Json(doc), Entry::McpServer { name, server }) => {
-                doc.value.get("mcpServers").and_then(|s| s.get(name)) == Some(server)
+                doc.value.get(doc.servers).and_then(|s| s.get(name)) == Some(server)
             }
+            (Self::Whole(text), Entry::File { content }) => text == content,
             (Self::Toml(doc), Entry::McpServer { server, .. }) => {
                 doc.existing(entry).as_ref() == Some(server)
             }
@@ -402,8 +444,11 @@ impl Doc {
                 .map(|group| format!("hooks.{event} already runs acc's hook ({group})")),
             (Self::Json(doc), Entry::McpServer { name, .. }) => doc
                 .value
-                .pointer(&format!("/mcpServers/{name}"))
-                .map(|server| format!("mcpServers.{name} exists ({server})")),
+                .get(doc.servers)
+                .and_then(|servers| servers.get(name))
+                .map(|server| format!("{}.{name} exists ({server})", doc.servers)),
+            (Self::Whole(text), Entry::File { .. }) => (!text.trim().is_empty())
+                .then(|| "the file exists and holds something else".to_string()),
             (Self::Toml(doc), Entry::McpServer { name, .. }) => doc
                 .existing(entry)
                 .map(|server| format!("[mcp_servers.{name}] exists ({server})")),
@@ -496,7 +541,7 @@ pub fn install(
     check_options(target, &options, &acc_mcp)?;
     let codex = match target.client {
         Client::Codex => Some(codex_trust::codex_executable()?),
-        Client::ClaudeCode | Client::Gemini | Client::Qwen => None,
+        Client::ClaudeCode | Client::Gemini | Client::Qwen | Client::OpenCode => None,
     };
     let mut steps = Vec::new();
     if !dry_run && let Some(note) = roll_back(target)? {
@@ -642,20 +687,23 @@ pub fn plan_view(
 }
 
 /// A recorded file's format as the editor knows it: `toml`, `jsonc` (JSON with comments:
-/// Gemini CLI's settings), else strict `json`.
+/// Gemini CLI's settings), `opencode` (OpenCode's lenient `opencode.json`), `file` (a whole
+/// file that is ACC's), else strict `json`.
 fn known_format(recorded: &str) -> &'static str {
     match recorded {
         "toml" => "toml",
         "jsonc" => "jsonc",
+        "opencode" => "opencode",
+        "file" => "file",
         _ => "json",
     }
 }
 
 /// The format of `client`'s hooks file.
 fn hooks_format(client: Client) -> &'static str {
-    if matches!(client, Client::Gemini | Client::Qwen) {
-        "jsonc"
-    } else {
-        "json"
+    match client {
+        Client::Gemini | Client::Qwen => "jsonc",
+        Client::OpenCode => "file",
+        Client::ClaudeCode | Client::Codex => "json",
     }
 }

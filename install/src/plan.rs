@@ -92,8 +92,14 @@ pub(super) fn plan_file(
     })
 }
 
-/// The hook entries for a client, in event order.
+/// The hook entries for a client, in event order (OpenCode: ACC's plugin file, which runs the
+/// hooks).
 pub(super) fn hook_entries(client: Client, acc: &Path) -> Vec<Entry> {
+    if client == Client::OpenCode {
+        return vec![Entry::File {
+            content: opencode::plugin(acc),
+        }];
+    }
     groups(client, acc)
         .into_iter()
         .map(|(event, group)| Entry::Hook {
@@ -124,6 +130,13 @@ pub(super) fn mcp_server(
         env.insert("ACC_DATA_HOME", base.to_string_lossy().into_owned());
     }
     let command = acc_mcp.to_string_lossy().into_owned();
+    if client == Client::OpenCode {
+        return acc_core::wire::json(&acc_app::wire::OpenCodeMcpServer {
+            kind: "local",
+            command: [command],
+            environment: env,
+        });
+    }
     acc_core::wire::json(&match client {
         // The shape `claude mcp add` writes.
         Client::ClaudeCode => acc_app::wire::McpServer {
@@ -136,14 +149,16 @@ pub(super) fn mcp_server(
         },
         // The shape `gemini mcp add` (and `qwen mcp add`) writes; `trust` only when the user
         // asked for it.
-        Client::Codex | Client::Gemini | Client::Qwen => acc_app::wire::McpServer {
-            kind: None,
-            command,
-            args: (client != Client::Codex).then_some([]),
-            env: Some(env).filter(|e| !e.is_empty()),
-            trust: trust.then_some(true),
-            always_load_tools: (client == Client::Qwen).then_some(true),
-        },
+        Client::Codex | Client::Gemini | Client::Qwen | Client::OpenCode => {
+            acc_app::wire::McpServer {
+                kind: None,
+                command,
+                args: (client != Client::Codex).then_some([]),
+                env: Some(env).filter(|e| !e.is_empty()),
+                trust: trust.then_some(true),
+                always_load_tools: (client == Client::Qwen).then_some(true),
+            }
+        }
     })
 }
 
@@ -314,7 +329,11 @@ pub(super) fn plan_files(
                 planned.push(plan_file(
                     target.client,
                     &state_file,
-                    "json",
+                    if target.client == Client::OpenCode {
+                        "opencode"
+                    } else {
+                        "json"
+                    },
                     old_file(&state_file),
                     mcp_entry.clone().into_iter().collect(),
                 )?);

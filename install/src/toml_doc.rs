@@ -81,7 +81,7 @@ impl TomlDoc {
         let item = match entry {
             Entry::Trust { key, .. } => self.doc.get("hooks")?.get("state")?.get(key)?,
             Entry::McpServer { name, .. } => self.doc.get("mcp_servers")?.get(name)?,
-            Entry::Hook { .. } => return None,
+            Entry::Hook { .. } | Entry::File { .. } => return None,
         };
         Some(as_json(item))
     }
@@ -95,7 +95,7 @@ impl TomlDoc {
                 table_or_absent(hooks) && table_or_absent(hooks.and_then(|h| h.get("state")))
             }
             Entry::McpServer { .. } => table_or_absent(self.doc.get("mcp_servers")),
-            Entry::Hook { .. } => false,
+            Entry::Hook { .. } | Entry::File { .. } => false,
         };
         if ok {
             Ok(())
@@ -161,7 +161,7 @@ impl TomlDoc {
                 }
                 servers.insert(name, Item::Table(table));
             }
-            Entry::Hook { .. } => {}
+            Entry::Hook { .. } | Entry::File { .. } => {}
         }
     }
 
@@ -216,7 +216,7 @@ impl TomlDoc {
                 }
                 true
             }
-            Entry::Hook { .. } => false,
+            Entry::Hook { .. } | Entry::File { .. } => false,
         }
     }
 }

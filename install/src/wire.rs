@@ -43,6 +43,11 @@ pub enum Entry {
         /// The hash Codex computed.
         hash: String,
     },
+    /// A whole file that is ACC's by its content (OpenCode's `plugins/acc.js`).
+    File {
+        /// The file's whole text.
+        content: String,
+    },
 }
 
 /// What one file held, for ACC's record.

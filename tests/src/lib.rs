@@ -553,6 +553,11 @@ pub struct Clients {
     pub gemini: PathBuf,
     /// The `qwen` executable (it runs on the Node.js 22 beside it: [`Clients::path_for`]).
     pub qwen: PathBuf,
+    /// The `opencode` executable.
+    pub opencode: PathBuf,
+    /// OpenCode's plugin package as OpenCode installs it into a configuration folder
+    /// (`acc_capture::guard::OPENCODE_SEED`): a test's OpenCode never reaches for the registry.
+    pub opencode_seed: PathBuf,
 }
 impl Clients {
     /// `PATH` with the pinned clients' bin directory first (for `acc install --client codex`,
@@ -572,6 +577,7 @@ impl Clients {
             acc_clients::Client::Codex => self.codex.clone(),
             acc_clients::Client::Gemini => self.gemini.clone(),
             acc_clients::Client::Qwen => self.qwen.clone(),
+            acc_clients::Client::OpenCode => self.opencode.clone(),
         }
     }
 
@@ -599,6 +605,12 @@ pub fn writer(
     env: &[(&str, &str)],
 ) -> acc_capture::guard::Writer {
     let mut all = vec![("PATH".to_string(), clients().path_for(client))];
+    if client == acc_clients::Client::OpenCode {
+        all.push((
+            acc_capture::guard::OPENCODE_SEED.to_string(),
+            clients().opencode_seed.to_string_lossy().into_owned(),
+        ));
+    }
     all.extend(
         env.iter()
             .map(|(k, v)| ((*k).to_string(), (*v).to_string())),
@@ -750,6 +762,8 @@ pub fn clients() -> Clients {
         claude: cache.join("node_modules/.bin/claude"),
         gemini: cache.join("node_modules/.bin/gemini"),
         qwen: cache.join("node22/node_modules/.bin/qwen"),
+        opencode: cache.join("node_modules/.bin/opencode"),
+        opencode_seed: cache.join("opencode-seed"),
         cache,
     };
     for path in [
@@ -759,6 +773,10 @@ pub fn clients() -> Clients {
         &clients.claude,
         &clients.gemini,
         &clients.qwen,
+        &clients.opencode,
+        &clients
+            .opencode_seed
+            .join("node_modules/@opencode-ai/plugin"),
     ] {
         assert!(
             path.exists(),

@@ -100,6 +100,17 @@ pub struct HookCommand {
     pub timeout: u32,
 }
 
+/// `acc-mcp` in OpenCode's `opencode.json` `mcp` (a local server: the command and its
+/// arguments in one list, `environment` only when set).
+#[derive(Debug, Clone, Serialize)]
+pub struct OpenCodeMcpServer {
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub command: [String; 1],
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub environment: std::collections::BTreeMap<&'static str, String>,
+}
+
 /// Gemini CLI's answer to a BeforeTool hook that refuses the tool.
 #[derive(Debug, Clone, Serialize)]
 pub struct GeminiDecision<'a> {

@@ -31,12 +31,19 @@ fn is_accs(name: &str, command: &str) -> bool {
             .is_some_and(|f| f == "acc-mcp")
 }
 
-/// The ACC servers in a JSON `mcpServers` object.
+/// The ACC servers in a JSON `mcpServers` object, or in OpenCode's `mcp` (where `command` is
+/// the program and its arguments in one list, and `environment` the variables).
 fn from_json_servers(servers: Option<&Value>, place: &str, out: &mut Vec<Registration>) {
     let Some(servers) = servers.and_then(Value::as_object) else {
         return;
     };
     for (name, entry) in servers {
+        let mut entry = entry.clone();
+        if let Some(Value::Array(words)) = entry.get("command").cloned() {
+            entry["command"] = words.first().cloned().unwrap_or(Value::Null);
+            entry["args"] = Value::Array(words.iter().skip(1).cloned().collect());
+            entry["env"] = entry.get("environment").cloned().unwrap_or(Value::Null);
+        }
         let command = entry
             .get("command")
             .and_then(Value::as_str)
@@ -101,13 +108,19 @@ fn claude_registrations(target: &Target, workspace_root: &Path) -> Vec<Registrat
     found
 }
 
-/// Gemini CLI's or Qwen Code's `mcpServers` in its `settings.json` (user scope).
+/// Gemini CLI's or Qwen Code's `mcpServers` in its `settings.json`, or OpenCode's `mcp` in its
+/// `opencode.json` (user scope).
 fn settings_registrations(target: &Target) -> Vec<Registration> {
     let mut found = Vec::new();
     let settings = target.mcp_file();
+    let key = if target.client == Client::OpenCode {
+        "mcp"
+    } else {
+        "mcpServers"
+    };
     if let Some(state) = read_json(target, &settings) {
         let place = format!("{} (user)", settings.display());
-        from_json_servers(state.get("mcpServers"), &place, &mut found);
+        from_json_servers(state.get(key), &place, &mut found);
     }
     found
 }
@@ -270,7 +283,7 @@ pub fn checks(home: Option<&Path>, workspace_root: &Path, cwd: &Path) -> Vec<Che
         let found = match client {
             Client::ClaudeCode => claude_registrations(&target, workspace_root),
             Client::Codex => codex_registrations(&target),
-            Client::Gemini | Client::Qwen => settings_registrations(&target),
+            Client::Gemini | Client::Qwen | Client::OpenCode => settings_registrations(&target),
         };
         if found.is_empty() {
             checks.push(check(
