@@ -121,9 +121,12 @@ pub fn client_version(exe: &Path) -> Result<String, String> {
 /// itself reads `config.toml`).
 fn loadable(target: &Target, codex: Option<&Path>) -> Vec<Check> {
     let mut checks = Vec::new();
+    // OpenCode's hooks file is ACC's plugin (JavaScript); its JSON is `opencode.json`.
     let mut json_files = vec![target.hooks_file.clone()];
-    if target.client == Client::ClaudeCode {
-        json_files.push(target.mcp_file());
+    match target.client {
+        Client::ClaudeCode => json_files.push(target.mcp_file()),
+        Client::OpenCode => json_files = vec![target.mcp_file()],
+        _ => {}
     }
     for path in json_files {
         let Ok(bytes) = std::fs::read(&path) else {
@@ -308,6 +311,12 @@ fn reinstall(
 
 /// The events whose ACC hook group (for this acc) is not in the client's hooks file.
 fn missing_groups(target: &Target, acc: &Path) -> Vec<&'static str> {
+    if target.client == Client::OpenCode {
+        return crate::opencode::plugin_missing(&target.hooks_file, acc)
+            .then_some("ACC's plugin")
+            .into_iter()
+            .collect();
+    }
     let settings =
         crate::read_client_json(target, &target.hooks_file).unwrap_or(serde_json::Value::Null);
     crate::groups(target.client, acc)

@@ -6,6 +6,9 @@ use std::path::{Path, PathBuf};
 /// The plugin, from `opencode_plugin.js`, with the path of the `acc` it runs.
 const PLUGIN: &str = include_str!("opencode_plugin.js");
 
+/// How ACC's plugin begins: a file that begins so and that no record names is a stray.
+pub(super) const FIRST_LINE: &str = "// ACC's plugin for OpenCode";
+
 /// OpenCode's global configuration directory: `$XDG_CONFIG_HOME/opencode` when that is set (and
 /// no `--home` was given), else `<home>/.config/opencode`.
 pub(super) fn config_dir(home: &Path, explicit: bool) -> PathBuf {
@@ -34,4 +37,10 @@ pub(super) fn config_file(plugin: &Path) -> PathBuf {
 pub fn plugin(acc: &Path) -> String {
     let literal = serde_json::Value::String(acc.to_string_lossy().into_owned()).to_string();
     PLUGIN.replace("__ACC_PATH__", &literal)
+}
+
+/// Whether the plugin at `path` is not ACC's plugin for this `acc` (missing, edited, or written
+/// for an `acc` elsewhere).
+pub(crate) fn plugin_missing(path: &Path, acc: &Path) -> bool {
+    std::fs::read_to_string(path).ok() != Some(plugin(acc))
 }

@@ -118,7 +118,18 @@ pub(super) fn holds_nothing(format: &str, bytes: &[u8]) -> bool {
 }
 
 /// Hook groups in the target's hooks file that run acc but that no installation record names.
+/// (For OpenCode: ACC's plugin file, known by its first line.)
 pub fn stray_hooks(target: &Target) -> Vec<String> {
+    if target.client == Client::OpenCode {
+        let recorded = read_record(target).ok().flatten().is_some();
+        let ours = std::fs::read_to_string(&target.hooks_file)
+            .is_ok_and(|t| t.starts_with(opencode::FIRST_LINE));
+        return if ours && !recorded {
+            vec!["ACC's plugin".into()]
+        } else {
+            Vec::new()
+        };
+    }
     let recorded: Vec<Entry> = read_record(target)
         .ok()
         .flatten()

@@ -290,6 +290,11 @@ fn qwen_code_stops_a_write_into_a_guarded_claim() {
     a_write_into_a_guarded_claim_is_stopped(Client::Qwen);
 }
 
+#[test]
+fn opencode_stops_a_write_into_a_guarded_claim() {
+    a_write_into_a_guarded_claim_is_stopped(Client::OpenCode);
+}
+
 /// Every JSON value inside `value`: itself, and the JSON object inside each string in it (tool
 /// results carry the tool's JSON as text), so a test finds ACC's result whatever each client's
 /// API wraps it in.
@@ -443,6 +448,15 @@ fn codex_resumed_is_live_adopted_and_guarded() {
 fn gemini_cli_resumed_is_live_adopted_and_guarded() {
     a_resumed_session_is_live_adopted_and_guarded(
         Client::Gemini,
+        &[Origin::Fresh, Origin::Resumed],
+    );
+}
+
+/// OpenCode compacts only in its interactive interface (`/compact`): fresh and resumed.
+#[test]
+fn opencode_resumed_is_live_adopted_and_guarded() {
+    a_resumed_session_is_live_adopted_and_guarded(
+        Client::OpenCode,
         &[Origin::Fresh, Origin::Resumed],
     );
 }

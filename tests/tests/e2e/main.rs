@@ -23,6 +23,7 @@ mod mcp_clients;
 mod mcp_models;
 mod native_claude;
 mod native_codex;
+mod opencode;
 mod peer_text;
 mod pg_room;
 mod pg_server;

@@ -740,17 +740,22 @@ fn gemini_offers_and_calls_all_eleven_tools_registered_by_acc_install() {
     check_second_turn(&world, agent, &room);
 }
 
-/// Qwen Code installed with ACC's MCP server pinned to `agent`, as a user's `acc install
-/// --client qwen --mcp AGENT` leaves it; its turns run in `--approval-mode yolo`, which runs
-/// MCP tools without asking.
-fn qwen_writer(world: &World, model: &ModelServer, agent: &str) -> acc_capture::guard::Writer {
-    let writer = acc_tests::writer(world, acc_clients::Client::Qwen, model, &[]);
+/// A hooked client installed with ACC's MCP server pinned to `agent`, as a user's `acc install
+/// --client CLIENT --mcp AGENT` leaves it; its MCP turns run MCP tools without asking (Qwen
+/// Code's `--approval-mode yolo`; OpenCode allows them by default).
+fn installed_writer(
+    world: &World,
+    model: &ModelServer,
+    client: acc_clients::Client,
+    agent: &str,
+) -> acc_capture::guard::Writer {
+    let writer = acc_tests::writer(world, client, model, &[]);
     writer.prepare_home(model).expect("the user's settings");
     world
         .acc(&[
             "install",
             "--client",
-            "qwen",
+            client.as_str(),
             "--home",
             writer.home.to_str().expect("utf8"),
             "--mcp",
@@ -760,9 +765,9 @@ fn qwen_writer(world: &World, model: &ModelServer, agent: &str) -> acc_capture::
     writer
 }
 
-/// Every `tool` message Qwen Code sent back in the turn's last main-loop request: a refused or
-/// failed call reads as Qwen Code's error text or ACC's `{code, message}` error.
-fn qwen_tool_results(model: &ModelServer) -> Vec<(bool, String)> {
+/// Every `tool` message the client sent back in the turn's last Chat Completions request: a
+/// refused or failed call reads as the client's error text or ACC's `{code, message}` error.
+fn chat_tool_results(model: &ModelServer) -> Vec<(bool, String)> {
     acc_capture::guard::results_of_turn(model)
         .iter()
         .map(|message| {
@@ -775,31 +780,43 @@ fn qwen_tool_results(model: &ModelServer) -> Vec<(bool, String)> {
         .collect()
 }
 
-#[test]
-fn qwen_code_offers_and_calls_all_eleven_tools_registered_by_acc_install() {
+/// All eleven tools offered (named `<prefix><tool>`) and called through a Chat Completions
+/// client ACC installed.
+fn offers_and_calls_all_eleven(client: acc_clients::Client, prefix: &str) {
     let world = World::new();
     let model = ModelServer::start();
-    let agent = "qwen-agent";
-    let writer = qwen_writer(&world, &model, agent);
-    let room = room(&world, agent);
-    model.script(first_turn("mcp__acc__", &room));
+    let agent = format!("{}-agent", client.as_str());
+    let writer = installed_writer(&world, &model, client, &agent);
+    let room = room(&world, &agent);
+    model.script(first_turn(prefix, &room));
     writer
         .turn_with("coordinate", acc_capture::guard::Origin::Fresh, true)
         .expect("the turn");
-    assert_eq!(offered_with_prefix(&model, "mcp__acc__"), sorted_tools());
+    assert_eq!(offered_with_prefix(&model, prefix), sorted_tools());
     assert_eq!(
         model.scripted_left(),
         0,
         "the model played its whole script"
     );
-    assert_all_succeeded(&qwen_tool_results(&model), 10);
-    check_first_turn(&world, agent, &room);
+    assert_all_succeeded(&chat_tool_results(&model), 10);
+    check_first_turn(&world, &agent, &room);
 
     model.clear();
-    model.script(second_turn("mcp__acc__"));
+    model.script(second_turn(prefix));
     writer
         .turn_with("finish", acc_capture::guard::Origin::Fresh, true)
         .expect("the turn");
-    assert_all_succeeded(&qwen_tool_results(&model), 1);
-    check_second_turn(&world, agent, &room);
+    assert_all_succeeded(&chat_tool_results(&model), 1);
+    check_second_turn(&world, &agent, &room);
+}
+
+#[test]
+fn qwen_code_offers_and_calls_all_eleven_tools_registered_by_acc_install() {
+    offers_and_calls_all_eleven(acc_clients::Client::Qwen, "mcp__acc__");
+}
+
+/// OpenCode names an MCP tool `<server>_<tool>`: ACC's are `acc_acc_status` and so on.
+#[test]
+fn opencode_offers_and_calls_all_eleven_tools_registered_by_acc_install() {
+    offers_and_calls_all_eleven(acc_clients::Client::OpenCode, "acc_");
 }

@@ -1,0 +1,207 @@
+//! OpenCode 1.18.33, real, against a Chat Completions model on loopback: `acc install --client
+//! opencode` writes ACC's plugin into its plugins folder and `acc-mcp` into the user's own
+//! commented `opencode.json`; a peer's message rides in the very model request of the next turn,
+//! inside the user's message, and a resumed conversation stays one participant and never sees it
+//! twice; an uninstall gives the user's configuration back, with OpenCode's own edit.
+
+use acc_capture::guard::{Origin, Writer};
+use acc_capture::model::ModelServer;
+use acc_clients::Client;
+use acc_tests::{World, clients};
+use serde_json::Value;
+
+fn config_dir(writer: &Writer) -> std::path::PathBuf {
+    writer.home.join(".config/opencode")
+}
+
+/// The sessions OpenCode's plugin opened.
+fn opencode_sessions(world: &World) -> Vec<Value> {
+    let status = world.acc(&["status", "--all"]).ok_json();
+    status["sessions"]
+        .as_array()
+        .expect("sessions")
+        .iter()
+        .filter(|s| s["harness"] == "opencode")
+        .cloned()
+        .collect()
+}
+
+/// The bodies of the model requests of the client's main loop (it offers tools; OpenCode's
+/// title requests do not), each whole.
+fn bodies(model: &ModelServer) -> Vec<String> {
+    model
+        .model_requests()
+        .into_iter()
+        .filter(acc_capture::model::Recorded::is_main_loop)
+        .map(|r| r.body)
+        .collect()
+}
+
+#[test]
+fn opencode_receives_a_peer_message_in_the_next_model_request_once_across_a_resume() {
+    let world = World::new();
+    let model = ModelServer::start();
+    let writer = acc_tests::writer(&world, Client::OpenCode, &model, &[]);
+    writer
+        .prepare_home(&model)
+        .expect("the user's configuration");
+    let users = std::fs::read_to_string(config_dir(&writer).join("opencode.json")).expect("mine");
+    let home = writer.home.to_string_lossy().into_owned();
+    world
+        .acc(&["install", "--client", "opencode", "--mcp", "--home", &home])
+        .ok_json();
+    let plugin =
+        std::fs::read_to_string(config_dir(&writer).join("plugins/acc.js")).expect("ACC's plugin");
+    let acc = acc_tests::bin("acc");
+    assert!(
+        plugin.contains(&Value::String(acc.to_string_lossy().into_owned()).to_string()),
+        "the plugin runs this acc: {plugin:.400}"
+    );
+    let config = std::fs::read_to_string(config_dir(&writer).join("opencode.json")).expect("json");
+    assert!(
+        config.contains("// the user's own OpenCode configuration") && config.contains("\"mcp\""),
+        "acc-mcp added, the user's comment kept: {config}"
+    );
+
+    writer.turn("hello").expect("the first turn");
+    let sessions = opencode_sessions(&world);
+    assert_eq!(sessions.len(), 1, "one session opened: {sessions:?}");
+    let participant = sessions[0]["participantId"]
+        .as_str()
+        .expect("participant")
+        .to_string();
+    let session_id = sessions[0]["sessionId"].clone();
+    assert_eq!(
+        sessions[0]["clientVersion"], "1.18.33",
+        "the version read from the running client: {}",
+        sessions[0]
+    );
+    let first_turn = bodies(&model).join("\n");
+    assert!(
+        first_turn.contains("ACC: This repository is coordinated with ACC")
+            && first_turn.contains(&participant),
+        "ACC's introduction reaches the model: {first_turn:.3000}"
+    );
+
+    let alice = world.attach("alice");
+    let sent = world.ask(
+        &alice,
+        &participant,
+        "parser",
+        "OPENCODE-BODY: is the parser done?",
+    );
+    let id = sent["message"]["messageId"]
+        .as_str()
+        .expect("id")
+        .to_string();
+
+    // The next turn, resumed: the message is in that turn's very first model request, fenced,
+    // inside the user's message.
+    model.clear();
+    writer
+        .turn_with("next", Origin::Resumed, false)
+        .expect("the resumed turn");
+    let requests = bodies(&model);
+    let first = requests.first().expect("a model request");
+    assert!(
+        first.contains("OPENCODE-BODY") && first.contains("acc-peer-message"),
+        "the message rides in the first request of the turn: {first:.3000}"
+    );
+    let receipt = world.receipt(&id);
+    assert_eq!(receipt["state"], "offered", "{receipt}");
+    assert_eq!(receipt["offer"]["transport"], "next-turn", "{receipt}");
+
+    // Resumed again: the same participant and session; the message stays in the conversation
+    // once (it is in the stored user message), never added again.
+    model.clear();
+    writer
+        .turn_with("and now?", Origin::Resumed, false)
+        .expect("the turn");
+    let same = opencode_sessions(&world);
+    assert_eq!(same.len(), 1, "{same:?}");
+    assert_eq!(
+        same[0]["sessionId"], session_id,
+        "the resumed session is the same"
+    );
+    let again = bodies(&model);
+    assert!(!again.is_empty(), "the third turn reached the model");
+    for body in again {
+        assert_eq!(
+            body.matches(&format!("message={id} ")).count(),
+            1,
+            "the message is in the conversation exactly once: {body:.3000}"
+        );
+    }
+
+    world
+        .acc(&["uninstall", "--client", "opencode", "--home", &home])
+        .ok_json();
+    assert!(
+        !config_dir(&writer).join("plugins/acc.js").exists(),
+        "ACC's plugin is gone"
+    );
+    // OpenCode 1.18.33 adds its schema to the user's file at its first run, an edit of the
+    // client's own that uninstall keeps; the rest is the user's bytes.
+    let left = std::fs::read_to_string(config_dir(&writer).join("opencode.json")).expect("json");
+    let expected = users.replacen(
+        "{\n",
+        "{\n  \"$schema\": \"https://opencode.ai/config.json\",\n",
+        1,
+    );
+    assert_eq!(
+        left, expected,
+        "uninstall gives the user's configuration back, with the client's own edit"
+    );
+}
+
+/// The options an OpenCode install refuses (live consent: no adapter reaches OpenCode;
+/// `--mcp-trust`: OpenCode has no such mark), changing nothing; the registration it writes is
+/// one the real `opencode mcp list` loads and connects to.
+#[test]
+fn an_opencode_install_refuses_what_it_cannot_honour_and_registers_a_loadable_server() {
+    let world = World::new();
+    let model = ModelServer::start();
+    let writer = acc_tests::writer(&world, Client::OpenCode, &model, &[]);
+    writer
+        .prepare_home(&model)
+        .expect("the user's configuration");
+    let path = config_dir(&writer).join("opencode.json");
+    let users = std::fs::read_to_string(&path).expect("mine");
+    let home = writer.home.to_str().expect("utf8").to_string();
+    let install = |extra: &[&str]| {
+        let mut args = vec!["install", "--client", "opencode", "--home", &home];
+        args.extend_from_slice(extra);
+        world.acc(&args)
+    };
+    let refused = install(&["--delivery", "actionable"]).err(2, "invalid_arguments");
+    assert!(
+        refused["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("OpenCode") && m.contains("through next-turn")),
+        "{refused}"
+    );
+    install(&["--mcp", "--mcp-trust"]).err(2, "invalid_arguments");
+    install(&["--mcp", "--dry-run"]).ok_json();
+    assert_eq!(
+        std::fs::read_to_string(&path).expect("json"),
+        users,
+        "refused installs and a dry run change nothing"
+    );
+    assert!(!config_dir(&writer).join("plugins").exists());
+
+    install(&["--mcp"]).ok_json();
+    let mut list = world.command_path(clients().opencode);
+    list.args(["mcp", "list"])
+        .env("HOME", &writer.home)
+        .env("OPENCODE_DISABLE_MODELS_FETCH", "1")
+        .env("OPENCODE_DISABLE_AUTOUPDATE", "1")
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("XDG_DATA_HOME");
+    let listed = world.run(list, "opencode mcp list");
+    assert_eq!(listed.code, 0, "{listed:?}");
+    let shown = format!("{}{}", listed.stdout, listed.stderr);
+    assert!(
+        shown.contains("acc") && shown.contains("connected"),
+        "OpenCode loads and connects acc-mcp: {shown}"
+    );
+}
