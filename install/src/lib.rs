@@ -240,7 +240,11 @@ impl Entry {
             ),
             Self::McpServer { name, server } => format!(
                 "register acc-mcp as MCP server `{name}` ({})",
-                server.get("command").and_then(Value::as_str).unwrap_or("")
+                // OpenCode's `command` is the program and its arguments in one list.
+                server
+                    .get("command")
+                    .and_then(|c| c.as_str().or_else(|| c.get(0)?.as_str()))
+                    .unwrap_or("")
             ),
             Self::Trust { key, hash } => format!("trust {key} ({hash})"),
             Self::File { .. } => "ACC's plugin, which runs acc's hooks".into(),

@@ -205,3 +205,233 @@ fn an_opencode_install_refuses_what_it_cannot_honour_and_registers_a_loadable_se
         "OpenCode loads and connects acc-mcp: {shown}"
     );
 }
+
+/// One starting point of the user's OpenCode configuration folder.
+struct Start {
+    name: &'static str,
+    /// The user's configuration file (`opencode.json`, or `opencode.jsonc`) and its text.
+    file: Option<(&'static str, &'static str)>,
+    /// The user's own `plugins/acc.js`.
+    own_plugin: bool,
+    /// The user's configuration is a link into a dotfiles folder.
+    linked: bool,
+    /// `acc install --mcp` is refused, naming this; nothing changes.
+    refused: Option<&'static str>,
+}
+
+const COMMENTED: &str = "{\n  // mine: keep the diff view\n  \"tui\": { \"diff_style\": \"stacked\" },\n  \"instructions\": [\"NOTES.md\",],\n}\n";
+const OWN_SERVER: &str = "{\n  \"mcp\": { \"acc\": { \"type\": \"remote\", \"url\": \"http://127.0.0.1:9/mine\" } }\n}\n";
+
+fn starts() -> Vec<Start> {
+    let start = |name, file, own_plugin, linked, refused| Start {
+        name,
+        file,
+        own_plugin,
+        linked,
+        refused,
+    };
+    vec![
+        start("missing", None, false, false, None),
+        start("empty", Some(("opencode.json", "")), false, false, None),
+        start(
+            "comments and trailing commas",
+            Some(("opencode.json", COMMENTED)),
+            false,
+            false,
+            None,
+        ),
+        start(
+            "jsonc",
+            Some(("opencode.jsonc", COMMENTED)),
+            false,
+            false,
+            None,
+        ),
+        start(
+            "linked into dotfiles",
+            Some(("opencode.json", COMMENTED)),
+            false,
+            true,
+            None,
+        ),
+        start(
+            "the user's own acc server",
+            Some(("opencode.json", OWN_SERVER)),
+            false,
+            false,
+            Some("mcp.acc exists"),
+        ),
+        start(
+            "the user's own plugins/acc.js",
+            None,
+            true,
+            false,
+            Some("acc did not write it"),
+        ),
+        start(
+            "not JSON",
+            Some(("opencode.json", "{ \"tui\": ")),
+            false,
+            false,
+            Some("is not valid JSON"),
+        ),
+    ]
+}
+
+/// Every file under `dir` with its bytes, OpenCode's own plugin package aside.
+fn files(dir: &std::path::Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        let name = entry.file_name();
+        if [
+            "node_modules",
+            "package.json",
+            "package-lock.json",
+            ".gitignore",
+        ]
+        .iter()
+        .any(|n| name == *n)
+        {
+            continue;
+        }
+        if path.is_dir() && !path.is_symlink() {
+            out.extend(files(&path));
+        } else {
+            out.push((path.clone(), std::fs::read(&path).unwrap_or_default()));
+        }
+    }
+    out.sort();
+    out
+}
+
+/// `acc install --client opencode --mcp`, a second install, a later edit of the user's, and
+/// `acc uninstall`, from each ordinary start: the real `opencode mcp list` loads the folder after
+/// every step, the user's bytes are never lost, a link stays a link, and a refused install
+/// changes nothing. (OpenCode's own edits, its schema line and its plugin package, are made only
+/// when it runs a session, which `mcp list` does not.)
+#[test]
+fn opencode_install_reinstall_edit_and_uninstall_from_each_start() {
+    for start in starts() {
+        let world = World::new();
+        let model = ModelServer::start();
+        let writer = acc_tests::writer(&world, Client::OpenCode, &model, &[]);
+        writer.prepare_home(&model).expect("the plugin package");
+        let dir = config_dir(&writer);
+        std::fs::remove_file(dir.join("opencode.json")).expect("start afresh");
+        let dotfiles = world.temp.path().join("dotfiles");
+        if let Some((name, text)) = start.file {
+            if start.linked {
+                std::fs::create_dir_all(&dotfiles).expect("dotfiles");
+                std::fs::write(dotfiles.join(name), text).expect("start");
+                std::os::unix::fs::symlink(dotfiles.join(name), dir.join(name)).expect("link");
+            } else {
+                std::fs::write(dir.join(name), text).expect("start");
+            }
+        }
+        if start.own_plugin {
+            std::fs::create_dir_all(dir.join("plugins")).expect("plugins");
+            std::fs::write(
+                dir.join("plugins/acc.js"),
+                "export const Mine = async () => ({});\n",
+            )
+            .expect("mine");
+        }
+        let before = files(&dir);
+        let home = writer.home.to_str().expect("utf8").to_string();
+        let acc = |args: &[&str]| {
+            let mut all = args.to_vec();
+            all.extend(["--client", "opencode", "--home", &home]);
+            world.acc(&all)
+        };
+        let mcp_list = |step: &str| {
+            let mut list = world.command_path(clients().opencode);
+            list.args(["mcp", "list"])
+                .env("HOME", &writer.home)
+                .env("OPENCODE_DISABLE_MODELS_FETCH", "1")
+                .env("OPENCODE_DISABLE_AUTOUPDATE", "1")
+                .env_remove("XDG_CONFIG_HOME")
+                .env_remove("XDG_DATA_HOME");
+            let run = world.run(list, "opencode mcp list");
+            assert_eq!(run.code, 0, "{} / {step}: {run:?}", start.name);
+            format!("{}{}", run.stdout, run.stderr)
+        };
+        let step = |what: &str| format!("{} / {what}", start.name);
+
+        if let Some(why) = start.refused {
+            let refused = acc(&["install", "--mcp"]).err(4, "invalid_data");
+            assert!(
+                refused["message"].as_str().is_some_and(|m| m.contains(why)),
+                "{}: {refused}",
+                step("refused")
+            );
+            assert_eq!(files(&dir), before, "{}: nothing changed", step("refused"));
+            continue;
+        }
+        acc(&["install", "--mcp"]).ok_json();
+        let listed = mcp_list("installed");
+        assert!(listed.contains("acc"), "{}: {listed}", step("installed"));
+        let config = dir.join(start.file.map_or("opencode.json", |(name, _)| name));
+        let installed = std::fs::read_to_string(&config).expect("config");
+        if let Some((_, text)) = start.file.filter(|(_, t)| !t.is_empty()) {
+            assert!(
+                installed.contains("// mine: keep the diff view") || !text.contains("// mine"),
+                "{}: the user's comment stays: {installed}",
+                step("installed")
+            );
+        }
+        if start.linked {
+            assert!(config.is_symlink(), "{}: the link stays", step("installed"));
+        }
+        let once = files(&dir);
+        let again = acc(&["install", "--mcp", "--dry-run"]).ok_json();
+        assert_eq!(again["changes"], false, "{}: {again}", step("reinstall"));
+        acc(&["install", "--mcp"]).ok_json();
+        assert_eq!(files(&dir), once, "{}: a second install", step("reinstall"));
+
+        // The user's later edit, then uninstall: the edit stays, ACC's entries go.
+        let edited = installed.replacen('{', "{\n  \"username\": \"me\",", 1);
+        std::fs::write(&config, &edited).expect("the user's edit");
+        mcp_list("edited");
+        acc(&["uninstall"]).ok_json();
+        let left = std::fs::read_to_string(&config).unwrap_or_default();
+        assert!(
+            left.contains("\"username\": \"me\"") && !left.contains("acc-mcp"),
+            "{}: {left}",
+            step("uninstalled")
+        );
+        assert!(
+            !dir.join("plugins/acc.js").exists(),
+            "{}",
+            step("uninstalled")
+        );
+        if start.linked {
+            assert!(
+                config.is_symlink(),
+                "{}: the link stays",
+                step("uninstalled")
+            );
+        }
+        mcp_list("uninstalled");
+
+        // Untouched since acc wrote it: uninstall gives back exactly what was there.
+        acc(&["install", "--mcp"]).ok_json();
+        acc(&["uninstall"]).ok_json();
+        let restored: Vec<_> = files(&dir)
+            .into_iter()
+            .filter(|(p, _)| p != &config)
+            .collect();
+        let expected: Vec<_> = before
+            .iter()
+            .filter(|(p, _)| p != &config)
+            .cloned()
+            .collect();
+        assert_eq!(restored, expected, "{}", step("restored"));
+        assert_eq!(
+            std::fs::read_to_string(&config).unwrap_or_default(),
+            left,
+            "{}: the file as the user left it",
+            step("restored")
+        );
+    }
+}
