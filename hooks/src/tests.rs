@@ -131,23 +131,62 @@ fn deny_shapes_per_client() {
         value,
         serde_json::json!({ "decision": "deny", "reason": "held" })
     );
-    // Qwen Code reads Claude Code's shape.
+    // Qwen Code, and ACC's OpenCode plugin, read Claude Code's shape.
     assert_eq!(deny(Client::Qwen, "held"), claude);
+    assert_eq!(deny(Client::OpenCode, "held"), claude);
 }
 
 #[test]
-fn qwen_codes_events_are_claude_codes() {
-    for (event, part) in [
-        ("SessionStart", Role::SessionStart),
-        ("UserPromptSubmit", Role::UserPromptSubmit),
-        ("PreToolUse", Role::PreToolUse),
-        ("Stop", Role::Stop),
-        ("SessionEnd", Role::SessionEnd),
-    ] {
-        assert_eq!(role(Client::Qwen, event), Some(part), "{event}");
+fn qwen_codes_and_acc_opencode_plugins_events_are_claude_codes() {
+    for client in [Client::Qwen, Client::OpenCode] {
+        for (event, part) in [
+            ("SessionStart", Role::SessionStart),
+            ("UserPromptSubmit", Role::UserPromptSubmit),
+            ("PreToolUse", Role::PreToolUse),
+            ("Stop", Role::Stop),
+            ("SessionEnd", Role::SessionEnd),
+        ] {
+            assert_eq!(role(client, event), Some(part), "{event}");
+        }
+        assert_eq!(role(client, "BeforeAgent"), None);
+        assert_eq!(role(client, "PostToolUse"), None);
     }
-    assert_eq!(role(Client::Qwen, "BeforeAgent"), None);
-    assert_eq!(role(Client::Qwen, "PostToolUse"), None);
+}
+
+/// OpenCode's MCP tools carry no prefix: one that is not OpenCode's own is read as an MCP
+/// tool (guarded when its name says it writes), OpenCode's own reading tools never are.
+#[test]
+fn opencodes_other_tools_are_read_as_mcp_tools() {
+    let call = |client, tool: &str, input: serde_json::Value| {
+        writes::written_paths(&writes::as_guarded(
+            client,
+            serde_json::json!({ "tool_name": tool, "tool_input": input }),
+        ))
+    };
+    let path = serde_json::json!({ "path": "src/a.rs" });
+    assert_eq!(
+        call(Client::OpenCode, "files_write_file", path.clone()),
+        ["src/a.rs"]
+    );
+    assert!(call(Client::OpenCode, "files_read_file", path.clone()).is_empty());
+    assert!(
+        call(
+            Client::OpenCode,
+            "read",
+            serde_json::json!({ "filePath": "src/a.rs" })
+        )
+        .is_empty()
+    );
+    assert_eq!(
+        call(
+            Client::OpenCode,
+            "write",
+            serde_json::json!({ "filePath": "src/a.rs" })
+        ),
+        ["src/a.rs"]
+    );
+    // Another client's tool of that name is not renamed (Claude Code's MCP tools say `mcp__`).
+    assert!(call(Client::ClaudeCode, "files_write_file", path).is_empty());
 }
 
 #[test]

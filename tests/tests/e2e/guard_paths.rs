@@ -1,7 +1,9 @@
 //! The write guard across the ordinary ways a path is written, through the real `acc hook`
 //! binary with each client's own tool-call payload: every client (Claude Code's `Write` and
 //! `Bash`, Codex's `apply_patch` and `exec_command`, Gemini CLI's `write_file` and
-//! `run_shell_command`, Qwen Code's `write_file`, `edit` and `run_shell_command`) × every path form (relative, absolute, from a subdirectory, through a
+//! `run_shell_command`, Qwen Code's `write_file`, `edit` and `run_shell_command`, OpenCode's
+//! `write`, `edit`, `apply_patch`, `bash` and another MCP server's writing tool, as ACC's plugin
+//! passes them) × every path form (relative, absolute, from a subdirectory, through a
 //! symlinked project directory, a name with a space, a Unicode name, shell characters) × a
 //! claimed and an unclaimed file, with Bob's claims taken at a shell or through `acc-mcp` (each
 //! the way its surface says, the room's policy making them guarded). One row each; the
@@ -132,13 +134,46 @@ const TOOLS: &[Tool] = &[
         name: "run_shell_command",
         input: |path| json!({ "command": format!("echo x > {}", quoted(path)) }),
     },
+    Tool {
+        client: "opencode",
+        event: "PreToolUse",
+        name: "write",
+        input: |path| json!({ "filePath": path, "content": "x" }),
+    },
+    Tool {
+        client: "opencode",
+        event: "PreToolUse",
+        name: "edit",
+        input: |path| json!({ "filePath": path, "oldString": "a", "newString": "b" }),
+    },
+    Tool {
+        client: "opencode",
+        event: "PreToolUse",
+        name: "apply_patch",
+        input: |path| json!({ "patchText": format!("*** Begin Patch\n*** Update File: {path}\n@@\n-a\n+b\n*** End Patch") }),
+    },
+    Tool {
+        client: "opencode",
+        event: "PreToolUse",
+        name: "bash",
+        input: |path| json!({ "command": format!("tee {} < /dev/null", quoted(path)), "description": "x" }),
+    },
+    // OpenCode names another MCP server's tool `<server>_<tool>`, with no prefix.
+    Tool {
+        client: "opencode",
+        event: "PreToolUse",
+        name: "files_write_file",
+        input: |path| json!({ "path": path, "content": "x" }),
+    },
 ];
 
 /// Whether the hook's answer denies, in its client's shape.
 fn denied(client: &str, run: &acc_tests::Run) -> bool {
     match client {
         "codex" => run.code == 2,
-        "claude-code" | "qwen" => run.stdout.contains("\"permissionDecision\":\"deny\""),
+        "claude-code" | "qwen" | "opencode" => {
+            run.stdout.contains("\"permissionDecision\":\"deny\"")
+        }
         _ => run.stdout.contains("\"decision\":\"deny\""),
     }
 }

@@ -158,10 +158,10 @@ fn every_hostile_string_is_contained_on_every_text_surface() {
 }
 
 /// For each client whose hooks answer `hookSpecificOutput.additionalContext` (Claude Code, and
-/// Qwen Code in the same shape).
+/// Qwen Code and ACC's OpenCode plugin in the same shape).
 #[test]
 fn hook_context_holds_peer_text_in_blocks_and_a_hostile_directory_name_on_one_line() {
-    for client in ["claude-code", "qwen"] {
+    for client in ["claude-code", "qwen", "opencode"] {
         hostile_hook_context(client);
     }
 }
