@@ -435,3 +435,95 @@ fn opencode_install_reinstall_edit_and_uninstall_from_each_start() {
         );
     }
 }
+
+/// `acc doctor` for OpenCode: an installation is reported with its plugin, never its plugin read
+/// as JSON; a plugin that went missing is an error that `doctor --repair` puts right; an
+/// `opencode.json` OpenCode would refuse is named; a plugin of ACC's that no record names is a
+/// stray, left alone.
+#[test]
+fn doctor_knows_accs_opencode_plugin_and_repairs_it() {
+    let world = World::new();
+    let model = ModelServer::start();
+    let writer = acc_tests::writer(&world, Client::OpenCode, &model, &[]);
+    writer
+        .prepare_home(&model)
+        .expect("the user's configuration");
+    let home = writer.home.to_str().expect("utf8").to_string();
+    let dir = config_dir(&writer);
+    world
+        .acc(&["install", "--client", "opencode", "--mcp", "--home", &home])
+        .ok_json();
+    let check = |args: &[&str], needle: &str| -> Value {
+        let mut all = vec!["doctor", "--home", &home];
+        all.extend_from_slice(args);
+        let report = world.acc(&all).ok_json();
+        report["checks"]
+            .as_array()
+            .expect("checks")
+            .iter()
+            .find(|c| c["name"].as_str().is_some_and(|n| n.contains(needle)))
+            .cloned()
+            .unwrap_or_else(|| panic!("no check {needle}: {report}"))
+    };
+    let hooks = check(&[], "hooks opencode");
+    assert_eq!(hooks["status"], "ok", "{hooks}");
+    assert!(
+        hooks["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains("plugins/acc.js")),
+        "{hooks}"
+    );
+    let plugin = std::fs::read(dir.join("plugins/acc.js")).expect("plugin");
+
+    std::fs::remove_file(dir.join("plugins/acc.js")).expect("lose it");
+    let lost = check(&[], "hooks opencode");
+    assert_eq!(lost["status"], "error", "{lost}");
+    assert!(
+        lost["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains("ACC's plugin")),
+        "{lost}"
+    );
+    let repaired = check(&["--repair"], "hooks opencode");
+    assert_eq!(repaired["status"], "ok", "{repaired}");
+    assert_eq!(
+        std::fs::read(dir.join("plugins/acc.js")).expect("plugin"),
+        plugin,
+        "the plugin is back as acc wrote it"
+    );
+
+    let config = dir.join("opencode.json");
+    let good = std::fs::read(&config).expect("config");
+    std::fs::write(&config, "{ \"mcp\": ").expect("break it");
+    let refused = check(&[], "opencode.json");
+    assert_eq!(refused["status"], "error", "{refused}");
+    std::fs::write(&config, good).expect("mend it");
+
+    // The record gone (another machine's copy of the folder, say): the plugin is a stray.
+    world
+        .acc(&["uninstall", "--client", "opencode", "--home", &home])
+        .ok_json();
+    std::fs::write(dir.join("plugins/acc.js"), &plugin).expect("a copy");
+    let stray = check(&[], "hooks opencode");
+    assert_eq!(stray["status"], "warn", "{stray}");
+    assert!(
+        stray["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains("no installation record")),
+        "{stray}"
+    );
+    let again = world
+        .acc(&["install", "--client", "opencode", "--home", &home])
+        .err(4, "invalid_data");
+    assert!(
+        again["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("acc did not write it")),
+        "{again}"
+    );
+    assert_eq!(
+        std::fs::read(dir.join("plugins/acc.js")).expect("plugin"),
+        plugin,
+        "the stray is left as it is"
+    );
+}
