@@ -626,6 +626,32 @@ pub fn writer(
     }
 }
 
+/// [`writer`] with the client's own settings for `model` already in its home
+/// ([`acc_capture::guard::Writer::prepare_home`]), as a user's files are there before ACC's.
+pub fn prepared_writer(
+    world: &World,
+    client: acc_clients::Client,
+    model: &acc_capture::model::ModelServer,
+) -> acc_capture::guard::Writer {
+    let writer = writer(world, client, model, &[]);
+    writer
+        .prepare_home(model)
+        .expect("the user's client settings");
+    writer
+}
+
+/// The sessions of `harness` in the world's room (`acc status --all`).
+pub fn sessions_of(world: &World, harness: &str) -> Vec<serde_json::Value> {
+    let status = world.acc(&["status", "--all"]).ok_json();
+    status["sessions"]
+        .as_array()
+        .expect("sessions")
+        .iter()
+        .filter(|s| s["harness"] == harness)
+        .cloned()
+        .collect()
+}
+
 /// Every model request the loopback `model` received, its bodies joined by newlines: what
 /// reached the model.
 pub fn model_text(model: &acc_capture::model::ModelServer) -> String {

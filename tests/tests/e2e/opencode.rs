@@ -14,16 +14,16 @@ fn config_dir(writer: &Writer) -> std::path::PathBuf {
     writer.home.join(".config/opencode")
 }
 
-/// The sessions OpenCode's plugin opened.
-fn opencode_sessions(world: &World) -> Vec<Value> {
-    let status = world.acc(&["status", "--all"]).ok_json();
-    status["sessions"]
-        .as_array()
-        .expect("sessions")
-        .iter()
-        .filter(|s| s["harness"] == "opencode")
-        .cloned()
-        .collect()
+/// The real `opencode mcp list` in the writer's home: how OpenCode loads its configuration.
+fn mcp_list(world: &World, writer: &Writer) -> acc_tests::Run {
+    let mut list = world.command_path(clients().opencode);
+    list.args(["mcp", "list"])
+        .env("HOME", &writer.home)
+        .env("OPENCODE_DISABLE_MODELS_FETCH", "1")
+        .env("OPENCODE_DISABLE_AUTOUPDATE", "1")
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("XDG_DATA_HOME");
+    world.run(list, "opencode mcp list")
 }
 
 /// The bodies of the model requests of the client's main loop (it offers tools; OpenCode's
@@ -41,10 +41,7 @@ fn bodies(model: &ModelServer) -> Vec<String> {
 fn opencode_receives_a_peer_message_in_the_next_model_request_once_across_a_resume() {
     let world = World::new();
     let model = ModelServer::start();
-    let writer = acc_tests::writer(&world, Client::OpenCode, &model, &[]);
-    writer
-        .prepare_home(&model)
-        .expect("the user's configuration");
+    let writer = acc_tests::prepared_writer(&world, Client::OpenCode, &model);
     let users = std::fs::read_to_string(config_dir(&writer).join("opencode.json")).expect("mine");
     let home = writer.home.to_string_lossy().into_owned();
     world
@@ -64,7 +61,7 @@ fn opencode_receives_a_peer_message_in_the_next_model_request_once_across_a_resu
     );
 
     writer.turn("hello").expect("the first turn");
-    let sessions = opencode_sessions(&world);
+    let sessions = acc_tests::sessions_of(&world, "opencode");
     assert_eq!(sessions.len(), 1, "one session opened: {sessions:?}");
     let participant = sessions[0]["participantId"]
         .as_str()
@@ -117,7 +114,7 @@ fn opencode_receives_a_peer_message_in_the_next_model_request_once_across_a_resu
     writer
         .turn_with("and now?", Origin::Resumed, false)
         .expect("the turn");
-    let same = opencode_sessions(&world);
+    let same = acc_tests::sessions_of(&world, "opencode");
     assert_eq!(same.len(), 1, "{same:?}");
     assert_eq!(
         same[0]["sessionId"], session_id,
@@ -161,10 +158,7 @@ fn opencode_receives_a_peer_message_in_the_next_model_request_once_across_a_resu
 fn an_opencode_install_refuses_what_it_cannot_honour_and_registers_a_loadable_server() {
     let world = World::new();
     let model = ModelServer::start();
-    let writer = acc_tests::writer(&world, Client::OpenCode, &model, &[]);
-    writer
-        .prepare_home(&model)
-        .expect("the user's configuration");
+    let writer = acc_tests::prepared_writer(&world, Client::OpenCode, &model);
     let path = config_dir(&writer).join("opencode.json");
     let users = std::fs::read_to_string(&path).expect("mine");
     let home = writer.home.to_str().expect("utf8").to_string();
@@ -190,14 +184,7 @@ fn an_opencode_install_refuses_what_it_cannot_honour_and_registers_a_loadable_se
     assert!(!config_dir(&writer).join("plugins").exists());
 
     install(&["--mcp"]).ok_json();
-    let mut list = world.command_path(clients().opencode);
-    list.args(["mcp", "list"])
-        .env("HOME", &writer.home)
-        .env("OPENCODE_DISABLE_MODELS_FETCH", "1")
-        .env("OPENCODE_DISABLE_AUTOUPDATE", "1")
-        .env_remove("XDG_CONFIG_HOME")
-        .env_remove("XDG_DATA_HOME");
-    let listed = world.run(list, "opencode mcp list");
+    let listed = mcp_list(&world, &writer);
     assert_eq!(listed.code, 0, "{listed:?}");
     let shown = format!("{}{}", listed.stdout, listed.stderr);
     assert!(
@@ -315,8 +302,7 @@ fn opencode_install_reinstall_edit_and_uninstall_from_each_start() {
     for start in starts() {
         let world = World::new();
         let model = ModelServer::start();
-        let writer = acc_tests::writer(&world, Client::OpenCode, &model, &[]);
-        writer.prepare_home(&model).expect("the plugin package");
+        let writer = acc_tests::prepared_writer(&world, Client::OpenCode, &model);
         let dir = config_dir(&writer);
         std::fs::remove_file(dir.join("opencode.json")).expect("start afresh");
         let dotfiles = world.temp.path().join("dotfiles");
@@ -345,14 +331,7 @@ fn opencode_install_reinstall_edit_and_uninstall_from_each_start() {
             world.acc(&all)
         };
         let mcp_list = |step: &str| {
-            let mut list = world.command_path(clients().opencode);
-            list.args(["mcp", "list"])
-                .env("HOME", &writer.home)
-                .env("OPENCODE_DISABLE_MODELS_FETCH", "1")
-                .env("OPENCODE_DISABLE_AUTOUPDATE", "1")
-                .env_remove("XDG_CONFIG_HOME")
-                .env_remove("XDG_DATA_HOME");
-            let run = world.run(list, "opencode mcp list");
+            let run = mcp_list(&world, &writer);
             assert_eq!(run.code, 0, "{} / {step}: {run:?}", start.name);
             format!("{}{}", run.stdout, run.stderr)
         };
@@ -444,10 +423,7 @@ fn opencode_install_reinstall_edit_and_uninstall_from_each_start() {
 fn doctor_knows_accs_opencode_plugin_and_repairs_it() {
     let world = World::new();
     let model = ModelServer::start();
-    let writer = acc_tests::writer(&world, Client::OpenCode, &model, &[]);
-    writer
-        .prepare_home(&model)
-        .expect("the user's configuration");
+    let writer = acc_tests::prepared_writer(&world, Client::OpenCode, &model);
     let home = writer.home.to_str().expect("utf8").to_string();
     let dir = config_dir(&writer);
     world

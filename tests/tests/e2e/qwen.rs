@@ -9,13 +9,12 @@ use acc_capture::guard::{Origin, Writer};
 use acc_capture::model::{ModelServer, QWEN_SETTINGS, Scripted};
 use acc_clients::Client;
 use acc_tests::{World, clients};
-use serde_json::{Value, json};
+use serde_json::json;
 
 /// Qwen Code installed the user's way into a home holding their own settings; no participant
 /// named, so each conversation is its own participant.
 fn qwen(world: &World, model: &ModelServer) -> Writer {
-    let writer = acc_tests::writer(world, Client::Qwen, model, &[]);
-    writer.prepare_home(model).expect("the user's settings");
+    let writer = acc_tests::prepared_writer(world, Client::Qwen, model);
     let home = writer.home.to_string_lossy().into_owned();
     world
         .acc(&["install", "--client", "qwen", "--home", &home])
@@ -25,18 +24,6 @@ fn qwen(world: &World, model: &ModelServer) -> Writer {
 
 fn settings(writer: &Writer) -> std::path::PathBuf {
     writer.home.join(".qwen/settings.json")
-}
-
-/// The sessions Qwen Code's hooks opened.
-fn qwen_sessions(world: &World) -> Vec<Value> {
-    let status = world.acc(&["status", "--all"]).ok_json();
-    status["sessions"]
-        .as_array()
-        .expect("sessions")
-        .iter()
-        .filter(|s| s["harness"] == "qwen")
-        .cloned()
-        .collect()
 }
 
 /// The bodies of this turn's model requests, each whole.
@@ -68,7 +55,7 @@ fn qwen_code_receives_a_peer_message_in_the_next_model_request_once_across_a_res
     }
 
     writer.turn("hello").expect("the first turn");
-    let sessions = qwen_sessions(&world);
+    let sessions = acc_tests::sessions_of(&world, "qwen");
     assert_eq!(
         sessions.len(),
         1,
@@ -166,7 +153,7 @@ fn qwen_code_receives_a_peer_message_in_the_next_model_request_once_across_a_res
     writer
         .turn_with("and now?", Origin::Resumed, false)
         .expect("the turn");
-    let same = qwen_sessions(&world);
+    let same = acc_tests::sessions_of(&world, "qwen");
     assert_eq!(same.len(), 1, "{same:?}");
     assert_eq!(
         same[0]["sessionId"], session_id,
@@ -216,8 +203,7 @@ fn qwen_code_receives_a_peer_message_in_the_next_model_request_once_across_a_res
 fn a_qwen_code_install_refuses_live_consent_and_registers_a_loadable_server() {
     let world = World::new();
     let model = ModelServer::start();
-    let writer = acc_tests::writer(&world, Client::Qwen, &model, &[]);
-    writer.prepare_home(&model).expect("the user's settings");
+    let writer = acc_tests::prepared_writer(&world, Client::Qwen, &model);
     let home = writer.home.to_str().expect("utf8").to_string();
     let install = |extra: &[&str]| {
         let mut args = vec!["install", "--client", "qwen", "--home", &home];
