@@ -84,8 +84,10 @@ fn on_path(name: &str) -> Option<PathBuf> {
 
 /// Run `<exe> --version` within the probe timeout; the first line of its output. It runs in
 /// a throwaway home (`HOME`, and no client home variable), because a client may write into its
-/// home even to print its version (Gemini CLI 0.61.0 leaves `projects.json.<uuid>.tmp` files):
-/// a read-only check leaves nothing in the user's.
+/// home even to print its version (Gemini CLI 0.61.0 leaves `projects.json.<uuid>.tmp` files;
+/// OpenCode 1.18.33 makes its XDG folders and a folder in the temporary directory): the
+/// temporary directory is that home too, and no XDG variable names the user's folders, so a
+/// read-only check leaves nothing behind.
 pub fn client_version(exe: &Path) -> Result<String, String> {
     let home = tempfile::Builder::new()
         .prefix("acc-doctor-probe-")
@@ -95,6 +97,11 @@ pub fn client_version(exe: &Path) -> Result<String, String> {
     command
         .arg("--version")
         .env("HOME", home.path())
+        .env("TMPDIR", home.path())
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("XDG_DATA_HOME")
+        .env_remove("XDG_CACHE_HOME")
+        .env_remove("XDG_STATE_HOME")
         .env_remove("CODEX_HOME")
         .env_remove("CLAUDE_CONFIG_DIR")
         .env_remove("GEMINI_CLI_HOME")

@@ -452,6 +452,42 @@ fn gemini_cli_resumed_is_live_adopted_and_guarded() {
     );
 }
 
+/// A subagent's writes are its agent's (OpenCode's `task` tool runs one in a session of its
+/// own, whose parent is the agent's): stopped at Bob's claim like the agent's own, the model
+/// told who holds the file, and no second session appears for it.
+#[test]
+fn an_opencode_subagent_is_its_agent_and_is_guarded() {
+    let world = World::new();
+    let model = ModelServer::start();
+    let writer = room(&world, Client::OpenCode, &model);
+    let mut steps = vec![Scripted::Tool {
+        name: "task".into(),
+        input: json!({
+            "description": "edit the parser",
+            "prompt": "write the parser",
+            "subagent_type": "general"
+        }),
+    }];
+    // The subagent's turn, then the agent's last answer.
+    steps.extend(writer.write_calls(CLAIMED, Some(ORIGINAL), CHANGED));
+    steps.push(Scripted::Text("the parser is claimed".into()));
+    steps.push(Scripted::Text("done".into()));
+    model.script(steps);
+    writer.turn("delegate the parser").expect("turn");
+    assert_eq!(model.scripted_left(), 0, "the whole script ran");
+    assert_eq!(
+        file(&world, CLAIMED).as_deref(),
+        Some(ORIGINAL),
+        "the subagent's write into Bob's claim did not happen"
+    );
+    assert!(
+        acc_tests::model_text(&model).contains("claimed exclusively (guarded) by bob"),
+        "the subagent was told who holds the file"
+    );
+    let sessions = acc_tests::sessions_of(&world, "opencode");
+    assert_eq!(sessions.len(), 1, "the subagent is its agent: {sessions:?}");
+}
+
 /// OpenCode compacts only in its interactive interface (`/compact`): fresh and resumed.
 #[test]
 fn opencode_resumed_is_live_adopted_and_guarded() {

@@ -1531,7 +1531,11 @@ fn doctor_leaves_no_probe_home_and_no_probe_process_behind() {
             .filter(|c| c["name"].as_str().is_some_and(|n| n.starts_with("client ")))
             .filter(|c| c["status"] == "ok")
             .count();
-        assert_eq!(probed, 4, "round {round}: every client probed: {report}");
+        assert_eq!(
+            probed,
+            acc_clients::Client::ALL.len(),
+            "round {round}: every client probed: {report}"
+        );
         let left: Vec<_> = std::fs::read_dir(&tmp)
             .expect("tmpdir")
             .flatten()
