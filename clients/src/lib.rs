@@ -1,8 +1,6 @@
 //! ACC's own toolkit for the clients it knows (Claude Code, Codex, Gemini CLI, Qwen Code,
-//! OpenCode),
-//! shared by the host and its
-//! first-party adapters (`next-turn`, `claude-inbox`, `codex-app-server`): the client kinds,
-//! the platform name captures use, the read-only probe of an installed client, bounded child
+//! OpenCode), shared by the host and its first-party adapters (`next-turn`, `claude-inbox`,
+//! `codex-app-server`): the client kinds, the platform name captures use, the read-only probe of an installed client, bounded child
 //! processes, process liveness and ancestry, the fenced peer-message block, and a JSON-RPC
 //! client for the Codex LocalDaemon. Adapter authors need none of it: `acc-adapter-api` is
 //! their whole interface.
@@ -45,7 +43,8 @@ impl Client {
         Self::OpenCode,
     ];
 
-    /// The spellings of [`Client::ALL`] for a message: `claude-code, codex, gemini or qwen`.
+    /// The spellings of [`Client::ALL`] for a message: `claude-code, codex, gemini, qwen or
+    /// opencode`.
     pub fn spellings() -> String {
         let names: Vec<&str> = Self::ALL.iter().map(|c| c.as_str()).collect();
         match names.split_last() {

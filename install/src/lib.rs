@@ -276,7 +276,9 @@ impl Doc {
             "toml" => TomlDoc::parse(path, text).map(Self::Toml),
             "file" => Ok(Self::Whole(text.to_string())),
             "jsonc" => JsonDoc::parse(path, text, Dialect::Comments, "mcpServers").map(Self::Json),
-            "opencode" => JsonDoc::parse(path, text, Dialect::Lenient, "mcp").map(Self::Json),
+            "opencode" => {
+                JsonDoc::parse(path, text, Dialect::Lenient, opencode::SERVERS_KEY).map(Self::Json)
+            }
             _ => JsonDoc::parse(path, text, Dialect::Strict, "mcpServers").map(Self::Json),
         }
     }
@@ -373,6 +375,9 @@ impl Doc {
                 .get(doc.servers)
                 .and_then(|servers| servers.get(name))
                 .map(|server| format!("{}.{name} exists ({server})", doc.servers)),
+            (Self::Whole(text), Entry::File { content }) if text == content => {
+                Some("it is acc's plugin, but no installation record names it".to_string())
+            }
             (Self::Whole(text), Entry::File { .. }) => (!text.trim().is_empty())
                 .then(|| "the file exists and holds something else".to_string()),
             (Self::Toml(doc), Entry::McpServer { name, .. }) => doc

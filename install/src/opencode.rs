@@ -6,6 +6,9 @@ use std::path::{Path, PathBuf};
 /// The plugin, from `opencode_plugin.js`, with the path of the `acc` it runs.
 const PLUGIN: &str = include_str!("opencode_plugin.js");
 
+/// The key of `opencode.json` that holds MCP servers.
+pub(crate) const SERVERS_KEY: &str = "mcp";
+
 /// How ACC's plugin begins: a file that begins so and that no record names is a stray.
 pub(super) const FIRST_LINE: &str = "// ACC's plugin for OpenCode";
 

@@ -114,7 +114,7 @@ fn settings_registrations(target: &Target) -> Vec<Registration> {
     let mut found = Vec::new();
     let settings = target.mcp_file();
     let key = if target.client == Client::OpenCode {
-        "mcp"
+        crate::opencode::SERVERS_KEY
     } else {
         "mcpServers"
     };
