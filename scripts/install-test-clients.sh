@@ -14,6 +14,8 @@ OPENCODE=1.18.33
 # Qwen Code needs Node.js 22 or later (its package's engines), which npm provides as a package;
 # both live in a prefix of their own, so the other clients keep running on the system's node.
 QWEN=0.24.4
+# Kimi Code needs Node.js 22 or later too, and shares that prefix.
+KIMI=2.1.0
 NODE22=22.23.3
 
 # The terminal and shells the CLI tests run in (acc watch in tmux; completions in zsh and fish;
@@ -64,6 +66,7 @@ have_node22() { # package version
 want=()
 have_node22 node "$NODE22" || want+=("node@$NODE22")
 have_node22 @qwen-code/qwen-code "$QWEN" || want+=("@qwen-code/qwen-code@$QWEN")
+have_node22 @moonshot-ai/kimi-code "$KIMI" || want+=("@moonshot-ai/kimi-code@$KIMI")
 if [ "${#want[@]}" -gt 0 ]; then
   echo "install-test-clients: npm install ${want[*]} into $CACHE/node22" >&2
   mkdir -p "$CACHE/node22"
@@ -98,4 +101,5 @@ HOME="$CACHE/home" "$CACHE/node_modules/.bin/gemini" --version | grep -q "^$GEMI
 HOME="$CACHE/home" "$CACHE/node_modules/.bin/opencode" --version | grep -q "^$OPENCODE" || { echo "opencode $OPENCODE does not run" >&2; exit 1; }
 "$CACHE/node22/node_modules/.bin/node" --version | grep -q "^v$NODE22$" || { echo "node $NODE22 does not run" >&2; exit 1; }
 HOME="$CACHE/home" PATH="$CACHE/node22/node_modules/.bin:$PATH" "$CACHE/node22/node_modules/.bin/qwen" --version | grep -q "^$QWEN" || { echo "qwen $QWEN does not run" >&2; exit 1; }
+HOME="$CACHE/home" KIMI_CODE_NO_AUTO_UPDATE=1 PATH="$CACHE/node22/node_modules/.bin:$PATH" "$CACHE/node22/node_modules/.bin/kimi" --version | grep -q "^$KIMI" || { echo "kimi $KIMI does not run" >&2; exit 1; }
 echo "$CACHE"

@@ -88,6 +88,7 @@ impl Writer {
             Client::Codex => write(self.home.join(".codex/config.toml"), &model.codex_config()),
             Client::Gemini => write(self.home.join(".gemini/settings.json"), GEMINI_SETTINGS),
             Client::Qwen => write(self.home.join(".qwen/settings.json"), QWEN_SETTINGS),
+            Client::Kimi => write(self.home.join(".kimi-code/config.toml"), &model.kimi_config()),
             Client::OpenCode => {
                 let config = self.home.join(".config/opencode");
                 write(config.join("opencode.json"), &model.opencode_config())?;
@@ -152,6 +153,10 @@ impl Writer {
                 name: "write".into(),
                 input: json!({ "filePath": absolute, "content": content }),
             },
+            Client::Kimi => Scripted::Tool {
+                name: "Write".into(),
+                input: json!({ "path": absolute, "content": content }),
+            },
             Client::Codex => {
                 let plus = |text: &str| text.lines().map(|l| format!("+{l}\n")).collect::<String>();
                 let body = match before {
@@ -175,7 +180,7 @@ impl Writer {
     /// The tool the model calls to write.
     pub fn tool(&self) -> &'static str {
         match self.client {
-            Client::ClaudeCode => "Write",
+            Client::ClaudeCode | Client::Kimi => "Write",
             Client::Codex => "exec_command (apply_patch)",
             Client::Gemini | Client::Qwen => "write_file",
             Client::OpenCode => "write",
@@ -185,7 +190,9 @@ impl Writer {
     /// The name the client offers ACC's MCP tool `tool` under (server `acc`).
     pub fn mcp_tool(&self, tool: &str) -> String {
         match self.client {
-            Client::ClaudeCode | Client::Codex | Client::Qwen => format!("mcp__acc__{tool}"),
+            Client::ClaudeCode | Client::Codex | Client::Qwen | Client::Kimi => {
+                format!("mcp__acc__{tool}")
+            }
             Client::Gemini => format!("mcp_acc_{tool}"),
             Client::OpenCode => format!("acc_{tool}"),
         }
@@ -211,7 +218,7 @@ impl Writer {
         let command = match self.client {
             Client::ClaudeCode => "/compact",
             Client::Qwen => "/compress",
-            Client::Codex | Client::Gemini | Client::OpenCode => {
+            Client::Codex | Client::Gemini | Client::OpenCode | Client::Kimi => {
                 return Err(failed(
                     self.client.as_str(),
                     "compacts only in its interactive interface",
@@ -293,6 +300,23 @@ impl Writer {
                     .env("QWEN_CODE_SUPPRESS_YOLO_WARNING", "1")
                     .env_remove("QWEN_HOME")
                     .env_remove("OPENAI_MODEL");
+            }
+            // Kimi Code's prompt mode, every tool allowed (`--auto`, as its `-p` mode starts);
+            // its configuration and sessions under HOME, no update check, no telemetry.
+            Client::Kimi => {
+                if resumed {
+                    command.arg("--continue");
+                }
+                if mcp {
+                    command.arg("--auto");
+                }
+                command
+                    .args(["-p", prompt, "--output-format", "stream-json"])
+                    .env("KIMI_CODE_NO_AUTO_UPDATE", "1")
+                    .env("KIMI_DISABLE_TELEMETRY", "1")
+                    .env_remove("KIMI_CODE_HOME")
+                    .env_remove("KIMI_API_KEY")
+                    .env_remove("KIMI_CODE_BASE_URL");
             }
             // OpenCode's headless run; its configuration and data under HOME, no fetch of the
             // public model catalogue (the model is the user's own provider on loopback).
@@ -587,6 +611,7 @@ pub fn capture_write_guard(client: Client) -> AccResult<Finished> {
                 Client::Gemini => "gemini -p --approval-mode auto_edit",
                 Client::Qwen => "qwen --approval-mode auto-edit (OpenAI Chat Completions)",
                 Client::OpenCode => "opencode run (OpenAI-compatible Chat Completions)",
+                Client::Kimi => "kimi -p (OpenAI-compatible Chat Completions)",
             }
         ),
         protocol_contract: format!("{}-write-guard-v1", client.as_str()),

@@ -183,6 +183,7 @@ pub fn install_hooks(client: &str, home: &Path, data: &Path, extra: &[&str]) -> 
         .env("ACC_DATA_HOME", data)
         .env_remove("CLAUDE_CONFIG_DIR")
         .env_remove("GEMINI_CLI_HOME")
+        .env_remove("KIMI_CODE_HOME")
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .status()

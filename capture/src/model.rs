@@ -485,6 +485,16 @@ impl ModelServer {
         )
     }
 
+    /// The user's own Kimi Code configuration (`~/.kimi-code/config.toml`): an OpenAI-compatible
+    /// provider of Chat Completions on this server and its one model, the default; with a
+    /// comment, as a user's file may have.
+    pub fn kimi_config(&self) -> String {
+        format!(
+            "# the user's own Kimi Code configuration\ndefault_model = \"m1\"\n\n[providers.loop]\ntype = \"openai\"\nbase_url = \"{}/v1\"\napi_key = \"acc-capture-key\"\n\n[models.m1]\nprovider = \"loop\"\nmodel = \"acc-test\"\nmax_context_size = 128000\n",
+            self.base_url
+        )
+    }
+
     /// Append answers for the next main-loop requests, in order.
     pub fn script(&self, answers: impl IntoIterator<Item = Scripted>) {
         self.script.lock().expect("lock").extend(answers);

@@ -1,5 +1,5 @@
 //! ACC's own toolkit for the clients it knows (Claude Code, Codex, Gemini CLI, Qwen Code,
-//! OpenCode), shared by the host and its first-party adapters (`next-turn`, `claude-inbox`,
+//! OpenCode, Kimi Code), shared by the host and its first-party adapters (`next-turn`, `claude-inbox`,
 //! `codex-app-server`): the client kinds, the platform name captures use, the read-only probe of an installed client, bounded child
 //! processes, process liveness and ancestry, the fenced peer-message block, and a JSON-RPC
 //! client for the Codex LocalDaemon. Adapter authors need none of it: `acc-adapter-api` is
@@ -29,22 +29,26 @@ pub enum Client {
     Qwen,
     /// OpenCode: ACC's plugin calls `acc hook opencode <event>` in Claude Code's shapes.
     OpenCode,
+    /// Kimi Code: `[[hooks]]` in its `config.toml`; Claude Code's payloads and deny shape, its
+    /// context as `{"message": …}`.
+    Kimi,
 }
 
 impl Client {
     /// Every client ACC hooks, installs into and guards: the one list the installer, the hooks,
     /// `acc-mcp`'s adoption and `acc doctor` derive theirs from, so a new client cannot be
     /// forgotten in one of them.
-    pub const ALL: [Client; 5] = [
+    pub const ALL: [Client; 6] = [
         Self::ClaudeCode,
         Self::Codex,
         Self::Gemini,
         Self::Qwen,
         Self::OpenCode,
+        Self::Kimi,
     ];
 
-    /// The spellings of [`Client::ALL`] for a message: `claude-code, codex, gemini, qwen or
-    /// opencode`.
+    /// The spellings of [`Client::ALL`] for a message: `claude-code, codex, gemini, qwen,
+    /// opencode or kimi`.
     pub fn spellings() -> String {
         let names: Vec<&str> = Self::ALL.iter().map(|c| c.as_str()).collect();
         match names.split_last() {
@@ -67,11 +71,12 @@ impl Client {
             Self::Gemini => "gemini",
             Self::Qwen => "qwen",
             Self::OpenCode => "opencode",
+            Self::Kimi => "kimi",
         }
     }
 
     /// The name of the client's executable on `PATH`: `claude`, `codex`, `gemini`, `qwen`,
-    /// `opencode`.
+    /// `opencode`, `kimi`.
     pub fn executable(self) -> &'static str {
         match self {
             Self::ClaudeCode => "claude",
@@ -79,6 +84,7 @@ impl Client {
             Self::Gemini => "gemini",
             Self::Qwen => "qwen",
             Self::OpenCode => "opencode",
+            Self::Kimi => "kimi",
         }
     }
 
@@ -89,12 +95,12 @@ impl Client {
         match self {
             Self::ClaudeCode => Some("claude-inbox"),
             Self::Codex => Some("codex-app-server"),
-            Self::Gemini | Self::Qwen | Self::OpenCode => None,
+            Self::Gemini | Self::Qwen | Self::OpenCode | Self::Kimi => None,
         }
     }
 
     /// The client's own name, for a message: `Claude Code`, `Codex`, `Gemini CLI`, `Qwen Code`,
-    /// `OpenCode`.
+    /// `OpenCode`, `Kimi Code`.
     pub fn display_name(self) -> &'static str {
         match self {
             Self::ClaudeCode => "Claude Code",
@@ -102,6 +108,7 @@ impl Client {
             Self::Gemini => "Gemini CLI",
             Self::Qwen => "Qwen Code",
             Self::OpenCode => "OpenCode",
+            Self::Kimi => "Kimi Code",
         }
     }
 }

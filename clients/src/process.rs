@@ -28,6 +28,29 @@ fn group_fields(pid: i64) -> Option<(String, char, i64, i64)> {
     Some((comm, state, parent, group))
 }
 
+/// When the process `pid` started, from `/proc/<pid>/stat` (clock ticks after boot) and the
+/// boot time in `/proc/stat`: to the second, or `None` when `/proc` cannot say.
+pub fn started_at(pid: i64) -> Option<std::time::SystemTime> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Field 22 (`starttime`) is the 20th after the closing parenthesis of `comm`.
+    let ticks: u64 = text
+        .get(text.rfind(')')? + 1..)?
+        .split_whitespace()
+        .nth(19)?
+        .parse()
+        .ok()?;
+    let boot: u64 = std::fs::read_to_string("/proc/stat")
+        .ok()?
+        .lines()
+        .find_map(|line| line.strip_prefix("btime "))?
+        .trim()
+        .parse()
+        .ok()?;
+    let per_second = rustix::param::clock_ticks_per_second().max(1);
+    let after_boot = std::time::Duration::from_millis(ticks.saturating_mul(1000) / per_second);
+    Some(std::time::UNIX_EPOCH + std::time::Duration::from_secs(boot) + after_boot)
+}
+
 /// The processes of group `group` that still run (not zombies), from `/proc`.
 fn running_in_group(group: i64) -> Vec<i64> {
     let Ok(entries) = std::fs::read_dir("/proc") else {

@@ -11,7 +11,12 @@
 //! - Qwen Code: likewise, the `package.json` of `@qwen-code/qwen-code`;
 //! - OpenCode: a compiled executable (no script): the `package.json` of the npm package that
 //!   ships it (`opencode-ai`, or its platform package `opencode-<os>-<arch>…`), else the
-//!   executable's own `--version`.
+//!   executable's own `--version`;
+//! - Kimi Code: it sets its process title (`kimi-code`), which overwrites the command line, so
+//!   the script it runs cannot be read from `/proc`: the `package.json` of
+//!   `@moonshot-ai/kimi-code` behind the `kimi` on the `PATH` the client gave its hook, when the
+//!   client is a Node.js process titled `kimi-code` and that package's files were not written
+//!   (their change time) after the process started (a package replaced after the client started may not be what runs).
 //!
 //! `None` whenever the answer is not certain: a session whose version is unknown is never
 //! taken as guarded.
@@ -34,6 +39,7 @@ pub fn version(client: Client, client_pid: Option<i64>) -> Option<String> {
         Client::Gemini => npm_package(client_pid?, "@google/gemini-cli"),
         Client::Qwen => npm_package(client_pid?, "@qwen-code/qwen-code"),
         Client::OpenCode => opencode(client_pid?),
+        Client::Kimi => kimi(client_pid?, std::env::var_os("PATH")?),
     }?;
     is_version(&found).then_some(found)
 }
@@ -126,6 +132,50 @@ fn opencode(pid: i64) -> Option<String> {
     // OpenCode answers with the bare version on one line.
     let line = text.trim();
     (!line.contains(char::is_whitespace)).then(|| line.to_string())
+}
+
+/// Kimi Code's version (see the module's notes): the client `pid` must be Node.js titled
+/// `kimi-code`, and the package behind `kimi` on `path` no newer than the process.
+fn kimi(pid: i64, path: std::ffi::OsString) -> Option<String> {
+    let title = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+    let title = String::from_utf8_lossy(&title);
+    if title.split(['\0', ' ']).next() != Some("kimi-code") {
+        return None;
+    }
+    let exe = std::fs::read_link(format!("/proc/{pid}/exe")).ok()?;
+    if !exe
+        .file_name()
+        .is_some_and(|n| n.to_string_lossy().starts_with("node"))
+    {
+        return None;
+    }
+    let script = std::env::split_paths(&path)
+        .map(|dir| dir.join("kimi"))
+        .find(|p| p.is_file())
+        .and_then(|p| std::fs::canonicalize(p).ok())?;
+    let package = script
+        .ancestors()
+        .skip(1)
+        .take(3)
+        .map(|dir| dir.join("package.json"))
+        .find(|p| field(p, "name").as_deref() == Some("@moonshot-ai/kimi-code"))?;
+    let started = crate::process::started_at(pid)?;
+    // The change time (npm writes a fixed modification time into the files it unpacks; the
+    // kernel sets the change time when they are written).
+    let newest = [&script, &package]
+        .iter()
+        .filter_map(|p| std::fs::metadata(p).ok())
+        .map(|m| {
+            use std::os::unix::fs::MetadataExt;
+            std::time::UNIX_EPOCH
+                + Duration::from_secs(u64::try_from(m.ctime()).unwrap_or(0))
+        })
+        .max()?;
+    // `started_at` is to the second.
+    if newest > started + Duration::from_secs(1) {
+        return None;
+    }
+    field(&package, "version")
 }
 
 /// The version of the npm package `name` whose script the Node.js process `pid` runs.

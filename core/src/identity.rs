@@ -90,6 +90,8 @@ pub enum Harness {
     Qwen,
     /// OpenCode, through ACC's plugin and hooks.
     OpenCode,
+    /// Kimi Code, through ACC's hooks.
+    Kimi,
     /// An MCP client, through `acc-mcp`.
     Mcp,
     /// A person at a shell, through `acc`.
@@ -99,12 +101,13 @@ pub enum Harness {
 impl Harness {
     /// Every harness: the hooked clients (a host test holds them to `acc_clients::Client::ALL`),
     /// then `mcp` and `cli`.
-    pub const ALL: [Self; 7] = [
+    pub const ALL: [Self; 8] = [
         Self::ClaudeCode,
         Self::Codex,
         Self::Gemini,
         Self::Qwen,
         Self::OpenCode,
+        Self::Kimi,
         Self::Mcp,
         Self::Cli,
     ];
@@ -117,6 +120,7 @@ impl Harness {
             Self::Gemini => "gemini",
             Self::Qwen => "qwen",
             Self::OpenCode => "opencode",
+            Self::Kimi => "kimi",
             Self::Mcp => "mcp",
             Self::Cli => "cli",
         }

@@ -183,8 +183,9 @@ impl Context {
             // Codex, Gemini CLI and Qwen Code start hooks and MCP servers as their own children;
             // the hook records that process, so an `acc-mcp` of the same client can adopt this
             // session.
-            // OpenCode's plugin (ACC's, inside the client's process) starts hooks directly.
-            Client::Codex | Client::Gemini | Client::Qwen | Client::OpenCode => {
+            // OpenCode's plugin (ACC's, inside the client's process) starts hooks directly;
+            // Kimi Code through `/bin/sh -c`.
+            Client::Codex | Client::Gemini | Client::Qwen | Client::OpenCode | Client::Kimi => {
                 acc_clients::process::client_pid()
             }
         };
@@ -281,6 +282,13 @@ fn inject(client: Client, event: &str, context: String) -> Reply {
                 stdout: context,
                 ..Reply::default()
             },
+            // Kimi Code reads stdout as JSON when it parses (`message` is the text), else as
+            // text: JSON always, so no context is ever read as something else.
+            Client::Kimi => Reply {
+                stdout: acc_core::wire::json(&acc_app::wire::KimiHookOutput { message: &context })
+                    .to_string(),
+                ..Reply::default()
+            },
         }
     }
 }
@@ -301,11 +309,12 @@ fn context_output(event: &str, context: &str) -> String {
 /// A write refused in each client's deny shape: Claude Code's `permissionDecision: "deny"`,
 /// Codex's exit 2 with the reason on stderr, Gemini CLI's `{"decision":"deny","reason"}`. Qwen
 /// Code reads Claude Code's shape (the tool does not run; the model gets the reason as its
-/// error), and so does ACC's OpenCode plugin (it throws the reason: the tool does not run, and
-/// the model gets it as the tool's result).
+/// error), and so do ACC's OpenCode plugin (it throws the reason: the tool does not run, and
+/// the model gets it as the tool's result) and Kimi Code (the model gets the reason as the
+/// tool's result).
 pub fn deny(client: Client, reason: &str) -> Reply {
     match client {
-        Client::ClaudeCode | Client::Qwen | Client::OpenCode => Reply {
+        Client::ClaudeCode | Client::Qwen | Client::OpenCode | Client::Kimi => Reply {
             stdout: acc_core::wire::json(&acc_app::wire::HookOutput {
                 hook_specific_output: acc_app::wire::HookSpecificOutput {
                     hook_event_name: "PreToolUse",
@@ -344,7 +353,7 @@ fn live_endpoint_named(client: Client) -> bool {
             .map(PathBuf::from)
             .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".codex")))
             .is_some_and(|home| home.join("app-server-control").exists()),
-        Client::Gemini | Client::Qwen | Client::OpenCode => false,
+        Client::Gemini | Client::Qwen | Client::OpenCode | Client::Kimi => false,
     }
 }
 
@@ -379,7 +388,7 @@ fn bind_live(context: &mut Context, payload: &Value) -> Result<(), String> {
         return Ok(());
     };
     let endpoint = match context.client {
-        Client::Gemini | Client::Qwen | Client::OpenCode => return Ok(()),
+        Client::Gemini | Client::Qwen | Client::OpenCode | Client::Kimi => return Ok(()),
         Client::ClaudeCode => {
             let (Ok(socket), Some(pid)) = (
                 std::env::var("CLAUDE_CODE_MESSAGING_SOCKET"),
@@ -445,15 +454,9 @@ fn role(client: Client, event: &str) -> Option<Role> {
     Some(match (client, event) {
         (_, "SessionStart") => Role::SessionStart,
         (_, "SessionEnd") => Role::SessionEnd,
-        (
-            Client::ClaudeCode | Client::Codex | Client::Qwen | Client::OpenCode,
-            "UserPromptSubmit",
-        )
-        | (Client::Gemini, "BeforeAgent") => Role::UserPromptSubmit,
-        (Client::ClaudeCode | Client::Codex | Client::Qwen | Client::OpenCode, "PreToolUse")
-        | (Client::Gemini, "BeforeTool") => Role::PreToolUse,
-        (Client::ClaudeCode | Client::Codex | Client::Qwen | Client::OpenCode, "Stop")
-        | (Client::Gemini, "AfterAgent") => Role::Stop,
+        (Client::Gemini, "BeforeAgent") | (_, "UserPromptSubmit") => Role::UserPromptSubmit,
+        (Client::Gemini, "BeforeTool") | (_, "PreToolUse") => Role::PreToolUse,
+        (Client::Gemini, "AfterAgent") | (_, "Stop") => Role::Stop,
         _ => return None,
     })
 }
@@ -485,7 +488,9 @@ pub fn handle(
         // Gemini CLI: the session opens (or resumes) here, but its context goes with each turn
         // (BeforeAgent): on `--resume` Gemini drops stored user messages that begin with hook
         // context, and in headless mode SessionStart's context displaces the first prompt.
-        Role::SessionStart if client == Client::Gemini => Ok(Reply::default()),
+        // Kimi Code runs SessionStart but shows its output nowhere (2.1.0): the session opens
+        // here, and the model learns of ACC with its first message.
+        Role::SessionStart if !shows_session_context(client) => Ok(Reply::default()),
         Role::SessionStart => {
             let bound = bind_live(&mut context, &payload);
             let report = context.app.core.status(false)?;
@@ -572,6 +577,11 @@ pub fn handle(
     }
 }
 
+/// Whether what `client`'s SessionStart hook answers reaches the model.
+fn shows_session_context(client: Client) -> bool {
+    !matches!(client, Client::Gemini | Client::Kimi)
+}
+
 /// Whether the session whose end `payload` reports had a turn: its client's transcript
 /// (`transcript_path`, which every hooked client passes) exists and holds something. Without a
 /// transcript path, or one that cannot be read, it counts as having had one: the session is
@@ -607,8 +617,9 @@ fn user_prompt(context: &mut Context, event: &str) -> AccResult<Reply> {
 fn unreachable(client: Client, part: Role, event: &str, error: AccError) -> AccResult<Reply> {
     let tells_the_model = match part {
         Role::UserPromptSubmit => true,
-        // Gemini CLI's context goes with each turn, never its SessionStart (see `handle`).
-        Role::SessionStart => client != Client::Gemini,
+        // Gemini CLI's and Kimi Code's context goes with each turn, never their SessionStart
+        // (see `handle`).
+        Role::SessionStart => shows_session_context(client),
         Role::PreToolUse | Role::Stop | Role::SessionEnd => false,
     };
     if error.code != acc_core::error::ErrorCode::StorageUnavailable || !tells_the_model {
@@ -656,6 +667,7 @@ pub fn harness(client: acc_clients::Client) -> acc_core::identity::Harness {
         Client::Gemini => Harness::Gemini,
         Client::Qwen => Harness::Qwen,
         Client::OpenCode => Harness::OpenCode,
+        Client::Kimi => Harness::Kimi,
     }
 }
 

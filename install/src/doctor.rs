@@ -124,15 +124,17 @@ pub fn client_version(exe: &Path) -> Result<String, String> {
 }
 
 /// Whether the client will load its configuration files: each parsed the way the client parses
-/// it (strict JSON; JSON with comments for Gemini CLI's settings; for Codex, `codex mcp list`
-/// itself reads `config.toml`).
+/// it (strict JSON; JSON with comments for Gemini CLI's settings; TOML for Kimi Code's
+/// `config.toml`; for Codex, `codex mcp list` itself reads `config.toml`).
 fn loadable(target: &Target, codex: Option<&Path>) -> Vec<Check> {
     let mut checks = Vec::new();
-    // OpenCode's hooks file is ACC's plugin (JavaScript); its JSON is `opencode.json`.
+    // OpenCode's hooks file is ACC's plugin (JavaScript); its JSON is `opencode.json`. Kimi
+    // Code's hooks file is TOML.
     let mut json_files = vec![target.hooks_file.clone()];
     match target.client {
         Client::ClaudeCode => json_files.push(target.mcp_file()),
         Client::OpenCode => json_files = vec![target.mcp_file()],
+        Client::Kimi => json_files.push(target.mcp_file()),
         _ => {}
     }
     for path in json_files {
@@ -142,12 +144,12 @@ fn loadable(target: &Target, codex: Option<&Path>) -> Vec<Check> {
         if bytes.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        if let Some(e) = crate::json_problem(target, &path, &String::from_utf8_lossy(&bytes)) {
+        if let Some(e) = crate::load_problem(target, &path, &String::from_utf8_lossy(&bytes)) {
             checks.push(check(
                 format!("config {}", path.display()),
                 Level::Error,
                 format!(
-                    "{} will not load it: not valid JSON ({e}); every hook and server in it is ignored",
+                    "{} will not load it: {e}; every hook and server in it is ignored",
                     target.client.as_str()
                 ),
                 Some(format!("fix {} by hand (acc edits only files it can parse)", path.display())),
@@ -324,16 +326,10 @@ fn missing_groups(target: &Target, acc: &Path) -> Vec<&'static str> {
             .into_iter()
             .collect();
     }
-    let settings =
-        crate::read_client_json(target, &target.hooks_file).unwrap_or(serde_json::Value::Null);
+    let installed = crate::hook_groups::installed(target);
     crate::groups(target.client, acc)
         .into_iter()
-        .filter(|(event, group)| {
-            !settings
-                .pointer(&format!("/hooks/{event}"))
-                .and_then(|v| v.as_array())
-                .is_some_and(|list| list.contains(group))
-        })
+        .filter(|(event, group)| !installed.iter().any(|(e, g)| e == event && g == group))
         .map(|(event, _)| event)
         .collect()
 }

@@ -23,11 +23,21 @@ pub(super) fn utf8(path: &Path, bytes: &[u8]) -> AccResult<String> {
     })
 }
 
-/// Why `client` would not load the JSON `text` of its file `path` (its hooks file: JSON with
-/// comments for Gemini CLI; OpenCode's config leniently; any other JSON file strict), or `None`
-/// when it would.
-pub fn json_problem(target: &Target, path: &Path, text: &str) -> Option<String> {
-    json_doc::client_value(text, dialect(target, path)).err()
+/// Why `client` would not load the `text` of its file `path` (Kimi Code's `config.toml` as
+/// TOML; JSON with comments for Gemini CLI's and Qwen Code's settings; OpenCode's config
+/// leniently; any other JSON file strict), or `None` when it would.
+pub fn load_problem(target: &Target, path: &Path, text: &str) -> Option<String> {
+    if path == target.hooks_file && hooks_format(target.client) == "toml" {
+        return text.parse::<toml_edit::DocumentMut>().err().map(|e| {
+            format!(
+                "not valid TOML ({})",
+                e.to_string().lines().next().unwrap_or("parse error")
+            )
+        });
+    }
+    json_doc::client_value(text, dialect(target, path))
+        .err()
+        .map(|e| format!("not valid JSON ({e})"))
 }
 
 /// How the client reads the JSON file `path`: with comments (Gemini CLI's and Qwen Code's

@@ -147,6 +147,20 @@ impl Target {
                 trust_file: None,
                 home,
             },
+            // Kimi Code reads `$KIMI_CODE_HOME/config.toml` (hooks) and `mcp.json` (MCP
+            // servers) when that is set, else the same files in `~/.kimi-code`.
+            Client::Kimi => {
+                let dir = match std::env::var_os("KIMI_CODE_HOME").filter(|_| !explicit) {
+                    Some(dir) => PathBuf::from(dir),
+                    None => home.join(".kimi-code"),
+                };
+                Self {
+                    client,
+                    hooks_file: dir.join("config.toml"),
+                    trust_file: None,
+                    home,
+                }
+            }
             // Qwen Code reads `$QWEN_HOME/settings.json` when that is set, else
             // `~/.qwen/settings.json`: hooks and MCP servers in one file, as Gemini CLI's.
             Client::Qwen => {
@@ -171,6 +185,7 @@ impl Target {
             (Some(config), _) => config.clone(),
             (None, Client::Gemini | Client::Qwen) => self.hooks_file.clone(),
             (None, Client::OpenCode) => opencode::config_file(&self.hooks_file),
+            (None, Client::Kimi) => self.hooks_file.with_file_name("mcp.json"),
             (None, _) => match std::env::var_os("CLAUDE_CONFIG_DIR") {
                 Some(dir) if self.hooks_file.starts_with(&dir) => {
                     PathBuf::from(dir).join(".claude.json")
@@ -209,6 +224,12 @@ impl Target {
                 trust_file: None,
                 home,
             },
+            Client::Kimi => Self {
+                client,
+                hooks_file: dir.join("config.toml"),
+                trust_file: None,
+                home,
+            },
         }
     }
 
@@ -233,8 +254,10 @@ impl Entry {
                     .and_then(Value::as_str)
                     .map(|m| format!(" ({m})"))
                     .unwrap_or_default(),
+                // A group's first command, or a Kimi Code hook's own.
                 group
                     .pointer("/hooks/0/command")
+                    .or_else(|| group.get("command"))
                     .and_then(Value::as_str)
                     .unwrap_or("")
             ),
@@ -351,6 +374,7 @@ impl Doc {
             (Self::Toml(doc), Entry::McpServer { server, .. }) => {
                 doc.existing(entry).as_ref() == Some(server)
             }
+            (Self::Toml(doc), Entry::Hook { .. }) => doc.existing(entry).is_some(),
             (Self::Toml(doc), Entry::Trust { hash, .. }) => doc
                 .existing(entry)
                 .is_some_and(|t| t.get("trusted_hash").and_then(Value::as_str) == Some(hash)),
@@ -386,6 +410,14 @@ impl Doc {
             (Self::Toml(doc), Entry::Trust { key, .. }) => doc
                 .existing(entry)
                 .map(|_| format!("[hooks.state.\"{key}\"] exists")),
+            (Self::Toml(doc), Entry::Hook { event, .. }) => doc
+                .hook_tables()
+                .into_iter()
+                .find(|hook| {
+                    hook.get("event").and_then(Value::as_str) == Some(event.as_str())
+                        && looks_like_accs_hook(hook, client)
+                })
+                .map(|hook| format!("[[hooks]] already runs acc's hook for {event} ({hook})")),
             _ => None,
         }
     }
@@ -454,7 +486,9 @@ pub fn install(
     check_options(target, &options, &acc_mcp)?;
     let codex = match target.client {
         Client::Codex => Some(codex_trust::codex_executable()?),
-        Client::ClaudeCode | Client::Gemini | Client::Qwen | Client::OpenCode => None,
+        Client::ClaudeCode | Client::Gemini | Client::Qwen | Client::OpenCode | Client::Kimi => {
+            None
+        }
     };
     let mut steps = Vec::new();
     if !dry_run && let Some(note) = roll_back(target)? {
@@ -617,6 +651,7 @@ fn hooks_format(client: Client) -> &'static str {
     match client {
         Client::Gemini | Client::Qwen => "jsonc",
         Client::OpenCode => "file",
+        Client::Kimi => "toml",
         Client::ClaudeCode | Client::Codex => "json",
     }
 }

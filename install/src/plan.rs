@@ -148,8 +148,9 @@ pub(super) fn mcp_server(
             always_load_tools: None,
         },
         // The shape `gemini mcp add` (and `qwen mcp add`) writes; `trust` only when the user
-        // asked for it.
-        Client::Codex | Client::Gemini | Client::Qwen | Client::OpenCode => {
+        // asked for it. Kimi Code reads the same shape in its `mcp.json` (a `command` makes it
+        // a stdio server).
+        Client::Codex | Client::Gemini | Client::Qwen | Client::OpenCode | Client::Kimi => {
             acc_app::wire::McpServer {
                 kind: None,
                 command,

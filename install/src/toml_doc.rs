@@ -1,8 +1,9 @@
-//! Lossless edits of Codex's `config.toml`: ACC's trust records (`[hooks.state."<key>"]`) and
-//! its MCP server (`[mcp_servers.<name>]`) are added and removed with `toml_edit`, the
-//! maintained format-preserving TOML editor, so comments, order and layout of everything else
-//! stay byte for byte. Tables ACC creates only as parents (`hooks`, `hooks.state`,
-//! `mcp_servers`) are implicit: no header of their own appears.
+//! Lossless edits of Codex's and Kimi Code's `config.toml`: ACC's Codex trust records
+//! (`[hooks.state."<key>"]`), its Codex MCP server (`[mcp_servers.<name>]`) and its Kimi Code
+//! hooks (`[[hooks]]` tables) are added and removed with `toml_edit`, the maintained
+//! format-preserving TOML editor, so comments, order and layout of everything else stay byte for
+//! byte. Tables ACC creates only as parents (`hooks`, `hooks.state`, `mcp_servers`) are
+//! implicit: no header of their own appears.
 
 use std::path::Path;
 
@@ -63,7 +64,7 @@ impl TomlDoc {
     pub fn parse(path: &Path, text: &str) -> AccResult<Self> {
         let doc = text.parse::<DocumentMut>().map_err(|e| {
             super::data_error(format!(
-                "{} is not valid TOML ({}); Codex will not load it either. Fix it, then run acc again: nothing was changed",
+                "{} is not valid TOML ({}); its client will not load it either. Fix it, then run acc again: nothing was changed",
                 path.display(),
                 e.to_string().lines().next().unwrap_or("parse error")
             ))
@@ -76,14 +77,31 @@ impl TomlDoc {
         self.doc.to_string()
     }
 
-    /// What the document holds where `entry` would go, as JSON (for ownership checks).
+    /// What the document holds where `entry` would go, as JSON (for ownership checks): for a
+    /// Kimi Code hook, the `[[hooks]]` table equal to it.
     pub fn existing(&self, entry: &Entry) -> Option<Value> {
         let item = match entry {
             Entry::Trust { key, .. } => self.doc.get("hooks")?.get("state")?.get(key)?,
             Entry::McpServer { name, .. } => self.doc.get("mcp_servers")?.get(name)?,
-            Entry::Hook { .. } | Entry::File { .. } => return None,
+            Entry::Hook { group, .. } => {
+                return self.hook_tables().into_iter().find(|table| table == group);
+            }
+            Entry::File { .. } => return None,
         };
         Some(as_json(item))
+    }
+
+    /// Kimi Code's `[[hooks]]` tables, as JSON, in order.
+    pub fn hook_tables(&self) -> Vec<Value> {
+        self.doc
+            .get("hooks")
+            .and_then(Item::as_array_of_tables)
+            .map(|list| {
+                list.iter()
+                    .map(|t| as_json(&Item::Table(t.clone())))
+                    .collect()
+            })
+            .unwrap_or_default()
     }
 
     /// Check that the containers an entry needs are tables.
@@ -95,7 +113,11 @@ impl TomlDoc {
                 table_or_absent(hooks) && table_or_absent(hooks.and_then(|h| h.get("state")))
             }
             Entry::McpServer { .. } => table_or_absent(self.doc.get("mcp_servers")),
-            Entry::Hook { .. } | Entry::File { .. } => false,
+            Entry::Hook { .. } => self
+                .doc
+                .get("hooks")
+                .is_none_or(|h| h.is_array_of_tables()),
+            Entry::File { .. } => false,
         };
         if ok {
             Ok(())
@@ -105,6 +127,7 @@ impl TomlDoc {
                 path.display(),
                 match entry {
                     Entry::Trust { .. } => "hooks.state",
+                    Entry::Hook { .. } => "[[hooks]]",
                     _ => "mcp_servers",
                 }
             )))
@@ -161,7 +184,37 @@ impl TomlDoc {
                 }
                 servers.insert(name, Item::Table(table));
             }
-            Entry::Hook { .. } | Entry::File { .. } => {}
+            // A `[[hooks]]` table after everything else, its keys in the entry's order.
+            Entry::Hook { group, .. } => {
+                let Some(list) = self
+                    .doc
+                    .entry("hooks")
+                    .or_insert(Item::ArrayOfTables(toml_edit::ArrayOfTables::new()))
+                    .as_array_of_tables_mut()
+                else {
+                    return;
+                };
+                let mut table = Table::new();
+                table.set_position(Some(END));
+                for (key, value) in group.as_object().into_iter().flatten() {
+                    match value {
+                        Value::String(text) => {
+                            table.insert(key, toml_edit::value(text.as_str()));
+                        }
+                        Value::Number(n) => {
+                            if let Some(n) = n.as_i64() {
+                                table.insert(key, toml_edit::value(n));
+                            }
+                        }
+                        Value::Bool(b) => {
+                            table.insert(key, toml_edit::value(*b));
+                        }
+                        _ => {}
+                    }
+                }
+                list.push(table);
+            }
+            Entry::File { .. } => {}
         }
     }
 
@@ -216,7 +269,25 @@ impl TomlDoc {
                 }
                 true
             }
-            Entry::Hook { .. } | Entry::File { .. } => false,
+            Entry::Hook { group, .. } => {
+                let Some(index) = self.hook_tables().iter().position(|t| t == group) else {
+                    return false;
+                };
+                let had_hooks = before.doc.get("hooks").is_some();
+                let Some(list) = self
+                    .doc
+                    .get_mut("hooks")
+                    .and_then(Item::as_array_of_tables_mut)
+                else {
+                    return false;
+                };
+                list.remove(index);
+                if list.is_empty() && !had_hooks {
+                    self.doc.remove("hooks");
+                }
+                true
+            }
+            Entry::File { .. } => false,
         }
     }
 }

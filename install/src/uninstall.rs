@@ -135,21 +135,13 @@ pub fn stray_hooks(target: &Target) -> Vec<String> {
         .flatten()
         .and_then(|r| r.file(&target.hooks_file).map(|f| f.entries.clone()))
         .unwrap_or_default();
-    let value: Value = read_client_json(target, &target.hooks_file).unwrap_or(Value::Null);
     let mut strays = Vec::new();
-    for (event, list) in value
-        .get("hooks")
-        .and_then(Value::as_object)
-        .into_iter()
-        .flatten()
-    {
-        for group in list.as_array().into_iter().flatten() {
-            let ours = recorded.iter().any(
-                |e| matches!(e, Entry::Hook { event: ev, group: g } if ev == event && g == group),
-            );
-            if !ours && looks_like_accs_hook(group, target.client) {
-                strays.push(format!("hooks.{event}"));
-            }
+    for (event, group) in crate::hook_groups::installed(target) {
+        let ours = recorded.iter().any(
+            |e| matches!(e, Entry::Hook { event: ev, group: g } if *ev == event && *g == group),
+        );
+        if !ours && looks_like_accs_hook(&group, target.client) {
+            strays.push(format!("hooks.{event}"));
         }
     }
     strays

@@ -555,6 +555,8 @@ pub struct Clients {
     pub qwen: PathBuf,
     /// The `opencode` executable.
     pub opencode: PathBuf,
+    /// The `kimi` executable (it runs on the Node.js 22 beside it, as `qwen` does).
+    pub kimi: PathBuf,
     /// OpenCode's plugin package as OpenCode installs it into a configuration folder
     /// (`acc_capture::guard::OPENCODE_SEED`): a test's OpenCode never reaches for the registry.
     pub opencode_seed: PathBuf,
@@ -578,14 +580,16 @@ impl Clients {
             acc_clients::Client::Gemini => self.gemini.clone(),
             acc_clients::Client::Qwen => self.qwen.clone(),
             acc_clients::Client::OpenCode => self.opencode.clone(),
+            acc_clients::Client::Kimi => self.kimi.clone(),
         }
     }
 
-    /// The `PATH` to run `client` with: [`Clients::path`], and for Qwen Code its own bin
-    /// directory (Node.js 22 and `qwen`) first, as a user who installed it would have.
+    /// The `PATH` to run `client` with: [`Clients::path`], and for Qwen Code and Kimi Code
+    /// their own bin directory (Node.js 22, `qwen` and `kimi`) first, as a user who installed
+    /// them would have.
     pub fn path_for(&self, client: acc_clients::Client) -> String {
         match client {
-            acc_clients::Client::Qwen => format!(
+            acc_clients::Client::Qwen | acc_clients::Client::Kimi => format!(
                 "{}:{}",
                 self.qwen.parent().expect("bin dir").display(),
                 self.path()
@@ -789,6 +793,7 @@ pub fn clients() -> Clients {
         gemini: cache.join("node_modules/.bin/gemini"),
         qwen: cache.join("node22/node_modules/.bin/qwen"),
         opencode: cache.join("node_modules/.bin/opencode"),
+        kimi: cache.join("node22/node_modules/.bin/kimi"),
         opencode_seed: cache.join("opencode-seed"),
         cache,
     };
@@ -800,6 +805,7 @@ pub fn clients() -> Clients {
         &clients.gemini,
         &clients.qwen,
         &clients.opencode,
+        &clients.kimi,
         &clients
             .opencode_seed
             .join("node_modules/@opencode-ai/plugin"),

@@ -126,6 +126,24 @@ pub struct HookGroup {
     pub hooks: [HookCommand; 1],
 }
 
+/// One of Kimi Code's `[[hooks]]` tables in its `config.toml`, as ACC installs it (no `matcher`:
+/// every occurrence of the event).
+#[derive(Debug, Clone, Serialize)]
+pub struct KimiHook {
+    pub event: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub matcher: Option<&'static str>,
+    pub command: String,
+    /// Seconds.
+    pub timeout: u64,
+}
+
+/// A Kimi Code hook's answer that adds context: `message` is the text the model gets.
+#[derive(Debug, Clone, Serialize)]
+pub struct KimiHookOutput<'a> {
+    pub message: &'a str,
+}
+
 /// `acc-mcp` as ACC registers it: Claude Code's shape (what `claude mcp add` writes: `type`,
 /// `args` and `env` always) or Codex's (`env` only when set).
 #[derive(Debug, Clone, Serialize)]

@@ -108,8 +108,8 @@ fn claude_registrations(target: &Target, workspace_root: &Path) -> Vec<Registrat
     found
 }
 
-/// Gemini CLI's or Qwen Code's `mcpServers` in its `settings.json`, or OpenCode's `mcp` in its
-/// `opencode.json` (user scope).
+/// Gemini CLI's or Qwen Code's `mcpServers` in its `settings.json`, Kimi Code's in its
+/// `mcp.json`, or OpenCode's `mcp` in its `opencode.json` (user scope).
 fn settings_registrations(target: &Target) -> Vec<Registration> {
     let mut found = Vec::new();
     let settings = target.mcp_file();
@@ -283,7 +283,9 @@ pub fn checks(home: Option<&Path>, workspace_root: &Path, cwd: &Path) -> Vec<Che
         let found = match client {
             Client::ClaudeCode => claude_registrations(&target, workspace_root),
             Client::Codex => codex_registrations(&target),
-            Client::Gemini | Client::Qwen | Client::OpenCode => settings_registrations(&target),
+            Client::Gemini | Client::Qwen | Client::OpenCode | Client::Kimi => {
+                settings_registrations(&target)
+            }
         };
         if found.is_empty() {
             checks.push(check(
