@@ -88,7 +88,10 @@ impl Writer {
             Client::Codex => write(self.home.join(".codex/config.toml"), &model.codex_config()),
             Client::Gemini => write(self.home.join(".gemini/settings.json"), GEMINI_SETTINGS),
             Client::Qwen => write(self.home.join(".qwen/settings.json"), QWEN_SETTINGS),
-            Client::Kimi => write(self.home.join(".kimi-code/config.toml"), &model.kimi_config()),
+            Client::Kimi => write(
+                self.home.join(".kimi-code/config.toml"),
+                &model.kimi_config(),
+            ),
             Client::OpenCode => {
                 let config = self.home.join(".config/opencode");
                 write(config.join("opencode.json"), &model.opencode_config())?;

@@ -167,8 +167,7 @@ fn kimi(pid: i64, path: std::ffi::OsString) -> Option<String> {
         .filter_map(|p| std::fs::metadata(p).ok())
         .map(|m| {
             use std::os::unix::fs::MetadataExt;
-            std::time::UNIX_EPOCH
-                + Duration::from_secs(u64::try_from(m.ctime()).unwrap_or(0))
+            std::time::UNIX_EPOCH + Duration::from_secs(u64::try_from(m.ctime()).unwrap_or(0))
         })
         .max()?;
     // `started_at` is to the second.

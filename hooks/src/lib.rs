@@ -454,9 +454,14 @@ fn role(client: Client, event: &str) -> Option<Role> {
     Some(match (client, event) {
         (_, "SessionStart") => Role::SessionStart,
         (_, "SessionEnd") => Role::SessionEnd,
-        (Client::Gemini, "BeforeAgent") | (_, "UserPromptSubmit") => Role::UserPromptSubmit,
-        (Client::Gemini, "BeforeTool") | (_, "PreToolUse") => Role::PreToolUse,
-        (Client::Gemini, "AfterAgent") | (_, "Stop") => Role::Stop,
+        // Gemini CLI's names; every other client uses Claude Code's.
+        (Client::Gemini, "BeforeAgent") => Role::UserPromptSubmit,
+        (Client::Gemini, "BeforeTool") => Role::PreToolUse,
+        (Client::Gemini, "AfterAgent") => Role::Stop,
+        (Client::Gemini, _) => return None,
+        (_, "UserPromptSubmit") => Role::UserPromptSubmit,
+        (_, "PreToolUse") => Role::PreToolUse,
+        (_, "Stop") => Role::Stop,
         _ => return None,
     })
 }

@@ -131,14 +131,30 @@ fn deny_shapes_per_client() {
         value,
         serde_json::json!({ "decision": "deny", "reason": "held" })
     );
-    // Qwen Code, and ACC's OpenCode plugin, read Claude Code's shape.
+    // Qwen Code, ACC's OpenCode plugin and Kimi Code read Claude Code's shape.
     assert_eq!(deny(Client::Qwen, "held"), claude);
     assert_eq!(deny(Client::OpenCode, "held"), claude);
+    assert_eq!(deny(Client::Kimi, "held"), claude);
+}
+
+/// Kimi Code takes a JSON answer's `message` as the context (and plain text as itself, unless
+/// it parses as JSON): ACC always answers `{"message": …}`, whatever the text begins with.
+#[test]
+fn kimi_codes_context_is_a_message_object_whatever_it_begins_with() {
+    for text in ["ACC: hello\n", "{\"not\": \"json of ours\"}", "[1]"] {
+        let reply = inject(Client::Kimi, "UserPromptSubmit", text.to_string());
+        let value: serde_json::Value = serde_json::from_str(&reply.stdout).expect("json");
+        assert_eq!(value, serde_json::json!({ "message": text }));
+        assert_eq!((reply.exit, reply.stderr.as_str()), (0, ""));
+    }
+    // Its SessionStart answer reaches nothing, so ACC gives none there.
+    assert!(!shows_session_context(Client::Kimi));
+    assert!(shows_session_context(Client::ClaudeCode));
 }
 
 #[test]
-fn qwen_codes_and_acc_opencode_plugins_events_are_claude_codes() {
-    for client in [Client::Qwen, Client::OpenCode] {
+fn qwen_kimi_codes_and_acc_opencode_plugins_events_are_claude_codes() {
+    for client in [Client::Qwen, Client::OpenCode, Client::Kimi] {
         for (event, part) in [
             ("SessionStart", Role::SessionStart),
             ("UserPromptSubmit", Role::UserPromptSubmit),

@@ -152,7 +152,10 @@ fn loadable(target: &Target, codex: Option<&Path>) -> Vec<Check> {
                     "{} will not load it: {e}; every hook and server in it is ignored",
                     target.client.as_str()
                 ),
-                Some(format!("fix {} by hand (acc edits only files it can parse)", path.display())),
+                Some(format!(
+                    "fix {} by hand (acc edits only files it can parse)",
+                    path.display()
+                )),
             ));
         }
     }

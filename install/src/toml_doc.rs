@@ -113,10 +113,7 @@ impl TomlDoc {
                 table_or_absent(hooks) && table_or_absent(hooks.and_then(|h| h.get("state")))
             }
             Entry::McpServer { .. } => table_or_absent(self.doc.get("mcp_servers")),
-            Entry::Hook { .. } => self
-                .doc
-                .get("hooks")
-                .is_none_or(|h| h.is_array_of_tables()),
+            Entry::Hook { .. } => self.doc.get("hooks").is_none_or(|h| h.is_array_of_tables()),
             Entry::File { .. } => false,
         };
         if ok {

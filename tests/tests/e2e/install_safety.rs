@@ -7,7 +7,9 @@
 //! two of its files: `gemini::a_gemini_install_killed_at_any_point…` kills it at every point of
 //! its one write instead). After every step: the user's bytes are there, ACC's entries are
 //! exactly present or absent, and the real client still loads the files (`codex mcp list` and
-//! `gemini mcp list` and `qwen mcp list` exit 0; Claude Code 2.1.328 runs a turn).
+//! `gemini mcp list` and `qwen mcp list` exit 0; Claude Code 2.1.328 runs a turn; `kimi doctor`
+//! accepts Kimi Code's `config.toml`, and where ACC is installed a Kimi Code turn offers the
+//! model ACC's MCP tools from its `mcp.json`).
 
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -23,6 +25,7 @@ enum Client {
     Codex,
     Gemini,
     Qwen,
+    Kimi,
 }
 
 impl Client {
@@ -32,6 +35,7 @@ impl Client {
             Self::Codex => "codex",
             Self::Gemini => "gemini",
             Self::Qwen => "qwen",
+            Self::Kimi => "kimi",
         }
     }
 
@@ -43,6 +47,7 @@ impl Client {
             Self::Codex => [".codex/hooks.json", ".codex/config.toml"],
             Self::Gemini => [".gemini/settings.json", ".gemini/settings.json"],
             Self::Qwen => [".qwen/settings.json", ".qwen/settings.json"],
+            Self::Kimi => [".kimi-code/config.toml", ".kimi-code/mcp.json"],
         }
     }
 
@@ -50,13 +55,13 @@ impl Client {
     fn edited_events(self) -> (&'static str, &'static str) {
         match self {
             Self::Gemini => ("BeforeAgent", "AfterAgent"),
-            Self::Claude | Self::Codex | Self::Qwen => ("UserPromptSubmit", "Stop"),
+            Self::Claude | Self::Codex | Self::Qwen | Self::Kimi => ("UserPromptSubmit", "Stop"),
         }
     }
 
     fn events(self) -> &'static [&'static str] {
         match self {
-            Self::Claude | Self::Qwen => &[
+            Self::Claude | Self::Qwen | Self::Kimi => &[
                 "SessionStart",
                 "UserPromptSubmit",
                 "PreToolUse",
@@ -87,6 +92,7 @@ impl Client {
             Self::Codex => acc_clients::Client::Codex,
             Self::Gemini => acc_clients::Client::Gemini,
             Self::Qwen => acc_clients::Client::Qwen,
+            Self::Kimi => acc_clients::Client::Kimi,
         };
         clients().exe(client)
     }
@@ -95,6 +101,7 @@ impl Client {
     fn path(self) -> String {
         match self {
             Self::Qwen => clients().path_for(acc_clients::Client::Qwen),
+            Self::Kimi => clients().path_for(acc_clients::Client::Kimi),
             _ => clients().path(),
         }
     }
@@ -176,6 +183,7 @@ impl Home {
         std::fs::create_dir_all(home.join(".codex")).expect("home");
         std::fs::create_dir_all(home.join(".gemini")).expect("home");
         std::fs::create_dir_all(home.join(".qwen")).expect("home");
+        std::fs::create_dir_all(home.join(".kimi-code")).expect("home");
         Self {
             path_env: client.path(),
             world,
@@ -206,7 +214,8 @@ impl Home {
             .env_remove("CODEX_HOME")
             .env_remove("CLAUDE_CONFIG_DIR")
             .env_remove("GEMINI_CLI_HOME")
-            .env_remove("QWEN_HOME");
+            .env_remove("QWEN_HOME")
+            .env_remove("KIMI_CODE_HOME");
         for (key, value) in env {
             command.env(key, value);
         }
@@ -239,10 +248,7 @@ impl Home {
 
     /// How many of ACC's hook groups each event holds, and whether ACC's MCP server is there.
     fn acc_entries(&self, mcp_name: &str) -> (Vec<usize>, bool) {
-        let hooks: Value = self
-            .read(0)
-            .and_then(|b| json_with_comments(&b))
-            .unwrap_or(Value::Null);
+        let hooks: Value = self.hooks_value();
         let counts = self
             .client
             .events()
@@ -263,9 +269,11 @@ impl Home {
         let other = String::from_utf8_lossy(&self.read(1).unwrap_or_default()).into_owned();
         let acc_mcp = acc_tests::bin("acc-mcp").display().to_string();
         let mcp = match self.client {
-            Client::Claude | Client::Gemini | Client::Qwen => json_with_comments(other.as_bytes())
-                .and_then(|v| v.pointer(&format!("/mcpServers/{mcp_name}")).cloned())
-                .is_some_and(|s| s["command"] == acc_mcp.as_str()),
+            Client::Claude | Client::Gemini | Client::Qwen | Client::Kimi => {
+                json_with_comments(other.as_bytes())
+                    .and_then(|v| v.pointer(&format!("/mcpServers/{mcp_name}")).cloned())
+                    .is_some_and(|s| s["command"] == acc_mcp.as_str())
+            }
             Client::Codex => other
                 .parse::<toml::Table>()
                 .ok()
@@ -273,6 +281,67 @@ impl Home {
                 .is_some_and(|s| s.get("command").and_then(toml::Value::as_str) == Some(&acc_mcp)),
         };
         (counts, mcp)
+    }
+
+    /// The hooks file as JSON: `{"hooks": {"<event>": [groups]}}`; Kimi Code's `[[hooks]]`
+    /// tables (TOML) grouped by their event into the same shape.
+    fn hooks_value(&self) -> Value {
+        let bytes = self.read(0).unwrap_or_default();
+        if self.client != Client::Kimi {
+            return json_with_comments(&bytes).unwrap_or(Value::Null);
+        }
+        let table: toml::Table = String::from_utf8_lossy(&bytes).parse().unwrap_or_default();
+        let mut events = serde_json::Map::new();
+        for hook in table
+            .get("hooks")
+            .and_then(toml::Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let hook = serde_json::to_value(hook).unwrap_or(Value::Null);
+            let event = hook["event"].as_str().unwrap_or("").to_string();
+            events
+                .entry(event)
+                .or_insert_with(|| Value::Array(Vec::new()))
+                .as_array_mut()
+                .expect("array")
+                .push(hook);
+        }
+        serde_json::json!({ "hooks": events })
+    }
+
+    /// A real Kimi Code turn on a copy of the home (its model from the environment, so the
+    /// user's own model settings play no part): the tools its first model request offers.
+    fn kimi_offered_tools(&self) -> Vec<String> {
+        let home = self.client_copy();
+        let model = ModelServer::start();
+        let mut command = self.world.command_path(self.client.exe());
+        command
+            .args(["-p", "hello", "--output-format", "stream-json"])
+            .current_dir(&self.world.dir)
+            .env("HOME", &home)
+            .env("PATH", &self.path_env)
+            .env("KIMI_MODEL_NAME", "acc-test")
+            .env("KIMI_MODEL_API_KEY", "acc-test-key")
+            .env("KIMI_MODEL_PROVIDER_TYPE", "openai")
+            .env("KIMI_MODEL_BASE_URL", format!("{}/v1", model.base_url))
+            .env("KIMI_CODE_NO_AUTO_UPDATE", "1")
+            .env("KIMI_DISABLE_TELEMETRY", "1")
+            .env_remove("KIMI_CODE_HOME");
+        let run = self.world.run(command, "kimi -p");
+        assert_eq!(run.code, 0, "kimi did not run a turn: {run:?}");
+        let request = model
+            .model_requests()
+            .into_iter()
+            .find(|r| r.is_main_loop())
+            .expect("a model request");
+        let body: Value = serde_json::from_str(&request.body).expect("json");
+        body["tools"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|t| t["function"]["name"].as_str().map(str::to_string))
+            .collect()
     }
 
     fn assert_installed(&self, mcp_name: &str, step: &str) {
@@ -295,13 +364,36 @@ impl Home {
         let Some((_, original)) = start.files.iter().find(|(i, _)| *i == 0) else {
             return;
         };
-        let Some(Value::Object(original)) = json_with_comments(original.as_bytes()) else {
+        let parsed = if self.client == Client::Kimi {
+            original
+                .parse::<toml::Table>()
+                .ok()
+                .and_then(|t| serde_json::to_value(t).ok())
+        } else {
+            json_with_comments(original.as_bytes())
+        };
+        let Some(Value::Object(original)) = parsed else {
             return;
         };
-        let current: Value =
-            json_with_comments(&self.read(0).unwrap_or_default()).unwrap_or(Value::Null);
+        let current: Value = if self.client == Client::Kimi {
+            String::from_utf8_lossy(&self.read(0).unwrap_or_default())
+                .parse::<toml::Table>()
+                .ok()
+                .and_then(|t| serde_json::to_value(t).ok())
+                .unwrap_or(Value::Null)
+        } else {
+            json_with_comments(&self.read(0).unwrap_or_default()).unwrap_or(Value::Null)
+        };
         for (key, value) in &original {
-            if key == "hooks" {
+            if key == "hooks" && self.client == Client::Kimi {
+                // Kimi Code's `[[hooks]]`: each of the user's tables is still there.
+                for hook in value.as_array().into_iter().flatten() {
+                    let kept = current["hooks"]
+                        .as_array()
+                        .is_some_and(|list| list.contains(hook));
+                    assert!(kept, "{step}: the user's [[hooks]] table {hook}");
+                }
+            } else if key == "hooks" {
                 for (event, groups) in value.as_object().into_iter().flatten() {
                     for group in groups.as_array().into_iter().flatten() {
                         let kept = current
@@ -364,17 +456,24 @@ impl Home {
     }
 
     /// `<client> mcp list` on a copy of the home: how Codex, Gemini CLI and Qwen Code load
-    /// their files.
+    /// their files; `kimi doctor`, which validates Kimi Code's `config.toml` as Kimi Code
+    /// loads it.
     fn mcp_list(&self) -> Run {
         let home = self.client_copy();
         let mut command = self.world.command_path(self.client.exe());
+        if self.client == Client::Kimi {
+            command.arg("doctor");
+        } else {
+            command.args(["mcp", "list"]);
+        }
         command
-            .args(["mcp", "list"])
             .env("HOME", &home)
             .env("PATH", &self.path_env)
             .env("CODEX_HOME", home.join(".codex"))
             .env_remove("GEMINI_CLI_HOME")
-            .env_remove("QWEN_HOME");
+            .env_remove("QWEN_HOME")
+            .env_remove("KIMI_CODE_HOME")
+            .env("KIMI_CODE_NO_AUTO_UPDATE", "1");
         self.world.run(command, "mcp list")
     }
 
@@ -417,6 +516,10 @@ impl Home {
     /// config.toml gets a line at the top. With `drop_stop`, ACC's Stop hook goes too (what
     /// `doctor --repair` puts back).
     fn user_edit(&self, drop_stop: bool) {
+        if self.client == Client::Kimi {
+            self.kimi_user_edit(drop_stop);
+            return;
+        }
         let path = self.file(0);
         let mut value: Value =
             json_with_comments(&std::fs::read(&path).expect("hooks file")).expect("json");
@@ -442,6 +545,35 @@ impl Home {
             )
             .expect("edit");
         }
+    }
+
+    /// Kimi Code's `config.toml` rewritten by a TOML serializer with a `[[hooks]]` table of the
+    /// user's own appended (and, with `drop_stop`, ACC's Stop table gone).
+    fn kimi_user_edit(&self, drop_stop: bool) {
+        let path = self.file(0);
+        let mut table: toml::Table = std::fs::read_to_string(&path)
+            .expect("config.toml")
+            .parse()
+            .expect("toml");
+        let hooks = table
+            .entry("hooks")
+            .or_insert_with(|| toml::Value::Array(Vec::new()))
+            .as_array_mut()
+            .expect("[[hooks]]");
+        if drop_stop {
+            hooks.retain(|hook| {
+                !(hook.get("event").and_then(toml::Value::as_str) == Some("Stop")
+                    && hook
+                        .get("command")
+                        .and_then(toml::Value::as_str)
+                        .is_some_and(|c| c.contains(" hook kimi ")))
+            });
+        }
+        let mut mine = toml::Table::new();
+        mine.insert("event".into(), "UserPromptSubmit".into());
+        mine.insert("command".into(), "/usr/local/bin/my-later-hook".into());
+        hooks.push(toml::Value::Table(mine));
+        std::fs::write(&path, toml::to_string(&table).expect("toml")).expect("edit");
     }
 
     fn assert_user_edit_kept(&self, step: &str) {
@@ -608,6 +740,7 @@ fn starts(client: Client) -> Vec<Start> {
                 client_refuses: false,
             },
         ],
+        Client::Kimi => kimi_starts(),
         Client::Gemini | Client::Qwen => vec![
             Start::missing(),
             Start {
@@ -666,11 +799,69 @@ fn starts(client: Client) -> Vec<Start> {
     }
 }
 
-/// Check the state after a step that leaves ACC installed.
+/// Kimi Code's starts: its `config.toml` (TOML with comments, the user's own `[[hooks]]`,
+/// unusual layout) and its `mcp.json` (strict JSON).
+fn kimi_starts() -> Vec<Start> {
+    let model = "[models.fast] # quick work\nprovider = \"mine\"\nmodel = \"kimi-k2\"\nmax_context_size = 131072\n\n[providers.mine]\ntype = \"kimi\"\nbase_url = \"https://example.invalid/v1\"\napi_key = \"sk-mine\"\n";
+    let start = |name, files, snippets, mcp_refused| Start {
+        name,
+        files,
+        snippets,
+        mcp_refused,
+        refused: None,
+        client_refuses: false,
+    };
+    vec![
+        Start::missing(),
+        start("empty", vec![(0, String::new()), (1, "  \n".into())], vec![], None),
+        start(
+            "comments",
+            vec![(0, format!("# my Kimi Code settings\ndefault_model = \"fast\"  # the one I use\n\n{model}"))],
+            vec![(0, "# my Kimi Code settings\ndefault_model = \"fast\"  # the one I use\n\n[models.fast] # quick work\n")],
+            None,
+        ),
+        start(
+            "own hooks",
+            vec![(0, "[[hooks]]\nevent = \"PreToolUse\"\nmatcher = \"Bash\"\ncommand = \"/usr/local/bin/my-guard\"\n".into())],
+            vec![(0, "command = \"/usr/local/bin/my-guard\"")],
+            None,
+        ),
+        start(
+            "own acc mcp entry",
+            vec![(1, "{\n  \"mcpServers\": {\n    \"acc\": { \"command\": \"/opt/mine/acc-mcp\", \"env\": { \"ACC_MCP_PARTICIPANT\": \"me\" } }\n  }\n}\n".into())],
+            vec![(1, "/opt/mine/acc-mcp")],
+            Some("--mcp-name NAME"),
+        ),
+        start(
+            "unusual formatting",
+            vec![
+                (0, "default_model=\"fast\"\n[ models . fast ]\nprovider   =   \"mine\"\nmodel=\"kimi-k2\"\nmax_context_size=131072\n[providers.mine]\ntype=\"kimi\"\nbase_url=\"https://example.invalid/v1\"\napi_key=\"k\"".into()),
+                (1, "{\"mcpServers\":{\"other\":{\"command\":\"x\",\"args\":[\"a\" ,\"b\"]}}}".into()),
+            ],
+            vec![
+                (0, "default_model=\"fast\"\n[ models . fast ]\nprovider   =   \"mine\"\n"),
+                (1, "\"other\":{\"command\":\"x\",\"args\":[\"a\" ,\"b\"]}"),
+            ],
+            None,
+        ),
+    ]
+}
+
+/// Check the state after a step that leaves ACC installed: for Kimi Code also a real turn,
+/// which must offer ACC's MCP tools (Kimi Code ignores an `mcp.json` it cannot read without a
+/// word, so only the tools offered show that it loaded).
 fn check_installed(home: &Home, start: &Start, mcp_name: &str, step: &str) {
     home.assert_installed(mcp_name, step);
     home.assert_snippets(start, step);
     home.assert_client_loads(step);
+    if home.client == Client::Kimi {
+        let tools = home.kimi_offered_tools();
+        let status = format!("mcp__{mcp_name}__acc_status");
+        assert!(
+            tools.contains(&status),
+            "{step}: {status} not offered: {tools:?}"
+        );
+    }
 }
 
 /// Check the state after a step that leaves ACC uninstalled: originals back byte for byte
@@ -808,7 +999,7 @@ fn run_sequences(client: Client, start_name: &str) {
                 let broken = match client {
                     Client::Claude => "{ \"numStartups\": ",
                     Client::Codex => "[mcp_servers.acc\ncommand = ",
-                    Client::Gemini | Client::Qwen => "{ \"mcpServers\": ",
+                    Client::Gemini | Client::Qwen | Client::Kimi => "{ \"mcpServers\": ",
                 };
                 std::fs::write(&second, broken).expect("break");
                 let error = home
@@ -957,6 +1148,7 @@ fn interrupt_after_first_file(home: &Home, mcp_name: &str, original: &[Option<Ve
         .env("ACC_TEST_INSTALL_PAUSE_MS", "3000")
         .env_remove("CODEX_HOME")
         .env_remove("CLAUDE_CONFIG_DIR")
+        .env_remove("KIMI_CODE_HOME")
         .stdout(Stdio::null())
         .stderr(Stdio::null());
     let mut child = command.spawn().expect("spawn acc install");
@@ -1010,6 +1202,12 @@ matrix! {
     qwen_with_the_users_own_hooks: Client::Qwen, "own hooks";
     qwen_with_the_users_own_acc_server: Client::Qwen, "own acc mcp entry";
     qwen_with_unusual_formatting: Client::Qwen, "unusual formatting";
+    kimi_from_missing_files: Client::Kimi, "missing";
+    kimi_from_empty_files: Client::Kimi, "empty";
+    kimi_with_comments: Client::Kimi, "comments";
+    kimi_with_the_users_own_hooks: Client::Kimi, "own hooks";
+    kimi_with_the_users_own_acc_server: Client::Kimi, "own acc mcp entry";
+    kimi_with_unusual_formatting: Client::Kimi, "unusual formatting";
 }
 
 /// Kill -9 at random moments of an install that pauses between its steps: every file stays one
@@ -1237,6 +1435,8 @@ fn dotfile(client: Client, index: usize) -> &'static str {
         (Client::Gemini | Client::Qwen, _) => {
             "{\n  // mine\n  \"general\": {\"vimMode\": true}\n}\n"
         }
+        (Client::Kimi, 0) => "# mine\n[loop_control] # my limits\nmax_steps_per_turn = 50\n",
+        (Client::Kimi, _) => "{\"mcpServers\": {}}\n",
     }
 }
 
@@ -1318,7 +1518,13 @@ impl Home {
 
 #[test]
 fn dotfile_links_survive_install_reinstall_repair_and_uninstall() {
-    for client in [Client::Claude, Client::Codex, Client::Gemini, Client::Qwen] {
+    for client in [
+        Client::Claude,
+        Client::Codex,
+        Client::Gemini,
+        Client::Qwen,
+        Client::Kimi,
+    ] {
         for linked in [Linked::File, Linked::Chain, Linked::Folder] {
             let home = Home::new(client);
             let links = home.lay_out_linked(linked);
