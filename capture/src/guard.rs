@@ -304,14 +304,12 @@ impl Writer {
                     .env_remove("QWEN_HOME")
                     .env_remove("OPENAI_MODEL");
             }
-            // Kimi Code's prompt mode, every tool allowed (`--auto`, as its `-p` mode starts);
-            // its configuration and sessions under HOME, no update check, no telemetry.
+            // Kimi Code's prompt mode, which allows every tool, MCP tools too (it refuses
+            // `--auto` beside `-p`); its configuration and sessions under HOME, no update
+            // check, no telemetry.
             Client::Kimi => {
                 if resumed {
                     command.arg("--continue");
-                }
-                if mcp {
-                    command.arg("--auto");
                 }
                 command
                     .args(["-p", prompt, "--output-format", "stream-json"])
