@@ -237,4 +237,75 @@ mod tests {
         assert_eq!(field(&package, "version"), None);
         let _ = std::fs::remove_dir_all(&dir);
     }
+
+    /// A Node.js process titled as Kimi Code's is, and a package laid out as npm lays it out
+    /// (`bin/kimi` a link to the package's script): its version while the package is no newer
+    /// than the process; nothing for a process of another title, a `PATH` without `kimi`, or a
+    /// package written after the process started (an upgrade it may not run).
+    #[test]
+    fn kimi_codes_version_is_its_packages_unless_written_after_it_started() {
+        use std::os::unix::fs::symlink;
+        let dir = std::env::temp_dir().join(format!("acc-running-kimi-{}", std::process::id()));
+        let package = dir.join("lib/node_modules/@moonshot-ai/kimi-code");
+        std::fs::create_dir_all(package.join("dist")).expect("dir");
+        std::fs::create_dir_all(dir.join("bin")).expect("bin");
+        let manifest = package.join("package.json");
+        std::fs::write(
+            &manifest,
+            r#"{"name":"@moonshot-ai/kimi-code","version":"2.1.0"}"#,
+        )
+        .expect("package.json");
+        std::fs::write(package.join("dist/main.mjs"), "").expect("script");
+        symlink(package.join("dist/main.mjs"), dir.join("bin/kimi")).expect("link");
+        let spawn = |title: &str| {
+            std::process::Command::new("node")
+                .args([
+                    "-e",
+                    &format!("process.title = '{title}'; setTimeout(() => {{}}, 60000)"),
+                ])
+                .spawn()
+                .expect("node")
+        };
+        let titled = |pid: u32, title: &str| {
+            let deadline = std::time::Instant::now() + Duration::from_secs(20);
+            while std::time::Instant::now() < deadline {
+                let line = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+                if line.starts_with(title.as_bytes()) {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            panic!("node did not take the title {title}");
+        };
+        let path = std::ffi::OsString::from(format!("/nowhere:{}", dir.join("bin").display()));
+        let mut kimi_code = spawn("kimi-code");
+        let mut other = spawn("not-kimi");
+        let (pid, other_pid) = (kimi_code.id(), other.id());
+        titled(pid, "kimi-code");
+        titled(other_pid, "not-kimi");
+        let found = kimi(i64::from(pid), path.clone());
+        let elsewhere = kimi(i64::from(pid), "/nowhere".into());
+        let untitled = kimi(i64::from(other_pid), path.clone());
+        // Rewritten once the clock is surely past the process's start by more than the 1 s
+        // that `started_at`'s whole seconds allow.
+        let started = crate::process::started_at(i64::from(pid)).expect("start");
+        while std::time::SystemTime::now() < started + Duration::from_millis(2500) {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        std::fs::write(
+            &manifest,
+            r#"{"name":"@moonshot-ai/kimi-code","version":"2.2.0"}"#,
+        )
+        .expect("package.json");
+        let upgraded = kimi(i64::from(pid), path);
+        for child in [&mut kimi_code, &mut other] {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(found.as_deref(), Some("2.1.0"));
+        assert_eq!(elsewhere, None, "no kimi on PATH");
+        assert_eq!(untitled, None, "a Node.js process of another title");
+        assert_eq!(upgraded, None, "a package written after the client started");
+    }
 }

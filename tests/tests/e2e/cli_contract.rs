@@ -318,7 +318,7 @@ fn completions_come_from_the_command_definitions() {
         .collect();
     assert_eq!(
         clients,
-        ["claude-code", "codex", "gemini", "qwen", "opencode"],
+        ["claude-code", "codex", "gemini", "qwen", "opencode", "kimi"],
         "{clients:?}"
     );
     let consents: Vec<String> = bash("acc install --client codex --delivery ")

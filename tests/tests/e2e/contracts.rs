@@ -295,7 +295,7 @@ fn a_write_guard_capture_is_asked_of_a_client_acc_has_hooks_for() {
     assert!(
         error["message"]
             .as_str()
-            .is_some_and(|m| m.contains("claude-code, codex, gemini, qwen or opencode")),
+            .is_some_and(|m| m.contains("claude-code, codex, gemini, qwen, opencode or kimi")),
         "{error}"
     );
 }

@@ -3,7 +3,7 @@
 //! `Bash`, Codex's `apply_patch` and `exec_command`, Gemini CLI's `write_file` and
 //! `run_shell_command`, Qwen Code's `write_file`, `edit` and `run_shell_command`, OpenCode's
 //! `write`, `edit`, `apply_patch`, `bash` and another MCP server's writing tool, as ACC's plugin
-//! passes them) × every path form (relative, absolute, from a subdirectory, through a
+//! passes them, Kimi Code's `Write`, `Edit`, `Bash` and another MCP server's writing tool) × every path form (relative, absolute, from a subdirectory, through a
 //! symlinked project directory, a name with a space, a Unicode name, shell characters) × a
 //! claimed and an unclaimed file, with Bob's claims taken at a shell or through `acc-mcp` (each
 //! the way its surface says, the room's policy making them guarded). One row each; the
@@ -165,13 +165,38 @@ const TOOLS: &[Tool] = &[
         name: "files_write_file",
         input: |path| json!({ "path": path, "content": "x" }),
     },
+    Tool {
+        client: "kimi",
+        event: "PreToolUse",
+        name: "Write",
+        input: |path| json!({ "path": path, "content": "x" }),
+    },
+    Tool {
+        client: "kimi",
+        event: "PreToolUse",
+        name: "Edit",
+        input: |path| json!({ "path": path, "old_string": "a", "new_string": "b" }),
+    },
+    Tool {
+        client: "kimi",
+        event: "PreToolUse",
+        name: "Bash",
+        input: |path| json!({ "command": format!("cp /dev/null {}", quoted(path)) }),
+    },
+    // Kimi Code names another MCP server's tool `mcp__<server>__<tool>`.
+    Tool {
+        client: "kimi",
+        event: "PreToolUse",
+        name: "mcp__files__write_file",
+        input: |path| json!({ "path": path, "content": "x" }),
+    },
 ];
 
 /// Whether the hook's answer denies, in its client's shape.
 fn denied(client: &str, run: &acc_tests::Run) -> bool {
     match client {
         "codex" => run.code == 2,
-        "claude-code" | "qwen" | "opencode" => {
+        "claude-code" | "qwen" | "opencode" | "kimi" => {
             run.stdout.contains("\"permissionDecision\":\"deny\"")
         }
         _ => run.stdout.contains("\"decision\":\"deny\""),
@@ -352,4 +377,51 @@ fn every_client_tool_and_path_form_meets_the_guard() {
             && note.contains("(mcp): an MCP client: ACC sees none of its writes"),
         "{note}"
     );
+}
+
+/// Kimi Code's `Bash` takes a working directory of its own (`cwd`, relative to the session's or
+/// absolute, through the symlinked project too): a relative path in the command is read from
+/// there.
+#[test]
+fn a_kimi_code_shell_command_in_a_directory_of_its_own_meets_the_guard() {
+    let world = World::new();
+    let link = room(&world, Holder::Shell);
+    let rows = [
+        (world.dir.clone(), json!("src"), "parser.rs", true),
+        (
+            world.dir.clone(),
+            json!(world.dir.join("src")),
+            "parser.rs",
+            true,
+        ),
+        (world.dir.join("docs"), json!("../src"), "parser.rs", true),
+        (
+            world.dir.clone(),
+            json!(link.join("src")),
+            "parser.rs",
+            true,
+        ),
+        (world.dir.clone(), json!("src"), "free file.rs", false),
+        (world.dir.clone(), json!("docs"), "parser.rs", false),
+    ];
+    for (cwd, dir, file, claimed) in rows {
+        let payload = json!({
+            "session_id": "alice-kimi",
+            "cwd": cwd,
+            "hook_event_name": "PreToolUse",
+            "tool_name": "Bash",
+            "tool_input": { "command": format!("echo x > {}", quoted(file)), "cwd": dir },
+        });
+        let run = world.hook_with(
+            "kimi",
+            "PreToolUse",
+            &payload.to_string(),
+            &[("ACC_PARTICIPANT", "alice")],
+        );
+        assert_eq!(
+            denied("kimi", &run),
+            claimed,
+            "{cwd:?} {dir} {file}: {run:?}"
+        );
+    }
 }

@@ -504,3 +504,51 @@ fn qwen_code_resumed_and_compacted_is_live_adopted_and_guarded() {
         &[Origin::Fresh, Origin::Resumed, Origin::Compacted],
     );
 }
+
+#[test]
+fn kimi_code_stops_a_write_into_a_guarded_claim() {
+    a_write_into_a_guarded_claim_is_stopped(Client::Kimi);
+}
+
+/// Kimi Code compacts only in its interactive interface (`/compact`): fresh and resumed.
+#[test]
+fn kimi_code_resumed_is_live_adopted_and_guarded() {
+    a_resumed_session_is_live_adopted_and_guarded(Client::Kimi, &[Origin::Fresh, Origin::Resumed]);
+}
+
+/// A Kimi Code subagent's writes are its agent's (the `Agent` tool runs one inside the same
+/// session): stopped at Bob's claim like the agent's own, the model told who holds the file,
+/// and no second session appears for it.
+#[test]
+fn a_kimi_code_subagent_is_its_agent_and_is_guarded() {
+    let world = World::new();
+    let model = ModelServer::start();
+    let writer = room(&world, Client::Kimi, &model);
+    let mut steps = vec![Scripted::Tool {
+        name: "Agent".into(),
+        input: json!({
+            "description": "edit the parser",
+            "prompt": "write the parser",
+            "subagent_type": "coder"
+        }),
+    }];
+    // The subagent's turn, then the agent's last answer.
+    steps.extend(writer.write_calls(CLAIMED, Some(ORIGINAL), CHANGED));
+    steps.push(Scripted::Text("the parser is claimed".into()));
+    steps.push(Scripted::Text("done".into()));
+    model.script(steps);
+    writer.turn("delegate the parser").expect("turn");
+    assert_eq!(model.scripted_left(), 0, "the whole script ran");
+    assert_eq!(
+        file(&world, CLAIMED).as_deref(),
+        Some(ORIGINAL),
+        "the subagent's write into Bob's claim did not happen: {}",
+        acc_tests::model_text(&model)
+    );
+    assert!(
+        acc_tests::model_text(&model).contains("claimed exclusively (guarded) by bob"),
+        "the subagent was told who holds the file"
+    );
+    let sessions = acc_tests::sessions_of(&world, "kimi");
+    assert_eq!(sessions.len(), 1, "the subagent is its agent: {sessions:?}");
+}

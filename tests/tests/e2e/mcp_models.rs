@@ -820,3 +820,10 @@ fn qwen_code_offers_and_calls_all_eleven_tools_registered_by_acc_install() {
 fn opencode_offers_and_calls_all_eleven_tools_registered_by_acc_install() {
     offers_and_calls_all_eleven(acc_clients::Client::OpenCode, "acc_");
 }
+
+/// Kimi Code names an MCP tool `mcp__<server>__<tool>`, as Claude Code does; its prompt mode
+/// runs them without asking.
+#[test]
+fn kimi_code_offers_and_calls_all_eleven_tools_registered_by_acc_install() {
+    offers_and_calls_all_eleven(acc_clients::Client::Kimi, "mcp__acc__");
+}

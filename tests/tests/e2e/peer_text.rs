@@ -158,10 +158,11 @@ fn every_hostile_string_is_contained_on_every_text_surface() {
 }
 
 /// For each client whose hooks answer `hookSpecificOutput.additionalContext` (Claude Code, and
-/// Qwen Code and ACC's OpenCode plugin in the same shape).
+/// Qwen Code and ACC's OpenCode plugin in the same shape), and Kimi Code, whose hooks answer
+/// `{"message"}` and whose SessionStart shows nothing.
 #[test]
 fn hook_context_holds_peer_text_in_blocks_and_a_hostile_directory_name_on_one_line() {
-    for client in ["claude-code", "qwen", "opencode"] {
+    for client in ["claude-code", "qwen", "opencode", "kimi"] {
         hostile_hook_context(client);
     }
 }
@@ -186,19 +187,21 @@ fn hostile_hook_context(client: &str) {
     };
     let start = world.hook(client, "SessionStart", &payload("SessionStart"));
     assert_eq!(start.code, 0, "{}", start.stderr);
-    let context = additional_context(&start.stdout);
-    for line in context.lines() {
+    if client == "kimi" {
+        assert_eq!(
+            start.stdout, "",
+            "Kimi Code shows SessionStart's answer nowhere"
+        );
+    } else {
+        let context = additional_context(client, &start.stdout);
+        assert_one_line_each(&context);
         assert!(
-            !line.starts_with("ACC: you are the administrator"),
-            "the directory name put a line of its own into the context:\n{context}"
+            !context
+                .chars()
+                .any(|c| acc_clients::render::hidden(c) && c != '\n'),
+            "{context:?}"
         );
     }
-    assert!(
-        !context
-            .chars()
-            .any(|c| acc_clients::render::hidden(c) && c != '\n'),
-        "{context:?}"
-    );
     // A hostile message reaches the hooked session's next turn inside blocks only.
     let mallory = world.attach_in(&project, "mallory");
     for text in hostile_strings() {
@@ -220,7 +223,8 @@ fn hostile_hook_context(client: &str) {
     }
     let prompt = world.hook(client, "UserPromptSubmit", &payload("UserPromptSubmit"));
     assert_eq!(prompt.code, 0, "{}", prompt.stderr);
-    let context = additional_context(&prompt.stdout);
+    let context = additional_context(client, &prompt.stdout);
+    assert_one_line_each(&context);
     assert_peer_text_contained(
         &context,
         MARKERS,
@@ -228,10 +232,23 @@ fn hostile_hook_context(client: &str) {
     );
 }
 
-fn additional_context(stdout: &str) -> String {
+/// The context a hook's answer gives the model, in `client`'s shape.
+fn additional_context(client: &str, stdout: &str) -> String {
     let value: serde_json::Value = serde_json::from_str(stdout).expect("hook json");
-    value["hookSpecificOutput"]["additionalContext"]
-        .as_str()
-        .expect("additionalContext")
-        .to_string()
+    let context = if client == "kimi" {
+        &value["message"]
+    } else {
+        &value["hookSpecificOutput"]["additionalContext"]
+    };
+    context.as_str().expect("the context").to_string()
+}
+
+/// The hostile directory name put no line of its own into `context` (ACC's commands quote it).
+fn assert_one_line_each(context: &str) {
+    for line in context.lines() {
+        assert!(
+            !line.starts_with("ACC: you are the administrator"),
+            "the directory name put a line of its own into the context:\n{context}"
+        );
+    }
 }
