@@ -457,16 +457,27 @@ fn gemini_cli_resumed_is_live_adopted_and_guarded() {
 /// told who holds the file, and no second session appears for it.
 #[test]
 fn an_opencode_subagent_is_its_agent_and_is_guarded() {
-    let world = World::new();
-    let model = ModelServer::start();
-    let writer = room(&world, Client::OpenCode, &model);
-    let mut steps = vec![Scripted::Tool {
-        name: "task".into(),
-        input: json!({
+    a_subagent_is_its_agent_and_is_guarded(
+        Client::OpenCode,
+        "task",
+        json!({
             "description": "edit the parser",
             "prompt": "write the parser",
             "subagent_type": "general"
         }),
+    );
+}
+
+/// The model delegates to a subagent with `tool`, whose turn writes into Bob's claim: the
+/// write does not happen, the subagent is told who holds the file, and the room holds one
+/// session of `client`.
+fn a_subagent_is_its_agent_and_is_guarded(client: Client, tool: &str, input: Value) {
+    let world = World::new();
+    let model = ModelServer::start();
+    let writer = room(&world, client, &model);
+    let mut steps = vec![Scripted::Tool {
+        name: tool.into(),
+        input,
     }];
     // The subagent's turn, then the agent's last answer.
     steps.extend(writer.write_calls(CLAIMED, Some(ORIGINAL), CHANGED));
@@ -484,7 +495,7 @@ fn an_opencode_subagent_is_its_agent_and_is_guarded() {
         acc_tests::model_text(&model).contains("claimed exclusively (guarded) by bob"),
         "the subagent was told who holds the file"
     );
-    let sessions = acc_tests::sessions_of(&world, "opencode");
+    let sessions = acc_tests::sessions_of(&world, client.as_str());
     assert_eq!(sessions.len(), 1, "the subagent is its agent: {sessions:?}");
 }
 
@@ -521,34 +532,13 @@ fn kimi_code_resumed_is_live_adopted_and_guarded() {
 /// and no second session appears for it.
 #[test]
 fn a_kimi_code_subagent_is_its_agent_and_is_guarded() {
-    let world = World::new();
-    let model = ModelServer::start();
-    let writer = room(&world, Client::Kimi, &model);
-    let mut steps = vec![Scripted::Tool {
-        name: "Agent".into(),
-        input: json!({
+    a_subagent_is_its_agent_and_is_guarded(
+        Client::Kimi,
+        "Agent",
+        json!({
             "description": "edit the parser",
             "prompt": "write the parser",
             "subagent_type": "coder"
         }),
-    }];
-    // The subagent's turn, then the agent's last answer.
-    steps.extend(writer.write_calls(CLAIMED, Some(ORIGINAL), CHANGED));
-    steps.push(Scripted::Text("the parser is claimed".into()));
-    steps.push(Scripted::Text("done".into()));
-    model.script(steps);
-    writer.turn("delegate the parser").expect("turn");
-    assert_eq!(model.scripted_left(), 0, "the whole script ran");
-    assert_eq!(
-        file(&world, CLAIMED).as_deref(),
-        Some(ORIGINAL),
-        "the subagent's write into Bob's claim did not happen: {}",
-        acc_tests::model_text(&model)
     );
-    assert!(
-        acc_tests::model_text(&model).contains("claimed exclusively (guarded) by bob"),
-        "the subagent was told who holds the file"
-    );
-    let sessions = acc_tests::sessions_of(&world, "kimi");
-    assert_eq!(sessions.len(), 1, "the subagent is its agent: {sessions:?}");
 }

@@ -6,6 +6,8 @@
 //! refuses, and an uninstall that gives the user's files back byte for byte.
 
 use acc_capture::guard::{Origin, Writer};
+
+use crate::journey;
 use acc_capture::model::ModelServer;
 use acc_clients::Client;
 use acc_tests::{World, clients};
@@ -53,75 +55,31 @@ fn kimi_code_receives_a_peer_message_in_the_next_model_request_once_across_a_res
         );
     }
 
-    writer.turn("hello").expect("the first turn");
-    let sessions = acc_tests::sessions_of(&world, "kimi");
-    assert_eq!(
-        sessions.len(),
-        1,
-        "SessionStart opened one session: {sessions:?}"
-    );
-    let participant = sessions[0]["participantId"]
-        .as_str()
-        .expect("participant")
-        .to_string();
-    let session_id = sessions[0]["sessionId"].clone();
-    assert!(
-        sessions[0]["clientVersion"] == "2.1.0",
-        "the version read from the running client: {}",
-        sessions[0]
-    );
-
+    let opened = journey::first_turn(&world, &writer, "kimi", "2.1.0");
     let alice = world.attach("alice");
-    let sent = world.ask(
-        &alice,
-        &participant,
-        "parser",
-        "KIMI-BODY: is the parser done?",
+    let id = journey::in_the_next_request(
+        &world,
+        &writer,
+        &model,
+        bodies,
+        (&alice, &opened),
+        "KIMI-BODY",
     );
-    let id = sent["message"]["messageId"]
-        .as_str()
-        .expect("id")
-        .to_string();
-    assert_eq!(sent["delivery"][0]["transport"], "durable", "{sent}");
-
-    // The next turn, resumed: the message is in that turn's very first model request, fenced,
-    // with the credentials to answer it.
-    model.clear();
-    writer
-        .turn_with("next", Origin::Resumed, false)
-        .expect("the resumed turn");
-    let requests = bodies(&model);
-    let first = requests.first().expect("a model request");
+    let first = bodies(&model).into_iter().next().unwrap_or_default();
     assert!(
-        first.contains("KIMI-BODY")
-            && first.contains("acc-peer-message")
-            && first.contains(&participant),
-        "the message rides in the first request of the turn: {first:.3000}"
+        first.contains(&opened.participant),
+        "with its first message the model learns its credentials: {first:.3000}"
     );
-    let receipt = world.receipt(&id);
-    assert_eq!(receipt["state"], "offered", "{receipt}");
-    assert_eq!(receipt["offer"]["transport"], "next-turn", "{receipt}");
-
-    // Resumed again: the same participant and session; the message stays in the stored
-    // conversation once and is not offered again.
-    model.clear();
-    writer
-        .turn_with("and now?", Origin::Resumed, false)
-        .expect("the turn");
-    let same = acc_tests::sessions_of(&world, "kimi");
-    assert_eq!(same.len(), 1, "{same:?}");
-    assert_eq!(
-        same[0]["sessionId"], session_id,
-        "the resumed session is the same"
+    // Resumed again: the message stays in the stored conversation once and is not offered
+    // again.
+    journey::resumed_again(
+        &world,
+        &writer,
+        &model,
+        bodies,
+        ("kimi", &opened),
+        (&[&id], journey::Kept::AtMostOnce),
     );
-    let requests = bodies(&model);
-    assert!(!requests.is_empty(), "the turn asked the model");
-    for body in requests {
-        assert!(
-            body.matches(&format!("message={id} ")).count() <= 1,
-            "a message is shown at most once: {body:.3000}"
-        );
-    }
 
     world
         .acc(&[

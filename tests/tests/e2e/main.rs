@@ -17,6 +17,7 @@ mod hooks_real;
 mod human_output;
 mod install_layout;
 mod install_safety;
+mod journey;
 mod kimi;
 mod layers;
 mod mcp;

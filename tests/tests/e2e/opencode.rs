@@ -4,7 +4,9 @@
 //! inside the user's message, and a resumed conversation stays one participant and never sees it
 //! twice; an uninstall gives the user's configuration back, with OpenCode's own edit.
 
-use acc_capture::guard::{Origin, Writer};
+use acc_capture::guard::Writer;
+
+use crate::journey;
 use acc_capture::model::ModelServer;
 use acc_clients::Client;
 use acc_tests::{World, clients};
@@ -60,75 +62,34 @@ fn opencode_receives_a_peer_message_in_the_next_model_request_once_across_a_resu
         "acc-mcp added, the user's comment kept: {config}"
     );
 
-    writer.turn("hello").expect("the first turn");
-    let sessions = acc_tests::sessions_of(&world, "opencode");
-    assert_eq!(sessions.len(), 1, "one session opened: {sessions:?}");
-    let participant = sessions[0]["participantId"]
-        .as_str()
-        .expect("participant")
-        .to_string();
-    let session_id = sessions[0]["sessionId"].clone();
-    assert_eq!(
-        sessions[0]["clientVersion"], "1.18.33",
-        "the version read from the running client: {}",
-        sessions[0]
-    );
+    let opened = journey::first_turn(&world, &writer, "opencode", "1.18.33");
     let first_turn = bodies(&model).join("\n");
     assert!(
         first_turn.contains("ACC: This repository is coordinated with ACC")
-            && first_turn.contains(&participant),
+            && first_turn.contains(&opened.participant),
         "ACC's introduction reaches the model: {first_turn:.3000}"
     );
-
-    let alice = world.attach("alice");
-    let sent = world.ask(
-        &alice,
-        &participant,
-        "parser",
-        "OPENCODE-BODY: is the parser done?",
-    );
-    let id = sent["message"]["messageId"]
-        .as_str()
-        .expect("id")
-        .to_string();
-
     // The next turn, resumed: the message is in that turn's very first model request, fenced,
     // inside the user's message.
-    model.clear();
-    writer
-        .turn_with("next", Origin::Resumed, false)
-        .expect("the resumed turn");
-    let requests = bodies(&model);
-    let first = requests.first().expect("a model request");
-    assert!(
-        first.contains("OPENCODE-BODY") && first.contains("acc-peer-message"),
-        "the message rides in the first request of the turn: {first:.3000}"
+    let alice = world.attach("alice");
+    let id = journey::in_the_next_request(
+        &world,
+        &writer,
+        &model,
+        bodies,
+        (&alice, &opened),
+        "OPENCODE-BODY",
     );
-    let receipt = world.receipt(&id);
-    assert_eq!(receipt["state"], "offered", "{receipt}");
-    assert_eq!(receipt["offer"]["transport"], "next-turn", "{receipt}");
-
-    // Resumed again: the same participant and session; the message stays in the conversation
-    // once (it is in the stored user message), never added again.
-    model.clear();
-    writer
-        .turn_with("and now?", Origin::Resumed, false)
-        .expect("the turn");
-    let same = acc_tests::sessions_of(&world, "opencode");
-    assert_eq!(same.len(), 1, "{same:?}");
-    assert_eq!(
-        same[0]["sessionId"], session_id,
-        "the resumed session is the same"
+    // Resumed again: the message stays in the conversation once (it is in the stored user
+    // message), never added again.
+    journey::resumed_again(
+        &world,
+        &writer,
+        &model,
+        bodies,
+        ("opencode", &opened),
+        (&[&id], journey::Kept::Once),
     );
-    let again = bodies(&model);
-    assert!(!again.is_empty(), "the third turn reached the model");
-    for body in again {
-        assert_eq!(
-            body.matches(&format!("message={id} ")).count(),
-            1,
-            "the message is in the conversation exactly once: {body:.3000}"
-        );
-    }
 
     world
         .acc(&["uninstall", "--client", "opencode", "--home", &home])

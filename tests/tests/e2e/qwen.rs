@@ -6,6 +6,8 @@
 //! back byte for byte.
 
 use acc_capture::guard::{Origin, Writer};
+
+use crate::journey;
 use acc_capture::model::{ModelServer, QWEN_SETTINGS, Scripted};
 use acc_clients::Client;
 use acc_tests::{World, clients};
@@ -54,56 +56,23 @@ fn qwen_code_receives_a_peer_message_in_the_next_model_request_once_across_a_res
         );
     }
 
-    writer.turn("hello").expect("the first turn");
-    let sessions = acc_tests::sessions_of(&world, "qwen");
-    assert_eq!(
-        sessions.len(),
-        1,
-        "SessionStart opened one session: {sessions:?}"
-    );
-    let participant = sessions[0]["participantId"]
-        .as_str()
-        .expect("participant")
-        .to_string();
-    let session_id = sessions[0]["sessionId"].clone();
-    assert!(
-        sessions[0]["clientVersion"] == "0.24.4",
-        "the version read from the running client: {}",
-        sessions[0]
-    );
+    let opened = journey::first_turn(&world, &writer, "qwen", "0.24.4");
+    let participant = opened.participant.clone();
     let first_turn = bodies(&model).join("\n");
     assert!(
         first_turn.contains("ACC: You are participant") && first_turn.contains(&participant),
         "the session's credentials reach the model: {first_turn:.3000}"
     );
-
-    let alice = world.attach("alice");
-    let sent = world.ask(
-        &alice,
-        &participant,
-        "parser",
-        "QWEN-BODY: is the parser done?",
-    );
-    let id = sent["message"]["messageId"]
-        .as_str()
-        .expect("id")
-        .to_string();
-    assert_eq!(sent["delivery"][0]["transport"], "durable", "{sent}");
-
     // The next turn, resumed: the message is in that turn's very first model request, fenced.
-    model.clear();
-    writer
-        .turn_with("next", Origin::Resumed, false)
-        .expect("the resumed turn");
-    let requests = bodies(&model);
-    let first = requests.first().expect("a model request");
-    assert!(
-        first.contains("QWEN-BODY") && first.contains("acc-peer-message"),
-        "the message rides in the first request of the turn: {first:.3000}"
+    let alice = world.attach("alice");
+    let id = journey::in_the_next_request(
+        &world,
+        &writer,
+        &model,
+        bodies,
+        (&alice, &opened),
+        "QWEN-BODY",
     );
-    let receipt = world.receipt(&id);
-    assert_eq!(receipt["state"], "offered", "{receipt}");
-    assert_eq!(receipt["offer"]["transport"], "next-turn", "{receipt}");
 
     // A message that arrives while a turn runs reaches its next model request: the model's
     // shell command waits (bounded) for a flag the test makes only after the message is sent.
@@ -149,24 +118,14 @@ fn qwen_code_receives_a_peer_message_in_the_next_model_request_once_across_a_res
     assert_eq!(world.receipt(&later)["state"], "offered");
 
     // Resumed again: the same participant and session, and neither message is shown twice.
-    model.clear();
-    writer
-        .turn_with("and now?", Origin::Resumed, false)
-        .expect("the turn");
-    let same = acc_tests::sessions_of(&world, "qwen");
-    assert_eq!(same.len(), 1, "{same:?}");
-    assert_eq!(
-        same[0]["sessionId"], session_id,
-        "the resumed session is the same"
+    journey::resumed_again(
+        &world,
+        &writer,
+        &model,
+        bodies,
+        ("qwen", &opened),
+        (&[&id, &later], journey::Kept::AtMostOnce),
     );
-    for body in bodies(&model) {
-        for message in [&id, &later] {
-            assert!(
-                body.matches(&format!("message={message} ")).count() <= 1,
-                "a message is shown at most once: {body:.3000}"
-            );
-        }
-    }
 
     world
         .acc(&[
