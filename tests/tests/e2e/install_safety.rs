@@ -1346,6 +1346,91 @@ fn doctor_reports_files_the_clients_refuse_and_hooks_without_a_record() {
     assert!(!home.file(0).exists(), "nothing was written");
 }
 
+/// Kimi Code's files as doctor reads them: a `[[hooks]]` table running acc that no
+/// installation record names is a stray (warned, with the fix by hand, never taken by the
+/// installer); a `config.toml` that is not TOML and an `mcp.json` that is not JSON are errors
+/// naming the file (Kimi Code refuses the first and silently ignores the second), and install
+/// writes nothing over either.
+#[test]
+fn doctor_reports_kimi_codes_stray_hooks_and_unreadable_files() {
+    let home = Home::new(Client::Kimi);
+    let acc = acc_tests::bin("acc").display().to_string();
+    let config = format!(
+        "# mine\n[[hooks]]\nevent = \"Stop\"\ncommand = \"'{acc}' hook kimi Stop\"\ntimeout = 5\n"
+    );
+    std::fs::write(home.file(0), &config).expect("config");
+    let report = home.acc(&["doctor"], &[]).ok_json();
+    let checks = report["checks"].as_array().expect("checks").clone();
+    let check = |needle: &str| {
+        checks
+            .iter()
+            .find(|c| c["name"].as_str().is_some_and(|n| n.contains(needle)))
+            .cloned()
+            .unwrap_or_else(|| panic!("no check {needle}: {report}"))
+    };
+    let stray = check("hooks kimi");
+    assert_eq!(stray["status"], "warn", "{stray}");
+    assert!(
+        stray["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains("Stop") && d.contains("no installation record")),
+        "{stray}"
+    );
+    assert!(
+        stray["fix"].as_str().is_some_and(|f| f.contains("by hand")),
+        "{stray}"
+    );
+    let error = home.install("acc").err(4, "invalid_data");
+    assert!(
+        error["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("acc did not write it")),
+        "{error}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(home.file(0)).expect("config"),
+        config
+    );
+
+    for (index, text, says) in [
+        (0, "default_model = \"m1\nbroken", "not valid TOML"),
+        (1, "{ \"mcpServers\": { ", "not valid JSON"),
+    ] {
+        let _ = std::fs::remove_file(home.file(0));
+        let _ = std::fs::remove_file(home.file(1));
+        std::fs::write(home.file(index), text).expect("file");
+        let report = home.acc(&["doctor"], &[]).ok_json();
+        let name = if index == 0 {
+            "config.toml"
+        } else {
+            "mcp.json"
+        };
+        let found = report["checks"]
+            .as_array()
+            .expect("checks")
+            .iter()
+            .find(|c| c["name"].as_str().is_some_and(|n| n.contains(name)))
+            .cloned()
+            .unwrap_or_else(|| panic!("no check of {name}: {report}"));
+        assert_eq!(found["status"], "error", "{found}");
+        assert!(
+            found["detail"].as_str().is_some_and(|d| d.contains(says)),
+            "{found}"
+        );
+        let error = home.install("acc").err(4, "invalid_data");
+        assert!(
+            error["message"].as_str().is_some_and(|m| m.contains(says)),
+            "{error}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(home.file(index)).expect("file"),
+            text,
+            "nothing written over it"
+        );
+        assert!(!home.file(1 - index).exists(), "nor beside it");
+    }
+}
+
 /// Claude Code rewrites its own `.claude.json` as it runs. Uninstall afterwards removes acc's
 /// server and nothing else: the user's own server and keys stay, and so does what Claude Code
 /// wrote.

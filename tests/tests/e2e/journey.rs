@@ -6,6 +6,7 @@
 
 use acc_capture::guard::{Origin, Writer};
 use acc_capture::model::ModelServer;
+use acc_clients::Client;
 use acc_tests::{Creds, World};
 use serde_json::Value;
 
@@ -115,4 +116,24 @@ pub fn resumed_again(
             assert!(fine, "message {id} is there {count} times: {body:.3000}");
         }
     }
+}
+
+/// `acc install --client CLIENT --home HOME EXTRA…`.
+pub fn install(world: &World, client: Client, home: &str, extra: &[&str]) -> acc_tests::Run {
+    let mut args = vec!["install", "--client", client.as_str(), "--home", home];
+    args.extend_from_slice(extra);
+    world.acc(&args)
+}
+
+/// A live-delivery consent, for a client no adapter reaches: refused (exit 2), naming the
+/// client and that its messages arrive through next-turn.
+pub fn live_consent_refused(world: &World, client: Client, home: &str) {
+    let refused =
+        install(world, client, home, &["--delivery", "actionable"]).err(2, "invalid_arguments");
+    assert!(
+        refused["message"]
+            .as_str()
+            .is_some_and(|m| m.contains(client.display_name()) && m.contains("through next-turn")),
+        "{refused}"
+    );
 }

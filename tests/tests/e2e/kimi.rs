@@ -111,18 +111,8 @@ fn a_kimi_code_install_refuses_what_it_cannot_do_and_registers_a_loadable_server
     let model = ModelServer::start();
     let writer = acc_tests::prepared_writer(&world, Client::Kimi, &model);
     let home = writer.home.to_str().expect("utf8").to_string();
-    let install = |extra: &[&str]| {
-        let mut args = vec!["install", "--client", "kimi", "--home", &home];
-        args.extend_from_slice(extra);
-        world.acc(&args)
-    };
-    let refused = install(&["--delivery", "actionable"]).err(2, "invalid_arguments");
-    assert!(
-        refused["message"]
-            .as_str()
-            .is_some_and(|m| m.contains("Kimi Code") && m.contains("through next-turn")),
-        "{refused}"
-    );
+    let install = |extra: &[&str]| journey::install(&world, Client::Kimi, &home, extra);
+    journey::live_consent_refused(&world, Client::Kimi, &home);
     let refused = install(&["--mcp", "--mcp-trust"]).err(2, "invalid_arguments");
     assert!(
         refused["message"]

@@ -123,18 +123,8 @@ fn an_opencode_install_refuses_what_it_cannot_honour_and_registers_a_loadable_se
     let path = config_dir(&writer).join("opencode.json");
     let users = std::fs::read_to_string(&path).expect("mine");
     let home = writer.home.to_str().expect("utf8").to_string();
-    let install = |extra: &[&str]| {
-        let mut args = vec!["install", "--client", "opencode", "--home", &home];
-        args.extend_from_slice(extra);
-        world.acc(&args)
-    };
-    let refused = install(&["--delivery", "actionable"]).err(2, "invalid_arguments");
-    assert!(
-        refused["message"]
-            .as_str()
-            .is_some_and(|m| m.contains("OpenCode") && m.contains("through next-turn")),
-        "{refused}"
-    );
+    let install = |extra: &[&str]| journey::install(&world, Client::OpenCode, &home, extra);
+    journey::live_consent_refused(&world, Client::OpenCode, &home);
     install(&["--mcp", "--mcp-trust"]).err(2, "invalid_arguments");
     install(&["--mcp", "--dry-run"]).ok_json();
     assert_eq!(

@@ -164,18 +164,8 @@ fn a_qwen_code_install_refuses_live_consent_and_registers_a_loadable_server() {
     let model = ModelServer::start();
     let writer = acc_tests::prepared_writer(&world, Client::Qwen, &model);
     let home = writer.home.to_str().expect("utf8").to_string();
-    let install = |extra: &[&str]| {
-        let mut args = vec!["install", "--client", "qwen", "--home", &home];
-        args.extend_from_slice(extra);
-        world.acc(&args)
-    };
-    let refused = install(&["--delivery", "actionable"]).err(2, "invalid_arguments");
-    assert!(
-        refused["message"]
-            .as_str()
-            .is_some_and(|m| m.contains("Qwen Code") && m.contains("through next-turn")),
-        "{refused}"
-    );
+    let install = |extra: &[&str]| journey::install(&world, Client::Qwen, &home, extra);
+    journey::live_consent_refused(&world, Client::Qwen, &home);
     install(&["--mcp", "--mcp-trust", "--dry-run"]).ok_json();
     assert_eq!(
         std::fs::read_to_string(settings(&writer)).expect("settings"),
