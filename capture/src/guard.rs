@@ -108,7 +108,10 @@ impl Writer {
             }
         }
     }
+}
 
+/// The scripted model's calls, in each client's own tool names and shapes.
+impl Writer {
     /// The model's calls that write `content` into `relative` (which holds `before`, if
     /// anything), in the client's own tool: Qwen Code refuses to overwrite a file the session
     /// has not read, so there the model reads it first ([`Writer::reads_before`] of them).
@@ -200,7 +203,10 @@ impl Writer {
             Client::OpenCode => format!("acc_{tool}"),
         }
     }
+}
 
+/// Running the client: its turns, compaction, and the identity it ran as.
+impl Writer {
     /// One headless turn with `prompt`, to its end: a new conversation, with the client's file
     /// tools allowed.
     pub fn turn(&self, prompt: &str) -> AccResult<()> {
