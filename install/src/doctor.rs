@@ -105,7 +105,8 @@ pub fn client_version(exe: &Path) -> Result<String, String> {
         .env_remove("CODEX_HOME")
         .env_remove("CLAUDE_CONFIG_DIR")
         .env_remove("GEMINI_CLI_HOME")
-        .env_remove("QWEN_HOME");
+        .env_remove("QWEN_HOME")
+        .env_remove("KIMI_CODE_HOME");
     // In a group of its own: what the client leaves running is ended before the home goes.
     let output =
         acc_clients::run_bounded_in_group(command, probe_timeout()).map_err(|e| match e {

@@ -1804,17 +1804,38 @@ fn doctor_leaves_no_probe_home_and_no_probe_process_behind() {
     let tmp_text = tmp.to_str().expect("utf8").to_string();
     // Every client on PATH, Qwen Code's Node.js 22 too.
     let path = Client::Qwen.path();
+    // The user's own client homes, named by each client's variable: the probe is given none.
+    // (`CODEX_HOME` is left out: doctor's own check runs `codex mcp list` there, the loading
+    // check of Codex's `config.toml`, and Codex makes its `tmp/` in its home whenever it runs.)
+    let homes = home.world.temp.path().join("client homes");
+    let named: Vec<(&str, String)> = [
+        "CLAUDE_CONFIG_DIR",
+        "GEMINI_CLI_HOME",
+        "QWEN_HOME",
+        "KIMI_CODE_HOME",
+    ]
+    .into_iter()
+    .map(|var| {
+        let dir = homes.join(var);
+        std::fs::create_dir_all(&dir).expect("client home");
+        (var, dir.to_str().expect("utf8").to_string())
+    })
+    .collect();
     for round in 0..3 {
-        let report = home
-            .acc(
-                &["doctor"],
-                &[
-                    ("TMPDIR", &tmp_text),
-                    ("ACC_PROBE_TIMEOUT_MS", "60000"),
-                    ("PATH", &path),
-                ],
-            )
-            .json();
+        let mut env = vec![
+            ("TMPDIR", tmp_text.as_str()),
+            ("ACC_PROBE_TIMEOUT_MS", "60000"),
+            ("PATH", path.as_str()),
+        ];
+        env.extend(named.iter().map(|(var, dir)| (*var, dir.as_str())));
+        let report = home.acc(&["doctor"], &env).json();
+        for (var, dir) in &named {
+            let written: Vec<_> = std::fs::read_dir(dir).expect("home").flatten().collect();
+            assert!(
+                written.is_empty(),
+                "round {round}: a probe wrote into {var}: {written:?}"
+            );
+        }
         let probed = report["checks"]
             .as_array()
             .expect("checks")
