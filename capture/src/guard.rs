@@ -5,8 +5,8 @@
 //! written, and after the holder releases its claim the same write must go through.
 //!
 //! [`Writer`] drives Claude Code (`Write`), Codex (`apply_patch` run through its shell tool, as
-//! Codex 0.169 does), Gemini CLI and Qwen Code (`write_file`) in headless turns against the
-//! loopback model;
+//! Codex 0.169 does), Gemini CLI and Qwen Code (`write_file`), OpenCode (`write`) and Kimi
+//! Code (`Write`) in headless turns against the loopback model;
 //! the end-to-end tests drive the same clients with it, installed the user's way.
 
 use std::path::{Path, PathBuf};

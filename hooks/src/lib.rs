@@ -382,8 +382,8 @@ fn bind_live(context: &mut Context, payload: &Value) -> Result<(), String> {
         return Ok(());
     }
     let session_id = text(payload, "session_id").unwrap_or("");
-    // No adapter reaches a running Gemini CLI or Qwen Code session: next-turn carries their
-    // messages.
+    // No adapter reaches a running Gemini CLI, Qwen Code, OpenCode or Kimi Code session:
+    // next-turn carries their messages.
     let Some(adapter) = context.client.live_adapter() else {
         return Ok(());
     };
