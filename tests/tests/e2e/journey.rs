@@ -137,3 +137,17 @@ pub fn live_consent_refused(world: &World, client: Client, home: &str) {
         "{refused}"
     );
 }
+
+/// `client` installed the user's way (`acc install --client CLIENT EXTRA…`) into a home holding
+/// the user's own settings; no participant named, so each conversation is its own participant.
+pub fn installed(world: &World, client: Client, model: &ModelServer, extra: &[&str]) -> Writer {
+    let writer = acc_tests::prepared_writer(world, client, model);
+    let home = writer.home.to_string_lossy().into_owned();
+    install(world, client, &home, extra).ok_json();
+    writer
+}
+
+/// The bodies of the model requests so far, each whole.
+pub fn bodies(model: &ModelServer) -> Vec<String> {
+    model.model_requests().into_iter().map(|r| r.body).collect()
+}

@@ -5,38 +5,21 @@
 //! sees the message twice, the version read from the running client, the install options it
 //! refuses, and an uninstall that gives the user's files back byte for byte.
 
+use crate::journey::{self, bodies};
 use acc_capture::guard::{Origin, Writer};
-
-use crate::journey;
 use acc_capture::model::ModelServer;
 use acc_clients::Client;
 use acc_tests::{World, clients};
 
-/// Kimi Code installed the user's way into a home holding their own configuration; no
-/// participant named, so each conversation is its own participant.
-fn kimi(world: &World, model: &ModelServer, extra: &[&str]) -> Writer {
-    let writer = acc_tests::prepared_writer(world, Client::Kimi, model);
-    let home = writer.home.to_string_lossy().into_owned();
-    let mut args = vec!["install", "--client", "kimi", "--home", &home];
-    args.extend_from_slice(extra);
-    world.acc(&args).ok_json();
-    writer
-}
-
 fn config(writer: &Writer) -> std::path::PathBuf {
     writer.home.join(".kimi-code/config.toml")
-}
-
-/// The bodies of this turn's model requests, each whole.
-fn bodies(model: &ModelServer) -> Vec<String> {
-    model.model_requests().into_iter().map(|r| r.body).collect()
 }
 
 #[test]
 fn kimi_code_receives_a_peer_message_in_the_next_model_request_once_across_a_resume() {
     let world = World::new();
     let model = ModelServer::start();
-    let writer = kimi(&world, &model, &[]);
+    let writer = journey::installed(&world, Client::Kimi, &model, &[]);
     let installed = std::fs::read_to_string(config(&writer)).expect("config");
     assert!(
         installed.starts_with(&model.kimi_config()),

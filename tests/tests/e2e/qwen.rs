@@ -7,37 +7,21 @@
 
 use acc_capture::guard::{Origin, Writer};
 
-use crate::journey;
+use crate::journey::{self, bodies};
 use acc_capture::model::{ModelServer, QWEN_SETTINGS, Scripted};
 use acc_clients::Client;
 use acc_tests::{World, clients};
 use serde_json::json;
 
-/// Qwen Code installed the user's way into a home holding their own settings; no participant
-/// named, so each conversation is its own participant.
-fn qwen(world: &World, model: &ModelServer) -> Writer {
-    let writer = acc_tests::prepared_writer(world, Client::Qwen, model);
-    let home = writer.home.to_string_lossy().into_owned();
-    world
-        .acc(&["install", "--client", "qwen", "--home", &home])
-        .ok_json();
-    writer
-}
-
 fn settings(writer: &Writer) -> std::path::PathBuf {
     writer.home.join(".qwen/settings.json")
-}
-
-/// The bodies of this turn's model requests, each whole.
-fn bodies(model: &ModelServer) -> Vec<String> {
-    model.model_requests().into_iter().map(|r| r.body).collect()
 }
 
 #[test]
 fn qwen_code_receives_a_peer_message_in_the_next_model_request_once_across_a_resume() {
     let world = World::new();
     let model = ModelServer::start();
-    let writer = qwen(&world, &model);
+    let writer = journey::installed(&world, Client::Qwen, &model, &[]);
     let installed = std::fs::read_to_string(settings(&writer)).expect("settings");
     assert!(
         installed.starts_with("// the user's own Qwen Code settings\n"),
