@@ -277,10 +277,19 @@ mod tests {
             }
             panic!("node did not take the title {title}");
         };
+        /// The node processes, ended by their pids however the test ends.
+        struct Reaped(Vec<std::process::Child>);
+        impl Drop for Reaped {
+            fn drop(&mut self) {
+                for child in &mut self.0 {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                }
+            }
+        }
         let path = std::ffi::OsString::from(format!("/nowhere:{}", dir.join("bin").display()));
-        let mut kimi_code = spawn("kimi-code");
-        let mut other = spawn("not-kimi");
-        let (pid, other_pid) = (kimi_code.id(), other.id());
+        let children = Reaped(vec![spawn("kimi-code"), spawn("not-kimi")]);
+        let (pid, other_pid) = (children.0[0].id(), children.0[1].id());
         titled(pid, "kimi-code");
         titled(other_pid, "not-kimi");
         let found = kimi(i64::from(pid), path.clone());
@@ -298,10 +307,7 @@ mod tests {
         )
         .expect("package.json");
         let upgraded = kimi(i64::from(pid), path);
-        for child in [&mut kimi_code, &mut other] {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
+        drop(children);
         let _ = std::fs::remove_dir_all(&dir);
         assert_eq!(found.as_deref(), Some("2.1.0"));
         assert_eq!(elsewhere, None, "no kimi on PATH");

@@ -3,8 +3,9 @@
 //! `Bash`, Codex's `apply_patch` and `exec_command`, Gemini CLI's `write_file` and
 //! `run_shell_command`, Qwen Code's `write_file`, `edit` and `run_shell_command`, OpenCode's
 //! `write`, `edit`, `apply_patch`, `bash` and another MCP server's writing tool, as ACC's plugin
-//! passes them, Kimi Code's `Write`, `Edit`, `Bash` and another MCP server's writing tool) × every path form (relative, absolute, from a subdirectory, through a
-//! symlinked project directory, a name with a space, a Unicode name, shell characters) × a
+//! passes them, Kimi Code's `Write`, `Edit`, `Bash` and another MCP server's writing tool) ×
+//! every path form (relative, absolute, from a subdirectory, through a symlinked project
+//! directory, a name with a space, a Unicode name, shell characters) × a
 //! claimed and an unclaimed file, with Bob's claims taken at a shell or through `acc-mcp` (each
 //! the way its surface says, the room's policy making them guarded). One row each; the
 //! promise, not the mechanism: the write into Bob's claim is denied in the client's deny shape,

@@ -210,12 +210,8 @@ impl Home {
             .arg("--json")
             .args(args)
             .args(["--home", self.home.to_str().expect("utf8")])
-            .env("PATH", &self.path_env)
-            .env_remove("CODEX_HOME")
-            .env_remove("CLAUDE_CONFIG_DIR")
-            .env_remove("GEMINI_CLI_HOME")
-            .env_remove("QWEN_HOME")
-            .env_remove("KIMI_CODE_HOME");
+            .env("PATH", &self.path_env);
+        without_client_homes(&mut command);
         for (key, value) in env {
             command.env(key, value);
         }
@@ -283,22 +279,29 @@ impl Home {
         (counts, mcp)
     }
 
-    /// The hooks file as JSON: `{"hooks": {"<event>": [groups]}}`; Kimi Code's `[[hooks]]`
-    /// tables (TOML) grouped by their event into the same shape.
-    fn hooks_value(&self) -> Value {
-        let bytes = self.read(0).unwrap_or_default();
-        if self.client != Client::Kimi {
-            return json_with_comments(&bytes).unwrap_or(Value::Null);
+    /// The hooks file's bytes as a JSON value, read as its client reads it: Kimi Code's
+    /// `config.toml` as TOML, the others' as JSON with comments.
+    fn parsed(&self, bytes: &[u8]) -> Option<Value> {
+        if self.client == Client::Kimi {
+            let table: toml::Table = String::from_utf8_lossy(bytes).parse().ok()?;
+            serde_json::to_value(table).ok()
+        } else {
+            json_with_comments(bytes)
         }
-        let table: toml::Table = String::from_utf8_lossy(&bytes).parse().unwrap_or_default();
+    }
+
+    /// The hooks file as JSON: `{"hooks": {"<event>": [groups]}}`; Kimi Code's `[[hooks]]`
+    /// tables grouped by their event into the same shape.
+    fn hooks_value(&self) -> Value {
+        let parsed = self
+            .parsed(&self.read(0).unwrap_or_default())
+            .unwrap_or(Value::Null);
+        if self.client != Client::Kimi {
+            return parsed;
+        }
         let mut events = serde_json::Map::new();
-        for hook in table
-            .get("hooks")
-            .and_then(toml::Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            let hook = serde_json::to_value(hook).unwrap_or(Value::Null);
+        for hook in parsed["hooks"].as_array().into_iter().flatten() {
+            let hook = hook.clone();
             let event = hook["event"].as_str().unwrap_or("").to_string();
             events
                 .entry(event)
@@ -364,26 +367,12 @@ impl Home {
         let Some((_, original)) = start.files.iter().find(|(i, _)| *i == 0) else {
             return;
         };
-        let parsed = if self.client == Client::Kimi {
-            original
-                .parse::<toml::Table>()
-                .ok()
-                .and_then(|t| serde_json::to_value(t).ok())
-        } else {
-            json_with_comments(original.as_bytes())
-        };
-        let Some(Value::Object(original)) = parsed else {
+        let Some(Value::Object(original)) = self.parsed(original.as_bytes()) else {
             return;
         };
-        let current: Value = if self.client == Client::Kimi {
-            String::from_utf8_lossy(&self.read(0).unwrap_or_default())
-                .parse::<toml::Table>()
-                .ok()
-                .and_then(|t| serde_json::to_value(t).ok())
-                .unwrap_or(Value::Null)
-        } else {
-            json_with_comments(&self.read(0).unwrap_or_default()).unwrap_or(Value::Null)
-        };
+        let current = self
+            .parsed(&self.read(0).unwrap_or_default())
+            .unwrap_or(Value::Null);
         for (key, value) in &original {
             if key == "hooks" && self.client == Client::Kimi {
                 // Kimi Code's `[[hooks]]`: each of the user's tables is still there.
@@ -1146,11 +1135,9 @@ fn interrupt_after_first_file(home: &Home, mcp_name: &str, original: &[Option<Ve
         .args(["--home", home.home.to_str().expect("utf8")])
         .env("PATH", &home.path_env)
         .env("ACC_TEST_INSTALL_PAUSE_MS", "3000")
-        .env_remove("CODEX_HOME")
-        .env_remove("CLAUDE_CONFIG_DIR")
-        .env_remove("KIMI_CODE_HOME")
         .stdout(Stdio::null())
         .stderr(Stdio::null());
+    without_client_homes(&mut command);
     let mut child = command.spawn().expect("spawn acc install");
     let started = Instant::now();
     while home.read(0) == original[0] {
@@ -1163,6 +1150,19 @@ fn interrupt_after_first_file(home: &Home, mcp_name: &str, original: &[Option<Ve
     acc_tests::kill_pid(child.id());
     let _ = child.wait();
     assert_eq!(home.read(1), original[1], "killed before the second file");
+}
+
+/// No variable that names a client's home: every client reads the test's `HOME`.
+fn without_client_homes(command: &mut std::process::Command) {
+    for var in [
+        "CODEX_HOME",
+        "CLAUDE_CONFIG_DIR",
+        "GEMINI_CLI_HOME",
+        "QWEN_HOME",
+        "KIMI_CODE_HOME",
+    ] {
+        command.env_remove(var);
+    }
 }
 
 macro_rules! matrix {
@@ -1242,10 +1242,9 @@ fn a_kill_at_any_point_of_an_install_leaves_files_the_clients_load_and_undoable(
             .args(["--home", home.home.to_str().expect("utf8")])
             .env("PATH", &home.path_env)
             .env("ACC_TEST_INSTALL_PAUSE_MS", "150")
-            .env_remove("CODEX_HOME")
-            .env_remove("CLAUDE_CONFIG_DIR")
             .stdout(Stdio::null())
             .stderr(Stdio::null());
+        without_client_homes(&mut command);
         let mut child = command.spawn().expect("spawn");
         // Codex's install first asks codex for hashes (about a second); then three pauses.
         let window = if client == Client::Codex { 2500 } else { 600 };

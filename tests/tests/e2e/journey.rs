@@ -18,63 +18,6 @@ pub struct Opened {
     pub session_id: Value,
 }
 
-/// The first turn (`hello`): exactly one session of `harness`, recording `version`.
-pub fn first_turn(world: &World, writer: &Writer, harness: &str, version: &str) -> Opened {
-    writer.turn("hello").expect("the first turn");
-    let sessions = acc_tests::sessions_of(world, harness);
-    assert_eq!(sessions.len(), 1, "one session opened: {sessions:?}");
-    assert_eq!(
-        sessions[0]["clientVersion"], version,
-        "the version read from the running client: {}",
-        sessions[0]
-    );
-    Opened {
-        participant: sessions[0]["participantId"]
-            .as_str()
-            .expect("participant")
-            .to_string(),
-        session_id: sessions[0]["sessionId"].clone(),
-    }
-}
-
-/// `from` asks the session a question whose body holds `marker`; the next turn, resumed, has it
-/// fenced in its very first model request (`bodies` reads the client's requests) and its
-/// receipt says offered through next-turn. Returns the message id.
-pub fn in_the_next_request(
-    world: &World,
-    writer: &Writer,
-    model: &ModelServer,
-    bodies: fn(&ModelServer) -> Vec<String>,
-    (from, opened): (&Creds, &Opened),
-    marker: &str,
-) -> String {
-    let sent = world.ask(
-        from,
-        &opened.participant,
-        "parser",
-        &format!("{marker}: is the parser done?"),
-    );
-    assert_eq!(sent["delivery"][0]["transport"], "durable", "{sent}");
-    let id = sent["message"]["messageId"]
-        .as_str()
-        .expect("id")
-        .to_string();
-    model.clear();
-    writer
-        .turn_with("next", Origin::Resumed, false)
-        .expect("the resumed turn");
-    let requests = bodies(model);
-    let first = requests.first().expect("a model request");
-    assert!(
-        first.contains(marker) && first.contains("acc-peer-message"),
-        "the message rides in the first request of the turn: {first:.3000}"
-    );
-    let receipt = world.receipt(&id);
-    assert_eq!(receipt["state"], "offered", "{receipt}");
-    assert_eq!(receipt["offer"]["transport"], "next-turn", "{receipt}");
-    id
-}
-
 /// How often a carried message may stand in a later request of the conversation.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Kept {
@@ -84,36 +27,91 @@ pub enum Kept {
     AtMostOnce,
 }
 
-/// Resumed again: the same single session of `harness`, and each of `ids` in every model
-/// request of the turn as `kept` says.
-pub fn resumed_again(
-    world: &World,
-    writer: &Writer,
-    model: &ModelServer,
-    bodies: fn(&ModelServer) -> Vec<String>,
-    (harness, opened): (&str, &Opened),
-    (ids, kept): (&[&str], Kept),
-) {
-    model.clear();
-    writer
-        .turn_with("and now?", Origin::Resumed, false)
-        .expect("the turn");
-    let same = acc_tests::sessions_of(world, harness);
-    assert_eq!(same.len(), 1, "{same:?}");
-    assert_eq!(
-        same[0]["sessionId"], opened.session_id,
-        "the resumed session is the same"
-    );
-    let requests = bodies(model);
-    assert!(!requests.is_empty(), "the turn reached the model");
-    for body in requests {
-        for id in ids {
-            let count = body.matches(&format!("message={id} ")).count();
-            let fine = match kept {
-                Kept::Once => count == 1,
-                Kept::AtMostOnce => count <= 1,
-            };
-            assert!(fine, "message {id} is there {count} times: {body:.3000}");
+/// One client's journey: its world, its writer, the loopback model, the harness its sessions
+/// have, and how to read the client's own model requests (`bodies`).
+pub struct Journey<'a> {
+    pub world: &'a World,
+    pub writer: &'a Writer,
+    pub model: &'a ModelServer,
+    pub harness: &'a str,
+    pub bodies: fn(&ModelServer) -> Vec<String>,
+}
+
+impl Journey<'_> {
+    /// The first turn (`hello`): exactly one session, recording `version`.
+    pub fn first_turn(&self, version: &str) -> Opened {
+        self.writer.turn("hello").expect("the first turn");
+        let sessions = acc_tests::sessions_of(self.world, self.harness);
+        assert_eq!(sessions.len(), 1, "one session opened: {sessions:?}");
+        assert_eq!(
+            sessions[0]["clientVersion"], version,
+            "the version read from the running client: {}",
+            sessions[0]
+        );
+        Opened {
+            participant: sessions[0]["participantId"]
+                .as_str()
+                .expect("participant")
+                .to_string(),
+            session_id: sessions[0]["sessionId"].clone(),
+        }
+    }
+
+    /// `from` asks the session a question whose body holds `marker`; the next turn, resumed,
+    /// has it fenced in its very first model request and its receipt says offered through
+    /// next-turn. Returns the message id.
+    pub fn in_the_next_request(&self, from: &Creds, opened: &Opened, marker: &str) -> String {
+        let sent = self.world.ask(
+            from,
+            &opened.participant,
+            "parser",
+            &format!("{marker}: is the parser done?"),
+        );
+        assert_eq!(sent["delivery"][0]["transport"], "durable", "{sent}");
+        let id = sent["message"]["messageId"]
+            .as_str()
+            .expect("id")
+            .to_string();
+        self.model.clear();
+        self.writer
+            .turn_with("next", Origin::Resumed, false)
+            .expect("the resumed turn");
+        let requests = (self.bodies)(self.model);
+        let first = requests.first().expect("a model request");
+        assert!(
+            first.contains(marker) && first.contains("acc-peer-message"),
+            "the message rides in the first request of the turn: {first:.3000}"
+        );
+        let receipt = self.world.receipt(&id);
+        assert_eq!(receipt["state"], "offered", "{receipt}");
+        assert_eq!(receipt["offer"]["transport"], "next-turn", "{receipt}");
+        id
+    }
+
+    /// Resumed again: the same single session, and each of `ids` in every model request of the
+    /// turn as `kept` says.
+    pub fn resumed_again(&self, opened: &Opened, ids: &[&str], kept: Kept) {
+        self.model.clear();
+        self.writer
+            .turn_with("and now?", Origin::Resumed, false)
+            .expect("the turn");
+        let same = acc_tests::sessions_of(self.world, self.harness);
+        assert_eq!(same.len(), 1, "{same:?}");
+        assert_eq!(
+            same[0]["sessionId"], opened.session_id,
+            "the resumed session is the same"
+        );
+        let requests = (self.bodies)(self.model);
+        assert!(!requests.is_empty(), "the turn reached the model");
+        for body in requests {
+            for id in ids {
+                let count = body.matches(&format!("message={id} ")).count();
+                let fine = match kept {
+                    Kept::Once => count == 1,
+                    Kept::AtMostOnce => count <= 1,
+                };
+                assert!(fine, "message {id} is there {count} times: {body:.3000}");
+            }
         }
     }
 }

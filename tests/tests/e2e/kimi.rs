@@ -5,11 +5,12 @@
 //! sees the message twice, the version read from the running client, the install options it
 //! refuses, and an uninstall that gives the user's files back byte for byte.
 
-use crate::journey::{self, bodies};
 use acc_capture::guard::{Origin, Writer};
 use acc_capture::model::ModelServer;
 use acc_clients::Client;
 use acc_tests::{World, clients};
+
+use crate::journey::{self, Journey, Kept, bodies};
 
 fn config(writer: &Writer) -> std::path::PathBuf {
     writer.home.join(".kimi-code/config.toml")
@@ -38,16 +39,16 @@ fn kimi_code_receives_a_peer_message_in_the_next_model_request_once_across_a_res
         );
     }
 
-    let opened = journey::first_turn(&world, &writer, "kimi", "2.1.0");
-    let alice = world.attach("alice");
-    let id = journey::in_the_next_request(
-        &world,
-        &writer,
-        &model,
+    let journey = Journey {
+        world: &world,
+        writer: &writer,
+        model: &model,
+        harness: "kimi",
         bodies,
-        (&alice, &opened),
-        "KIMI-BODY",
-    );
+    };
+    let opened = journey.first_turn("2.1.0");
+    let alice = world.attach("alice");
+    let id = journey.in_the_next_request(&alice, &opened, "KIMI-BODY");
     let first = bodies(&model).into_iter().next().unwrap_or_default();
     assert!(
         first.contains(&opened.participant),
@@ -55,14 +56,7 @@ fn kimi_code_receives_a_peer_message_in_the_next_model_request_once_across_a_res
     );
     // Resumed again: the message stays in the stored conversation once and is not offered
     // again.
-    journey::resumed_again(
-        &world,
-        &writer,
-        &model,
-        bodies,
-        ("kimi", &opened),
-        (&[&id], journey::Kept::AtMostOnce),
-    );
+    journey.resumed_again(&opened, &[&id], Kept::AtMostOnce);
 
     world
         .acc(&[

@@ -1,7 +1,7 @@
 //! The MCP surface as the real clients' models get it: Claude Code, Codex, Gemini CLI, Qwen
-//! Code, OpenCode and Kimi Code run whole turns against a loopback model that plays a script of tool calls, so these tests see exactly which
-//! ACC tools each client offers its model, call every one of them through the client, and check
-//! the effect with the `acc` CLI.
+//! Code, OpenCode and Kimi Code run whole turns against a loopback model that plays a script of
+//! tool calls, so these tests see exactly which ACC tools each client offers its model, call
+//! every one of them through the client, and check the effect with the `acc` CLI.
 
 use std::path::Path;
 

@@ -5,12 +5,12 @@
 //! twice; an uninstall gives the user's configuration back, with OpenCode's own edit.
 
 use acc_capture::guard::Writer;
-
-use crate::journey;
 use acc_capture::model::ModelServer;
 use acc_clients::Client;
 use acc_tests::{World, clients};
 use serde_json::Value;
+
+use crate::journey::{self, Journey, Kept};
 
 fn config_dir(writer: &Writer) -> std::path::PathBuf {
     writer.home.join(".config/opencode")
@@ -62,7 +62,14 @@ fn opencode_receives_a_peer_message_in_the_next_model_request_once_across_a_resu
         "acc-mcp added, the user's comment kept: {config}"
     );
 
-    let opened = journey::first_turn(&world, &writer, "opencode", "1.18.33");
+    let journey = Journey {
+        world: &world,
+        writer: &writer,
+        model: &model,
+        harness: "opencode",
+        bodies,
+    };
+    let opened = journey.first_turn("1.18.33");
     let first_turn = bodies(&model).join("\n");
     assert!(
         first_turn.contains("ACC: This repository is coordinated with ACC")
@@ -72,24 +79,10 @@ fn opencode_receives_a_peer_message_in_the_next_model_request_once_across_a_resu
     // The next turn, resumed: the message is in that turn's very first model request, fenced,
     // inside the user's message.
     let alice = world.attach("alice");
-    let id = journey::in_the_next_request(
-        &world,
-        &writer,
-        &model,
-        bodies,
-        (&alice, &opened),
-        "OPENCODE-BODY",
-    );
+    let id = journey.in_the_next_request(&alice, &opened, "OPENCODE-BODY");
     // Resumed again: the message stays in the conversation once (it is in the stored user
     // message), never added again.
-    journey::resumed_again(
-        &world,
-        &writer,
-        &model,
-        bodies,
-        ("opencode", &opened),
-        (&[&id], journey::Kept::Once),
-    );
+    journey.resumed_again(&opened, &[&id], Kept::Once);
 
     world
         .acc(&["uninstall", "--client", "opencode", "--home", &home])

@@ -6,12 +6,12 @@
 //! back byte for byte.
 
 use acc_capture::guard::{Origin, Writer};
-
-use crate::journey::{self, bodies};
 use acc_capture::model::{ModelServer, QWEN_SETTINGS, Scripted};
 use acc_clients::Client;
 use acc_tests::{World, clients};
 use serde_json::json;
+
+use crate::journey::{self, Journey, Kept, bodies};
 
 fn settings(writer: &Writer) -> std::path::PathBuf {
     writer.home.join(".qwen/settings.json")
@@ -40,7 +40,14 @@ fn qwen_code_receives_a_peer_message_in_the_next_model_request_once_across_a_res
         );
     }
 
-    let opened = journey::first_turn(&world, &writer, "qwen", "0.24.4");
+    let journey = Journey {
+        world: &world,
+        writer: &writer,
+        model: &model,
+        harness: "qwen",
+        bodies,
+    };
+    let opened = journey.first_turn("0.24.4");
     let participant = opened.participant.clone();
     let first_turn = bodies(&model).join("\n");
     assert!(
@@ -49,14 +56,7 @@ fn qwen_code_receives_a_peer_message_in_the_next_model_request_once_across_a_res
     );
     // The next turn, resumed: the message is in that turn's very first model request, fenced.
     let alice = world.attach("alice");
-    let id = journey::in_the_next_request(
-        &world,
-        &writer,
-        &model,
-        bodies,
-        (&alice, &opened),
-        "QWEN-BODY",
-    );
+    let id = journey.in_the_next_request(&alice, &opened, "QWEN-BODY");
 
     // A message that arrives while a turn runs reaches its next model request: the model's
     // shell command waits (bounded) for a flag the test makes only after the message is sent.
@@ -102,14 +102,7 @@ fn qwen_code_receives_a_peer_message_in_the_next_model_request_once_across_a_res
     assert_eq!(world.receipt(&later)["state"], "offered");
 
     // Resumed again: the same participant and session, and neither message is shown twice.
-    journey::resumed_again(
-        &world,
-        &writer,
-        &model,
-        bodies,
-        ("qwen", &opened),
-        (&[&id, &later], journey::Kept::AtMostOnce),
-    );
+    journey.resumed_again(&opened, &[&id, &later], Kept::AtMostOnce);
 
     world
         .acc(&[
