@@ -34,7 +34,7 @@ impl Drop for Running {
     }
 }
 
-fn wait_for(deadline: Duration, mut condition: impl FnMut() -> bool) -> bool {
+pub(crate) fn wait_for(deadline: Duration, mut condition: impl FnMut() -> bool) -> bool {
     let start = Instant::now();
     while start.elapsed() < deadline {
         if condition() {
@@ -45,7 +45,7 @@ fn wait_for(deadline: Duration, mut condition: impl FnMut() -> bool) -> bool {
     false
 }
 
-fn quoted_after<'a>(text: &'a str, flag: &str) -> Option<&'a str> {
+pub(crate) fn quoted_after<'a>(text: &'a str, flag: &str) -> Option<&'a str> {
     let start = text.find(flag)? + flag.len();
     let rest = &text[start..];
     let end = rest.find('\'')?;
@@ -100,26 +100,27 @@ impl ClaudeClient {
     fn say(&mut self, text: &str) -> AccResult<()> {
         say_to(&mut self.stdin, text)
     }
+}
 
-    /// Whether `bob`'s session is bound to `claude-inbox` (the SessionStart hook's work).
-    fn bound(&self) -> bool {
-        let Ok(ws) = workspace::discover(&self.scratch.project) else {
-            return false;
-        };
-        Core::new(
-            ws,
-            self.scratch.data.join("acc"),
-            Arc::new(SystemClock::default()),
-            acc_app::process::liveness(),
-        )
-        .and_then(|mut core| core.status(false))
-        .is_ok_and(|report| {
-            report.sessions.iter().any(|s| {
-                s.session.participant_id == "bob"
-                    && s.bindings.iter().any(|b| b.adapter_id == "claude-inbox")
-            })
+/// Whether `participant`'s session in the scratch workspace is bound to `adapter` (the
+/// SessionStart hook's work).
+pub(crate) fn bound(scratch: &ScratchPaths, participant: &str, adapter: &str) -> bool {
+    let Ok(ws) = workspace::discover(&scratch.project) else {
+        return false;
+    };
+    Core::new(
+        ws,
+        scratch.data.join("acc"),
+        Arc::new(SystemClock::default()),
+        acc_app::process::liveness(),
+    )
+    .and_then(|mut core| core.status(false))
+    .is_ok_and(|report| {
+        report.sessions.iter().any(|s| {
+            s.session.participant_id == participant
+                && s.bindings.iter().any(|b| b.adapter_id == adapter)
         })
-    }
+    })
 }
 
 /// One user turn on Claude Code's stream-json input.
@@ -135,7 +136,7 @@ fn say_to(stdin: &mut Option<ChildStdin>, text: &str) -> AccResult<()> {
 
 /// The new input of each main-loop model request (what came after the model's last answer:
 /// the user's or the wake's line and the hooks' context) that holds any of `needles`.
-fn inputs_with(model: &ModelServer, needles: &[&str]) -> Vec<Value> {
+pub(crate) fn inputs_with(model: &ModelServer, needles: &[&str]) -> Vec<Value> {
     model
         .model_requests()
         .iter()
@@ -221,7 +222,7 @@ impl Client for ClaudeClient {
         self.running = Some(Running(child));
         self.say("hello")?;
         if !wait_for(WAIT, || {
-            self.bound() && self.ended.load(Ordering::SeqCst) >= 1
+            bound(&self.scratch, "bob", "claude-inbox") && self.ended.load(Ordering::SeqCst) >= 1
         }) {
             return Err(failed(
                 "claude",

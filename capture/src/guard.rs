@@ -347,16 +347,39 @@ impl Writer {
         command
     }
 
-    /// Run one prepared client command in the project, to its end.
-    fn run(&self, mut command: Command) -> AccResult<()> {
+    /// Qwen Code's terminal interface in the project, as a command for [`crate::tui::Tui`]: its
+    /// cross-session socket opens only there. Every other client is driven headless here.
+    pub fn interactive(&self) -> AccResult<Command> {
+        if self.client != Client::Qwen {
+            return Err(failed(self.client.as_str(), "is driven here only headless"));
+        }
+        let mut command = Command::new(&self.exe);
+        command
+            .args(["--auth-type", "openai", "-m", "acc-test"])
+            .args(["--approval-mode", "auto-edit"])
+            .env("OPENAI_API_KEY", "acc-capture-key")
+            .env("OPENAI_BASE_URL", format!("{}/v1", self.base_url))
+            .env_remove("QWEN_HOME")
+            .env_remove("OPENAI_MODEL");
+        self.in_project(&mut command);
+        Ok(command)
+    }
+
+    /// The project, the throwaway home, ACC's data home and the extra environment.
+    fn in_project(&self, command: &mut Command) {
         // `PWD` as a shell sets it: a client may take its project from it.
         command
             .current_dir(&self.project)
             .env("PWD", &self.project)
             .env("HOME", &self.home)
             .env("ACC_DATA_HOME", &self.data)
-            .envs(self.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-            .stdin(Stdio::null());
+            .envs(self.env.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+    }
+
+    /// Run one prepared client command in the project, to its end.
+    fn run(&self, mut command: Command) -> AccResult<()> {
+        self.in_project(&mut command);
+        command.stdin(Stdio::null());
         let what = self.client.as_str();
         match acc_clients::run_bounded(command, TURN) {
             Ok(output) if output.status.success() => Ok(()),

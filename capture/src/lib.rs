@@ -19,8 +19,10 @@ pub mod driver;
 pub mod gemini;
 pub mod guard;
 pub mod model;
+pub mod qwen;
 pub mod record;
 pub mod script;
+pub mod tui;
 pub mod wire;
 
 use std::collections::BTreeMap;
@@ -115,6 +117,7 @@ pub fn capture(client: &str, driver: Option<&Path>, write_guard: bool) -> AccRes
     match client {
         "codex" => codex::capture_codex(),
         "claude-code" => claude::capture_claude(),
+        "qwen" => qwen::capture_qwen(),
         "gemini" => gemini::capture_gemini(),
         other => capture_driven(other, driver),
     }
@@ -184,6 +187,7 @@ pub fn install_hooks(client: &str, home: &Path, data: &Path, extra: &[&str]) -> 
         .env_remove("CLAUDE_CONFIG_DIR")
         .env_remove("GEMINI_CLI_HOME")
         .env_remove("KIMI_CODE_HOME")
+        .env_remove("QWEN_HOME")
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .status()

@@ -114,6 +114,9 @@ pub enum Session {
     Bind(Value),
     /// The client's own ACC hooks opened and bound the session; these are its credentials.
     Hooked(Caller),
+    /// The client's own ACC hooks opened the session (these credentials), and the capture binds
+    /// it to this endpoint (the hooks admit only a version a capture already backs).
+    HookedAt(Caller, Value),
 }
 
 /// What the client showed of one message.
@@ -335,6 +338,10 @@ pub fn run(client: &mut dyn Client, adapter_id: &str, scratch: &Scratch) -> AccR
             bob
         }
         Session::Hooked(caller) => caller,
+        Session::HookedAt(caller, endpoint) => {
+            app.bind(&caller, adapter_id, "all", &endpoint)?;
+            caller
+        }
     };
     let run = Run {
         client: adapter.contract.client.clone(),

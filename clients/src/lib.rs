@@ -1,14 +1,16 @@
 //! ACC's own toolkit for the clients it knows (Claude Code, Codex, Gemini CLI, Qwen Code,
-//! OpenCode, Kimi Code), shared by the host and its first-party adapters (`next-turn`, `claude-inbox`,
-//! `codex-app-server`): the client kinds, the platform name captures use, the read-only probe of an installed client, bounded child
-//! processes, process liveness and ancestry, the fenced peer-message block, and a JSON-RPC
-//! client for the Codex LocalDaemon. Adapter authors need none of it: `acc-adapter-api` is
+//! OpenCode, Kimi Code), shared by the host and its first-party adapters (`next-turn`,
+//! `claude-inbox`, `qwen-inbox`, `codex-app-server`): the client kinds, the platform name
+//! captures use, the read-only probe of an installed client, bounded child processes, process
+//! liveness and ancestry, the fenced peer-message block, what the wake adapters share (the wake
+//! text, session registries, private sockets), and a JSON-RPC client for the Codex LocalDaemon. Adapter authors need none of it: `acc-adapter-api` is
 //! their whole interface.
 
 pub mod codex_daemon;
 pub mod process;
 pub mod render;
 pub mod running;
+pub mod wake;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -89,13 +91,14 @@ impl Client {
     }
 
     /// The first-party adapter that reaches a running session of this client live
-    /// (`claude-inbox`, `codex-app-server`); `None`: its messages go through next-turn only, and
+    /// (`claude-inbox`, `codex-app-server`, `qwen-inbox`); `None`: its messages go through next-turn only, and
     /// a live-delivery consent for it would enable nothing.
     pub fn live_adapter(self) -> Option<&'static str> {
         match self {
             Self::ClaudeCode => Some("claude-inbox"),
             Self::Codex => Some("codex-app-server"),
-            Self::Gemini | Self::Qwen | Self::OpenCode | Self::Kimi => None,
+            Self::Qwen => Some("qwen-inbox"),
+            Self::Gemini | Self::OpenCode | Self::Kimi => None,
         }
     }
 

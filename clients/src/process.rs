@@ -66,6 +66,21 @@ fn running_in_group(group: i64) -> Vec<i64> {
         .collect()
 }
 
+/// The running children of `pid`, from `/proc`.
+pub fn children(pid: i64) -> Vec<i64> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i64>().ok())
+        .filter(|child| {
+            fields(*child)
+                .is_some_and(|(_, state, parent)| parent == pid && !matches!(state, 'Z' | 'X'))
+        })
+        .collect()
+}
+
 /// End what is left of process group `group` (a command started as its leader, already
 /// reaped): every member is killed, and this waits (at most `within`) until none runs, so
 /// nothing the command started writes after the caller goes on.

@@ -343,17 +343,18 @@ pub fn deny(client: Client, reason: &str) -> Reply {
     }
 }
 
-/// Whether this hook's environment could name a live endpoint at all (Claude Code's messaging
-/// socket, a Codex daemon's control folder), checked from the environment and one `stat`
+/// Whether this hook's environment could name a live endpoint at all (Claude Code's or Qwen
+/// Code's messaging socket, a Codex daemon's control folder), checked from the environment and one `stat`
 /// before anything heavier: most hooks of most sessions have none.
 fn live_endpoint_named(client: Client) -> bool {
     match client {
         Client::ClaudeCode => std::env::var_os("CLAUDE_CODE_MESSAGING_SOCKET").is_some(),
+        Client::Qwen => std::env::var_os("QWEN_CODE_MESSAGING_SOCKET").is_some(),
         Client::Codex => std::env::var_os("CODEX_HOME")
             .map(PathBuf::from)
             .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".codex")))
             .is_some_and(|home| home.join("app-server-control").exists()),
-        Client::Gemini | Client::Qwen | Client::OpenCode | Client::Kimi => false,
+        Client::Gemini | Client::OpenCode | Client::Kimi => false,
     }
 }
 
@@ -373,6 +374,7 @@ fn bind_later(context: &mut Context, payload: &Value) -> Option<String> {
 
 /// Bind the session for live delivery when the user consented at install time: a Claude Code
 /// session to `claude-inbox` when the hook environment names its messaging socket and pid, a
+/// Qwen Code session to `qwen-inbox` when it names its cross-session socket and token, a
 /// Codex session to `codex-app-server` when a Codex daemon serves its `CODEX_HOME` (its thread
 /// is the hook's session id). Any refusal leaves the session without a binding (durable
 /// delivery still works); no daemon at all is not worth a note.
@@ -382,13 +384,35 @@ fn bind_live(context: &mut Context, payload: &Value) -> Result<(), String> {
         return Ok(());
     }
     let session_id = text(payload, "session_id").unwrap_or("");
-    // No adapter reaches a running Gemini CLI, Qwen Code, OpenCode or Kimi Code session:
-    // next-turn carries their messages.
+    // No adapter reaches a running Gemini CLI, OpenCode or Kimi Code session: next-turn
+    // carries their messages.
     let Some(adapter) = context.client.live_adapter() else {
         return Ok(());
     };
     let endpoint = match context.client {
-        Client::Gemini | Client::Qwen | Client::OpenCode | Client::Kimi => return Ok(()),
+        Client::Gemini | Client::OpenCode | Client::Kimi => return Ok(()),
+        // Qwen Code's terminal interface gives every hook its cross-session socket and the
+        // token of the processes it starts; its headless modes open no socket (nothing named).
+        Client::Qwen => {
+            let (Ok(socket), Ok(token), Some(pid)) = (
+                std::env::var("QWEN_CODE_MESSAGING_SOCKET"),
+                std::env::var("QWEN_CODE_MESSAGING_TOKEN"),
+                acc_clients::process::client_pid(),
+            ) else {
+                return Err("the hook environment names no messaging socket (Qwen Code opens one only in its terminal interface)".into());
+            };
+            let qwen_home = std::env::var_os("QWEN_HOME")
+                .map(PathBuf::from)
+                .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".qwen")))
+                .ok_or("no QWEN_HOME and no HOME")?;
+            acc_core::wire::json(&acc_app::wire::QwenInboxEndpoint {
+                socket: &socket,
+                token: &token,
+                pid,
+                session_id,
+                qwen_home: &qwen_home,
+            })
+        }
         Client::ClaudeCode => {
             let (Ok(socket), Some(pid)) = (
                 std::env::var("CLAUDE_CODE_MESSAGING_SOCKET"),

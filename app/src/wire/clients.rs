@@ -78,6 +78,18 @@ pub struct ClaudeInboxEndpoint<'a> {
     pub config_dir: &'a std::path::Path,
 }
 
+/// The endpoint a Qwen Code hook binds `qwen-inbox` to (the token is a secret: an endpoint is
+/// never shown).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QwenInboxEndpoint<'a> {
+    pub socket: &'a str,
+    pub token: &'a str,
+    pub pid: i64,
+    pub session_id: &'a str,
+    pub qwen_home: &'a std::path::Path,
+}
+
 /// The endpoint a Codex hook binds `codex-app-server` to.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]

@@ -99,7 +99,12 @@ fn works_from(root: &Path) {
             )
         })
         .collect();
-    for id in ["next-turn", "claude-inbox", "codex-app-server"] {
+    for id in [
+        "next-turn",
+        "claude-inbox",
+        "qwen-inbox",
+        "codex-app-server",
+    ] {
         let file = adapters
             .iter()
             .find(|(a, _)| *a == id)
@@ -114,7 +119,12 @@ fn works_from(root: &Path) {
     // `acc-mcp` runs adapter code only in `<its folder>/acc adapter-host`: the installed `acc`
     // beside it loads the installed (stripped) adapters there and answers on its pipes.
     assert!(root.join("bin/acc").is_file() && root.join("bin/acc-mcp").is_file());
-    for id in ["next-turn", "claude-inbox", "codex-app-server"] {
+    for id in [
+        "next-turn",
+        "claude-inbox",
+        "qwen-inbox",
+        "codex-app-server",
+    ] {
         use std::io::{BufRead, Write};
         let file = root.join(format!(
             "lib/acc/adapters/libacc_adapter_{}.so",
@@ -281,6 +291,7 @@ fn the_install_script_and_the_release_archive_give_a_layout_that_works_on_its_ow
         "bin/acc-capture",
         "lib/acc/adapters/libacc_adapter_next_turn.so",
         "lib/acc/adapters/libacc_adapter_claude_inbox.so",
+        "lib/acc/adapters/libacc_adapter_qwen_inbox.so",
         "lib/acc/adapters/libacc_adapter_codex_app_server.so",
     ] {
         let sections = Command::new("readelf")

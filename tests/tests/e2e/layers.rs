@@ -26,6 +26,10 @@ const LAYERS: &[(&str, &[&str])] = &[
         &["acc-adapter-api", "acc-clients"],
     ),
     (
+        "acc-adapter-qwen-inbox",
+        &["acc-adapter-api", "acc-clients"],
+    ),
+    (
         "acc-delivery",
         &["acc-store", "acc-core", "acc-adapter-api", "acc-clients"],
     ),
