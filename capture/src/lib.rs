@@ -8,10 +8,11 @@
 //!
 //! One script ([`script`]) drives every client's live delivery. It drives Codex (`codex`)
 //! through a daemon it starts itself with a model API served on loopback, Claude Code (`claude`)
-//! in a throwaway `HOME` against that model API, and any other client through its adapter
-//! author's capture driver ([`driver`]), named in the adapter's contract (the `example` adapter
-//! ships one). Gemini CLI's next-turn context is captured by [`gemini`], and the write guard of
-//! ACC's hooks in the three clients by [`guard`].
+//! in a throwaway `HOME` against that model API, Qwen Code (`qwen`) in its terminal interface
+//! on a pseudo-terminal ([`tui`]), and any other client through its adapter author's capture
+//! driver ([`driver`]), named in the adapter's contract (the `example` adapter ships one).
+//! Gemini CLI's next-turn context is captured by [`gemini`], and the write guard of ACC's hooks
+//! in every hooked client by [`guard`].
 
 pub mod claude;
 pub mod codex;

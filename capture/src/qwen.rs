@@ -155,7 +155,15 @@ impl Client for QwenClient {
             "umask 077; printf '%s\\n' \"$QWEN_CODE_MESSAGING_SOCKET\" \"$QWEN_CODE_MESSAGING_TOKEN\" \"$PPID\" \"$QWEN_CODE_SESSION_ID\" > {}",
             acc_clients::render::shell_quote(&self.endpoint_file().to_string_lossy())
         );
-        let hooks = serde_json::json!({ "SessionStart": [{ "hooks": [{ "type": "command", "command": command }] }] });
+        let hooks = serde_json::to_string(&crate::wire::QwenHooks {
+            session_start: [crate::wire::QwenHookGroup {
+                hooks: [crate::wire::QwenHookCommand {
+                    kind: "command",
+                    command: &command,
+                }],
+            }],
+        })
+        .map_err(|e| failed("qwen settings", e))?;
         let text = std::fs::read_to_string(&settings).map_err(|e| failed("qwen settings", e))?;
         let text = text
             .trim_end()
@@ -205,16 +213,16 @@ impl Client for QwenClient {
             .map_err(|e| failed("qwen hook pid", e))?;
         let credentials = first_turn(&mut tui, &self.model)?;
         self.tui = Some(tui);
-        Ok(Session::HookedAt(
-            credentials,
-            serde_json::json!({
-                "socket": fields[0],
-                "token": fields[1],
-                "pid": self.pid,
-                "sessionId": fields[3],
-                "qwenHome": self.writer().home.join(".qwen"),
-            }),
-        ))
+        let qwen_home = self.writer().home.join(".qwen");
+        let endpoint = serde_json::to_value(acc_app::wire::QwenInboxEndpoint {
+            socket: fields[0],
+            token: fields[1],
+            pid: self.pid,
+            session_id: fields[3],
+            qwen_home: &qwen_home,
+        })
+        .map_err(|e| failed("qwen endpoint", e))?;
+        Ok(Session::HookedAt(credentials, endpoint))
     }
 
     fn surface(&mut self) -> Vec<String> {

@@ -1,5 +1,5 @@
 //! The JSON the capture tool writes: what it prints with `--json`, the first user line it
-//! sends Claude Code in stream-json, and the `example` adapter's endpoint. The model APIs it
+//! sends Claude Code in stream-json, the `example` adapter's endpoint and the SessionStart hook the Qwen Code capture adds. The model APIs it
 //! serves are in [`crate::model`]; Codex's JSON-RPC is framing (the `codex-app-server` adapter's daemon client).
 
 use std::path::Path;
@@ -47,4 +47,25 @@ impl<'a> UserLine<'a> {
 #[derive(Debug, Clone, Serialize)]
 pub struct ExampleEndpoint<'a> {
     pub file: &'a Path,
+}
+
+/// The capture's own `hooks` setting for Qwen Code: one SessionStart command.
+#[derive(Debug, Clone, Serialize)]
+pub struct QwenHooks<'a> {
+    #[serde(rename = "SessionStart")]
+    pub session_start: [QwenHookGroup<'a>; 1],
+}
+
+/// A hook group of [`QwenHooks`].
+#[derive(Debug, Clone, Serialize)]
+pub struct QwenHookGroup<'a> {
+    pub hooks: [QwenHookCommand<'a>; 1],
+}
+
+/// A command hook of a [`QwenHookGroup`].
+#[derive(Debug, Clone, Serialize)]
+pub struct QwenHookCommand<'a> {
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub command: &'a str,
 }

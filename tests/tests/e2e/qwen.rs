@@ -131,25 +131,37 @@ fn qwen_code_receives_a_peer_message_in_the_next_model_request_once_across_a_res
     );
 }
 
-/// The options a Qwen Code install takes and refuses: a live-delivery consent is refused (no
-/// adapter reaches Qwen Code) and changes nothing; a dry run changes nothing; `--mcp-trust`
+/// The options a Qwen Code install takes: a dry run (live consent and MCP with it) changes
+/// nothing; `--delivery actionable` records the consent `qwen-inbox` needs; `--mcp-trust`
 /// marks ACC's server trusted, every registration declares its tools up front
 /// (`alwaysLoadTools`), and the real `qwen mcp list` loads the result.
 #[test]
-fn a_qwen_code_install_refuses_live_consent_and_registers_a_loadable_server() {
+fn a_qwen_code_install_takes_live_consent_and_registers_a_loadable_server() {
     let world = World::new();
     let model = ModelServer::start();
     let writer = acc_tests::prepared_writer(&world, Client::Qwen, &model);
     let home = writer.home.to_str().expect("utf8").to_string();
     let install = |extra: &[&str]| journey::install(&world, Client::Qwen, &home, extra);
-    journey::live_consent_refused(&world, Client::Qwen, &home);
-    install(&["--mcp", "--mcp-trust", "--dry-run"]).ok_json();
+    install(&[
+        "--mcp",
+        "--mcp-trust",
+        "--delivery",
+        "actionable",
+        "--dry-run",
+    ])
+    .ok_json();
     assert_eq!(
         std::fs::read_to_string(settings(&writer)).expect("settings"),
         QWEN_SETTINGS,
-        "a refused install and a dry run change nothing"
+        "a dry run changes nothing"
     );
-    install(&["--mcp", "--mcp-trust"]).ok_json();
+    let done = install(&["--mcp", "--mcp-trust", "--delivery", "actionable"]).ok_json();
+    assert!(
+        done["steps"].as_array().expect("steps").iter().any(|s| s
+            .as_str()
+            .is_some_and(|s| s.contains("live-delivery consent `actionable`"))),
+        "{done}"
+    );
     let text = std::fs::read_to_string(settings(&writer)).expect("settings");
     let server_at = text.find("\"mcpServers\"").expect("mcpServers");
     let server = &text[server_at..];

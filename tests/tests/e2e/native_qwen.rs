@@ -1,0 +1,344 @@
+//! Native live delivery into real Qwen Code 0.24.4: the `qwen-inbox` wake of its terminal
+//! interface (run on a pseudo-terminal) through the session's cross-session socket, and the
+//! refusals of endpoints that do not name one live, private, terminal session.
+
+use std::time::Duration;
+
+use acc_capture::model::ModelServer;
+use acc_capture::qwen::{start_bound, wake_needle, wakes};
+use acc_clients::Client;
+use acc_tests::{Guarded, World, wait_until};
+use serde_json::json;
+
+use crate::journey;
+
+const WAIT: Duration = Duration::from_secs(90);
+
+/// Alice asks `to` a question with `body`; the send's JSON.
+fn ask(world: &World, alice: &acc_tests::Creds, to: &str, body: &str) -> serde_json::Value {
+    world
+        .acc_as(
+            alice,
+            &[
+                "message",
+                "--to",
+                to,
+                "--kind",
+                "question",
+                "--subject",
+                "parser",
+                "--body",
+                body,
+            ],
+        )
+        .ok_json()
+}
+
+/// The offer events that name `transport`.
+fn offer_events(world: &World, transport: &str) -> Vec<serde_json::Value> {
+    world.acc(&["sync", "--limit", "500"]).ok_json()["events"]
+        .as_array()
+        .expect("events")
+        .iter()
+        .filter(|e| {
+            e["type"]
+                .as_str()
+                .unwrap_or("")
+                .starts_with("message.offer_")
+                && e.to_string().contains(transport)
+        })
+        .cloned()
+        .collect()
+}
+
+#[test]
+fn a_question_wakes_an_idle_qwen_code_terminal_and_the_body_follows_through_next_turn() {
+    let world = World::new();
+    let model = ModelServer::start();
+    let writer = acc_tests::prepared_writer(&world, Client::Qwen, &model);
+    let home = writer.home.to_str().expect("utf8").to_string();
+    journey::install(&world, Client::Qwen, &home, &["--delivery", "actionable"]).ok_json();
+    // The session is bound by ACC's own SessionStart hook and idle once its first turn is done.
+    let (mut tui, _credentials) = start_bound(&writer, &model, "bob").expect("a bound session");
+
+    let alice = world.attach("alice");
+    let sent = ask(&world, &alice, "bob", "SECRET-BODY: is the parser done?");
+    let id = sent["message"]["messageId"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    assert_eq!(
+        sent["delivery"],
+        json!([{ "recipientParticipantId": "bob", "outcome": "woken", "transport": "qwen-inbox" }])
+    );
+    // The idle session starts a turn of its own with the wake: no person types anything.
+    wait_until(WAIT, "the woken turn's model request", || {
+        !wakes(&model, &id).is_empty()
+    });
+    let woken = model
+        .wait_for_request(&wake_needle(&id), WAIT)
+        .expect("the wake's request");
+    model.wait_answered(woken.seq, WAIT).expect("answered");
+    assert!(
+        woken.body.contains("cross_session_message"),
+        "Qwen Code frames the wake as its own-process message: {:.2000}",
+        woken.body
+    );
+    assert!(
+        model
+            .model_requests()
+            .iter()
+            .all(|r| !r.body.contains("SECRET-BODY")),
+        "no peer byte crossed the wake"
+    );
+    // A wake records nothing, and the woken turn runs no prompt hook: the receipt waits.
+    assert_eq!(world.receipt(&id)["state"], "queued");
+    assert!(
+        offer_events(&world, "qwen-inbox").is_empty(),
+        "no offer event for a wake"
+    );
+
+    // The session's next turn carries the body through next-turn, fenced, recorded offered.
+    tui.type_line("next").expect("typed");
+    wait_until(WAIT, "the body in a model request", || {
+        model
+            .model_requests()
+            .iter()
+            .any(|r| r.body.contains("SECRET-BODY") && r.body.contains("acc-peer-message"))
+    });
+    wait_until(WAIT, "the receipt offered", || {
+        world.receipt(&id)["state"] == "offered"
+    });
+    assert_eq!(world.receipt(&id)["offer"]["transport"], "next-turn");
+    assert_eq!(
+        wakes(&model, &id).len(),
+        1,
+        "one wake, one woken turn: {}",
+        tui.screen()
+    );
+    tui.stop();
+}
+
+/// bob's session's bindings, once his session is in the room.
+fn bobs_bindings(world: &World) -> Option<serde_json::Value> {
+    world.status()["sessions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|s| s["participantId"] == "bob")
+        .map(|s| s["bindings"].clone())
+}
+
+/// The sessions ACC never binds to `qwen-inbox`, table-driven: a terminal installed without
+/// live consent, and a headless run (`qwen -p`) with it, where Qwen Code opens no socket. Each
+/// session still joins the room and its messages wait, durable, for next-turn.
+#[test]
+fn qwen_sessions_without_consent_or_without_a_socket_are_never_bound_or_woken() {
+    for (consent, headless) in [(None, false), (Some("actionable"), true)] {
+        let world = World::new();
+        let model = ModelServer::start();
+        let mut writer = acc_tests::prepared_writer(&world, Client::Qwen, &model);
+        writer.env.push(("ACC_PARTICIPANT".into(), "bob".into()));
+        let home = writer.home.to_str().expect("utf8").to_string();
+        let extra: Vec<&str> = consent.map(|c| vec!["--delivery", c]).unwrap_or_default();
+        journey::install(&world, Client::Qwen, &home, &extra).ok_json();
+        let row = format!("consent {consent:?}, headless {headless}");
+        let mut tui = None;
+        if headless {
+            writer.turn("working").expect("a headless turn");
+        } else {
+            let command = writer.interactive().expect("qwen");
+            tui = Some(acc_capture::tui::Tui::start(&command).expect("the terminal"));
+        }
+        wait_until(WAIT, "bob's session", || bobs_bindings(&world).is_some());
+        assert_eq!(bobs_bindings(&world), Some(json!([])), "{row}");
+        let alice = world.attach("alice");
+        let sent = ask(&world, &alice, "bob", "UNBOUND-BODY");
+        assert_eq!(sent["delivery"][0]["outcome"], "queued", "{row}: {sent}");
+        assert_eq!(sent["delivery"][0]["transport"], "durable", "{row}");
+        if let Some(mut tui) = tui {
+            tui.stop();
+        }
+        assert!(
+            model
+                .model_requests()
+                .iter()
+                .all(|r| !r.body.contains("a message for you is waiting")),
+            "{row}"
+        );
+    }
+}
+
+/// A stand-in Qwen Code terminal session: a live process, its registry file and a private
+/// socket whose listener takes each connection to its end, as Qwen Code does.
+struct FakeSession {
+    process: Guarded,
+    qwen_home: std::path::PathBuf,
+    socket: std::path::PathBuf,
+}
+
+impl FakeSession {
+    fn new(world: &World) -> Self {
+        use std::io::Read;
+        use std::os::unix::fs::PermissionsExt;
+        let process = Guarded(
+            std::process::Command::new("sleep")
+                .arg("300")
+                .spawn()
+                .expect("sleep"),
+        );
+        let qwen_home = world.temp.path().join("bob-home").join(".qwen");
+        std::fs::create_dir_all(qwen_home.join("sessions")).expect("sessions");
+        let socks = world.temp.path().join("bob-socks");
+        std::fs::create_dir_all(&socks).expect("socks");
+        std::fs::set_permissions(&socks, std::fs::Permissions::from_mode(0o700)).expect("chmod");
+        let socket = socks.join("s.sock");
+        let listener = std::os::unix::net::UnixListener::bind(&socket).expect("bind");
+        std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+        // Detached: the listener lives until the test process ends, like the socket file.
+        std::thread::spawn(move || {
+            for mut stream in listener.incoming().flatten() {
+                let mut frame = Vec::new();
+                let _ = stream.read_to_end(&mut frame);
+            }
+        });
+        let session = Self {
+            process,
+            qwen_home,
+            socket,
+        };
+        session.registry(session.pid(), "conv-1", "tui", &session.socket);
+        session
+    }
+
+    fn pid(&self) -> i64 {
+        i64::from(self.process.0.id())
+    }
+
+    fn registry(&self, pid: i64, session: &str, kind: &str, socket: &std::path::Path) {
+        let value = json!({
+            "schemaVersion": 1, "pid": pid, "sessionId": session, "kind": kind,
+            "ipcPath": socket, "ipcToken": "peer", "qwenVersion": "0.24.4",
+        });
+        std::fs::write(
+            self.qwen_home
+                .join("sessions")
+                .join(format!("{}.json", self.pid())),
+            value.to_string(),
+        )
+        .expect("registry");
+    }
+
+    fn endpoint(&self, socket: &std::path::Path, token: &str) -> String {
+        json!({ "socket": socket, "token": token, "pid": self.pid(), "sessionId": "conv-1", "qwenHome": self.qwen_home }).to_string()
+    }
+}
+
+#[test]
+fn qwen_endpoints_that_name_no_live_private_terminal_session_are_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    let world = World::new();
+    let bob = world.attach("bob");
+    let alice = world.attach("alice");
+    let fake = FakeSession::new(&world);
+    let home = world.temp.path().join("bob-home");
+    journey::install(
+        &world,
+        Client::Qwen,
+        home.to_str().expect("utf8"),
+        &["--delivery", "all"],
+    )
+    .ok_json();
+    let home_env = [("HOME", home.to_str().expect("utf8"))];
+    let bind = |endpoint: &str| {
+        world.acc_as_with(
+            &bob,
+            &[
+                "bind",
+                "--adapter",
+                "qwen-inbox",
+                "--policy",
+                "all",
+                "--endpoint",
+                endpoint,
+            ],
+            &home_env,
+        )
+    };
+    let refused = |endpoint: &str, why: &str| {
+        let error = bind(endpoint).err(4, "invalid_data");
+        let message = error["message"].as_str().unwrap_or_default().to_string();
+        assert!(message.contains(why), "{why} in {message}");
+    };
+    let link = world.temp.path().join("link.sock");
+    std::os::unix::fs::symlink(&fake.socket, &link).expect("symlink");
+    let good = fake.endpoint(&fake.socket, "own-token");
+
+    // Each row: the registry as the fake session writes it, the endpoint, what the refusal names.
+    let rows: [(i64, &str, &str, String, &str); 6] = [
+        (fake.pid() + 1, "conv-1", "tui", good.clone(), "another pid"),
+        (fake.pid(), "conv-2", "tui", good.clone(), "another session"),
+        (
+            fake.pid(),
+            "conv-1",
+            "acp",
+            good.clone(),
+            "terminal interface",
+        ),
+        (
+            fake.pid(),
+            "conv-1",
+            "tui",
+            fake.endpoint(&link, "own-token"),
+            "symlink",
+        ),
+        (
+            fake.pid(),
+            "conv-1",
+            "tui",
+            fake.endpoint(&fake.socket, ""),
+            "token",
+        ),
+        (
+            fake.pid(),
+            "conv-1",
+            "tui",
+            fake.endpoint(&fake.socket, "a token\nwith a newline"),
+            "token",
+        ),
+    ];
+    for (pid, session, kind, endpoint, why) in &rows {
+        fake.registry(*pid, session, kind, &fake.socket);
+        refused(endpoint, why);
+    }
+    fake.registry(fake.pid(), "conv-1", "tui", &fake.socket);
+    std::fs::set_permissions(&fake.socket, std::fs::Permissions::from_mode(0o660)).expect("chmod");
+    refused(&good, "native_endpoint_unavailable");
+    std::fs::set_permissions(&fake.socket, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    assert_eq!(
+        world.status()["sessions"][0]["bindings"],
+        json!([]),
+        "nothing was bound"
+    );
+
+    // A good binding wakes; then the session dies: the wake is refused, recorded, and waits.
+    bind(&good).ok_json();
+    let sent = ask(&world, &alice, "bob", "b");
+    assert_eq!(sent["delivery"][0]["outcome"], "woken", "{sent}");
+    assert_eq!(sent["delivery"][0]["transport"], "qwen-inbox");
+    let mut process = fake.process;
+    acc_tests::kill_pid(process.0.id());
+    let _ = process.0.wait();
+    let sent = ask(&world, &alice, "bob", "b");
+    assert_eq!(sent["delivery"][0]["outcome"], "queued");
+    assert_eq!(sent["delivery"][0]["errorCode"], "recipient_unavailable");
+    let id = sent["message"]["messageId"].as_str().expect("id");
+    assert_eq!(world.receipt(id)["state"], "queued");
+    let failed = world.acc(&["sync", "--limit", "500"]).ok_json()["events"]
+        .as_array()
+        .expect("events")
+        .iter()
+        .filter(|e| e["type"] == "message.offer_failed")
+        .count();
+    assert_eq!(failed, 1);
+}
