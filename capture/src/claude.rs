@@ -24,6 +24,37 @@ use acc_core::{Caller, Core};
 /// The registry fields the adapter reads.
 pub const REGISTRY_FIELDS: &[&str] = &["pid", "sessionId", "messagingSocketPath", "version"];
 
+/// What every wake for `message_id` says (the fixed text of `acc_clients::wake::wake_text`).
+pub fn wake_needle(message_id: &str) -> String {
+    format!("a message for you is waiting ({message_id})")
+}
+
+/// What a client's session registry for `pid` under `dir` lacks of `fields`, and what is wrong
+/// with the socket its `socket_field` names: the surface a wake adapter relies on.
+pub(crate) fn registry_notes(
+    dir: &std::path::Path,
+    pid: i64,
+    fields: &[&str],
+    socket_field: &str,
+) -> Vec<String> {
+    let Ok(registry) = acc_clients::wake::session_registry(dir, pid) else {
+        return vec![format!("no session registry file for pid {pid}")];
+    };
+    let mut notes: Vec<String> = fields
+        .iter()
+        .filter(|field| registry.get(**field).is_none())
+        .map(|field| format!("the session registry has no `{field}`"))
+        .collect();
+    let socket = registry
+        .get(socket_field)
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    if let Err(why) = acc_clients::wake::private_socket(std::path::Path::new(socket)) {
+        notes.push(why.into());
+    }
+    notes
+}
+
 /// A `claude` process; killed by pid when dropped.
 struct Running(Child);
 
@@ -103,8 +134,13 @@ impl ClaudeClient {
 }
 
 /// Whether `participant`'s session in the scratch workspace is bound to `adapter` (the
-/// SessionStart hook's work).
+/// SessionStart hook's work, or a later prompt hook's when that one could not bind).
 pub(crate) fn bound(scratch: &ScratchPaths, participant: &str, adapter: &str) -> bool {
+    in_room(scratch, participant, Some(adapter))
+}
+
+/// Whether `participant` has a session in the scratch workspace (bound to `adapter`, if named).
+pub(crate) fn in_room(scratch: &ScratchPaths, participant: &str, adapter: Option<&str>) -> bool {
     let Ok(ws) = workspace::discover(&scratch.project) else {
         return false;
     };
@@ -118,7 +154,7 @@ pub(crate) fn bound(scratch: &ScratchPaths, participant: &str, adapter: &str) ->
     .is_ok_and(|report| {
         report.sessions.iter().any(|s| {
             s.session.participant_id == participant
-                && s.bindings.iter().any(|b| b.adapter_id == adapter)
+                && adapter.is_none_or(|adapter| s.bindings.iter().any(|b| b.adapter_id == adapter))
         })
     })
 }
@@ -248,33 +284,12 @@ impl Client for ClaudeClient {
 
     fn surface(&mut self) -> Vec<String> {
         let pid = self.running.as_ref().map_or(0, |r| r.0.id());
-        let registry = std::fs::read(
-            self.home()
-                .join(".claude")
-                .join("sessions")
-                .join(format!("{pid}.json")),
+        registry_notes(
+            &self.home().join(".claude"),
+            i64::from(pid),
+            REGISTRY_FIELDS,
+            "messagingSocketPath",
         )
-        .ok()
-        .and_then(|b| serde_json::from_slice::<Value>(&b).ok());
-        let Some(registry) = registry else {
-            return vec!["no session registry file for the claude pid".into()];
-        };
-        let mut notes: Vec<String> = REGISTRY_FIELDS
-            .iter()
-            .filter(|field| registry.get(**field).is_none())
-            .map(|field| format!("the session registry has no `{field}`"))
-            .collect();
-        let socket = registry
-            .get("messagingSocketPath")
-            .and_then(Value::as_str)
-            .unwrap_or("");
-        use std::os::unix::fs::MetadataExt;
-        match std::fs::symlink_metadata(socket) {
-            Ok(meta) if meta.mode() & 0o077 == 0 => {}
-            Ok(_) => notes.push("the messaging socket is open to group or others".into()),
-            Err(_) => notes.push("the messaging socket does not exist".into()),
-        }
-        notes
     }
 
     fn busy(&mut self, _participant: &str) -> AccResult<()> {
@@ -309,7 +324,7 @@ impl Client for ClaudeClient {
         // A wake carries only the message id; the message itself reaches the model once, in
         // the `acc-peer-message` block a prompt hook adds (which records it). What counts is the
         // message: a repeated wake that runs a turn carrying nothing is in the frames, not a copy.
-        let wake = format!("a message for you is waiting ({message_id})");
+        let wake = wake_needle(message_id);
         let block = format!("message={message_id} kind=");
         let deadline = Instant::now() + wait;
         let (inputs, seen) = loop {

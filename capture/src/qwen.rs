@@ -9,7 +9,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::claude::{bound, inputs_with, quoted_after, wait_for};
+use crate::claude::{
+    bound, in_room, inputs_with, quoted_after, registry_notes, wait_for, wake_needle,
+};
 use crate::failed;
 use crate::guard::Writer;
 use crate::model::ModelServer;
@@ -42,9 +44,10 @@ pub fn capture_qwen() -> AccResult<Finished> {
     script::run(&mut client, "qwen-inbox", &scratch)
 }
 
-/// The `qwen` terminal interface of `participant` in `writer`'s home and project, once ACC's
-/// SessionStart hook has bound it to `qwen-inbox` and its first turn (`hello`) has shown the
-/// model the session's credentials, which are returned.
+/// The `qwen` terminal interface of `participant` in `writer`'s home and project, once its first
+/// turn (`hello`) has shown the model the session's credentials (returned) and ACC has bound
+/// the session to `qwen-inbox`: at its SessionStart hook, or at the prompt hook of that turn
+/// when SessionStart could not (as on a loaded machine, where a hook may run out of its budget).
 pub fn start_bound(
     writer: &Writer,
     model: &ModelServer,
@@ -58,22 +61,40 @@ pub fn start_bound(
         data: writer.data.clone(),
         client: writer.home.clone(),
     };
-    if !wait_for(WAIT, || bound(&scratch, participant, "qwen-inbox")) {
-        return Err(failed(
+    let unbound = |what: &str, tui: &Tui| {
+        failed(
             "qwen",
-            format!(
-                "the SessionStart hook did not bind the session to qwen-inbox within 60 s; the screen: {}",
-                tui.screen()
-            ),
-        ));
+            format!("{what} within 60 s; the screen: {}", tui.screen()),
+        )
+    };
+    // The session is in the room once SessionStart ran (the prompt may not take input yet).
+    if !wait_for(WAIT, || in_room(&scratch, participant, None)) {
+        return Err(unbound("the SessionStart hook did not run", &tui));
     }
     let credentials = first_turn(&mut tui, model)?;
+    if !wait_for(WAIT, || bound(&scratch, participant, "qwen-inbox")) {
+        return Err(unbound("no hook bound the session to qwen-inbox", &tui));
+    }
     Ok((tui, credentials))
 }
+
+/// What Qwen Code's prompt shows while it is empty and takes input.
+const INPUT_PLACEHOLDER: &str = "Type your message or @path/to/file";
 
 /// Type the session's first prompt (`hello`) and return the credentials ACC's SessionStart
 /// context gave the model with it, once the model has answered.
 fn first_turn(tui: &mut Tui, model: &ModelServer) -> AccResult<Caller> {
+    // Qwen Code drops keys typed before its configuration is initialized (MCP servers
+    // connected): the prompt, with this placeholder, is drawn only once it takes input.
+    if !wait_for(WAIT, || tui.screen().contains(INPUT_PLACEHOLDER)) {
+        return Err(failed(
+            "qwen",
+            format!(
+                "the prompt never took input within 60 s; the screen: {}",
+                tui.screen()
+            ),
+        ));
+    }
     tui.type_line("hello")?;
     model
         .wait_for_request("--generation '", WAIT)
@@ -100,11 +121,6 @@ fn first_turn(tui: &mut Tui, model: &ModelServer) -> AccResult<Caller> {
 /// The main-loop model requests whose new input is the wake for `message_id`.
 pub fn wakes(model: &ModelServer, message_id: &str) -> Vec<Value> {
     inputs_with(model, &[&wake_needle(message_id)])
-}
-
-/// What every wake for `message_id` says.
-pub fn wake_needle(message_id: &str) -> String {
-    format!("a message for you is waiting ({message_id})")
 }
 
 /// The installed Qwen Code's terminal interface, its model the capture's loopback model API.
@@ -226,24 +242,12 @@ impl Client for QwenClient {
     }
 
     fn surface(&mut self) -> Vec<String> {
-        let pid = self.pid;
-        let home = self.writer().home.join(".qwen");
-        let Ok(registry) = acc_clients::wake::session_registry(&home, pid) else {
-            return vec!["no session registry file for the qwen pid".into()];
-        };
-        let mut notes: Vec<String> = REGISTRY_FIELDS
-            .iter()
-            .filter(|field| registry.get(**field).is_none())
-            .map(|field| format!("the session registry has no `{field}`"))
-            .collect();
-        let socket = registry
-            .get("ipcPath")
-            .and_then(Value::as_str)
-            .unwrap_or("");
-        if let Err(why) = acc_clients::wake::private_socket(std::path::Path::new(socket)) {
-            notes.push(why.into());
-        }
-        notes
+        registry_notes(
+            &self.writer().home.join(".qwen"),
+            self.pid,
+            REGISTRY_FIELDS,
+            "ipcPath",
+        )
     }
 
     fn busy(&mut self, _participant: &str) -> AccResult<()> {

@@ -1,9 +1,98 @@
 //! What the wake adapters (`claude-inbox`, `qwen-inbox`) share: the one fixed line of ACC text
 //! a wake carries, the session registry file a client writes per process, and the checks on the
-//! Unix socket a wake is written to.
+//! Unix socket a wake is written to; and [`handshake`] and [`offer`], the host-facing steps of a
+//! wake adapter, which re-verify the endpoint (the [`WakeEndpoint`]) before each wake.
 
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::os::unix::net::UnixStream;
 use std::path::Path;
+
+use acc_adapter_api::AdapterError;
+use acc_adapter_api::wire::{HandshakeAnswer, HandshakeRequest, OfferAnswer, OfferRequest};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+/// The endpoint of a wake adapter: what a hook reported, checked again before every wake.
+pub trait WakeEndpoint: Serialize + DeserializeOwned {
+    /// What the endpoint is (`a claude-inbox endpoint is {…}`), for the refusal of one that
+    /// does not parse.
+    const SHAPE: &'static str;
+    /// Verify the endpoint; the client version the client itself reports.
+    fn verify(&self) -> Result<String, AdapterError>;
+    /// Write one wake for `message_id`; `Err` is the offer's refusal code.
+    fn wake(&self, message_id: &str) -> Result<(), &'static str>;
+}
+
+/// A wake adapter's handshake: parse and verify the endpoint, kept as its own reference.
+pub fn handshake<E: WakeEndpoint>(
+    request: HandshakeRequest,
+    lease_seconds: u64,
+) -> Result<HandshakeAnswer, AdapterError> {
+    let endpoint: E = serde_json::from_value(request.endpoint)
+        .map_err(|e| AdapterError::new("handshake_failed", format!("{}: {e}", E::SHAPE)))?;
+    let client_version = endpoint.verify()?;
+    let endpoint_ref = serde_json::to_string(&endpoint)
+        .map_err(|e| AdapterError::new("handshake_failed", e.to_string()))?;
+    Ok(HandshakeAnswer {
+        endpoint_ref,
+        modes: vec!["live".into()],
+        lease_seconds,
+        client_version,
+    })
+}
+
+/// A wake adapter's offer: the endpoint verified again (a refusal names why), the client still
+/// the version admitted for the binding, then one wake. An accepted wake records nothing.
+pub fn offer<E: WakeEndpoint>(request: &OfferRequest) -> Result<OfferAnswer, AdapterError> {
+    let endpoint: E = serde_json::from_str(&request.endpoint_ref)
+        .map_err(|_| AdapterError::new("handshake_failed", "the endpoint reference is not ours"))?;
+    let refused = |code: &str| OfferAnswer {
+        accepted: false,
+        pending_approval: false,
+        code: Some(code.into()),
+        client_version: request.client_version.clone(),
+    };
+    let client_version = match endpoint.verify() {
+        Ok(version) => version,
+        Err(error) if error.code.as_str() == "native_endpoint_unavailable" => {
+            return Ok(refused("transport_rejected"));
+        }
+        Err(_) => return Ok(refused("recipient_unavailable")),
+    };
+    if client_version != request.client_version {
+        // The client changed under the binding: its version was never admitted.
+        return Ok(refused("unsupported_client_version"));
+    }
+    match endpoint.wake(request.message.message_id.as_str()) {
+        Ok(()) => Ok(OfferAnswer {
+            accepted: true,
+            pending_approval: false,
+            code: None,
+            client_version,
+        }),
+        Err(code) => Ok(refused(code)),
+    }
+}
+
+/// Connect to a wake socket; `Err` is the offer's refusal code.
+pub fn connect(socket: &str) -> Result<UnixStream, &'static str> {
+    UnixStream::connect(socket).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::PermissionDenied {
+            "transport_permission_denied"
+        } else {
+            "recipient_unavailable"
+        }
+    })
+}
+
+/// The refusal code of an I/O failure on a connected wake socket.
+pub fn io_code(error: &std::io::Error) -> &'static str {
+    if error.kind() == std::io::ErrorKind::PermissionDenied {
+        "transport_permission_denied"
+    } else {
+        "transport_error"
+    }
+}
 
 /// The message id as a wake may carry it: ASCII letters, digits, `_` and `-` only.
 pub fn wake_id(message_id: &str) -> String {

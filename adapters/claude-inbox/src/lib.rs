@@ -21,7 +21,8 @@ use acc_adapter_api::wire::{
 use acc_adapter_api::{AdapterError, AdapterImpl, OfferKind, export_adapter};
 use acc_clients::pid_alive;
 use acc_clients::wake::{
-    RegistryProblem, private_socket, same_file, session_registry, wake_id, wake_text,
+    self, RegistryProblem, WakeEndpoint, private_socket, same_file, session_registry, wake_id,
+    wake_text,
 };
 use serde::{Deserialize, Serialize};
 
@@ -149,71 +150,29 @@ impl AdapterImpl for ClaudeInbox {
     }
 
     fn handshake(&self, request: HandshakeRequest) -> Result<HandshakeAnswer, AdapterError> {
-        let endpoint: Endpoint = serde_json::from_value(request.endpoint).map_err(|e| {
-            refuse(
-                "handshake_failed",
-                format!("a claude-inbox endpoint is {{socket, pid, sessionId, configDir}}: {e}"),
-            )
-        })?;
-        let client_version = verify(&endpoint)?;
-        let endpoint_ref = serde_json::to_string(&endpoint)
-            .map_err(|e| refuse("handshake_failed", e.to_string()))?;
-        Ok(HandshakeAnswer {
-            endpoint_ref,
-            modes: vec!["live".into()],
-            lease_seconds: LEASE_SECONDS,
-            client_version,
-        })
+        wake::handshake::<Endpoint>(request, LEASE_SECONDS)
     }
 
     fn offer(&self, request: OfferRequest) -> Result<OfferAnswer, AdapterError> {
-        let endpoint: Endpoint = serde_json::from_str(&request.endpoint_ref)
-            .map_err(|_| refuse("handshake_failed", "the endpoint reference is not ours"))?;
-        let refused = |code: &str| OfferAnswer {
-            accepted: false,
-            pending_approval: false,
-            code: Some(code.into()),
-            client_version: request.client_version.clone(),
-        };
-        let client_version = match verify(&endpoint) {
-            Ok(version) => version,
-            Err(error) => {
-                let code = if error.code.as_str() == "native_endpoint_unavailable" {
-                    "transport_rejected"
-                } else {
-                    "recipient_unavailable"
-                };
-                return Ok(refused(code));
-            }
-        };
-        if client_version != request.client_version {
-            // The client changed under the binding: its version was never admitted.
-            return Ok(refused("unsupported_client_version"));
-        }
-        let message_id = request.message.message_id.as_str();
-        let mut stream = match std::os::unix::net::UnixStream::connect(&endpoint.socket) {
-            Ok(stream) => stream,
-            Err(e) if matches!(e.kind(), std::io::ErrorKind::PermissionDenied) => {
-                return Ok(refused("transport_permission_denied"));
-            }
-            Err(_) => return Ok(refused("recipient_unavailable")),
-        };
+        wake::offer::<Endpoint>(&request)
+    }
+}
+
+impl WakeEndpoint for Endpoint {
+    const SHAPE: &'static str = "a claude-inbox endpoint is {socket, pid, sessionId, configDir}";
+
+    fn verify(&self) -> Result<String, AdapterError> {
+        verify(self)
+    }
+
+    /// One line, written within 2 s; Claude Code answers nothing on the socket.
+    fn wake(&self, message_id: &str) -> Result<(), &'static str> {
+        let mut stream = wake::connect(&self.socket)?;
         let _ = stream.set_write_timeout(Some(Duration::from_secs(2)));
-        match stream
+        stream
             .write_all(wake_line(message_id).as_bytes())
-            .and_then(|_| stream.flush())
-        {
-            Ok(()) => Ok(OfferAnswer {
-                accepted: true,
-                pending_approval: false,
-                code: None,
-                client_version,
-            }),
-            Err(e) if matches!(e.kind(), std::io::ErrorKind::PermissionDenied) => {
-                Ok(refused("transport_permission_denied"))
-            }
-            Err(_) => Ok(refused("transport_error")),
-        }
+            .and_then(|()| stream.flush())
+            .map_err(|e| wake::io_code(&e))
     }
 }
 

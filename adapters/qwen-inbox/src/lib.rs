@@ -29,7 +29,8 @@ use acc_adapter_api::wire::{
 use acc_adapter_api::{AdapterError, AdapterImpl, OfferKind, export_adapter};
 use acc_clients::pid_alive;
 use acc_clients::wake::{
-    RegistryProblem, private_socket, same_file, session_registry, wake_id, wake_text,
+    self, RegistryProblem, WakeEndpoint, private_socket, same_file, session_registry, wake_id,
+    wake_text,
 };
 use serde::{Deserialize, Serialize};
 
@@ -151,40 +152,6 @@ pub fn probe(timeout: Duration) -> ProbeAnswer {
     acc_clients::probe_cli("qwen", CONTRACT_ID, timeout)
 }
 
-/// Write one wake and wait (bounded) for Qwen Code to close the connection, which it does once
-/// it has read the frame. `Err` is the offer's refusal code.
-fn exchange(endpoint: &Endpoint, message_id: &str) -> Result<(), &'static str> {
-    let permission = |e: &std::io::Error| {
-        if e.kind() == std::io::ErrorKind::PermissionDenied {
-            "transport_permission_denied"
-        } else {
-            "transport_error"
-        }
-    };
-    let mut stream = std::os::unix::net::UnixStream::connect(&endpoint.socket).map_err(|e| {
-        if e.kind() == std::io::ErrorKind::PermissionDenied {
-            "transport_permission_denied"
-        } else {
-            "recipient_unavailable"
-        }
-    })?;
-    stream
-        .set_write_timeout(Some(EXCHANGE))
-        .and_then(|()| stream.set_read_timeout(Some(EXCHANGE)))
-        .and_then(|()| stream.write_all(wake_lines(endpoint, message_id).as_bytes()))
-        .and_then(|()| stream.flush())
-        .and_then(|()| stream.shutdown(std::net::Shutdown::Write))
-        .map_err(|e| permission(&e))?;
-    // Qwen Code answers nothing on this connection (receipts go to a sender's own socket,
-    // which ACC does not open); a bounded read sees it close.
-    let mut rest = Vec::new();
-    stream
-        .take(4096)
-        .read_to_end(&mut rest)
-        .map(drop)
-        .map_err(|e| permission(&e))
-}
-
 impl AdapterImpl for QwenInbox {
     fn describe(&self) -> Result<Describe, AdapterError> {
         Ok(Describe {
@@ -214,58 +181,41 @@ impl AdapterImpl for QwenInbox {
     }
 
     fn handshake(&self, request: HandshakeRequest) -> Result<HandshakeAnswer, AdapterError> {
-        let endpoint: Endpoint = serde_json::from_value(request.endpoint).map_err(|e| {
-            refuse(
-                "handshake_failed",
-                format!(
-                    "a qwen-inbox endpoint is {{socket, token, pid, sessionId, qwenHome}}: {e}"
-                ),
-            )
-        })?;
-        let client_version = verify(&endpoint)?;
-        let endpoint_ref = serde_json::to_string(&endpoint)
-            .map_err(|e| refuse("handshake_failed", e.to_string()))?;
-        Ok(HandshakeAnswer {
-            endpoint_ref,
-            modes: vec!["live".into()],
-            lease_seconds: LEASE_SECONDS,
-            client_version,
-        })
+        wake::handshake::<Endpoint>(request, LEASE_SECONDS)
     }
 
     fn offer(&self, request: OfferRequest) -> Result<OfferAnswer, AdapterError> {
-        let endpoint: Endpoint = serde_json::from_str(&request.endpoint_ref)
-            .map_err(|_| refuse("handshake_failed", "the endpoint reference is not ours"))?;
-        let refused = |code: &str| OfferAnswer {
-            accepted: false,
-            pending_approval: false,
-            code: Some(code.into()),
-            client_version: request.client_version.clone(),
-        };
-        let client_version = match verify(&endpoint) {
-            Ok(version) => version,
-            Err(error) => {
-                let code = if error.code.as_str() == "native_endpoint_unavailable" {
-                    "transport_rejected"
-                } else {
-                    "recipient_unavailable"
-                };
-                return Ok(refused(code));
-            }
-        };
-        if client_version != request.client_version {
-            // The client changed under the binding: its version was never admitted.
-            return Ok(refused("unsupported_client_version"));
-        }
-        match exchange(&endpoint, request.message.message_id.as_str()) {
-            Ok(()) => Ok(OfferAnswer {
-                accepted: true,
-                pending_approval: false,
-                code: None,
-                client_version,
-            }),
-            Err(code) => Ok(refused(code)),
-        }
+        wake::offer::<Endpoint>(&request)
+    }
+}
+
+impl WakeEndpoint for Endpoint {
+    const SHAPE: &'static str =
+        "a qwen-inbox endpoint is {socket, token, pid, sessionId, qwenHome}";
+
+    fn verify(&self) -> Result<String, AdapterError> {
+        verify(self)
+    }
+
+    /// Write one wake and wait (bounded) for Qwen Code to close the connection, which it does
+    /// once it has read the frame.
+    fn wake(&self, message_id: &str) -> Result<(), &'static str> {
+        let mut stream = wake::connect(&self.socket)?;
+        stream
+            .set_write_timeout(Some(EXCHANGE))
+            .and_then(|()| stream.set_read_timeout(Some(EXCHANGE)))
+            .and_then(|()| stream.write_all(wake_lines(self, message_id).as_bytes()))
+            .and_then(|()| stream.flush())
+            .and_then(|()| stream.shutdown(std::net::Shutdown::Write))
+            .map_err(|e| wake::io_code(&e))?;
+        // Qwen Code answers nothing on this connection (receipts go to a sender's own socket,
+        // which ACC does not open); a bounded read sees it close.
+        let mut rest = Vec::new();
+        stream
+            .take(4096)
+            .read_to_end(&mut rest)
+            .map(drop)
+            .map_err(|e| wake::io_code(&e))
     }
 }
 

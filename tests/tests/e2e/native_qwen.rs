@@ -4,8 +4,9 @@
 
 use std::time::Duration;
 
+use acc_capture::claude::wake_needle;
 use acc_capture::model::ModelServer;
-use acc_capture::qwen::{start_bound, wake_needle, wakes};
+use acc_capture::qwen::{start_bound, wakes};
 use acc_clients::Client;
 use acc_tests::{Guarded, World, wait_until};
 use serde_json::json;
@@ -13,26 +14,6 @@ use serde_json::json;
 use crate::journey;
 
 const WAIT: Duration = Duration::from_secs(90);
-
-/// Alice asks `to` a question with `body`; the send's JSON.
-fn ask(world: &World, alice: &acc_tests::Creds, to: &str, body: &str) -> serde_json::Value {
-    world
-        .acc_as(
-            alice,
-            &[
-                "message",
-                "--to",
-                to,
-                "--kind",
-                "question",
-                "--subject",
-                "parser",
-                "--body",
-                body,
-            ],
-        )
-        .ok_json()
-}
 
 /// The offer events that name `transport`.
 fn offer_events(world: &World, transport: &str) -> Vec<serde_json::Value> {
@@ -62,7 +43,7 @@ fn a_question_wakes_an_idle_qwen_code_terminal_and_the_body_follows_through_next
     let (mut tui, _credentials) = start_bound(&writer, &model, "bob").expect("a bound session");
 
     let alice = world.attach("alice");
-    let sent = ask(&world, &alice, "bob", "SECRET-BODY: is the parser done?");
+    let sent = world.ask(&alice, "bob", "parser", "SECRET-BODY: is the parser done?");
     let id = sent["message"]["messageId"]
         .as_str()
         .expect("id")
@@ -153,7 +134,7 @@ fn qwen_sessions_without_consent_or_without_a_socket_are_never_bound_or_woken() 
         wait_until(WAIT, "bob's session", || bobs_bindings(&world).is_some());
         assert_eq!(bobs_bindings(&world), Some(json!([])), "{row}");
         let alice = world.attach("alice");
-        let sent = ask(&world, &alice, "bob", "UNBOUND-BODY");
+        let sent = world.ask(&alice, "bob", "parser", "UNBOUND-BODY");
         assert_eq!(sent["delivery"][0]["outcome"], "queued", "{row}: {sent}");
         assert_eq!(sent["delivery"][0]["transport"], "durable", "{row}");
         if let Some(mut tui) = tui {
@@ -323,13 +304,13 @@ fn qwen_endpoints_that_name_no_live_private_terminal_session_are_refused() {
 
     // A good binding wakes; then the session dies: the wake is refused, recorded, and waits.
     bind(&good).ok_json();
-    let sent = ask(&world, &alice, "bob", "b");
+    let sent = world.ask(&alice, "bob", "parser", "b");
     assert_eq!(sent["delivery"][0]["outcome"], "woken", "{sent}");
     assert_eq!(sent["delivery"][0]["transport"], "qwen-inbox");
     let mut process = fake.process;
     acc_tests::kill_pid(process.0.id());
     let _ = process.0.wait();
-    let sent = ask(&world, &alice, "bob", "b");
+    let sent = world.ask(&alice, "bob", "parser", "b");
     assert_eq!(sent["delivery"][0]["outcome"], "queued");
     assert_eq!(sent["delivery"][0]["errorCode"], "recipient_unavailable");
     let id = sent["message"]["messageId"].as_str().expect("id");
