@@ -15,7 +15,7 @@
 # The layout (every path relative to the prefix; ACC finds its pieces relative to the running
 # executable, so the tree works wherever it is unpacked):
 #   bin/acc, bin/acc-mcp, bin/acc-capture
-#   lib/acc/adapters/libacc_adapter_{next_turn,claude_inbox,qwen_inbox,codex_app_server}.so
+#   lib/acc/adapters/libacc_adapter_{next_turn,claude_inbox,qwen_inbox,opencode_plugin,codex_app_server}.so
 #   share/acc/contracts/<client>/...      the contracts and captures live delivery is admitted from
 #   share/man/man1/acc.1, acc-<command>.1 the manual pages (`man acc`, `man acc-status`)
 #   share/acc/install-manifest.txt        every file installed (what --uninstall removes)
@@ -132,7 +132,7 @@ stage() {
     put "$file" "share/man/man1/$(basename "$file")" 644
   done
   rm -rf "$pages"
-  for adapter in next_turn claude_inbox qwen_inbox codex_app_server; do
+  for adapter in next_turn claude_inbox qwen_inbox opencode_plugin codex_app_server; do
     file="libacc_adapter_$adapter.$suffix"
     put "$built/$file" "lib/acc/adapters/$file" 644 library
   done

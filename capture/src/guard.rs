@@ -335,32 +335,41 @@ impl Writer {
                 command
                     .arg(prompt)
                     .env("OPENCODE_DISABLE_MODELS_FETCH", "1")
-                    .env("OPENCODE_DISABLE_AUTOUPDATE", "1")
-                    .env_remove("XDG_CONFIG_HOME")
-                    .env_remove("XDG_DATA_HOME")
-                    .env_remove("XDG_CACHE_HOME")
-                    .env_remove("XDG_STATE_HOME")
-                    .env_remove("OPENCODE_CONFIG")
-                    .env_remove("OPENCODE_CONFIG_DIR");
+                    .env("OPENCODE_DISABLE_AUTOUPDATE", "1");
+                for name in OPENCODE_HOMES {
+                    command.env_remove(name);
+                }
             }
         }
         command
     }
 
-    /// Qwen Code's terminal interface in the project, as a command for [`crate::tui::Tui`]: its
-    /// cross-session socket opens only there. Every other client is driven headless here.
+    /// Qwen Code's or OpenCode's terminal interface in the project, as a command for
+    /// [`crate::tui::Tui`]: Qwen Code's cross-session socket opens only there, and only there
+    /// does an OpenCode session stay idle between turns. Every other client is driven headless
+    /// here.
     pub fn interactive(&self) -> AccResult<Command> {
-        if self.client != Client::Qwen {
-            return Err(failed(self.client.as_str(), "is driven here only headless"));
-        }
         let mut command = Command::new(&self.exe);
-        command
-            .args(["--auth-type", "openai", "-m", "acc-test"])
-            .args(["--approval-mode", "auto-edit"])
-            .env("OPENAI_API_KEY", "acc-capture-key")
-            .env("OPENAI_BASE_URL", format!("{}/v1", self.base_url))
-            .env_remove("QWEN_HOME")
-            .env_remove("OPENAI_MODEL");
+        match self.client {
+            Client::Qwen => {
+                command
+                    .args(["--auth-type", "openai", "-m", "acc-test"])
+                    .args(["--approval-mode", "auto-edit"])
+                    .env("OPENAI_API_KEY", "acc-capture-key")
+                    .env("OPENAI_BASE_URL", format!("{}/v1", self.base_url))
+                    .env_remove("QWEN_HOME")
+                    .env_remove("OPENAI_MODEL");
+            }
+            Client::OpenCode => {
+                command
+                    .env("OPENCODE_DISABLE_MODELS_FETCH", "1")
+                    .env("OPENCODE_DISABLE_AUTOUPDATE", "1");
+                for name in OPENCODE_HOMES {
+                    command.env_remove(name);
+                }
+            }
+            _ => return Err(failed(self.client.as_str(), "is driven here only headless")),
+        }
         self.in_project(&mut command);
         Ok(command)
     }
@@ -405,6 +414,16 @@ impl Writer {
         identify(self.client, &self.exe, &self.home)
     }
 }
+
+/// The variables that would move OpenCode's configuration and data away from `HOME`.
+const OPENCODE_HOMES: [&str; 6] = [
+    "XDG_CONFIG_HOME",
+    "XDG_DATA_HOME",
+    "XDG_CACHE_HOME",
+    "XDG_STATE_HOME",
+    "OPENCODE_CONFIG",
+    "OPENCODE_CONFIG_DIR",
+];
 
 /// The variable naming a folder that holds OpenCode's own plugin package installed the way
 /// OpenCode installs it (`package.json`, `package-lock.json`, `node_modules/`), copied into the

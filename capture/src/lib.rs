@@ -20,6 +20,7 @@ pub mod driver;
 pub mod gemini;
 pub mod guard;
 pub mod model;
+pub mod opencode;
 pub mod qwen;
 pub mod record;
 pub mod script;
@@ -119,6 +120,7 @@ pub fn capture(client: &str, driver: Option<&Path>, write_guard: bool) -> AccRes
         "codex" => codex::capture_codex(),
         "claude-code" => claude::capture_claude(),
         "qwen" => qwen::capture_qwen(),
+        "opencode" => opencode::capture_opencode(),
         "gemini" => gemini::capture_gemini(),
         other => capture_driven(other, driver),
     }

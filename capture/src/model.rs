@@ -397,14 +397,25 @@ fn serve(
         };
         let call = usize::try_from(seq).unwrap_or(usize::MAX);
         let (content_type, payload) = if let Some(api) = api {
-            let held = shared
-                .holds
-                .lock()
-                .expect("lock")
-                .iter()
-                .find(|(needle, _)| body.contains(needle.as_str()))
-                .map(|(_, d)| *d);
-            std::thread::sleep(held.unwrap_or(*delay.lock().expect("lock")));
+            let held = |shared: &Shared| {
+                shared
+                    .holds
+                    .lock()
+                    .expect("lock")
+                    .iter()
+                    .find(|(needle, _)| body.contains(needle.as_str()))
+                    .map(|(_, d)| *d)
+            };
+            match held(&shared) {
+                // Held until the hold's time is up or it is released, whichever comes first.
+                Some(hold) => {
+                    let since = std::time::Instant::now();
+                    while since.elapsed() < hold && held(&shared).is_some() {
+                        std::thread::sleep(Duration::from_millis(20));
+                    }
+                }
+                None => std::thread::sleep(*delay.lock().expect("lock")),
+            }
             api.answer(call, next.as_ref(), body.len())
         } else {
             ("application/json", "{}".to_string())
@@ -531,6 +542,15 @@ impl ModelServer {
             .lock()
             .expect("lock")
             .push((needle.to_string(), hold));
+    }
+
+    /// End the holds of `needle` (the requests it holds are answered now).
+    pub fn release(&self, needle: &str) {
+        self.shared
+            .holds
+            .lock()
+            .expect("lock")
+            .retain(|(held, _)| held != needle);
     }
 
     /// The first model request whose body holds `needle`, waiting up to `wait` for it.

@@ -71,7 +71,7 @@ pub fn start_bound(
     if !wait_for(WAIT, || in_room(&scratch, participant, None)) {
         return Err(unbound("the SessionStart hook did not run", &tui));
     }
-    let credentials = first_turn(&mut tui, model)?;
+    let credentials = first_turn(&mut tui, model, "qwen", INPUT_PLACEHOLDER)?;
     if !wait_for(WAIT, || bound(&scratch, participant, "qwen-inbox")) {
         return Err(unbound("no hook bound the session to qwen-inbox", &tui));
     }
@@ -81,14 +81,19 @@ pub fn start_bound(
 /// What Qwen Code's prompt shows while it is empty and takes input.
 const INPUT_PLACEHOLDER: &str = "Type your message or @path/to/file";
 
-/// Type the session's first prompt (`hello`) and return the credentials ACC's SessionStart
+/// Type the session's first prompt (`hello`) once `prompt` shows it takes input, and return the credentials ACC's SessionStart
 /// context gave the model with it, once the model has answered.
-fn first_turn(tui: &mut Tui, model: &ModelServer) -> AccResult<Caller> {
-    // Qwen Code drops keys typed before its configuration is initialized (MCP servers
-    // connected): the prompt, with this placeholder, is drawn only once it takes input.
-    if !wait_for(WAIT, || tui.screen().contains(INPUT_PLACEHOLDER)) {
+pub(crate) fn first_turn(
+    tui: &mut Tui,
+    model: &ModelServer,
+    what: &str,
+    prompt: &str,
+) -> AccResult<Caller> {
+    // Both clients drop keys typed before they take input (Qwen Code until its configuration
+    // is initialized, its MCP servers connected): `prompt` is drawn only once they do.
+    if !wait_for(WAIT, || tui.screen().contains(prompt)) {
         return Err(failed(
-            "qwen",
+            what,
             format!(
                 "the prompt never took input within 60 s; the screen: {}",
                 tui.screen()
@@ -109,7 +114,7 @@ fn first_turn(tui: &mut Tui, model: &ModelServer) -> AccResult<Caller> {
         })
         .ok_or_else(|| {
             failed(
-                "qwen",
+                what,
                 format!(
                     "the model never saw the session's credentials; the screen: {}",
                     tui.screen()
@@ -227,7 +232,7 @@ impl Client for QwenClient {
         self.pid = fields[2]
             .parse::<i64>()
             .map_err(|e| failed("qwen hook pid", e))?;
-        let credentials = first_turn(&mut tui, &self.model)?;
+        let credentials = first_turn(&mut tui, &self.model, "qwen", INPUT_PLACEHOLDER)?;
         self.tui = Some(tui);
         let qwen_home = self.writer().home.join(".qwen");
         let endpoint = serde_json::to_value(acc_app::wire::QwenInboxEndpoint {

@@ -69,3 +69,10 @@ pub struct QwenHookCommand<'a> {
     pub kind: &'static str,
     pub command: &'a str,
 }
+
+/// The hello the capture asks ACC's OpenCode plugin on its wake socket.
+#[derive(Debug, Clone, Serialize)]
+pub struct PluginHello {
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+}

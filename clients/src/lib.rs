@@ -91,14 +91,15 @@ impl Client {
     }
 
     /// The first-party adapter that reaches a running session of this client live
-    /// (`claude-inbox`, `codex-app-server`, `qwen-inbox`); `None`: its messages go through next-turn only, and
+    /// (`claude-inbox`, `codex-app-server`, `qwen-inbox`, `opencode-plugin`); `None`: its messages go through next-turn only, and
     /// a live-delivery consent for it would enable nothing.
     pub fn live_adapter(self) -> Option<&'static str> {
         match self {
             Self::ClaudeCode => Some("claude-inbox"),
             Self::Codex => Some("codex-app-server"),
             Self::Qwen => Some("qwen-inbox"),
-            Self::Gemini | Self::OpenCode | Self::Kimi => None,
+            Self::OpenCode => Some("opencode-plugin"),
+            Self::Gemini | Self::Kimi => None,
         }
     }
 

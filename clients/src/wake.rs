@@ -160,6 +160,17 @@ pub fn private_socket(socket: &Path) -> Result<(), &'static str> {
     Ok(())
 }
 
+/// This process's effective user id, which owns the sockets and folders the wakes trust.
+pub fn current_uid() -> u32 {
+    rustix::process::geteuid().as_raw()
+}
+
+/// Whether `folder` is a directory (not a symlink) of this user that no one else may enter.
+pub fn private_folder(folder: &Path) -> bool {
+    std::fs::symlink_metadata(folder)
+        .is_ok_and(|meta| meta.is_dir() && meta.uid() == current_uid() && meta.mode() & 0o077 == 0)
+}
+
 /// Whether two paths name the same existing file once every symlink is resolved.
 pub fn same_file(a: &Path, b: &Path) -> bool {
     std::fs::canonicalize(a)

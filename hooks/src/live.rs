@@ -11,17 +11,18 @@ use acc_clients::Client;
 use crate::{Context, text};
 
 /// Whether this hook's environment could name a live endpoint at all (Claude Code's or Qwen
-/// Code's messaging socket, a Codex daemon's control folder), checked from the environment and one `stat`
+/// Code's messaging socket, ACC's OpenCode plugin's wake socket, a Codex daemon's control folder), checked from the environment and one `stat`
 /// before anything heavier: most hooks of most sessions have none.
 fn live_endpoint_named(client: Client) -> bool {
     match client {
         Client::ClaudeCode => std::env::var_os("CLAUDE_CODE_MESSAGING_SOCKET").is_some(),
         Client::Qwen => std::env::var_os("QWEN_CODE_MESSAGING_SOCKET").is_some(),
+        Client::OpenCode => std::env::var_os("ACC_OPENCODE_WAKE_SOCKET").is_some(),
         Client::Codex => std::env::var_os("CODEX_HOME")
             .map(PathBuf::from)
             .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".codex")))
             .is_some_and(|home| home.join("app-server-control").exists()),
-        Client::Gemini | Client::OpenCode | Client::Kimi => false,
+        Client::Gemini | Client::Kimi => false,
     }
 }
 
@@ -41,7 +42,8 @@ pub(crate) fn bind_later(context: &mut Context, payload: &Value) -> Option<Strin
 
 /// Bind the session for live delivery when the user consented at install time: a Claude Code
 /// session to `claude-inbox` when the hook environment names its messaging socket and pid, a
-/// Qwen Code session to `qwen-inbox` when it names its cross-session socket and token, a
+/// Qwen Code session to `qwen-inbox` when it names its cross-session socket and token, an
+/// OpenCode session to `opencode-plugin` when ACC's plugin names its wake socket, a
 /// Codex session to `codex-app-server` when a Codex daemon serves its `CODEX_HOME` (its thread
 /// is the hook's session id). Any refusal leaves the session without a binding (durable
 /// delivery still works); no daemon at all is not worth a note.
@@ -51,13 +53,28 @@ pub(crate) fn bind_live(context: &mut Context, payload: &Value) -> Result<(), St
         return Ok(());
     }
     let session_id = text(payload, "session_id").unwrap_or("");
-    // No adapter reaches a running Gemini CLI, OpenCode or Kimi Code session: next-turn
-    // carries their messages.
+    // No adapter reaches a running Gemini CLI or Kimi Code session: next-turn carries their
+    // messages.
     let Some(adapter) = context.client.live_adapter() else {
         return Ok(());
     };
     let endpoint = match context.client {
-        Client::Gemini | Client::OpenCode | Client::Kimi => return Ok(()),
+        Client::Gemini | Client::Kimi => return Ok(()),
+        // ACC's OpenCode plugin names the socket it listens on for wakes; the hook runs as a
+        // child of the OpenCode process, whose plugin answers on that socket.
+        Client::OpenCode => {
+            let (Ok(socket), Some(pid)) = (
+                std::env::var("ACC_OPENCODE_WAKE_SOCKET"),
+                acc_clients::process::client_pid(),
+            ) else {
+                return Err("ACC's OpenCode plugin names no wake socket".into());
+            };
+            acc_core::wire::json(&acc_app::wire::OpenCodePluginEndpoint {
+                socket: &socket,
+                pid,
+                session_id,
+            })
+        }
         // Qwen Code's terminal interface gives every hook its cross-session socket and the
         // token of the processes it starts; its headless modes open no socket (nothing named).
         Client::Qwen => {

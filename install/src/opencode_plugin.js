@@ -4,11 +4,26 @@
 // session's start, for each user message (what waits for the session goes into that message,
 // fenced as untrusted peer text), before each tool call (ACC's write guard), when a turn ends and
 // when OpenCode exits. Every failure fails open: OpenCode carries on as if ACC were not there.
+// With live delivery consented at install time, ACC wakes an idle session of the terminal
+// interface (never a scripted `opencode run`) through a socket this plugin listens on, private
+// to you (`acc-opencode-<uid>/<pid>.sock` in the temp folder): one line of ACC's own text, sent
+// into the session as a user message; the message's body follows through the UserPromptSubmit
+// hook of that very message.
 import { spawn } from "node:child_process";
+import fs from "node:fs";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
 
 const ACC = __ACC_PATH__;
 // acc's hook answers within 4.5 s; it is stopped after this.
 const BUDGET_MS = 6000;
+
+// The socket the wakes come through, once it listens (hooks name it to ACC), else null.
+let wakeSocket = null;
+// Largest wake request read, and the longest wake text taken.
+const MAX_WAKE = 4096;
+const MAX_TEXT = 512;
 
 /** Run one hook; its JSON answer, or null (no answer, not JSON, failed, too slow). */
 function hook(event, payload) {
@@ -16,7 +31,8 @@ function hook(event, payload) {
     let out = "";
     let child;
     try {
-      child = spawn(ACC, ["hook", "opencode", event], { stdio: ["pipe", "pipe", "ignore"] });
+      const env = wakeSocket ? { ...process.env, ACC_OPENCODE_WAKE_SOCKET: wakeSocket } : process.env;
+      child = spawn(ACC, ["hook", "opencode", event], { stdio: ["pipe", "pipe", "ignore"], env });
     } catch {
       resolve(null);
       return;
@@ -48,6 +64,115 @@ function context(answer) {
   return typeof text === "string" ? text : "";
 }
 
+/** A folder only you can enter, or null: made 0700 if absent, refused if anyone else's. */
+function privateFolder(dir) {
+  try {
+    fs.mkdirSync(dir, { mode: 0o700 });
+  } catch {}
+  try {
+    const stat = fs.lstatSync(dir);
+    const mine = stat.isDirectory() && stat.uid === process.getuid() && (stat.mode & 0o077) === 0;
+    return mine ? dir : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Listen for wakes. A connection carries one JSON request line and gets one JSON answer line:
+ * `{"type": "hello", "sessionId"?}` answers this process's pid, the OpenCode version the session
+ * records and the top-level sessions met here; `{"type": "wake", "sessionId", "messageId",
+ * "text"}` sends the text (one printable line) into that session as a user message, once per
+ * message id. Anything else is refused; nothing a request says runs anything else.
+ */
+function listenForWakes(client, known) {
+  // Only OpenCode's terminal interface is woken (its plugins run in its worker); a scripted
+  // `opencode run` ends with its turn and is never given one more.
+  if (!String(process.argv[1] ?? "").endsWith("/cli/tui/worker.js")) return Promise.resolve(null);
+  const dir = privateFolder(path.join(os.tmpdir(), `acc-opencode-${process.getuid()}`));
+  if (!dir) return Promise.resolve(null);
+  const file = path.join(dir, `${process.pid}.sock`);
+  const woken = new Set();
+  const answer = async (request) => {
+    const isObject = request !== null && typeof request === "object" && !Array.isArray(request);
+    const type = isObject ? request.type : undefined;
+    if (type !== "hello" && type !== "wake") return { ok: false, code: "bad_request" };
+    const id = request.sessionId;
+    if (type === "hello") {
+      if (id === undefined) return { ok: true, pid: process.pid, sessions: [...known.keys()] };
+      if (!known.has(id)) return { ok: false, code: "unknown_session" };
+      const info = await client.session.get({ path: { id } });
+      return { ok: true, pid: process.pid, sessionId: id, version: info?.data?.version ?? null };
+    }
+    if (!known.has(id)) return { ok: false, code: "unknown_session" };
+    const { messageId, text } = request;
+    if (typeof messageId !== "string" || !/^[A-Za-z0-9_-]{1,128}$/.test(messageId)) {
+      return { ok: false, code: "bad_request" };
+    }
+    if (typeof text !== "string" || text.length > MAX_TEXT || !/^[\x20-\x7e]+$/.test(text)) {
+      return { ok: false, code: "bad_request" };
+    }
+    if (woken.has(messageId)) return { ok: true, duplicate: true };
+    woken.add(messageId);
+    const sent = await client.session.promptAsync({
+      path: { id },
+      body: { parts: [{ type: "text", text }] },
+    });
+    const status = sent?.response?.status ?? 0;
+    if (status >= 200 && status < 300) return { ok: true };
+    woken.delete(messageId);
+    return { ok: false, code: "recipient_unavailable" };
+  };
+  // One request line per connection; the answer line, then the connection ends. (Bun, which
+  // runs OpenCode, closes a half-closed socket, so the request ends at its newline.)
+  const server = net.createServer((socket) => {
+    let input = "";
+    let taken = false;
+    socket.setEncoding("utf8");
+    socket.setTimeout(2000, () => socket.destroy());
+    socket.on("error", () => {});
+    socket.on("data", async (chunk) => {
+      if (taken) return;
+      input += chunk;
+      const end = input.indexOf("\n");
+      if (end < 0) {
+        if (input.length > MAX_WAKE) socket.destroy();
+        return;
+      }
+      taken = true;
+      let reply;
+      try {
+        reply = await answer(JSON.parse(input.slice(0, end)));
+      } catch {
+        reply = { ok: false, code: "bad_request" };
+      }
+      socket.end(`${JSON.stringify(reply)}\n`);
+    });
+  });
+  return new Promise((resolve) => {
+    server.on("error", () => resolve(null));
+    try {
+      fs.unlinkSync(file);
+    } catch {}
+    server.listen(file, () => {
+      try {
+        fs.chmodSync(file, 0o600);
+      } catch {
+        server.close();
+        resolve(null);
+        return;
+      }
+      server.unref();
+      process.on("exit", () => {
+        try {
+          fs.unlinkSync(file);
+        } catch {}
+      });
+      resolve(file);
+    });
+  });
+}
+
 export const AccPlugin = async ({ client, directory }) => {
   const loaded = Date.now();
   // OpenCode session id -> its top-level session (a subagent's session has a parent: it is the
@@ -55,6 +180,9 @@ export const AccPlugin = async ({ client, directory }) => {
   const roots = new Map();
   // Top-level session id -> the promise of its SessionStart context.
   const started = new Map();
+  const listening = listenForWakes(client, started).then((file) => {
+    wakeSocket = file;
+  });
 
   const info = async (id) => {
     try {
@@ -88,7 +216,9 @@ export const AccPlugin = async ({ client, directory }) => {
       const source = typeof root.created === "number" && root.created >= loaded ? "startup" : "resume";
       started.set(
         root.id,
-        hook("SessionStart", { session_id: root.id, cwd: directory, source }).then(context),
+        listening
+          .then(() => hook("SessionStart", { session_id: root.id, cwd: directory, source }))
+          .then(context),
       );
     }
     return { root: root.id, intro: await started.get(root.id) };

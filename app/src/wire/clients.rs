@@ -90,6 +90,15 @@ pub struct QwenInboxEndpoint<'a> {
     pub qwen_home: &'a std::path::Path,
 }
 
+/// The endpoint an OpenCode hook (run by ACC's plugin) binds `opencode-plugin` to.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OpenCodePluginEndpoint<'a> {
+    pub socket: &'a str,
+    pub pid: i64,
+    pub session_id: &'a str,
+}
+
 /// The endpoint a Codex hook binds `codex-app-server` to.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]

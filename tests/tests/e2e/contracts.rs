@@ -217,7 +217,14 @@ fn capture_into(world: &World, dir: &Path, client: &str) -> serde_json::Value {
 
 /// `acc contract capture --client CLIENT --out <dir>/<client> EXTRA…`.
 fn capture_with(world: &World, dir: &Path, client: &str, extra: &[&str]) -> serde_json::Value {
-    let path = acc_tests::clients().path();
+    // The client's own PATH (Qwen Code and Kimi Code run on their Node.js 22), and OpenCode's
+    // plugin package as OpenCode installs it, so no capture reaches for a registry.
+    let clients = acc_tests::clients();
+    let path = match acc_clients::Client::parse(client) {
+        Some(known) => clients.path_for(known),
+        None => clients.path(),
+    };
+    let seed = clients.opencode_seed.to_string_lossy().into_owned();
     let out = dir.join(client);
     let mut args = vec![
         "contract",
@@ -228,7 +235,12 @@ fn capture_with(world: &World, dir: &Path, client: &str, extra: &[&str]) -> serd
         out.to_str().expect("utf8"),
     ];
     args.extend_from_slice(extra);
-    world.acc_with(&args, &[("PATH", &path)]).ok_json()
+    world
+        .acc_with(
+            &args,
+            &[("PATH", &path), (acc_capture::guard::OPENCODE_SEED, &seed)],
+        )
+        .ok_json()
 }
 
 /// Capture the write guard of ACC's hooks in an installed client into a copy of the contracts
@@ -279,6 +291,21 @@ fn the_write_guard_of_codex_is_captured_and_verify_accepts_it() {
 #[test]
 fn the_write_guard_of_gemini_cli_is_captured_and_verify_accepts_it() {
     capture_write_guard("gemini", "0.61.0");
+}
+
+#[test]
+fn the_write_guard_of_qwen_code_is_captured_and_verify_accepts_it() {
+    capture_write_guard("qwen", "0.24.4");
+}
+
+#[test]
+fn the_write_guard_of_opencode_is_captured_and_verify_accepts_it() {
+    capture_write_guard("opencode", "1.18.33");
+}
+
+#[test]
+fn the_write_guard_of_kimi_code_is_captured_and_verify_accepts_it() {
+    capture_write_guard("kimi", "2.1.0");
 }
 
 #[test]
@@ -348,6 +375,20 @@ fn the_installed_codex_is_captured_through_its_daemon_and_verify_accepts_the_cap
 fn the_installed_claude_code_is_captured_with_a_loopback_model_and_verify_accepts_it() {
     // A wake runs a turn; the receipt stays queued until the prompt hook carries the message.
     capture_installed("claude-code", "2.1.328", "woken");
+}
+
+/// OpenCode's terminal interface woken through ACC's plugin's socket: the wake is a user
+/// message of its own, so the idle session runs a turn and a busy one takes it after its turn.
+#[test]
+fn the_installed_opencode_is_woken_through_accs_plugin_and_verify_accepts_the_capture() {
+    capture_installed("opencode", "1.18.33", "woken");
+}
+
+/// Qwen Code's terminal interface woken through its cross-session socket with the token its
+/// hooks are given.
+#[test]
+fn the_installed_qwen_code_is_woken_through_its_socket_and_verify_accepts_the_capture() {
+    capture_installed("qwen", "0.24.4", "woken");
 }
 
 /// Gemini CLI's next-turn context, captured from the installed client: the message stands in

@@ -103,6 +103,7 @@ fn works_from(root: &Path) {
         "next-turn",
         "claude-inbox",
         "qwen-inbox",
+        "opencode-plugin",
         "codex-app-server",
     ] {
         let file = adapters
@@ -123,6 +124,7 @@ fn works_from(root: &Path) {
         "next-turn",
         "claude-inbox",
         "qwen-inbox",
+        "opencode-plugin",
         "codex-app-server",
     ] {
         use std::io::{BufRead, Write};
@@ -292,6 +294,7 @@ fn the_install_script_and_the_release_archive_give_a_layout_that_works_on_its_ow
         "lib/acc/adapters/libacc_adapter_next_turn.so",
         "lib/acc/adapters/libacc_adapter_claude_inbox.so",
         "lib/acc/adapters/libacc_adapter_qwen_inbox.so",
+        "lib/acc/adapters/libacc_adapter_opencode_plugin.so",
         "lib/acc/adapters/libacc_adapter_codex_app_server.so",
     ] {
         let sections = Command::new("readelf")

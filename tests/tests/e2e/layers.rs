@@ -30,6 +30,10 @@ const LAYERS: &[(&str, &[&str])] = &[
         &["acc-adapter-api", "acc-clients"],
     ),
     (
+        "acc-adapter-opencode-plugin",
+        &["acc-adapter-api", "acc-clients"],
+    ),
+    (
         "acc-delivery",
         &["acc-store", "acc-core", "acc-adapter-api", "acc-clients"],
     ),

@@ -25,6 +25,7 @@ mod mcp_clients;
 mod mcp_models;
 mod native_claude;
 mod native_codex;
+mod native_opencode;
 mod native_qwen;
 mod opencode;
 mod peer_text;

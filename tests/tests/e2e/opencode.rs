@@ -105,9 +105,9 @@ fn opencode_receives_a_peer_message_in_the_next_model_request_once_across_a_resu
     );
 }
 
-/// The options an OpenCode install refuses (live consent: no adapter reaches OpenCode;
-/// `--mcp-trust`: OpenCode has no such mark), changing nothing; the registration it writes is
-/// one the real `opencode mcp list` loads and connects to.
+/// The options an OpenCode install refuses (`--mcp-trust`: OpenCode has no such mark),
+/// changing nothing, and takes (live consent, which `opencode-plugin` needs); the registration
+/// it writes is one the real `opencode mcp list` loads and connects to.
 #[test]
 fn an_opencode_install_refuses_what_it_cannot_honour_and_registers_a_loadable_server() {
     let world = World::new();
@@ -117,9 +117,8 @@ fn an_opencode_install_refuses_what_it_cannot_honour_and_registers_a_loadable_se
     let users = std::fs::read_to_string(&path).expect("mine");
     let home = writer.home.to_str().expect("utf8").to_string();
     let install = |extra: &[&str]| journey::install(&world, Client::OpenCode, &home, extra);
-    journey::live_consent_refused(&world, Client::OpenCode, &home);
     install(&["--mcp", "--mcp-trust"]).err(2, "invalid_arguments");
-    install(&["--mcp", "--dry-run"]).ok_json();
+    install(&["--mcp", "--delivery", "actionable", "--dry-run"]).ok_json();
     assert_eq!(
         std::fs::read_to_string(&path).expect("json"),
         users,
@@ -127,7 +126,12 @@ fn an_opencode_install_refuses_what_it_cannot_honour_and_registers_a_loadable_se
     );
     assert!(!config_dir(&writer).join("plugins").exists());
 
-    install(&["--mcp"]).ok_json();
+    let done = install(&["--mcp", "--delivery", "actionable"]).ok_json();
+    assert!(
+        done.to_string()
+            .contains("live-delivery consent `actionable`"),
+        "{done}"
+    );
     let listed = mcp_list(&world, &writer);
     assert_eq!(listed.code, 0, "{listed:?}");
     let shown = format!("{}{}", listed.stdout, listed.stderr);
