@@ -372,8 +372,57 @@ pub fn list_folders(dirs: &[PathBuf]) -> String {
         .join(", ")
 }
 
+/// The variables that name a client's folders apart from `HOME`: a version probe runs with
+/// none of them, so it cannot write into the user's folders.
+const CLIENT_HOMES: [&str; 9] = [
+    "XDG_CONFIG_HOME",
+    "XDG_DATA_HOME",
+    "XDG_CACHE_HOME",
+    "XDG_STATE_HOME",
+    "CODEX_HOME",
+    "CLAUDE_CONFIG_DIR",
+    "GEMINI_CLI_HOME",
+    "QWEN_HOME",
+    "KIMI_CODE_HOME",
+];
+
+/// Why a version probe gave no output.
+#[derive(Debug)]
+pub enum VersionRun {
+    /// No throwaway home could be made for it.
+    NoHome(std::io::Error),
+    /// It could not be started, or did not finish in time.
+    Bounded(Bounded),
+}
+
+/// Run `<exe> --version` under `timeout` in a throwaway home that is also its temporary
+/// directory, with no XDG or client-home variable naming the user's folders, in a process group
+/// of its own that is ended before the home is removed: a client may write into its home even to
+/// print its version (Gemini CLI 0.61.0 leaves `projects.json.<uuid>.tmp` files and a process
+/// that goes on writing; OpenCode 1.18.33 makes its XDG folders and `$TMPDIR/opencode`), so a
+/// read-only check leaves nothing behind. `acc doctor`'s client checks and the adapters' probes
+/// both run their clients this way.
+pub fn run_version(
+    exe: &std::path::Path,
+    timeout: Duration,
+) -> Result<std::process::Output, VersionRun> {
+    let home = tempfile::Builder::new()
+        .prefix("acc-version-probe-")
+        .tempdir()
+        .map_err(VersionRun::NoHome)?;
+    let mut command = std::process::Command::new(exe);
+    command
+        .arg("--version")
+        .env("HOME", home.path())
+        .env("TMPDIR", home.path());
+    for name in CLIENT_HOMES {
+        command.env_remove(name);
+    }
+    run_bounded_in_group(command, timeout).map_err(VersionRun::Bounded)
+}
+
 /// Read-only probe of the client `executable` on `PATH`: `<executable> --version` under
-/// `timeout` (killed past it) and the real executable's fingerprint. `contract` is stated as
+/// `timeout` (killed past it, in a throwaway home: [`run_version`]) and the real executable's fingerprint. `contract` is stated as
 /// the protocol contract when a version was found.
 pub fn probe_cli(executable: &str, contract: &str, timeout: Duration) -> ProbeAnswer {
     probe_cli_running(executable, contract, timeout, |_| None)
@@ -399,15 +448,13 @@ pub fn probe_cli_running(
     let real = std::fs::canonicalize(&exe).unwrap_or(exe.clone());
     let real = runs(&real).unwrap_or(real);
     answer.executable_sha256 = file_sha256(&real);
-    let mut command = std::process::Command::new(&exe);
-    command.arg("--version");
-    let output = match run_bounded(command, timeout) {
+    let output = match run_version(&exe, timeout) {
         Ok(output) => String::from_utf8_lossy(&output.stdout).into_owned(),
-        Err(Bounded::TimedOut) => {
+        Err(VersionRun::Bounded(Bounded::TimedOut)) => {
             answer.reason = "probe_timeout".into();
             return answer;
         }
-        Err(Bounded::NotStarted) => {
+        Err(VersionRun::Bounded(Bounded::NotStarted) | VersionRun::NoHome(_)) => {
             answer.reason = "version_unavailable".into();
             return answer;
         }

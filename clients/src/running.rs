@@ -99,9 +99,7 @@ fn codex(client_pid: Option<i64>) -> Option<String> {
         }
     }
     let exe = std::fs::read_link(format!("/proc/{}/exe", client_pid?)).ok()?;
-    let mut command = std::process::Command::new(exe);
-    command.arg("--version");
-    let output = crate::run_bounded(command, VERSION_BUDGET).ok()?;
+    let output = crate::run_version(&exe, VERSION_BUDGET).ok()?;
     let text = String::from_utf8_lossy(&output.stdout);
     // Only Codex's own answer counts (`codex-cli 0.169.0`), not some other program's.
     text.starts_with("codex")
@@ -125,9 +123,7 @@ fn opencode(pid: i64) -> Option<String> {
     if shipped.is_some() {
         return shipped;
     }
-    let mut command = std::process::Command::new(exe);
-    command.arg("--version");
-    let output = crate::run_bounded(command, VERSION_BUDGET).ok()?;
+    let output = crate::run_version(&exe, VERSION_BUDGET).ok()?;
     let text = String::from_utf8_lossy(&output.stdout);
     // OpenCode answers with the bare version on one line.
     let line = text.trim();

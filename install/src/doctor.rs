@@ -14,6 +14,7 @@ use crate::Target;
 use acc_app::workspace;
 use acc_clients::Client;
 
+mod adapters;
 mod mcp;
 mod wire;
 
@@ -82,40 +83,19 @@ fn on_path(name: &str) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-/// Run `<exe> --version` within the probe timeout; the first line of its output. It runs in
-/// a throwaway home (`HOME`, and no client home variable), because a client may write into its
-/// home even to print its version (Gemini CLI 0.61.0 leaves `projects.json.<uuid>.tmp` files;
-/// OpenCode 1.18.33 makes its XDG folders and a folder in the temporary directory): the
-/// temporary directory is that home too, and no XDG variable names the user's folders, so a
-/// read-only check leaves nothing behind.
+/// Run `<exe> --version` within the probe timeout, in a throwaway home
+/// ([`acc_clients::run_version`]); the first line of its output.
 pub fn client_version(exe: &Path) -> Result<String, String> {
-    let home = tempfile::Builder::new()
-        .prefix("acc-doctor-probe-")
-        .tempdir()
-        .map_err(|e| format!("cannot make a throwaway home for it: {e}"))?;
-    let mut command = Command::new(exe);
-    command
-        .arg("--version")
-        .env("HOME", home.path())
-        .env("TMPDIR", home.path())
-        .env_remove("XDG_CONFIG_HOME")
-        .env_remove("XDG_DATA_HOME")
-        .env_remove("XDG_CACHE_HOME")
-        .env_remove("XDG_STATE_HOME")
-        .env_remove("CODEX_HOME")
-        .env_remove("CLAUDE_CONFIG_DIR")
-        .env_remove("GEMINI_CLI_HOME")
-        .env_remove("QWEN_HOME")
-        .env_remove("KIMI_CODE_HOME");
-    // In a group of its own: what the client leaves running is ended before the home goes.
-    let output =
-        acc_clients::run_bounded_in_group(command, probe_timeout()).map_err(|e| match e {
-            acc_clients::Bounded::NotStarted => "it could not be run".to_string(),
-            acc_clients::Bounded::TimedOut => format!(
-                "it did not print its version within {:?} (ACC_PROBE_TIMEOUT_MS)",
-                probe_timeout()
-            ),
-        })?;
+    let output = acc_clients::run_version(exe, probe_timeout()).map_err(|e| match e {
+        acc_clients::VersionRun::NoHome(e) => format!("cannot make a throwaway home for it: {e}"),
+        acc_clients::VersionRun::Bounded(acc_clients::Bounded::NotStarted) => {
+            "it could not be run".to_string()
+        }
+        acc_clients::VersionRun::Bounded(acc_clients::Bounded::TimedOut) => format!(
+            "it did not print its version within {:?} (ACC_PROBE_TIMEOUT_MS)",
+            probe_timeout()
+        ),
+    })?;
     let text = String::from_utf8_lossy(&output.stdout);
     text.lines()
         .next()
@@ -262,15 +242,28 @@ fn installation(target: &Target, codex_or_claude: Option<&Path>, repair: bool) -
         checks.push(check(
             name,
             Level::Error,
-            format!(
-                "{} lost {} (or this acc moved)",
-                target.hooks_file.display(),
-                missing.join(", ")
-            ),
+            lost_message(target, &missing),
             Some("acc doctor --repair".into()),
         ));
     }
     checks
+}
+
+/// What a client's hooks file lost: ACC's hook groups, or for OpenCode its plugin, which a
+/// file still there holds in another form (an earlier acc's plugin, the user's edit, or the
+/// plugin of an acc elsewhere).
+fn lost_message(target: &Target, missing: &[&str]) -> String {
+    let file = target.hooks_file.display();
+    let acc_plugin_there = target.client == Client::OpenCode
+        && std::fs::read_to_string(&target.hooks_file)
+            .is_ok_and(|text| text.starts_with(crate::opencode::FIRST_LINE));
+    if acc_plugin_there {
+        format!(
+            "{file} is not the plugin this acc writes: an earlier acc's (an upgrade replaces it), your edit (kept), or the plugin of an acc elsewhere"
+        )
+    } else {
+        format!("{file} lost {} (or this acc moved)", missing.join(", "))
+    }
 }
 
 /// `acc doctor --repair` for hooks a client lost: reinstall with the recorded options, and say
@@ -396,7 +389,7 @@ pub fn run(start: &Path, home: Option<&Path>, repair: bool) -> Vec<Check> {
             })
         })
         .collect();
-    checks.extend(adapter_checks(&needed));
+    checks.extend(adapters::adapter_checks(&needed));
     let root = workspace::discover(start)
         .map(|ws| ws.root)
         .unwrap_or_else(|_| start.to_path_buf());
@@ -425,106 +418,6 @@ fn client_check(client: Client, exe: &str, found: Option<&Path>) -> Check {
         },
         None => check(name, Level::Warn, format!("`{exe}` is not on PATH"), None),
     }
-}
-
-/// The adapters loaded and refused, the ones ACC needs (`next-turn`, which every prompt hook
-/// renders through, and each adapter an installation's live delivery needs), and each live
-/// adapter's contract against the evidence.
-fn adapter_checks(needed: &[(&str, String)]) -> Vec<Check> {
-    let mut checks = Vec::new();
-    let configs = acc_delivery::plugins::configs_from_env().unwrap_or_default();
-    let plugins = acc_delivery::plugins::Plugins::load(&configs);
-    let searched = acc_clients::list_folders(&plugins.search_path);
-    let next_turn = (
-        "next-turn",
-        "the prompt hooks need it to show messages to the model".to_string(),
-    );
-    for (adapter, for_what) in std::iter::once(&next_turn).chain(needed) {
-        if plugins.get(adapter).is_some() {
-            continue;
-        }
-        let refused = plugins.refused.iter().find(|r| {
-            acc_delivery::plugins::short_name(&r.file)
-                .is_some_and(|n| n.replace('_', "-") == *adapter)
-        });
-        checks.push(check(
-            format!("adapter {adapter}"),
-            Level::Error,
-            match refused {
-                Some(r) => format!(
-                    "{} is refused ({}), and {for_what}",
-                    r.file.display(),
-                    r.reason
-                ),
-                None => format!("not installed (searched: {searched}), and {for_what}"),
-            },
-            Some(format!(
-                "install ACC with scripts/install.sh, which puts the adapters in <prefix>/lib/acc/adapters; or place libacc_adapter_{}{} in one of the folders searched",
-                adapter.replace('-', "_"),
-                std::env::consts::DLL_SUFFIX
-            )),
-        ));
-    }
-    for adapter in &plugins.adapters {
-        checks.push(check(
-            format!("adapter {}", adapter.adapter_id),
-            Level::Ok,
-            format!("loaded from {}", adapter.file.display()),
-            None,
-        ));
-    }
-    for refused in &plugins.refused {
-        checks.push(check(
-            format!("adapter file {}", refused.file.display()),
-            Level::Warn,
-            refused.reason.clone(),
-            Some("acc adapters".into()),
-        ));
-    }
-    let dirs = acc_delivery::contracts::default_dirs();
-    if dirs.is_empty() {
-        checks.push(check(
-            "contracts",
-            Level::Warn,
-            "no contracts folder found",
-            Some("install ACC with scripts/install.sh (share/acc/contracts), or set ACC_CONTRACTS_DIR".into()),
-        ));
-        return checks;
-    }
-    match acc_delivery::contracts::verify(&dirs, &plugins) {
-        Ok(report) if report.problems.is_empty() => {
-            for a in report
-                .adapters
-                .iter()
-                .filter(|a| a.eligibility.as_ref().err().is_none_or(|r| r != "not_live"))
-            {
-                let (level, detail) = match &a.eligibility {
-                    Ok(()) => (
-                        Level::Ok,
-                        format!(
-                            "client {} is eligible for live delivery",
-                            a.client_version.as_deref().unwrap_or("?")
-                        ),
-                    ),
-                    Err(reason) => (Level::Warn, format!("live delivery off: {reason}")),
-                };
-                checks.push(check(
-                    format!("contract {}", a.contract_id),
-                    level,
-                    detail,
-                    None,
-                ));
-            }
-        }
-        Ok(report) => checks.push(check(
-            "contracts",
-            Level::Error,
-            report.problems.join("; "),
-            Some("acc contract verify".into()),
-        )),
-        Err(e) => checks.push(check("contracts", Level::Error, e.message, None)),
-    }
-    checks
 }
 
 /// The workspace found from `start`, its data home, and its store.

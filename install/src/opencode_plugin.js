@@ -79,6 +79,32 @@ function privateFolder(dir) {
 }
 
 /**
+ * Remove the sockets in `dir` of OpenCode processes that no longer run (one killed, not quit,
+ * leaves its socket behind). A pid that runs keeps its socket, whoever it is: ACC's adapter asks
+ * the plugin on a socket for its pid before it trusts it.
+ */
+function sweepStale(dir) {
+  let names = [];
+  try {
+    names = fs.readdirSync(dir);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const match = /^([0-9]{1,10})\.sock$/.exec(name);
+    if (!match || Number(match[1]) === process.pid) continue;
+    try {
+      process.kill(Number(match[1]), 0);
+    } catch (error) {
+      if (error?.code !== "ESRCH") continue;
+      try {
+        fs.unlinkSync(path.join(dir, name));
+      } catch {}
+    }
+  }
+}
+
+/**
  * Listen for wakes. A connection carries one JSON request line and gets one JSON answer line:
  * `{"type": "hello", "sessionId"?}` answers this process's pid, the OpenCode version the session
  * records and the top-level sessions met here; `{"type": "wake", "sessionId", "messageId",
@@ -91,6 +117,7 @@ function listenForWakes(client, known) {
   if (!String(process.argv[1] ?? "").endsWith("/cli/tui/worker.js")) return Promise.resolve(null);
   const dir = privateFolder(path.join(os.tmpdir(), `acc-opencode-${process.getuid()}`));
   if (!dir) return Promise.resolve(null);
+  sweepStale(dir);
   const file = path.join(dir, `${process.pid}.sock`);
   const woken = new Set();
   const answer = async (request) => {

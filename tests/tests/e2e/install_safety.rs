@@ -1794,7 +1794,8 @@ fn doctor_leaves_the_users_client_homes_as_they_were() {
 /// directory, and leaves nothing there: Gemini CLI's `--version` leaves a process behind that
 /// goes on writing into its home (it made the removed home again, one folder per doctor run),
 /// so the probe runs in a process group of its own, ended before the home goes. After doctor
-/// exits, the temporary directory is empty and no process that was given it still runs.
+/// exits, the temporary directory and the user's homes are empty and no process that was given
+/// the temporary directory still runs; the adapters' version probes keep to the same rule.
 #[test]
 fn doctor_leaves_no_probe_home_and_no_probe_process_behind() {
     let home = Home::new(Client::Gemini);
@@ -1807,7 +1808,10 @@ fn doctor_leaves_no_probe_home_and_no_probe_process_behind() {
     // (`CODEX_HOME` is left out: doctor's own check runs `codex mcp list` there, the loading
     // check of Codex's `config.toml`, and Codex makes its `tmp/` in its home whenever it runs.)
     let homes = home.world.temp.path().join("client homes");
+    // `HOME` too: the adapters' probes (`opencode-plugin`'s runs `opencode --version`, which
+    // makes OpenCode's XDG folders) run their clients as doctor's own checks do.
     let named: Vec<(&str, String)> = [
+        "HOME",
         "CLAUDE_CONFIG_DIR",
         "GEMINI_CLI_HOME",
         "QWEN_HOME",

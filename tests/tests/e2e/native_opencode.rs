@@ -242,6 +242,19 @@ fn a_question_wakes_an_idle_opencode_terminal_and_its_body_rides_in_the_woken_re
     tui.stop();
     let later = world.ask(&alice, "bob", "parser", "LATER-BODY");
     assert_eq!(later["delivery"][0]["outcome"], "queued", "{later}");
+
+    // An OpenCode stopped by a signal leaves its socket behind; the next OpenCode's plugin
+    // removes it, as its pid no longer runs, and keeps its own.
+    assert!(
+        socket.exists(),
+        "the stopped terminal's socket is still there"
+    );
+    let _next = acc_capture::opencode::ready(&writer.interactive().expect("opencode"))
+        .expect("the next terminal");
+    wait_until(WAIT, "the stale socket removed", || !socket.exists());
+    wait_until(WAIT, "the next terminal's own socket", || {
+        plugin_socket(&tmp).is_some_and(|s| s != socket)
+    });
 }
 
 /// The sessions ACC never wakes, table-driven: a terminal installed without live consent, and
@@ -300,8 +313,8 @@ fn opencode_sessions_without_consent_or_in_a_scripted_run_are_never_bound_or_wok
 
 /// A user of a build before OpenCode live delivery upgrades acc: the plugin that build wrote
 /// (which opened no wake socket) is still recorded as acc's, so `acc doctor` names it out of
-/// date and an install with live consent replaces it with the current plugin, keeping the
-/// user's configuration; a plugin the user edited is still never taken.
+/// date, and both `acc doctor --repair` and an install with live consent replace it with the
+/// current plugin; a plugin the user edited is still never taken.
 #[test]
 fn an_install_replaces_the_plugin_an_earlier_acc_wrote_and_never_an_edited_one() {
     let world = World::new();
@@ -320,47 +333,75 @@ fn an_install_replaces_the_plugin_an_earlier_acc_wrote_and_never_an_edited_one()
     let earlier =
         include_str!("../../fixtures/opencode/acc-plugin-b6a2fa9.js").replace("__ACC_PATH__", acc);
     assert_ne!(earlier, current, "the fixture is an earlier plugin");
-    std::fs::write(&plugin, &earlier).expect("the earlier plugin");
-    let records: Vec<_> = std::fs::read_dir(world.data_home.join("acc/installations"))
-        .expect("installs")
-        .map(|e| e.expect("entry").path())
-        .filter(|p| {
-            p.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with("opencode-"))
-        })
-        .collect();
-    assert_eq!(records.len(), 1, "{records:?}");
-    let mut record: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&records[0]).expect("record")).expect("json");
-    let written = acc_clients::file_sha256(&plugin).expect("sha");
-    let file = record["files"]
-        .as_array_mut()
-        .expect("files")
-        .iter_mut()
-        .find(|f| {
-            f["path"]
-                .as_str()
-                .is_some_and(|p| p.ends_with("plugins/acc.js"))
-        })
-        .expect("the plugin's record");
-    file["writtenSha256"] = json!(written);
-    file["entries"] = json!([{ "kind": "file", "content": earlier }]);
-    std::fs::write(&records[0], record.to_string()).expect("the earlier record");
+    // The earlier build's plugin in place, and the record that build kept for it.
+    let plant_earlier = || {
+        std::fs::write(&plugin, &earlier).expect("the earlier plugin");
+        let records: Vec<_> = std::fs::read_dir(world.data_home.join("acc/installations"))
+            .expect("installs")
+            .map(|e| e.expect("entry").path())
+            .filter(|p| {
+                p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.starts_with("opencode-"))
+            })
+            .collect();
+        assert_eq!(records.len(), 1, "{records:?}");
+        let mut record: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&records[0]).expect("record"))
+                .expect("json");
+        let written = acc_clients::file_sha256(&plugin).expect("sha");
+        let file = record["files"]
+            .as_array_mut()
+            .expect("files")
+            .iter_mut()
+            .find(|f| {
+                f["path"]
+                    .as_str()
+                    .is_some_and(|p| p.ends_with("plugins/acc.js"))
+            })
+            .expect("the plugin's record");
+        file["writtenSha256"] = json!(written);
+        file["entries"] = json!([{ "kind": "file", "content": earlier }]);
+        std::fs::write(&records[0], record.to_string()).expect("the earlier record");
+    };
+    let hooks_check = |extra: &[&str]| {
+        let mut args = vec!["doctor", "--home", &home];
+        args.extend_from_slice(extra);
+        let doctor = world.acc(&args).ok_json();
+        doctor["checks"]
+            .as_array()
+            .expect("checks")
+            .iter()
+            .find(|c| {
+                c["name"]
+                    .as_str()
+                    .is_some_and(|n| n.contains("hooks opencode"))
+            })
+            .cloned()
+            .expect("the hooks check")
+    };
 
-    let doctor = world.acc(&["doctor", "--home", &home]).ok_json();
-    let hooks = doctor["checks"]
-        .as_array()
-        .expect("checks")
-        .iter()
-        .find(|c| {
-            c["name"]
-                .as_str()
-                .is_some_and(|n| n.contains("hooks opencode"))
-        })
-        .cloned()
-        .expect("the hooks check");
+    // `acc doctor` names it, and `acc doctor --repair` replaces it.
+    plant_earlier();
+    let hooks = hooks_check(&[]);
     assert_eq!(hooks["status"], "error", "{hooks}");
+    assert!(
+        hooks["detail"]
+            .as_str()
+            .is_some_and(|m| m.contains("is not the plugin this acc writes: an earlier acc's")),
+        "{hooks}"
+    );
+    assert_eq!(hooks["fix"], "acc doctor --repair", "{hooks}");
+    let repaired = hooks_check(&["--repair"]);
+    assert_eq!(repaired["status"], "ok", "{repaired}");
+    assert_eq!(
+        std::fs::read_to_string(&plugin).expect("the plugin"),
+        current,
+        "the repair writes the current plugin"
+    );
+
+    // An install with live consent replaces it too.
+    plant_earlier();
     journey::install(
         &world,
         Client::OpenCode,
