@@ -7,16 +7,15 @@
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 
 use crate::claude::wait_for;
-use crate::claude::wake_needle;
 use crate::failed;
 use crate::guard::{OPENCODE_SEED, Writer};
 use crate::model::ModelServer;
-use crate::qwen::{first_turn, wakes};
+use crate::qwen::{first_turn, look_for_wakes};
 use crate::record::Finished;
 use crate::script::{self, Client, Look, Scratch, ScratchPaths, Session, Started};
 use crate::tui::Tui;
@@ -259,25 +258,13 @@ impl Client for OpenCodeClient {
     ) -> AccResult<Look> {
         // Each wake the plugin sends in is a user message of its own, so the copies counted are
         // the model requests whose new input carries it.
-        let deadline = Instant::now() + wait;
-        let inputs = loop {
-            let inputs = wakes(&self.model, message_id);
-            if inputs.len() >= expect as usize || Instant::now() >= deadline {
-                break inputs;
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        };
-        let after_turn_end = match self.busy {
-            Some(seq) if !inputs.is_empty() => {
-                self.model.arrived_after(&wake_needle(message_id), seq)
-            }
-            _ => None,
-        };
-        Ok(Look {
-            seen: u32::try_from(inputs.len()).unwrap_or(u32::MAX),
-            after_turn_end,
-            frames: inputs,
-        })
+        Ok(look_for_wakes(
+            &self.model,
+            self.busy,
+            message_id,
+            expect,
+            wait,
+        ))
     }
 
     fn stop(&mut self, _participant: &str) -> AccResult<()> {

@@ -128,6 +128,35 @@ pub fn wakes(model: &ModelServer, message_id: &str) -> Vec<Value> {
     inputs_with(model, &[&wake_needle(message_id)])
 }
 
+/// What a terminal woken by wake lines shows of `message_id`: the model requests whose new input
+/// is its wake, waiting up to `wait` for `expect` of them, and whether the first came after the
+/// busy turn (`busy`, its model request) ended. Shared by the Qwen Code and OpenCode captures.
+pub(crate) fn look_for_wakes(
+    model: &ModelServer,
+    busy: Option<u64>,
+    message_id: &str,
+    expect: u32,
+    wait: Duration,
+) -> Look {
+    let deadline = Instant::now() + wait;
+    let inputs = loop {
+        let inputs = wakes(model, message_id);
+        if inputs.len() >= expect as usize || Instant::now() >= deadline {
+            break inputs;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let after_turn_end = match busy {
+        Some(seq) if !inputs.is_empty() => model.arrived_after(&wake_needle(message_id), seq),
+        _ => None,
+    };
+    Look {
+        seen: u32::try_from(inputs.len()).unwrap_or(u32::MAX),
+        after_turn_end,
+        frames: inputs,
+    }
+}
+
 /// The installed Qwen Code's terminal interface, its model the capture's loopback model API.
 struct QwenClient {
     qwen: PathBuf,
@@ -283,25 +312,13 @@ impl Client for QwenClient {
         // The woken turn runs no prompt hook (Qwen Code 0.24.4 runs UserPromptSubmit for what
         // the user submits, not for a cross-session message), so what reaches the model is the
         // wake itself: the copies counted are the turns that carried it.
-        let deadline = Instant::now() + wait;
-        let inputs = loop {
-            let inputs = wakes(&self.model, message_id);
-            if inputs.len() >= expect as usize || Instant::now() >= deadline {
-                break inputs;
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        };
-        let after_turn_end = match self.busy {
-            Some(seq) if !inputs.is_empty() => {
-                self.model.arrived_after(&wake_needle(message_id), seq)
-            }
-            _ => None,
-        };
-        Ok(Look {
-            seen: u32::try_from(inputs.len()).unwrap_or(u32::MAX),
-            after_turn_end,
-            frames: inputs,
-        })
+        Ok(look_for_wakes(
+            &self.model,
+            self.busy,
+            message_id,
+            expect,
+            wait,
+        ))
     }
 
     fn stop(&mut self, _participant: &str) -> AccResult<()> {

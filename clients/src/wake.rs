@@ -8,7 +8,11 @@ use std::os::unix::net::UnixStream;
 use std::path::Path;
 
 use acc_adapter_api::AdapterError;
-use acc_adapter_api::wire::{HandshakeAnswer, HandshakeRequest, OfferAnswer, OfferRequest};
+use acc_adapter_api::OfferKind;
+use acc_adapter_api::wire::{
+    ContractDeclaration, Describe, HandshakeAnswer, HandshakeRequest, Minimum, OfferAnswer,
+    OfferRequest, ProbeRequest,
+};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
@@ -21,6 +25,34 @@ pub trait WakeEndpoint: Serialize + DeserializeOwned {
     fn verify(&self) -> Result<String, AdapterError>;
     /// Write one wake for `message_id`; `Err` is the offer's refusal code.
     fn wake(&self, message_id: &str) -> Result<(), &'static str>;
+}
+
+/// What a wake adapter declares: `adapter_id` (its transport too) wakes live sessions of
+/// `client` under the contract `contract_id`, from version `minimum` on every platform (each
+/// wake adapter's minimum was captured on one platform and is applied on all).
+pub fn describe(adapter_id: &str, client: &str, contract_id: &str, minimum: &str) -> Describe {
+    Describe {
+        adapter_id: adapter_id.into(),
+        transport: adapter_id.into(),
+        offer_kind: OfferKind::Wake,
+        features: ["probe", "handshake", "offer"].map(String::from).to_vec(),
+        contract: ContractDeclaration {
+            contract_id: contract_id.into(),
+            client: client.into(),
+            offer_kind: "wake".into(),
+            live_push: true,
+            minimums: vec![Minimum {
+                platform: "*".into(),
+                version: minimum.into(),
+            }],
+            known_bad: Vec::new(),
+        },
+    }
+}
+
+/// The probe's time limit a probe request asks for, kept between 0.1 s and 60 s.
+pub fn probe_timeout(request: &ProbeRequest) -> std::time::Duration {
+    std::time::Duration::from_millis(request.timeout_ms.clamp(100, 60_000))
 }
 
 /// A wake adapter's handshake: parse and verify the endpoint, kept as its own reference.

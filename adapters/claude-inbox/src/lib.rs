@@ -15,10 +15,10 @@ use std::path::Path;
 use std::time::Duration;
 
 use acc_adapter_api::wire::{
-    ContractDeclaration, Describe, HandshakeAnswer, HandshakeRequest, Minimum, OfferAnswer,
-    OfferRequest, ProbeAnswer, ProbeRequest,
+    Describe, HandshakeAnswer, HandshakeRequest, OfferAnswer, OfferRequest, ProbeAnswer,
+    ProbeRequest,
 };
-use acc_adapter_api::{AdapterError, AdapterImpl, OfferKind, export_adapter};
+use acc_adapter_api::{AdapterError, AdapterImpl, export_adapter};
 use acc_clients::pid_alive;
 use acc_clients::wake::{
     self, RegistryProblem, WakeEndpoint, private_socket, same_file, session_registry, wake_id,
@@ -123,30 +123,17 @@ pub fn probe(timeout: Duration) -> ProbeAnswer {
 
 impl AdapterImpl for ClaudeInbox {
     fn describe(&self) -> Result<Describe, AdapterError> {
-        Ok(Describe {
-            adapter_id: "claude-inbox".into(),
-            transport: "claude-inbox".into(),
-            offer_kind: OfferKind::Wake,
-            features: ["probe", "handshake", "offer"].map(String::from).to_vec(),
-            contract: ContractDeclaration {
-                contract_id: CONTRACT_ID.into(),
-                client: "claude-code".into(),
-                offer_kind: "wake".into(),
-                live_push: true,
-                // Captured on darwin-arm64 (documented elsewhere) and applied on every platform.
-                minimums: vec![Minimum {
-                    platform: "*".into(),
-                    version: "2.1.282".into(),
-                }],
-                known_bad: Vec::new(),
-            },
-        })
+        // Captured on darwin-arm64 (documented elsewhere) and applied on every platform.
+        Ok(wake::describe(
+            "claude-inbox",
+            "claude-code",
+            CONTRACT_ID,
+            "2.1.282",
+        ))
     }
 
     fn probe(&self, request: ProbeRequest) -> Result<ProbeAnswer, AdapterError> {
-        Ok(probe(Duration::from_millis(
-            request.timeout_ms.clamp(100, 60_000),
-        )))
+        Ok(probe(wake::probe_timeout(&request)))
     }
 
     fn handshake(&self, request: HandshakeRequest) -> Result<HandshakeAnswer, AdapterError> {

@@ -23,10 +23,10 @@ use std::path::Path;
 use std::time::Duration;
 
 use acc_adapter_api::wire::{
-    ContractDeclaration, Describe, HandshakeAnswer, HandshakeRequest, Minimum, OfferAnswer,
-    OfferRequest, ProbeAnswer, ProbeRequest,
+    Describe, HandshakeAnswer, HandshakeRequest, OfferAnswer, OfferRequest, ProbeAnswer,
+    ProbeRequest,
 };
-use acc_adapter_api::{AdapterError, AdapterImpl, OfferKind, export_adapter};
+use acc_adapter_api::{AdapterError, AdapterImpl, export_adapter};
 use acc_clients::pid_alive;
 use acc_clients::wake::{
     self, RegistryProblem, WakeEndpoint, private_socket, same_file, session_registry, wake_id,
@@ -154,30 +154,12 @@ pub fn probe(timeout: Duration) -> ProbeAnswer {
 
 impl AdapterImpl for QwenInbox {
     fn describe(&self) -> Result<Describe, AdapterError> {
-        Ok(Describe {
-            adapter_id: "qwen-inbox".into(),
-            transport: "qwen-inbox".into(),
-            offer_kind: OfferKind::Wake,
-            features: ["probe", "handshake", "offer"].map(String::from).to_vec(),
-            contract: ContractDeclaration {
-                contract_id: CONTRACT_ID.into(),
-                client: "qwen".into(),
-                offer_kind: "wake".into(),
-                live_push: true,
-                // Captured on linux-x64 (contracts/qwen) and applied on every platform.
-                minimums: vec![Minimum {
-                    platform: "*".into(),
-                    version: "0.24.4".into(),
-                }],
-                known_bad: Vec::new(),
-            },
-        })
+        // Captured on linux-x64 (contracts/qwen) and applied on every platform.
+        Ok(wake::describe("qwen-inbox", "qwen", CONTRACT_ID, "0.24.4"))
     }
 
     fn probe(&self, request: ProbeRequest) -> Result<ProbeAnswer, AdapterError> {
-        Ok(probe(Duration::from_millis(
-            request.timeout_ms.clamp(100, 60_000),
-        )))
+        Ok(probe(wake::probe_timeout(&request)))
     }
 
     fn handshake(&self, request: HandshakeRequest) -> Result<HandshakeAnswer, AdapterError> {
