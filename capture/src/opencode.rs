@@ -74,8 +74,17 @@ pub fn hello(socket: &Path) -> AccResult<Value> {
 /// OpenCode's terminal interface started by `command`, once it shows its prompt (what is typed
 /// before then is lost).
 pub fn ready(command: &std::process::Command) -> AccResult<Tui> {
+    ready_showing(command, &[PROMPT])
+}
+
+/// OpenCode's terminal interface started by `command`, once its screen shows each of `cues`: a
+/// resumed conversation shows its turns and no empty prompt's placeholder.
+pub fn ready_showing(command: &std::process::Command, cues: &[&str]) -> AccResult<Tui> {
     let tui = Tui::start(command)?;
-    if !wait_for(WAIT, || tui.screen().contains(PROMPT)) {
+    if !wait_for(WAIT, || {
+        let screen = tui.screen();
+        cues.iter().all(|cue| screen.contains(cue))
+    }) {
         return Err(failed(
             "opencode",
             format!("its prompt never showed; the screen: {}", tui.screen()),

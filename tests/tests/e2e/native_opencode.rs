@@ -421,3 +421,70 @@ fn an_install_replaces_the_plugin_an_earlier_acc_wrote_and_never_an_edited_one()
     journey::install(&world, Client::OpenCode, &home, &[]).err(4, "invalid_data");
     assert_eq!(std::fs::read_to_string(&plugin).expect("plugin"), edited);
 }
+
+/// A conversation resumed in the terminal (`opencode --continue` after a scripted turn) is bound
+/// when ACC's plugin meets it again, and a question wakes it: the woken turn is that
+/// conversation's (its request carries the earlier turn) and the body rides in it, fenced.
+#[test]
+fn a_question_wakes_a_resumed_opencode_conversation_in_its_terminal() {
+    let world = World::new();
+    let model = ModelServer::start();
+    let mut writer = acc_tests::prepared_writer(&world, Client::OpenCode, &model);
+    writer.env.push(("ACC_PARTICIPANT".into(), "bob".into()));
+    let tmp = world.temp.path().join("tmp");
+    std::fs::create_dir_all(&tmp).expect("tmp");
+    writer
+        .env
+        .push(("TMPDIR".into(), tmp.to_str().expect("utf8").into()));
+    let home = writer.home.to_str().expect("utf8").to_string();
+    journey::install(
+        &world,
+        Client::OpenCode,
+        &home,
+        &["--delivery", "actionable"],
+    )
+    .ok_json();
+    writer.turn("EARLIER-TURN").expect("a scripted turn");
+    let mut command = writer.interactive().expect("opencode");
+    command.arg("--continue");
+    // The resumed conversation on screen, and the prompt's key hints beneath it.
+    let mut tui =
+        acc_capture::opencode::ready_showing(&command, &["EARLIER-TURN", "ctrl+p commands"])
+            .expect("the terminal");
+    tui.type_line("resumed hello").expect("typed");
+    wait_until(
+        WAIT,
+        "bob's resumed session bound to opencode-plugin",
+        || bound(&world),
+    );
+    let first = model
+        .wait_for_request("resumed hello", WAIT)
+        .expect("the resumed turn");
+    assert!(
+        first.body.contains("EARLIER-TURN"),
+        "the terminal resumed the scripted conversation"
+    );
+    model.wait_answered(first.seq, WAIT).expect("answered");
+
+    let alice = world.attach("alice");
+    let sent = world.ask(&alice, "bob", "parser", "RESUMED-BODY: still on it?");
+    let id = sent["message"]["messageId"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    assert_eq!(sent["delivery"][0]["outcome"], "woken", "{sent}");
+    let woken = model
+        .wait_for_request(&wake_needle(&id), WAIT)
+        .expect("the wake's request");
+    assert!(
+        woken.body.contains("EARLIER-TURN")
+            && woken.body.contains("RESUMED-BODY")
+            && woken.body.contains("acc-peer-message"),
+        "the woken turn is the resumed conversation's, the body fenced in it: {:.3000}",
+        woken.body
+    );
+    wait_until(WAIT, "the receipt offered", || {
+        world.receipt(&id)["state"] == "offered"
+    });
+    tui.stop();
+}
