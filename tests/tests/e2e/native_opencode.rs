@@ -488,3 +488,74 @@ fn a_question_wakes_a_resumed_opencode_conversation_in_its_terminal() {
     });
     tui.stop();
 }
+
+/// Two OpenCode terminals in one project, two agents: each is bound to its own plugin's socket,
+/// and a question for one wakes that one only, in its own conversation.
+#[test]
+fn of_two_opencode_terminals_in_one_project_only_the_one_asked_is_woken() {
+    let world = World::new();
+    let model = ModelServer::start();
+    let mut writer = acc_tests::prepared_writer(&world, Client::OpenCode, &model);
+    let tmp = world.temp.path().join("tmp");
+    std::fs::create_dir_all(&tmp).expect("tmp");
+    writer
+        .env
+        .push(("TMPDIR".into(), tmp.to_str().expect("utf8").into()));
+    let home = writer.home.to_str().expect("utf8").to_string();
+    journey::install(
+        &world,
+        Client::OpenCode,
+        &home,
+        &["--delivery", "actionable"],
+    )
+    .ok_json();
+    let mut terminals = Vec::new();
+    for agent in ["bob", "carol"] {
+        let mut command = writer.interactive().expect("opencode");
+        command.env("ACC_PARTICIPANT", agent);
+        let mut tui = acc_capture::opencode::ready(&command).expect("the terminal");
+        let first = format!("FIRST-OF-{agent}");
+        tui.type_line(&first).expect("typed");
+        let request = model
+            .wait_for_request(&first, WAIT)
+            .expect("the first turn");
+        model.wait_answered(request.seq, WAIT).expect("answered");
+        terminals.push(tui);
+    }
+    let bound_to = |agent: &str| {
+        world.status()["sessions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|s| s["participantId"] == agent)
+            .flat_map(|s| s["bindings"].as_array().cloned().unwrap_or_default())
+            .any(|b| b["adapterId"] == "opencode-plugin")
+    };
+    wait_until(WAIT, "both sessions bound", || {
+        bound_to("bob") && bound_to("carol")
+    });
+
+    let alice = world.attach("alice");
+    let sent = world.ask(&alice, "carol", "parser", "FOR-CAROL: which parser?");
+    let id = sent["message"]["messageId"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    assert_eq!(sent["delivery"][0]["outcome"], "woken", "{sent}");
+    let woken = model
+        .wait_for_request(&wake_needle(&id), WAIT)
+        .expect("the wake's request");
+    assert!(
+        woken.body.contains("FIRST-OF-carol") && !woken.body.contains("FIRST-OF-bob"),
+        "carol's conversation is woken, not bob's: {:.3000}",
+        woken.body
+    );
+    assert!(woken.body.contains("FOR-CAROL"), "the body rides in it");
+    wait_until(WAIT, "the receipt offered", || {
+        world.receipt(&id)["state"] == "offered"
+    });
+    assert_eq!(wakes(&model, &id).len(), 1, "one woken turn");
+    for mut tui in terminals {
+        tui.stop();
+    }
+}
