@@ -123,6 +123,19 @@ fn hostile_requests_are_refused(socket: &Path, session: &str) {
     assert_eq!(flood, "", "an endless request gets no answer");
 }
 
+/// OpenCode for `world` against `model`, prepared as a user's, with a temporary folder of the
+/// world's own (`TMPDIR`): the plugin's socket folder goes there, never in the machine's `/tmp`.
+/// Returns the writer and that folder.
+fn opencode(world: &World, model: &ModelServer) -> (acc_capture::guard::Writer, PathBuf) {
+    let mut writer = acc_tests::prepared_writer(world, Client::OpenCode, model);
+    let tmp = world.temp.path().join("tmp");
+    std::fs::create_dir_all(&tmp).expect("tmp");
+    writer
+        .env
+        .push(("TMPDIR".into(), tmp.to_str().expect("utf8").into()));
+    (writer, tmp)
+}
+
 fn bound(world: &World) -> bool {
     bobs_bindings(world).is_some_and(|b| {
         b.as_array()
@@ -134,14 +147,8 @@ fn bound(world: &World) -> bool {
 fn a_question_wakes_an_idle_opencode_terminal_and_its_body_rides_in_the_woken_request() {
     let world = World::new();
     let model = ModelServer::start();
-    let mut writer = acc_tests::prepared_writer(&world, Client::OpenCode, &model);
+    let (mut writer, tmp) = opencode(&world, &model);
     writer.env.push(("ACC_PARTICIPANT".into(), "bob".into()));
-    // OpenCode's own temp folder, so the plugin's socket is this test's alone.
-    let tmp = world.temp.path().join("tmp");
-    std::fs::create_dir_all(&tmp).expect("tmp");
-    writer
-        .env
-        .push(("TMPDIR".into(), tmp.to_str().expect("utf8").into()));
     let home = writer.home.to_str().expect("utf8").to_string();
     journey::install(
         &world,
@@ -265,7 +272,7 @@ fn opencode_sessions_without_consent_or_in_a_scripted_run_are_never_bound_or_wok
     for (consent, headless) in [(None, false), (Some("actionable"), true)] {
         let world = World::new();
         let model = ModelServer::start();
-        let mut writer = acc_tests::prepared_writer(&world, Client::OpenCode, &model);
+        let (mut writer, _tmp) = opencode(&world, &model);
         writer.env.push(("ACC_PARTICIPANT".into(), "bob".into()));
         let home = writer.home.to_str().expect("utf8").to_string();
         let extra: Vec<&str> = consent.map(|c| vec!["--delivery", c]).unwrap_or_default();
@@ -319,7 +326,7 @@ fn opencode_sessions_without_consent_or_in_a_scripted_run_are_never_bound_or_wok
 fn an_install_replaces_the_plugin_an_earlier_acc_wrote_and_never_an_edited_one() {
     let world = World::new();
     let model = ModelServer::start();
-    let writer = acc_tests::prepared_writer(&world, Client::OpenCode, &model);
+    let (writer, _tmp) = opencode(&world, &model);
     let home = writer.home.to_str().expect("utf8").to_string();
     journey::install(&world, Client::OpenCode, &home, &[]).ok_json();
     let plugin = writer.home.join(".config/opencode/plugins/acc.js");
@@ -429,13 +436,8 @@ fn an_install_replaces_the_plugin_an_earlier_acc_wrote_and_never_an_edited_one()
 fn a_question_wakes_a_resumed_opencode_conversation_in_its_terminal() {
     let world = World::new();
     let model = ModelServer::start();
-    let mut writer = acc_tests::prepared_writer(&world, Client::OpenCode, &model);
+    let (mut writer, _tmp) = opencode(&world, &model);
     writer.env.push(("ACC_PARTICIPANT".into(), "bob".into()));
-    let tmp = world.temp.path().join("tmp");
-    std::fs::create_dir_all(&tmp).expect("tmp");
-    writer
-        .env
-        .push(("TMPDIR".into(), tmp.to_str().expect("utf8").into()));
     let home = writer.home.to_str().expect("utf8").to_string();
     journey::install(
         &world,
@@ -495,12 +497,7 @@ fn a_question_wakes_a_resumed_opencode_conversation_in_its_terminal() {
 fn of_two_opencode_terminals_in_one_project_only_the_one_asked_is_woken() {
     let world = World::new();
     let model = ModelServer::start();
-    let mut writer = acc_tests::prepared_writer(&world, Client::OpenCode, &model);
-    let tmp = world.temp.path().join("tmp");
-    std::fs::create_dir_all(&tmp).expect("tmp");
-    writer
-        .env
-        .push(("TMPDIR".into(), tmp.to_str().expect("utf8").into()));
+    let (writer, _tmp) = opencode(&world, &model);
     let home = writer.home.to_str().expect("utf8").to_string();
     journey::install(
         &world,
