@@ -210,6 +210,7 @@ impl World {
         let dir = temp.path().join("project");
         std::fs::create_dir_all(&dir).expect("mkdir project");
         let dir = std::fs::canonicalize(&dir).expect("canonical project");
+        std::fs::create_dir_all(temp.path().join("tmp")).expect("mkdir tmp");
         let world = Self {
             temp,
             data_home,
@@ -247,6 +248,15 @@ impl World {
     /// ACC environment.
     pub fn command(&self, binary: &str) -> Command {
         self.command_path(bin(binary))
+    }
+
+    /// The world's temporary folder, the `TMPDIR` of the clients the tests start ([`writer`],
+    /// [`claude_print`]): what a client leaves there (Claude Code's and Qwen Code's messaging
+    /// sockets of a killed session, OpenCode's wake socket) goes with the world, never into the
+    /// machine's `/tmp`. (ACC's own commands keep the machine's: the capture tool's scratch
+    /// folders there hold sockets whose paths must stay short.)
+    pub fn tmp(&self) -> PathBuf {
+        self.temp.path().join("tmp")
     }
 
     /// Like [`World::command`], for any program (a shell, a client).
@@ -608,7 +618,13 @@ pub fn writer(
     model: &acc_capture::model::ModelServer,
     env: &[(&str, &str)],
 ) -> acc_capture::guard::Writer {
-    let mut all = vec![("PATH".to_string(), clients().path_for(client))];
+    let mut all = vec![
+        ("PATH".to_string(), clients().path_for(client)),
+        (
+            "TMPDIR".to_string(),
+            world.tmp().to_string_lossy().into_owned(),
+        ),
+    ];
     if client == acc_clients::Client::OpenCode {
         all.push((
             acc_capture::guard::OPENCODE_SEED.to_string(),
@@ -680,6 +696,7 @@ pub fn claude_print(
     command
         .args(["-p", prompt, "--output-format", "stream-json", "--verbose"])
         .env("HOME", home)
+        .env("TMPDIR", world.tmp())
         .env("ANTHROPIC_API_KEY", "acc-test-key")
         .env("ANTHROPIC_BASE_URL", &model.base_url)
         .env_remove("CLAUDE_CONFIG_DIR")

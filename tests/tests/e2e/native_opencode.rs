@@ -123,17 +123,11 @@ fn hostile_requests_are_refused(socket: &Path, session: &str) {
     assert_eq!(flood, "", "an endless request gets no answer");
 }
 
-/// OpenCode for `world` against `model`, prepared as a user's, with a temporary folder of the
-/// world's own (`TMPDIR`): the plugin's socket folder goes there, never in the machine's `/tmp`.
-/// Returns the writer and that folder.
+/// OpenCode for `world` against `model`, prepared as a user's, and its temporary folder (the
+/// world's own, [`World::tmp`]), where the plugin's socket folder goes.
 fn opencode(world: &World, model: &ModelServer) -> (acc_capture::guard::Writer, PathBuf) {
-    let mut writer = acc_tests::prepared_writer(world, Client::OpenCode, model);
-    let tmp = world.temp.path().join("tmp");
-    std::fs::create_dir_all(&tmp).expect("tmp");
-    writer
-        .env
-        .push(("TMPDIR".into(), tmp.to_str().expect("utf8").into()));
-    (writer, tmp)
+    let writer = acc_tests::prepared_writer(world, Client::OpenCode, model);
+    (writer, world.tmp())
 }
 
 fn bound(world: &World) -> bool {
