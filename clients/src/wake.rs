@@ -183,7 +183,7 @@ pub fn private_socket(socket: &Path) -> Result<(), &'static str> {
     if !meta.file_type().is_socket() {
         return Err("the messaging socket path is not a socket");
     }
-    if meta.uid() != rustix::process::geteuid().as_raw() {
+    if meta.uid() != current_uid() {
         return Err("the messaging socket belongs to another user");
     }
     if meta.mode() & 0o077 != 0 {

@@ -67,7 +67,7 @@ pub(crate) fn bind_live(context: &mut Context, payload: &Value) -> Result<(), St
                 std::env::var("ACC_OPENCODE_WAKE_SOCKET"),
                 acc_clients::process::client_pid(),
             ) else {
-                return Err("ACC's OpenCode plugin names no wake socket".into());
+                return Err("the hook environment names no wake socket (ACC's OpenCode plugin opens one only in OpenCode's terminal interface)".into());
             };
             acc_core::wire::json(&acc_app::wire::OpenCodePluginEndpoint {
                 socket: &socket,

@@ -68,19 +68,21 @@ pub enum Request<'a> {
     },
 }
 
-/// The plugin's answer to a [`Request`].
+/// The plugin's answer to a [`Request`] (what else it says, such as `duplicate`, is not read).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Answer {
+    /// Whether the request was taken.
     pub ok: bool,
+    /// Why not (`unknown_session`, `bad_request`, `recipient_unavailable`).
     #[serde(default)]
     pub code: Option<String>,
+    /// The plugin's process (a hello's answer).
     #[serde(default)]
     pub pid: Option<i64>,
+    /// The OpenCode version the session records (a hello's answer).
     #[serde(default)]
     pub version: Option<String>,
-    #[serde(default)]
-    pub duplicate: bool,
 }
 
 /// The adapter (stateless).
@@ -158,7 +160,10 @@ pub fn verify(endpoint: &Endpoint) -> Result<String, AdapterError> {
     if !hello.ok {
         return Err(refuse(
             "native_session_unavailable",
-            "ACC's OpenCode plugin does not know that session",
+            format!(
+                "ACC's OpenCode plugin refused the session ({})",
+                hello.code.as_deref().unwrap_or("no reason given")
+            ),
         ));
     }
     if hello.pid != Some(endpoint.pid) {

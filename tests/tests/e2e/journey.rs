@@ -149,3 +149,25 @@ pub fn installed(world: &World, client: Client, model: &ModelServer, extra: &[&s
 pub fn bodies(model: &ModelServer) -> Vec<String> {
     model.model_requests().into_iter().map(|r| r.body).collect()
 }
+
+/// The bindings of `participant`'s open session, once it is in the room.
+pub fn bindings_of(world: &World, participant: &str) -> Option<Value> {
+    world.status()["sessions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|s| s["participantId"] == participant)
+        .map(|s| s["bindings"].clone())
+}
+
+/// Whether an open session of `participant` is bound to `adapter`.
+pub fn bound_to(world: &World, participant: &str, adapter: &str) -> bool {
+    world.status()["sessions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|s| s["participantId"] == participant)
+        .filter_map(|s| s["bindings"].as_array())
+        .flatten()
+        .any(|b| b["adapterId"] == adapter)
+}

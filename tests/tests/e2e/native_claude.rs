@@ -6,6 +6,8 @@ use acc_capture::model::ModelServer;
 use acc_tests::{Guarded, World, wait_until};
 use serde_json::json;
 
+use crate::journey;
+
 fn install(world: &World, home: &std::path::Path, delivery: &str) {
     std::fs::create_dir_all(home.join(".claude")).expect("home");
     world
@@ -45,19 +47,6 @@ fn finish(mut turn: Guarded) {
     }
 }
 
-fn bob_bound(world: &World) -> bool {
-    world.status()["sessions"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .any(|s| {
-            s["participantId"] == "bob"
-                && s["bindings"]
-                    .as_array()
-                    .is_some_and(|b| b.iter().any(|b| b["adapterId"] == "claude-inbox"))
-        })
-}
-
 /// Alice asks bob a question; the send's JSON.
 fn ask_bob(world: &World, alice: &acc_tests::Creds) -> serde_json::Value {
     world
@@ -89,7 +78,7 @@ fn a_question_wakes_a_busy_claude_code_session_and_the_body_follows_through_next
     wait_until(
         Duration::from_secs(60),
         "bob's session to bind claude-inbox",
-        || bob_bound(&world),
+        || journey::bound_to(&world, "bob", "claude-inbox"),
     );
     // The turn is busy once its model call is under way: its UserPromptSubmit hook has run,
     // so the question cannot ride in on this turn's next-turn context instead of the wake.
@@ -202,7 +191,10 @@ fn with_delivery_off_nothing_is_pushed() {
             .flatten()
             .any(|s| s["participantId"] == "bob")
     });
-    assert!(!bob_bound(&world), "no consent, no binding");
+    assert!(
+        !journey::bound_to(&world, "bob", "claude-inbox"),
+        "no consent, no binding"
+    );
     let alice = world.attach("alice");
     let sent = ask_bob(&world, &alice);
     assert_eq!(sent["delivery"][0]["outcome"], "queued");

@@ -359,18 +359,7 @@ fn a_daemon_thread_running_accs_hooks_binds_itself_and_takes_messages_into_its_q
             json!({ "threadId": thread, "input": [{ "type": "text", "text": "hello" }], "clientUserMessageId": "first" }),
         )
         .expect("first turn");
-    let bound = || {
-        world.status()["sessions"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .any(|s| {
-                s["participantId"] == "dave"
-                    && s["bindings"]
-                        .as_array()
-                        .is_some_and(|b| b.iter().any(|b| b["adapterId"] == "codex-app-server"))
-            })
-    };
+    let bound = || crate::journey::bound_to(&world, "dave", "codex-app-server");
     acc_tests::wait_until(
         Duration::from_secs(60),
         "the SessionStart hook bound the thread",

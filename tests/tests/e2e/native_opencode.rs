@@ -17,16 +17,6 @@ use crate::journey;
 
 const WAIT: Duration = Duration::from_secs(90);
 
-/// bob's session's bindings, once his session is in the room.
-fn bobs_bindings(world: &World) -> Option<serde_json::Value> {
-    world.status()["sessions"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find(|s| s["participantId"] == "bob")
-        .map(|s| s["bindings"].clone())
-}
-
 /// The one wake socket ACC's plugin listens on under the temp folder `tmp`, once it does.
 fn plugin_socket(tmp: &Path) -> Option<PathBuf> {
     let folder = acc_capture::opencode::wake_socket(tmp, 0);
@@ -123,40 +113,39 @@ fn hostile_requests_are_refused(socket: &Path, session: &str) {
     assert_eq!(flood, "", "an endless request gets no answer");
 }
 
-/// OpenCode for `world` against `model`, prepared as a user's, and its temporary folder (the
-/// world's own, [`World::tmp`]), where the plugin's socket folder goes.
-fn opencode(world: &World, model: &ModelServer) -> (acc_capture::guard::Writer, PathBuf) {
-    let writer = acc_tests::prepared_writer(world, Client::OpenCode, model);
-    (writer, world.tmp())
-}
-
-fn bound(world: &World) -> bool {
-    bobs_bindings(world).is_some_and(|b| {
-        b.as_array()
-            .is_some_and(|b| b.iter().any(|b| b["adapterId"] == "opencode-plugin"))
-    })
+/// OpenCode for `world` against `model`, prepared as a user's (its temporary folder the world's,
+/// [`World::tmp`], where the plugin's socket folder goes), speaking for `participant` when one is
+/// given, with ACC installed, live delivery consented as `consent` says.
+fn installed(
+    world: &World,
+    model: &ModelServer,
+    participant: Option<&str>,
+    consent: Option<&str>,
+) -> acc_capture::guard::Writer {
+    let mut writer = acc_tests::prepared_writer(world, Client::OpenCode, model);
+    if let Some(participant) = participant {
+        writer
+            .env
+            .push(("ACC_PARTICIPANT".into(), participant.into()));
+    }
+    let home = writer.home.to_str().expect("utf8").to_string();
+    let extra: Vec<&str> = consent.map(|c| vec!["--delivery", c]).unwrap_or_default();
+    journey::install(world, Client::OpenCode, &home, &extra).ok_json();
+    writer
 }
 
 #[test]
 fn a_question_wakes_an_idle_opencode_terminal_and_its_body_rides_in_the_woken_request() {
     let world = World::new();
     let model = ModelServer::start();
-    let (mut writer, tmp) = opencode(&world, &model);
-    writer.env.push(("ACC_PARTICIPANT".into(), "bob".into()));
-    let home = writer.home.to_str().expect("utf8").to_string();
-    journey::install(
-        &world,
-        Client::OpenCode,
-        &home,
-        &["--delivery", "actionable"],
-    )
-    .ok_json();
+    let writer = installed(&world, &model, Some("bob"), Some("actionable"));
+    let tmp = world.tmp();
     let mut tui = acc_capture::opencode::ready(&writer.interactive().expect("opencode"))
         .expect("the terminal");
     // ACC's plugin meets the session at its first turn; then the session is idle.
     tui.type_line("hello").expect("typed");
     wait_until(WAIT, "bob's session bound to opencode-plugin", || {
-        bound(&world)
+        journey::bound_to(&world, "bob", "opencode-plugin")
     });
     let first = model
         .wait_for_request("hello", WAIT)
@@ -266,11 +255,7 @@ fn opencode_sessions_without_consent_or_in_a_scripted_run_are_never_bound_or_wok
     for (consent, headless) in [(None, false), (Some("actionable"), true)] {
         let world = World::new();
         let model = ModelServer::start();
-        let (mut writer, _tmp) = opencode(&world, &model);
-        writer.env.push(("ACC_PARTICIPANT".into(), "bob".into()));
-        let home = writer.home.to_str().expect("utf8").to_string();
-        let extra: Vec<&str> = consent.map(|c| vec!["--delivery", c]).unwrap_or_default();
-        journey::install(&world, Client::OpenCode, &home, &extra).ok_json();
+        let writer = installed(&world, &model, Some("bob"), consent);
         let row = format!("consent {consent:?}, headless {headless}");
         // The model holds bob's turn until bob has been asked, so his session is running.
         model.hold("working", Duration::from_secs(300));
@@ -287,9 +272,13 @@ fn opencode_sessions_without_consent_or_in_a_scripted_run_are_never_bound_or_wok
         }
         let running = model.wait_for_request("working", WAIT).expect("the turn");
         wait_until(WAIT, &format!("{row}: bob's session"), || {
-            bobs_bindings(&world).is_some()
+            journey::bindings_of(&world, "bob").is_some()
         });
-        assert_eq!(bobs_bindings(&world), Some(json!([])), "{row}");
+        assert_eq!(
+            journey::bindings_of(&world, "bob"),
+            Some(json!([])),
+            "{row}"
+        );
         let alice = world.attach("alice");
         let sent = world.ask(&alice, "bob", "parser", "UNBOUND-BODY");
         assert_eq!(sent["delivery"][0]["outcome"], "queued", "{row}: {sent}");
@@ -320,9 +309,8 @@ fn opencode_sessions_without_consent_or_in_a_scripted_run_are_never_bound_or_wok
 fn an_install_replaces_the_plugin_an_earlier_acc_wrote_and_never_an_edited_one() {
     let world = World::new();
     let model = ModelServer::start();
-    let (writer, _tmp) = opencode(&world, &model);
+    let writer = installed(&world, &model, None, None);
     let home = writer.home.to_str().expect("utf8").to_string();
-    journey::install(&world, Client::OpenCode, &home, &[]).ok_json();
     let plugin = writer.home.join(".config/opencode/plugins/acc.js");
     let current = std::fs::read_to_string(&plugin).expect("the plugin");
     // The earlier build's plugin for the same acc, and the record that build kept for it.
@@ -430,16 +418,7 @@ fn an_install_replaces_the_plugin_an_earlier_acc_wrote_and_never_an_edited_one()
 fn a_question_wakes_a_resumed_opencode_conversation_in_its_terminal() {
     let world = World::new();
     let model = ModelServer::start();
-    let (mut writer, _tmp) = opencode(&world, &model);
-    writer.env.push(("ACC_PARTICIPANT".into(), "bob".into()));
-    let home = writer.home.to_str().expect("utf8").to_string();
-    journey::install(
-        &world,
-        Client::OpenCode,
-        &home,
-        &["--delivery", "actionable"],
-    )
-    .ok_json();
+    let writer = installed(&world, &model, Some("bob"), Some("actionable"));
     writer.turn("EARLIER-TURN").expect("a scripted turn");
     let mut command = writer.interactive().expect("opencode");
     command.arg("--continue");
@@ -451,7 +430,7 @@ fn a_question_wakes_a_resumed_opencode_conversation_in_its_terminal() {
     wait_until(
         WAIT,
         "bob's resumed session bound to opencode-plugin",
-        || bound(&world),
+        || journey::bound_to(&world, "bob", "opencode-plugin"),
     );
     let first = model
         .wait_for_request("resumed hello", WAIT)
@@ -491,15 +470,7 @@ fn a_question_wakes_a_resumed_opencode_conversation_in_its_terminal() {
 fn of_two_opencode_terminals_in_one_project_only_the_one_asked_is_woken() {
     let world = World::new();
     let model = ModelServer::start();
-    let (writer, _tmp) = opencode(&world, &model);
-    let home = writer.home.to_str().expect("utf8").to_string();
-    journey::install(
-        &world,
-        Client::OpenCode,
-        &home,
-        &["--delivery", "actionable"],
-    )
-    .ok_json();
+    let writer = installed(&world, &model, None, Some("actionable"));
     let mut terminals = Vec::new();
     for agent in ["bob", "carol"] {
         let mut command = writer.interactive().expect("opencode");
@@ -513,17 +484,10 @@ fn of_two_opencode_terminals_in_one_project_only_the_one_asked_is_woken() {
         model.wait_answered(request.seq, WAIT).expect("answered");
         terminals.push(tui);
     }
-    let bound_to = |agent: &str| {
-        world.status()["sessions"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter(|s| s["participantId"] == agent)
-            .flat_map(|s| s["bindings"].as_array().cloned().unwrap_or_default())
-            .any(|b| b["adapterId"] == "opencode-plugin")
-    };
     wait_until(WAIT, "both sessions bound", || {
-        bound_to("bob") && bound_to("carol")
+        ["bob", "carol"]
+            .iter()
+            .all(|agent| journey::bound_to(&world, agent, "opencode-plugin"))
     });
 
     let alice = world.attach("alice");

@@ -100,16 +100,6 @@ fn a_question_wakes_an_idle_qwen_code_terminal_and_the_body_follows_through_next
     tui.stop();
 }
 
-/// bob's session's bindings, once his session is in the room.
-fn bobs_bindings(world: &World) -> Option<serde_json::Value> {
-    world.status()["sessions"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find(|s| s["participantId"] == "bob")
-        .map(|s| s["bindings"].clone())
-}
-
 /// The sessions ACC never binds to `qwen-inbox`, table-driven: a terminal installed without
 /// live consent, and a headless run (`qwen -p`) with it, where Qwen Code opens no socket. Each
 /// session still joins the room and its messages wait, durable, for next-turn.
@@ -131,8 +121,14 @@ fn qwen_sessions_without_consent_or_without_a_socket_are_never_bound_or_woken() 
             let command = writer.interactive().expect("qwen");
             tui = Some(acc_capture::tui::Tui::start(&command).expect("the terminal"));
         }
-        wait_until(WAIT, "bob's session", || bobs_bindings(&world).is_some());
-        assert_eq!(bobs_bindings(&world), Some(json!([])), "{row}");
+        wait_until(WAIT, "bob's session", || {
+            journey::bindings_of(&world, "bob").is_some()
+        });
+        assert_eq!(
+            journey::bindings_of(&world, "bob"),
+            Some(json!([])),
+            "{row}"
+        );
         let alice = world.attach("alice");
         let sent = world.ask(&alice, "bob", "parser", "UNBOUND-BODY");
         assert_eq!(sent["delivery"][0]["outcome"], "queued", "{row}: {sent}");
