@@ -60,8 +60,6 @@ pub(crate) struct Lite {
     /// The writers' queue beside the store, opened on the first write (see
     /// `Store::queue_for_write`).
     queue: Option<std::fs::File>,
-    /// The thread that waits for the queue when it is contended (see `queue_for_write`).
-    waiter: Option<std::sync::mpsc::Sender<LockJob>>,
     /// Whether this connection committed a write (see `TRIM_FRAMES`).
     wrote: bool,
     /// `<store>-open`, held shared (`flock`) while this connection is open: how a closing
@@ -221,7 +219,6 @@ impl Lite {
             conn,
             path: path.to_path_buf(),
             queue: None,
-            waiter: None,
             wrote: false,
             presence: None,
             layout: layout::Layout {
@@ -383,7 +380,7 @@ impl Lite {
         &mut self,
         f: impl FnOnce(&mut Writer<'_>) -> Result<T, E>,
     ) -> Result<T, E> {
-        let _turn = queue_for_write(&self.path, &mut self.queue, &mut self.waiter)?;
+        let _turn = queue_for_write(&self.path, &mut self.queue)?;
         let value = {
             let tx = self
                 .conn

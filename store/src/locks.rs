@@ -52,14 +52,11 @@ pub(crate) fn wait_for_lock(attempt: i32) -> bool {
 /// stays the guard of correctness; the queue only orders the writers that use it.
 ///
 /// The wait is bounded by [`BUSY_TIMEOUT`]: uncontended, one `try_lock` on the store's queue
-/// file; contended, the store's waiter thread (started on the first contention and kept while
-/// the store is open) blocks on the lock while this one waits for it with a deadline. Past the
-/// deadline the write is refused as `busy`, and a lock the waiter obtains later is released at
-/// once.
+/// file; contended, a blocking `flock` on this thread that a timer interrupts at the deadline
+/// ([`lock_within`]). Past the deadline the write is refused as `busy`.
 pub(crate) fn queue_for_write<'a>(
     store: &Path,
     queue: &'a mut Option<std::fs::File>,
-    waiter: &mut Option<std::sync::mpsc::Sender<LockJob>>,
 ) -> StoreResult<Turn<'a>> {
     let path = PathBuf::from(format!("{}-writers", store.display()));
     if queue.is_none() {
@@ -81,53 +78,9 @@ pub(crate) fn queue_for_write<'a>(
             return Err(StoreError::io("lock the writers' queue", &path, &e));
         }
     }
-    // Contended: the store's waiter thread blocks on a file of its own (a lock belongs to an
-    // open file) and hands it back locked. Past the deadline nobody takes it: the file is
-    // dropped, unlocked, wherever it is then (in the thread or in the channel).
-    let file = OpenOptions::new()
-        .append(true)
-        .open(&path)
-        .map_err(|e| StoreError::io("open the writers' queue", &path, &e))?;
-    let (reply, turn) = std::sync::mpsc::channel();
-    let job = LockJob { file, reply };
-    let job = match waiter {
-        Some(running) => match running.send(job) {
-            Ok(()) => return wait_for_turn(store, &path, &turn),
-            // The thread is gone (it cannot fail, but then): start another.
-            Err(std::sync::mpsc::SendError(job)) => job,
-        },
-        None => job,
-    };
-    let (jobs, queued) = std::sync::mpsc::channel::<LockJob>();
-    std::thread::Builder::new()
-        .name("acc-store-queue".into())
-        .spawn(move || {
-            for LockJob { file, reply } in queued {
-                let _ = reply.send(file.lock().map(|()| file));
-            }
-        })
-        .map_err(|e| StoreError::io("start the writers' queue", &path, &e))?;
-    let _ = jobs.send(job);
-    *waiter = Some(jobs);
-    wait_for_turn(store, &path, &turn)
-}
-
-/// A file to lock on the store's waiter thread, and where to hand it back locked.
-pub(crate) struct LockJob {
-    file: std::fs::File,
-    reply: std::sync::mpsc::Sender<std::io::Result<std::fs::File>>,
-}
-
-/// The locked file from the waiter thread, within [`BUSY_TIMEOUT`].
-pub(crate) fn wait_for_turn<'a>(
-    store: &Path,
-    path: &Path,
-    turn: &std::sync::mpsc::Receiver<std::io::Result<std::fs::File>>,
-) -> StoreResult<Turn<'a>> {
-    match turn.recv_timeout(BUSY_TIMEOUT) {
-        Ok(Ok(file)) => Ok(Turn::Waited(file)),
-        Ok(Err(e)) => Err(StoreError::io("lock the writers' queue", path, &e)),
-        Err(_) => Err(StoreError::new(
+    match lock_within(queue, BUSY_TIMEOUT) {
+        Ok(Some(held)) => Ok(Turn::Waited(held)),
+        Ok(None) => Err(StoreError::new(
             StoreErrorKind::Busy,
             format!(
                 "another process kept the store `{}` locked for more than {} s",
@@ -135,6 +88,128 @@ pub(crate) fn wait_for_turn<'a>(
                 BUSY_TIMEOUT.as_secs()
             ),
         )),
+        Err(e) => Err(StoreError::io("lock the writers' queue", &path, &e)),
+    }
+}
+
+/// An exclusive `flock` on `file` (through a duplicate of its descriptor, which shares the
+/// lock), waited for on this thread for at most `timeout`; `None` past it.
+///
+/// Why by hand: `flock` has no timed form, and neither std nor nix waits for one with a
+/// deadline. The queue's waits used to block on a thread of their own that handed the lock
+/// back over a channel: each hand-off of the queue between processes then woke two threads,
+/// one after the other, while the whole queue waited (on this 2-core machine, durable sends
+/// from 4 processes ran about a tenth faster without that second wake-up;
+/// `docs/benchmarks.md`). Here the waiting thread blocks itself, and a POSIX timer aimed at
+/// it (`timer_create` with `SIGEV_THREAD_ID`) sends it `SIGURG` at the deadline, and again
+/// every 50 ms after (in case the first came just before the wait began). The handler does
+/// nothing and is installed without `SA_RESTART`, so the signal ends the blocked `flock` with
+/// `EINTR`. Where that cannot be arranged (another handler already owns `SIGURG`, the thread
+/// blocks it, or no timer can be made), the wait polls `try_lock` instead, as SQLite's own
+/// waiters do.
+pub(crate) fn lock_within(
+    file: &std::fs::File,
+    timeout: Duration,
+) -> std::io::Result<Option<nix::fcntl::Flock<std::fs::File>>> {
+    use nix::fcntl::{Flock, FlockArg};
+    let deadline = std::time::Instant::now() + timeout;
+    let Some(_timer) = interrupt_at(timeout) else {
+        return poll_lock(file, deadline);
+    };
+    let mut copy = file.try_clone()?;
+    loop {
+        match Flock::lock(copy, FlockArg::LockExclusive) {
+            Ok(held) => return Ok(Some(held)),
+            Err((back, nix::errno::Errno::EINTR)) => {
+                if std::time::Instant::now() >= deadline {
+                    return Ok(None);
+                }
+                copy = back;
+            }
+            Err((_, errno)) => return Err(errno.into()),
+        }
+    }
+}
+
+/// The timer that interrupts this thread's wait at `after` (and every 50 ms past it), deleted
+/// when dropped; `None` when the wait cannot be interrupted that way.
+fn interrupt_at(after: Duration) -> Option<nix::sys::timer::Timer> {
+    use nix::sys::signal::{SigEvent, SigSet, SigevNotify, Signal};
+    use nix::sys::timer::{Expiration, Timer, TimerSetTimeFlags};
+    if !interrupt_handler_installed() {
+        return None;
+    }
+    if SigSet::thread_get_mask().map_or(true, |mask| mask.contains(Signal::SIGURG)) {
+        return None;
+    }
+    let notify = SigevNotify::SigevThreadId {
+        signal: Signal::SIGURG,
+        thread_id: nix::unistd::gettid().as_raw(),
+        si_value: 0,
+    };
+    let mut timer = Timer::new(nix::time::ClockId::CLOCK_MONOTONIC, SigEvent::new(notify)).ok()?;
+    let again = Duration::from_millis(50);
+    timer
+        .set(
+            Expiration::IntervalDelayed(after.into(), again.into()),
+            TimerSetTimeFlags::empty(),
+        )
+        .ok()?;
+    Some(timer)
+}
+
+/// Whether this process's `SIGURG` handler is ACC's do-nothing one (installed on first use,
+/// unless the process already handles `SIGURG` itself: then its handler is put back).
+fn interrupt_handler_installed() -> bool {
+    use nix::sys::signal::{SaFlags, SigAction, SigHandler, SigSet, Signal, sigaction};
+    static INSTALLED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    extern "C" fn interrupt(_: std::ffi::c_int) {}
+    *INSTALLED.get_or_init(|| {
+        let ours = SigAction::new(
+            SigHandler::Handler(interrupt),
+            SaFlags::empty(),
+            SigSet::empty(),
+        );
+        // SAFETY: the handler does nothing (so it is async-signal-safe), and a handler the
+        // process had already installed is put back at once, untouched.
+        #[allow(unsafe_code)]
+        let Ok(before) = (unsafe { sigaction(Signal::SIGURG, &ours) }) else {
+            return false;
+        };
+        match before.handler() {
+            SigHandler::SigDfl | SigHandler::SigIgn => true,
+            _ => {
+                // SAFETY: as above; this restores what the process had.
+                #[allow(unsafe_code)]
+                let _ = unsafe { sigaction(Signal::SIGURG, &before) };
+                false
+            }
+        }
+    })
+}
+
+/// The fallback wait: `try_lock` after short sleeps (0.1 ms, doubling to 2 ms) until
+/// `deadline`.
+fn poll_lock(
+    file: &std::fs::File,
+    deadline: std::time::Instant,
+) -> std::io::Result<Option<nix::fcntl::Flock<std::fs::File>>> {
+    use nix::fcntl::{Flock, FlockArg};
+    let mut copy = file.try_clone()?;
+    let mut step = Duration::from_micros(100);
+    loop {
+        match Flock::lock(copy, FlockArg::LockExclusiveNonblock) {
+            Ok(held) => return Ok(Some(held)),
+            Err((back, nix::errno::Errno::EWOULDBLOCK | nix::errno::Errno::EINTR)) => {
+                if std::time::Instant::now() >= deadline {
+                    return Ok(None);
+                }
+                std::thread::sleep(step);
+                step = (step * 2).min(Duration::from_millis(2));
+                copy = back;
+            }
+            Err((_, errno)) => return Err(errno.into()),
+        }
     }
 }
 
@@ -142,8 +217,8 @@ pub(crate) fn wait_for_turn<'a>(
 pub(crate) enum Turn<'a> {
     /// Taken at once on the store's own queue file.
     Held(&'a std::fs::File),
-    /// Waited for on a file of its own (closing it releases the lock).
-    Waited(#[allow(dead_code)] std::fs::File),
+    /// Waited for on a duplicate of its descriptor (dropping it unlocks).
+    Waited(#[allow(dead_code)] nix::fcntl::Flock<std::fs::File>),
 }
 
 impl Drop for Turn<'_> {
@@ -253,19 +328,11 @@ pub(crate) fn open_beside(store: &Path, suffix: &str) -> Option<std::fs::File> {
 /// How long a writer waits for its turn to look for a layout upgrade.
 pub const UPGRADE_TURN_WAIT: Duration = Duration::from_secs(3);
 
-/// `<store>-upgrade` held exclusively, waited for (polling) at most [`UPGRADE_TURN_WAIT`].
-pub(crate) fn wait_for_upgrade_turn(store: &Path) -> Option<std::fs::File> {
+/// `<store>-upgrade` held exclusively (released when dropped), waited for at most
+/// [`UPGRADE_TURN_WAIT`].
+pub(crate) fn wait_for_upgrade_turn(store: &Path) -> Option<nix::fcntl::Flock<std::fs::File>> {
     let file = open_beside(store, "-upgrade")?;
-    let end = std::time::Instant::now() + UPGRADE_TURN_WAIT;
-    loop {
-        match file.try_lock() {
-            Ok(()) => return Some(file),
-            Err(std::fs::TryLockError::WouldBlock) if std::time::Instant::now() < end => {
-                std::thread::sleep(Duration::from_millis(2));
-            }
-            Err(_) => return None,
-        }
-    }
+    lock_within(&file, UPGRADE_TURN_WAIT).ok().flatten()
 }
 
 /// `<store>-open` held exclusively: only when no other connection, in any process, has the
@@ -274,4 +341,117 @@ pub(crate) fn hold_alone(store: &Path) -> Option<std::fs::File> {
     let file = open_presence(store)?;
     file.try_lock().ok()?;
     Some(file)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Instant;
+
+    /// A queue file, and another opening of it (a lock belongs to an opening, so the two
+    /// stand for two processes).
+    fn two_openings() -> (tempfile::TempDir, std::fs::File, std::fs::File) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("store.sqlite3-writers");
+        let open = || {
+            OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&path)
+                .expect("open")
+        };
+        let (a, b) = (open(), open());
+        (dir, a, b)
+    }
+
+    /// Held by another opening that never lets go, the wait gives up at its bound, whether it
+    /// blocks (the timer interrupts it) or polls (this thread blocks the timer's signal).
+    #[test]
+    fn a_wait_for_a_lock_nobody_releases_ends_at_its_bound() {
+        assert!(
+            interrupt_handler_installed(),
+            "the test process has no SIGURG handler of its own"
+        );
+        for signal_blocked in [false, true] {
+            let (_dir, holder, waiter) = two_openings();
+            holder.lock().expect("hold");
+            let waited = std::thread::spawn(move || {
+                if signal_blocked {
+                    let mut urg = nix::sys::signal::SigSet::empty();
+                    urg.add(nix::sys::signal::Signal::SIGURG);
+                    urg.thread_block().expect("block SIGURG");
+                }
+                let started = Instant::now();
+                let got = lock_within(&waiter, Duration::from_millis(300)).expect("wait");
+                (got.is_some(), started.elapsed())
+            })
+            .join()
+            .expect("waiter");
+            assert!(
+                !waited.0,
+                "signal blocked {signal_blocked}: got a held lock"
+            );
+            assert!(
+                waited.1 >= Duration::from_millis(300) && waited.1 < Duration::from_secs(5),
+                "signal blocked {signal_blocked}: waited {:?}",
+                waited.1
+            );
+        }
+    }
+
+    /// A lock let go while another waits is taken by the waiter, long before its bound; and
+    /// dropping the turn lets go of it again.
+    #[test]
+    fn a_released_lock_goes_to_the_waiter_at_once() {
+        let (_dir, holder, waiter) = two_openings();
+        holder.lock().expect("hold");
+        let (ready, waiting) = std::sync::mpsc::channel();
+        let taken = std::thread::spawn(move || {
+            ready.send(()).expect("ready");
+            let started = Instant::now();
+            let got = lock_within(&waiter, Duration::from_secs(30)).expect("wait");
+            (got, started.elapsed())
+        });
+        waiting.recv().expect("the waiter started");
+        std::thread::sleep(Duration::from_millis(100));
+        holder.unlock().expect("let go");
+        let (got, waited) = taken.join().expect("waiter");
+        assert!(got.is_some(), "the waiter got the lock");
+        assert!(waited < Duration::from_secs(10), "waited {waited:?}");
+        assert!(holder.try_lock().is_err(), "the waiter holds it");
+        drop(got);
+        holder
+            .try_lock()
+            .expect("free again once the turn is dropped");
+    }
+
+    /// Eight threads, each on its own opening, take turns 50 times each: every turn is
+    /// exclusive, and none is refused.
+    #[test]
+    fn racing_waiters_each_get_exclusive_turns() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("store.sqlite3-writers");
+        let inside = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let workers: Vec<_> = (0..8)
+            .map(|_| {
+                let path = path.clone();
+                let inside = inside.clone();
+                std::thread::spawn(move || {
+                    let mut queue = None;
+                    for _ in 0..50 {
+                        let turn = queue_for_write(&path.with_extension(""), &mut queue)
+                            .expect("a turn within the bound");
+                        let others = inside.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                        assert_eq!(others, 0, "two writers at once");
+                        std::thread::yield_now();
+                        inside.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+                        drop(turn);
+                    }
+                })
+            })
+            .collect();
+        for worker in workers {
+            worker.join().expect("worker");
+        }
+    }
 }
