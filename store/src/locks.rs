@@ -149,6 +149,8 @@ fn interrupt_at(after: Duration) -> Option<nix::sys::timer::Timer> {
     };
     let mut timer = Timer::new(nix::time::ClockId::CLOCK_MONOTONIC, SigEvent::new(notify)).ok()?;
     let again = Duration::from_millis(50);
+    // A zero expiry would disarm the timer and leave the wait unbounded.
+    let after = after.max(Duration::from_millis(1));
     timer
         .set(
             Expiration::IntervalDelayed(after.into(), again.into()),
@@ -383,7 +385,10 @@ mod tests {
                 }
                 let started = Instant::now();
                 let got = lock_within(&waiter, Duration::from_millis(300)).expect("wait");
-                (got.is_some(), started.elapsed())
+                let waited = started.elapsed();
+                let at_once = lock_within(&waiter, Duration::ZERO).expect("wait");
+                assert!(at_once.is_none(), "a zero bound gives up");
+                (got.is_some(), waited)
             })
             .join()
             .expect("waiter");
