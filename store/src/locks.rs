@@ -404,6 +404,58 @@ mod tests {
         }
     }
 
+    /// A process that handles `SIGURG` itself keeps its handler, and its writers still wait
+    /// within the bound (by polling). Run in a child process of this test binary, since the
+    /// handler is the whole process's.
+    #[test]
+    fn a_process_that_handles_sigurg_itself_keeps_it_and_still_waits_within_the_bound() {
+        const NAME: &str = "locks::tests::a_process_that_handles_sigurg_itself_keeps_it_and_still_waits_within_the_bound";
+        static THEIRS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        extern "C" fn theirs(_: std::ffi::c_int) {
+            THEIRS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+        if std::env::var_os("ACC_TEST_FOREIGN_SIGURG").is_none() {
+            let child = std::process::Command::new(std::env::current_exe().expect("test binary"))
+                .args([NAME, "--exact", "--nocapture", "--test-threads=1"])
+                .env("ACC_TEST_FOREIGN_SIGURG", "1")
+                .output()
+                .expect("run the child");
+            let out = String::from_utf8_lossy(&child.stdout);
+            assert!(
+                child.status.success() && out.contains("1 passed"),
+                "{out}\n{}",
+                String::from_utf8_lossy(&child.stderr)
+            );
+            return;
+        }
+        use nix::sys::signal::{SaFlags, SigAction, SigHandler, SigSet, Signal, raise, sigaction};
+        let action = SigAction::new(
+            SigHandler::Handler(theirs),
+            SaFlags::SA_RESTART,
+            SigSet::empty(),
+        );
+        // SAFETY: the handler only increments an atomic.
+        #[allow(unsafe_code)]
+        unsafe { sigaction(Signal::SIGURG, &action) }.expect("install the process's handler");
+        assert!(!interrupt_handler_installed(), "ACC's handler stays out");
+        let (_dir, holder, waiter) = two_openings();
+        holder.lock().expect("hold");
+        let started = Instant::now();
+        let got = lock_within(&waiter, Duration::from_millis(300)).expect("wait");
+        let waited = started.elapsed();
+        assert!(got.is_none(), "got a held lock");
+        assert!(
+            waited >= Duration::from_millis(300) && waited < Duration::from_secs(5),
+            "waited {waited:?}"
+        );
+        raise(Signal::SIGURG).expect("raise");
+        assert_eq!(
+            THEIRS.load(std::sync::atomic::Ordering::SeqCst),
+            1,
+            "the process's own handler still runs"
+        );
+    }
+
     /// A lock let go while another waits is taken by the waiter, long before its bound; and
     /// dropping the turn lets go of it again.
     #[test]
