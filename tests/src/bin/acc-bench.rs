@@ -1147,7 +1147,7 @@ fn time_hook(
     runs: usize,
     before_each: &mut dyn FnMut(),
 ) -> Duration {
-    let payload = serde_json::json!({ "session_id": session, "cwd": dir, "hook_event_name": "UserPromptSubmit", "prompt": "go" }).to_string();
+    let payload = prompt_payload(dir, session);
     let mut samples = Vec::with_capacity(runs);
     for _ in 0..runs {
         before_each();
@@ -1156,6 +1156,11 @@ fn time_hook(
         samples.push(start.elapsed());
     }
     median(samples)
+}
+
+/// A Claude Code `UserPromptSubmit` payload for `session` in `dir`.
+fn prompt_payload(dir: &Path, session: &str) -> String {
+    serde_json::json!({ "session_id": session, "cwd": dir, "hook_event_name": "UserPromptSubmit", "prompt": "go" }).to_string()
 }
 
 /// A client start that ends without a turn (as `claude mcp list` does): SessionStart then
@@ -1177,7 +1182,25 @@ fn time_untraced_sessions(data: &Path, dir: &Path, runs: usize) -> Duration {
 /// One `acc hook claude-code EVENT` process with `payload` on stdin, speaking for
 /// `participant` (else the one the hook derives from the conversation); it must succeed.
 fn run_hook(data: &Path, dir: &Path, participant: Option<&str>, event: &str, payload: &str) {
-    use std::io::Write;
+    let mut command = hook_command(data, dir, participant, event);
+    command.stdout(Stdio::null());
+    hook_ran(command, event, payload);
+}
+
+/// What the hook `run_hook` runs prints on stdout (it must succeed).
+fn hook_says(
+    data: &Path,
+    dir: &Path,
+    participant: Option<&str>,
+    event: &str,
+    payload: &str,
+) -> String {
+    let mut command = hook_command(data, dir, participant, event);
+    command.stdout(Stdio::piped());
+    hook_ran(command, event, payload)
+}
+
+fn hook_command(data: &Path, dir: &Path, participant: Option<&str>, event: &str) -> Command {
     let mut command = Command::new(bin("acc"));
     command
         .args(["hook", "claude-code", event])
@@ -1185,11 +1208,16 @@ fn run_hook(data: &Path, dir: &Path, participant: Option<&str>, event: &str, pay
         .env_remove("ACC_PARTICIPANT")
         .current_dir(dir)
         .stdin(Stdio::piped())
-        .stdout(Stdio::null())
         .stderr(Stdio::null());
     if let Some(participant) = participant {
         command.env("ACC_PARTICIPANT", participant);
     }
+    command
+}
+
+/// Run a hook command with `payload` on stdin; its stdout (when piped).
+fn hook_ran(mut command: Command, event: &str, payload: &str) -> String {
+    use std::io::Write;
     let mut child = command.spawn().expect("spawn hook");
     child
         .stdin
@@ -1197,8 +1225,9 @@ fn run_hook(data: &Path, dir: &Path, participant: Option<&str>, event: &str, pay
         .expect("stdin")
         .write_all(payload.as_bytes())
         .expect("write");
-    let status = child.wait().expect("wait");
-    assert!(status.success(), "hook {event} failed");
+    let output = child.wait_with_output().expect("wait");
+    assert!(output.status.success(), "hook {event} failed");
+    String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
 fn hook() {
@@ -1252,6 +1281,22 @@ fn hook() {
             }
             queued += missing;
         };
+        if pending > 0 {
+            // The figure is a hook that delivers: without the next-turn adapter beside `acc`
+            // the hook only names what is waiting, and would be timed doing less.
+            refill();
+            let said = hook_says(
+                &data,
+                &dir,
+                Some("reader"),
+                "UserPromptSubmit",
+                &prompt_payload(&dir, "bench-session"),
+            );
+            assert!(
+                said.contains("a pending body"),
+                "the hook delivered no message (build the whole workspace in this profile, so that the next-turn adapter sits beside `acc`): {said}"
+            );
+        }
         // `acc --version` is timed between the hook runs, so the ratio compares runs made side
         // by side (this machine's speed drifts by 10-30% within minutes): once before each
         // refill and once after it, just before the hook (whose conditions it then shares).
@@ -1932,7 +1977,7 @@ fn room_figures(room: Option<&str>) -> [RoomFigure; 3] {
     if let Some(url) = room {
         acc_store::connect_default_room(&data.join("acc"), url).expect("room");
     }
-    let payload = serde_json::json!({ "session_id": "bench", "cwd": dir, "hook_event_name": "UserPromptSubmit", "prompt": "go" }).to_string();
+    let payload = prompt_payload(&dir, "bench");
     let start = serde_json::json!({ "session_id": "bench", "cwd": dir, "hook_event_name": "SessionStart", "source": "startup" }).to_string();
     time_room_op(
         &data,
