@@ -48,13 +48,16 @@ pub struct Scratch {
 }
 
 impl Scratch {
-    /// New folders under the temporary directory, named for `what`.
+    /// New folders under the temporary directory, named for `what` (under `/tmp` when the
+    /// temporary directory is too long for the sockets clients open in them: see
+    /// [`scratch_base`]).
     pub fn new(what: &str) -> AccResult<Self> {
-        let root = std::env::temp_dir().join(format!(
+        let name = format!(
             "acc-capture-{what}-{}-{}",
             std::process::id(),
             acc_core::clock::Clock::now_ms(&SystemClock::default())
-        ));
+        );
+        let root = scratch_base(&name).join(name);
         let scratch = Self {
             project: root.join("project"),
             data: root.join("data"),
@@ -66,6 +69,31 @@ impl Scratch {
         }
         Ok(scratch)
     }
+}
+
+/// The deepest socket a client opens under a scratch: Codex's control socket in its home
+/// (Claude Code's, Qwen Code's and OpenCode's, in the scratch's temporary folder, are shorter).
+const SOCKET_TAIL: &str = "/client/codex-home/app-server-control/app-server-control.sock";
+/// The longest path a Unix socket can have on Linux (`sun_path` holds 108 bytes with its NUL).
+const SOCKET_PATH_MAX: usize = 107;
+
+/// Where a scratch named `name` goes: the temporary directory, or `/tmp` when the clients'
+/// sockets under it would be longer than a socket path can be and under `/tmp` they would not
+/// (a client then fails to listen, and the capture with it, with a message about a path limit
+/// that names no folder of the user's).
+fn scratch_base(name: &str) -> PathBuf {
+    let fits =
+        |base: &Path| base.join(name).as_os_str().len() + SOCKET_TAIL.len() <= SOCKET_PATH_MAX;
+    let temp = std::env::temp_dir();
+    let short = PathBuf::from("/tmp");
+    if fits(&temp) || !fits(&short) {
+        return temp;
+    }
+    eprintln!(
+        "acc contract capture: the temporary folder `{}` is too long for the sockets the client opens under the capture's folders (at most {SOCKET_PATH_MAX} bytes); the capture's folders go under /tmp instead",
+        temp.display()
+    );
+    short
 }
 
 /// The folders of a [`Scratch`], for a client to keep (removing them is the scratch's).

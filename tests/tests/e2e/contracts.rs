@@ -217,6 +217,17 @@ fn capture_into(world: &World, dir: &Path, client: &str) -> serde_json::Value {
 
 /// `acc contract capture --client CLIENT --out <dir>/<client> EXTRA…`.
 fn capture_with(world: &World, dir: &Path, client: &str, extra: &[&str]) -> serde_json::Value {
+    capture_run(world, dir, client, extra, &[]).ok_json()
+}
+
+/// The capture's run, with `env` added to its environment.
+fn capture_run(
+    world: &World,
+    dir: &Path,
+    client: &str,
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> acc_tests::Run {
     // The client's own PATH (Qwen Code and Kimi Code run on their Node.js 22), and OpenCode's
     // plugin package as OpenCode installs it, so no capture reaches for a registry.
     let clients = acc_tests::clients();
@@ -235,12 +246,12 @@ fn capture_with(world: &World, dir: &Path, client: &str, extra: &[&str]) -> serd
         out.to_str().expect("utf8"),
     ];
     args.extend_from_slice(extra);
-    world
-        .acc_with(
-            &args,
-            &[("PATH", &path), (acc_capture::guard::OPENCODE_SEED, &seed)],
-        )
-        .ok_json()
+    let mut env_all = vec![
+        ("PATH", path.as_str()),
+        (acc_capture::guard::OPENCODE_SEED, seed.as_str()),
+    ];
+    env_all.extend_from_slice(env);
+    world.acc_with(&args, &env_all)
 }
 
 /// Capture the write guard of ACC's hooks in an installed client into a copy of the contracts
@@ -331,10 +342,23 @@ fn a_write_guard_capture_is_asked_of_a_client_acc_has_hooks_for() {
 /// was observed, and that `acc contract verify` accepts the folder with the new capture.
 fn capture_installed(client: &str, version: &str, idle: &str) {
     let world = World::new();
-    let dir = copy_contracts(&world);
+    capture_installed_in(&world, client, version, idle, &[]);
+}
+
+/// [`capture_installed`] in `world`, with `env` added to the capture's environment; its stderr.
+fn capture_installed_in(
+    world: &World,
+    client: &str,
+    version: &str,
+    idle: &str,
+    env: &[(&str, &str)],
+) -> String {
+    let dir = copy_contracts(world);
     let captured_file = dir.join(client).join(format!("{version}-linux-x64.toml"));
     let _ = std::fs::remove_file(&captured_file);
-    let captured = capture_into(&world, &dir, client);
+    let run = capture_run(world, &dir, client, &[], env);
+    let stderr = run.stderr.clone();
+    let captured = run.ok_json();
     let capture = &captured["capture"];
     assert_eq!(capture["version"], version, "{captured}");
     assert_eq!(
@@ -363,12 +387,41 @@ fn capture_installed(client: &str, version: &str, idle: &str) {
             .any(|l| l.contains("\"branch\":\"busy\"") && l.contains("\"afterTurnEnd\":true")),
         "{text}"
     );
-    verify(&world, &dir).ok_json();
+    verify(world, &dir).ok_json();
+    stderr
 }
 
 #[test]
 fn the_installed_codex_is_captured_through_its_daemon_and_verify_accepts_the_capture() {
     capture_installed("codex", "0.169.0", "offered");
+}
+
+/// A temporary folder too long for Codex's control socket under the capture's folders (a
+/// socket path holds at most 107 bytes): the capture says so, puts its folders under /tmp, and
+/// passes as from a short one.
+#[test]
+fn the_installed_codex_is_captured_from_a_temporary_folder_too_long_for_its_socket() {
+    let world = World::new();
+    let long = world
+        .tmp()
+        .join("a temporary folder whose name is long enough to matter");
+    std::fs::create_dir_all(&long).expect("the long temporary folder");
+    let said = capture_installed_in(
+        &world,
+        "codex",
+        "0.169.0",
+        "offered",
+        &[("TMPDIR", long.to_str().expect("utf8"))],
+    );
+    assert!(
+        said.contains("too long for the sockets") && said.contains("under /tmp instead"),
+        "{said}"
+    );
+    assert_eq!(
+        std::fs::read_dir(&long).expect("read").count(),
+        0,
+        "nothing left in, or made in, the long folder"
+    );
 }
 
 #[test]
