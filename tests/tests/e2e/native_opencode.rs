@@ -464,6 +464,55 @@ fn a_question_wakes_a_resumed_opencode_conversation_in_its_terminal() {
     tui.stop();
 }
 
+/// OpenCode run with a temporary folder whose path has spaces and non-ASCII letters in it (the
+/// plugin's socket folder goes there, and its path reaches the hooks through the environment):
+/// the terminal is still bound, woken, and the body rides in the woken request.
+#[test]
+fn an_opencode_whose_temporary_folder_has_spaces_and_unicode_is_woken() {
+    let world = World::new();
+    let model = ModelServer::start();
+    let mut writer = installed(&world, &model, Some("bob"), Some("actionable"));
+    let tmp = world.tmp().join("temp folder ünïcode");
+    std::fs::create_dir_all(&tmp).expect("the temporary folder");
+    for (key, value) in &mut writer.env {
+        if key == "TMPDIR" {
+            *value = tmp.to_string_lossy().into_owned();
+        }
+    }
+    let mut tui = acc_capture::opencode::ready(&writer.interactive().expect("opencode"))
+        .expect("the terminal");
+    tui.type_line("hello").expect("typed");
+    wait_until(WAIT, "bob's session bound to opencode-plugin", || {
+        journey::bound_to(&world, "bob", "opencode-plugin")
+    });
+    let first = model
+        .wait_for_request("hello", WAIT)
+        .expect("the first turn");
+    model.wait_answered(first.seq, WAIT).expect("answered");
+    let socket = plugin_socket(&tmp).expect("the plugin's wake socket in the spaced folder");
+    assert!(socket.starts_with(&tmp), "{}", socket.display());
+
+    let alice = world.attach("alice");
+    let sent = world.ask(&alice, "bob", "parser", "SPACED-BODY: is the parser done?");
+    let id = sent["message"]["messageId"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    assert_eq!(sent["delivery"][0]["outcome"], "woken", "{sent}");
+    let woken = model
+        .wait_for_request(&wake_needle(&id), WAIT)
+        .expect("the wake's request");
+    assert!(
+        woken.body.contains("SPACED-BODY") && woken.body.contains("acc-peer-message"),
+        "the body rides in the woken request, fenced: {:.3000}",
+        woken.body
+    );
+    wait_until(WAIT, "the receipt offered", || {
+        world.receipt(&id)["state"] == "offered"
+    });
+    tui.stop();
+}
+
 /// Two OpenCode terminals in one project, two agents: each is bound to its own plugin's socket,
 /// and a question for one wakes that one only, in its own conversation.
 #[test]
