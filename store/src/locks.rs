@@ -111,18 +111,28 @@ pub(crate) fn lock_within(
     file: &std::fs::File,
     timeout: Duration,
 ) -> std::io::Result<Option<nix::fcntl::Flock<std::fs::File>>> {
+    use nix::errno::Errno;
     use nix::fcntl::{Flock, FlockArg};
     let deadline = std::time::Instant::now() + timeout;
-    let Some(_timer) = interrupt_at(timeout) else {
-        return poll_lock(file, deadline);
+    let timer = interrupt_at(timeout);
+    // Blocking when the timer can end the wait; else `try_lock` after short sleeps (0.1 ms,
+    // doubling to 2 ms).
+    let how = match timer {
+        Some(_) => FlockArg::LockExclusive,
+        None => FlockArg::LockExclusiveNonblock,
     };
+    let mut step = Duration::from_micros(100);
     let mut copy = file.try_clone()?;
     loop {
-        match Flock::lock(copy, FlockArg::LockExclusive) {
+        match Flock::lock(copy, how) {
             Ok(held) => return Ok(Some(held)),
-            Err((back, nix::errno::Errno::EINTR)) => {
+            Err((back, Errno::EINTR | Errno::EWOULDBLOCK)) => {
                 if std::time::Instant::now() >= deadline {
                     return Ok(None);
+                }
+                if timer.is_none() {
+                    std::thread::sleep(step);
+                    step = (step * 2).min(Duration::from_millis(2));
                 }
                 copy = back;
             }
@@ -188,31 +198,6 @@ fn interrupt_handler_installed() -> bool {
             }
         }
     })
-}
-
-/// The fallback wait: `try_lock` after short sleeps (0.1 ms, doubling to 2 ms) until
-/// `deadline`.
-fn poll_lock(
-    file: &std::fs::File,
-    deadline: std::time::Instant,
-) -> std::io::Result<Option<nix::fcntl::Flock<std::fs::File>>> {
-    use nix::fcntl::{Flock, FlockArg};
-    let mut copy = file.try_clone()?;
-    let mut step = Duration::from_micros(100);
-    loop {
-        match Flock::lock(copy, FlockArg::LockExclusiveNonblock) {
-            Ok(held) => return Ok(Some(held)),
-            Err((back, nix::errno::Errno::EWOULDBLOCK | nix::errno::Errno::EINTR)) => {
-                if std::time::Instant::now() >= deadline {
-                    return Ok(None);
-                }
-                std::thread::sleep(step);
-                step = (step * 2).min(Duration::from_millis(2));
-                copy = back;
-            }
-            Err((_, errno)) => return Err(errno.into()),
-        }
-    }
 }
 
 /// A writer's turn: the queue's lock, released when dropped.
@@ -487,17 +472,17 @@ mod tests {
     #[test]
     fn racing_waiters_each_get_exclusive_turns() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let path = dir.path().join("store.sqlite3-writers");
+        let store = dir.path().join("store.sqlite3");
         let inside = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let workers: Vec<_> = (0..8)
             .map(|_| {
-                let path = path.clone();
+                let store = store.clone();
                 let inside = inside.clone();
                 std::thread::spawn(move || {
                     let mut queue = None;
                     for _ in 0..50 {
-                        let turn = queue_for_write(&path.with_extension(""), &mut queue)
-                            .expect("a turn within the bound");
+                        let turn =
+                            queue_for_write(&store, &mut queue).expect("a turn within the bound");
                         let others = inside.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                         assert_eq!(others, 0, "two writers at once");
                         std::thread::yield_now();
