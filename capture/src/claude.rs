@@ -219,10 +219,6 @@ impl Client for ClaudeClient {
 
     fn session(&mut self, participant: &str) -> AccResult<Session> {
         let home = self.home();
-        // A temporary folder in the scratch: Claude Code's messaging socket goes there and goes
-        // with the scratch, even when the session is killed rather than ended.
-        let tmp = self.scratch.client.join("tmp");
-        std::fs::create_dir_all(&tmp).map_err(|e| failed("claude", e))?;
         let mut child = Command::new(&self.claude)
             .args([
                 "-p",
@@ -234,7 +230,8 @@ impl Client for ClaudeClient {
             ])
             .current_dir(&self.scratch.project)
             .env("HOME", &home)
-            .env("TMPDIR", &tmp)
+            // Claude Code's messaging socket goes with the scratch.
+            .env("TMPDIR", self.scratch.tmp())
             .env("ACC_DATA_HOME", &self.scratch.data)
             .env("ACC_PARTICIPANT", participant)
             .env("ANTHROPIC_API_KEY", "acc-capture-key")

@@ -106,15 +106,10 @@ struct OpenCodeClient {
 }
 
 impl OpenCodeClient {
-    /// The temp folder OpenCode runs with: the plugin's socket folder goes there.
-    fn tmp(&self) -> PathBuf {
-        self.scratch.client.join("tmp")
-    }
-
     fn writer(&self) -> Writer {
         let mut env = vec![(
             "TMPDIR".to_string(),
-            self.tmp().to_string_lossy().into_owned(),
+            self.scratch.tmp().to_string_lossy().into_owned(),
         )];
         if let Some(seed) = std::env::var_os(OPENCODE_SEED) {
             env.push((OPENCODE_SEED.into(), seed.to_string_lossy().into_owned()));
@@ -132,7 +127,7 @@ impl OpenCodeClient {
 
     /// The one wake socket in the temp folder, once the plugin listens.
     fn find_socket(&self) -> Option<(PathBuf, i64)> {
-        let folder = wake_socket(&self.tmp(), 0);
+        let folder = wake_socket(&self.scratch.tmp(), 0);
         let folder = folder.parent()?;
         std::fs::read_dir(folder).ok()?.flatten().find_map(|entry| {
             let path = entry.path();
@@ -154,7 +149,6 @@ impl Client for OpenCodeClient {
 
     fn start(&mut self, _scratch: &Scratch) -> AccResult<Started> {
         let writer = self.writer();
-        std::fs::create_dir_all(self.tmp()).map_err(|e| failed("opencode", e))?;
         writer.prepare_home(&self.model)?;
         crate::install_hooks(
             "opencode",

@@ -179,7 +179,7 @@ impl QwenClient {
     /// Qwen Code in the scratch, its temporary folder there too (its cross-session socket goes
     /// there and goes with the scratch).
     fn writer(&self) -> Writer {
-        let tmp = self.scratch.client.join("tmp");
+        let tmp = self.scratch.tmp();
         Writer {
             client: acc_clients::Client::Qwen,
             exe: self.qwen.clone(),
@@ -199,7 +199,6 @@ impl Client for QwenClient {
 
     fn start(&mut self, _scratch: &Scratch) -> AccResult<Started> {
         let writer = self.writer();
-        std::fs::create_dir_all(self.scratch.client.join("tmp")).map_err(|e| failed("qwen", e))?;
         writer.prepare_home(&self.model)?;
         // The capture's own SessionStart hook, before ACC's: what Qwen Code gives the
         // processes it starts. The capture binds with it under its declared admission, since

@@ -43,7 +43,7 @@ pub struct Scratch {
     pub project: PathBuf,
     /// ACC's data home (`ACC_DATA_HOME`) for the store.
     pub data: PathBuf,
-    /// Room for the client's own files.
+    /// Room for the client's own files, with its temporary folder ([`ScratchPaths::tmp`]).
     pub client: PathBuf,
 }
 
@@ -64,7 +64,7 @@ impl Scratch {
             client: root.join("client"),
             root,
         };
-        for dir in [&scratch.project, &scratch.data, &scratch.client] {
+        for dir in [&scratch.project, &scratch.data, &scratch.client.join("tmp")] {
             std::fs::create_dir_all(dir).map_err(|e| failed("temporary folders", e))?;
         }
         Ok(scratch)
@@ -105,6 +105,14 @@ pub struct ScratchPaths {
     pub data: PathBuf,
     /// Room for the client.
     pub client: PathBuf,
+}
+
+impl ScratchPaths {
+    /// The client's temporary folder (`TMPDIR`; made with the scratch): a socket a client
+    /// opens there goes with the scratch, even when the client is killed rather than ended.
+    pub fn tmp(&self) -> PathBuf {
+        self.client.join("tmp")
+    }
 }
 
 impl Scratch {

@@ -253,8 +253,9 @@ impl World {
     /// The world's temporary folder, the `TMPDIR` of the clients the tests start ([`writer`],
     /// [`claude_print`]): what a client leaves there (Claude Code's and Qwen Code's messaging
     /// sockets of a killed session, OpenCode's wake socket) goes with the world, never into the
-    /// machine's `/tmp`. (ACC's own commands keep the machine's: the capture tool's scratch
-    /// folders there hold sockets whose paths must stay short.)
+    /// machine's `/tmp`. (ACC's own commands keep the machine's: the capture tool would move
+    /// its scratch folders, whose sockets need short paths, out of this deeper one to `/tmp`
+    /// anyway, and gives each client a temporary folder inside them.)
     pub fn tmp(&self) -> PathBuf {
         self.temp.path().join("tmp")
     }

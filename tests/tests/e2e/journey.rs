@@ -150,23 +150,29 @@ pub fn bodies(model: &ModelServer) -> Vec<String> {
     model.model_requests().into_iter().map(|r| r.body).collect()
 }
 
-/// The bindings of `participant`'s open session, once it is in the room.
-pub fn bindings_of(world: &World, participant: &str) -> Option<Value> {
-    world.status()["sessions"]
+/// The open sessions of `participant` in the room's status.
+fn sessions_of(world: &World, participant: &str) -> Vec<Value> {
+    let status = world.status();
+    status["sessions"]
         .as_array()
         .into_iter()
         .flatten()
-        .find(|s| s["participantId"] == participant)
+        .filter(|s| s["participantId"] == participant)
+        .cloned()
+        .collect()
+}
+
+/// The bindings of `participant`'s open session, once it is in the room.
+pub fn bindings_of(world: &World, participant: &str) -> Option<Value> {
+    sessions_of(world, participant)
+        .first()
         .map(|s| s["bindings"].clone())
 }
 
 /// Whether an open session of `participant` is bound to `adapter`.
 pub fn bound_to(world: &World, participant: &str, adapter: &str) -> bool {
-    world.status()["sessions"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|s| s["participantId"] == participant)
+    sessions_of(world, participant)
+        .iter()
         .filter_map(|s| s["bindings"].as_array())
         .flatten()
         .any(|b| b["adapterId"] == adapter)

@@ -7,10 +7,10 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use acc_capture::claude::wake_needle;
-use acc_capture::model::ModelServer;
+use acc_capture::model::{ModelServer, Recorded};
 use acc_capture::qwen::wakes;
 use acc_clients::Client;
-use acc_tests::{World, wait_until};
+use acc_tests::{Creds, World, wait_until};
 use serde_json::json;
 
 use crate::journey;
@@ -134,33 +134,38 @@ fn installed(
     writer
 }
 
-#[test]
-fn a_question_wakes_an_idle_opencode_terminal_and_its_body_rides_in_the_woken_request() {
-    let world = World::new();
-    let model = ModelServer::start();
-    let writer = installed(&world, &model, Some("bob"), Some("actionable"));
-    let tmp = world.tmp();
-    let mut tui = acc_capture::opencode::ready(&writer.interactive().expect("opencode"))
-        .expect("the terminal");
-    // ACC's plugin meets the session at its first turn; then the session is idle.
+/// OpenCode's terminal started by `command`, after its first turn ("hello": ACC's plugin meets
+/// the session there and `bob`'s session is bound), now idle; and its plugin's wake socket under
+/// the temporary folder `tmp`.
+fn idle_terminal(
+    world: &World,
+    model: &ModelServer,
+    command: &std::process::Command,
+    tmp: &Path,
+) -> (acc_capture::tui::Tui, PathBuf) {
+    let mut tui = acc_capture::opencode::ready(command).expect("the terminal");
     tui.type_line("hello").expect("typed");
     wait_until(WAIT, "bob's session bound to opencode-plugin", || {
-        journey::bound_to(&world, "bob", "opencode-plugin")
+        journey::bound_to(world, "bob", "opencode-plugin")
     });
     let first = model
         .wait_for_request("hello", WAIT)
         .expect("the first turn");
     model.wait_answered(first.seq, WAIT).expect("answered");
-    let socket = plugin_socket(&tmp).expect("the plugin's wake socket");
-    let hello = acc_capture::opencode::hello(&socket).expect("the plugin answers");
-    let session = hello["sessions"][0]
-        .as_str()
-        .expect("the session")
-        .to_string();
-    hostile_requests_are_refused(&socket, &session);
+    let socket = plugin_socket(tmp).expect("the plugin's wake socket");
+    (tui, socket)
+}
 
-    let alice = world.attach("alice");
-    let sent = world.ask(&alice, "bob", "parser", "SECRET-BODY: is the parser done?");
+/// `alice` asks `bob` with `body`: the send reports `bob`'s terminal woken through ACC's plugin,
+/// the idle session starts a turn of its own whose model request carries the body, fenced (no
+/// person types anything), and the receipt becomes `offered`. The message's id and that request.
+fn ask_and_wake(
+    world: &World,
+    model: &ModelServer,
+    alice: &Creds,
+    body: &str,
+) -> (String, Recorded) {
+    let sent = world.ask(alice, "bob", "parser", body);
     let id = sent["message"]["messageId"]
         .as_str()
         .expect("id")
@@ -169,22 +174,41 @@ fn a_question_wakes_an_idle_opencode_terminal_and_its_body_rides_in_the_woken_re
         sent["delivery"],
         json!([{ "recipientParticipantId": "bob", "outcome": "woken", "transport": "opencode-plugin" }])
     );
-    // The idle session starts a turn of its own, and the plugin's prompt hook carries the body,
-    // fenced, in that very request: no person types anything.
-    wait_until(WAIT, "the woken turn's model request", || {
-        !wakes(&model, &id).is_empty()
-    });
     let woken = model
         .wait_for_request(&wake_needle(&id), WAIT)
         .expect("the wake's request");
     assert!(
-        woken.body.contains("SECRET-BODY") && woken.body.contains("acc-peer-message"),
+        woken.body.contains(body) && woken.body.contains("acc-peer-message"),
         "the body rides in the woken request, fenced: {:.3000}",
         woken.body
     );
     wait_until(WAIT, "the receipt offered", || {
         world.receipt(&id)["state"] == "offered"
     });
+    (id, woken)
+}
+
+#[test]
+fn a_question_wakes_an_idle_opencode_terminal_and_its_body_rides_in_the_woken_request() {
+    let world = World::new();
+    let model = ModelServer::start();
+    let writer = installed(&world, &model, Some("bob"), Some("actionable"));
+    let tmp = world.tmp();
+    let (mut tui, socket) = idle_terminal(
+        &world,
+        &model,
+        &writer.interactive().expect("opencode"),
+        &tmp,
+    );
+    let hello = acc_capture::opencode::hello(&socket).expect("the plugin answers");
+    let session = hello["sessions"][0]
+        .as_str()
+        .expect("the session")
+        .to_string();
+    hostile_requests_are_refused(&socket, &session);
+
+    let alice = world.attach("alice");
+    let (id, _) = ask_and_wake(&world, &model, &alice, "SECRET-BODY: is the parser done?");
     assert_eq!(world.receipt(&id)["offer"]["transport"], "next-turn");
     let events = world.acc(&["sync", "--limit", "500"]).ok_json();
     assert!(
@@ -442,25 +466,12 @@ fn a_question_wakes_a_resumed_opencode_conversation_in_its_terminal() {
     model.wait_answered(first.seq, WAIT).expect("answered");
 
     let alice = world.attach("alice");
-    let sent = world.ask(&alice, "bob", "parser", "RESUMED-BODY: still on it?");
-    let id = sent["message"]["messageId"]
-        .as_str()
-        .expect("id")
-        .to_string();
-    assert_eq!(sent["delivery"][0]["outcome"], "woken", "{sent}");
-    let woken = model
-        .wait_for_request(&wake_needle(&id), WAIT)
-        .expect("the wake's request");
+    let (_, woken) = ask_and_wake(&world, &model, &alice, "RESUMED-BODY: still on it?");
     assert!(
-        woken.body.contains("EARLIER-TURN")
-            && woken.body.contains("RESUMED-BODY")
-            && woken.body.contains("acc-peer-message"),
-        "the woken turn is the resumed conversation's, the body fenced in it: {:.3000}",
+        woken.body.contains("EARLIER-TURN"),
+        "the woken turn is the resumed conversation's: {:.3000}",
         woken.body
     );
-    wait_until(WAIT, "the receipt offered", || {
-        world.receipt(&id)["state"] == "offered"
-    });
     tui.stop();
 }
 
@@ -479,37 +490,15 @@ fn an_opencode_whose_temporary_folder_has_spaces_and_unicode_is_woken() {
             *value = tmp.to_string_lossy().into_owned();
         }
     }
-    let mut tui = acc_capture::opencode::ready(&writer.interactive().expect("opencode"))
-        .expect("the terminal");
-    tui.type_line("hello").expect("typed");
-    wait_until(WAIT, "bob's session bound to opencode-plugin", || {
-        journey::bound_to(&world, "bob", "opencode-plugin")
-    });
-    let first = model
-        .wait_for_request("hello", WAIT)
-        .expect("the first turn");
-    model.wait_answered(first.seq, WAIT).expect("answered");
-    let socket = plugin_socket(&tmp).expect("the plugin's wake socket in the spaced folder");
-    assert!(socket.starts_with(&tmp), "{}", socket.display());
-
-    let alice = world.attach("alice");
-    let sent = world.ask(&alice, "bob", "parser", "SPACED-BODY: is the parser done?");
-    let id = sent["message"]["messageId"]
-        .as_str()
-        .expect("id")
-        .to_string();
-    assert_eq!(sent["delivery"][0]["outcome"], "woken", "{sent}");
-    let woken = model
-        .wait_for_request(&wake_needle(&id), WAIT)
-        .expect("the wake's request");
-    assert!(
-        woken.body.contains("SPACED-BODY") && woken.body.contains("acc-peer-message"),
-        "the body rides in the woken request, fenced: {:.3000}",
-        woken.body
+    let (mut tui, socket) = idle_terminal(
+        &world,
+        &model,
+        &writer.interactive().expect("opencode"),
+        &tmp,
     );
-    wait_until(WAIT, "the receipt offered", || {
-        world.receipt(&id)["state"] == "offered"
-    });
+    assert!(socket.starts_with(&tmp), "{}", socket.display());
+    let alice = world.attach("alice");
+    ask_and_wake(&world, &model, &alice, "SPACED-BODY: is the parser done?");
     tui.stop();
 }
 
