@@ -16,7 +16,7 @@ use rusqlite::params;
 use crate::{StoreError, StoreErrorKind, StoreResult};
 
 /// The layout revision this build writes.
-pub const LAYOUT_REVISION: i64 = 4;
+pub const LAYOUT_REVISION: i64 = 5;
 
 /// The first layout revision whose sessions record their pid's scope (`pid_scope`).
 pub const PID_SCOPE_LAYOUT: i64 = 4;
@@ -115,7 +115,19 @@ pub const STEPS: &[Step] = &[
         pg_up: Some("ALTER TABLE sessions ADD COLUMN IF NOT EXISTS pid_scope TEXT COLLATE \"C\""),
         readable_by: 0,
     },
+    Step {
+        to: 5,
+        summary: "drop messages_by_thread, which no query reads (no build lists a thread): one or two B-tree pages fewer per message written, since a new thread's id is random",
+        up: "DROP INDEX IF EXISTS messages_by_thread;",
+        down: Some(MESSAGES_BY_THREAD),
+        pg_up: Some("DROP INDEX IF EXISTS messages_by_thread"),
+        readable_by: 0,
+    },
 ];
+
+/// The index revision 5 drops, as revisions 0 to 4 have it.
+const MESSAGES_BY_THREAD: &str =
+    "CREATE INDEX IF NOT EXISTS messages_by_thread ON messages(thread_id, seq);";
 
 /// A room on PostgreSQL's steps from `from` to this build's revision, each with its SQL there.
 /// A room below revision 3 cannot be (no build ever created one).
@@ -138,8 +150,8 @@ pub(crate) fn room_steps(from: i64) -> StoreResult<Vec<(&'static Step, &'static 
 }
 
 /// What upgrading the room `place` from `from` would do (`None` when it is at this build's
-/// revision or above). A room's steps only add (no backup: the server's own backups keep the
-/// records, and every step keeps older builds working).
+/// revision or above). A room's steps lose nothing (no backup: the server's own backups keep
+/// the records, and every step keeps older builds working).
 pub(crate) fn room_plan(place: &Path, from: i64) -> StoreResult<Option<Plan>> {
     if from >= LAYOUT_REVISION {
         return Ok(None);

@@ -88,7 +88,7 @@ CREATE TABLE messages (
     event_seq INTEGER NOT NULL,
     UNIQUE (from_participant_id, client_message_id)
 ) STRICT;
-CREATE INDEX messages_by_thread ON messages(thread_id, seq);
+-- Layout revision 5: no messages_by_thread (no query reads messages by thread).
 CREATE INDEX messages_by_kind ON messages(kind, seq);
 
 CREATE TABLE receipts (

@@ -10,6 +10,8 @@ use acc_tests::{Creds, World, race};
 
 /// The committed identity both checkouts share.
 const CONFIG: &str = r#"{"schemaVersion":1,"workspaceId":"shared-room"}"#;
+/// The layout revision this build writes.
+const BUILD: i64 = acc_store::layout::LAYOUT_REVISION;
 
 /// A password file for the database's role with `password`, mode 0600.
 fn pgpass(world: &World, db: &Database, password: &str, name: &str) -> PathBuf {
@@ -471,13 +473,14 @@ fn what_a_data_home_saw_of_its_room_is_checked_by_the_next_read() {
 }
 
 /// A room made at layout revision 3 (before sessions recorded their pid's scope): the room as
-/// such a build left it, made here from this build's by taking back the one thing revision 4
-/// added, through the server.
+/// such a build left it, made here from this build's by taking back what revisions 4 and 5
+/// changed, through the server.
 fn room_at_layout_3(admin: &mut postgres::Client) -> String {
     let schema: String = acc_tests::pg::room_schema(admin);
     admin
         .batch_execute(&format!(
             "ALTER TABLE {schema}.sessions DROP COLUMN pid_scope; \
+             CREATE INDEX messages_by_thread ON {schema}.messages(thread_id, seq); \
              UPDATE {schema}.acc_meta SET value = '3' WHERE key = 'layout_revision'; \
              UPDATE {schema}.acc_meta SET value = '0' WHERE key = 'layout_readable_by';"
         ))
@@ -537,7 +540,7 @@ fn a_room_of_an_older_layout_is_used_as_it_is_and_upgraded_at_the_first_write() 
     let plan = world.acc(&["store", "upgrade", "--dry-run"]).ok_json();
     assert_eq!(
         (plan["fromRevision"].as_i64(), plan["toRevision"].as_i64()),
-        (Some(3), Some(4)),
+        (Some(3), Some(BUILD)),
         "{plan}"
     );
     assert!(
@@ -580,13 +583,15 @@ fn a_room_of_an_older_layout_is_used_as_it_is_and_upgraded_at_the_first_write() 
     let attached = world.run(carol, "acc attach");
     assert_eq!(attached.code, 0, "{}", attached.stderr);
     assert!(
-        attached.stderr.contains("from layout revision 3 to 4"),
+        attached
+            .stderr
+            .contains(&format!("from layout revision 3 to {BUILD}")),
         "{}",
         attached.stderr
     );
-    assert_eq!(room_layout(&mut admin, &schema), ("4".into(), true));
+    assert_eq!(room_layout(&mut admin, &schema), (BUILD.to_string(), true));
     let status = world.status();
-    assert_eq!(status["store"]["revision"], 4, "{status}");
+    assert_eq!(status["store"]["revision"], BUILD, "{status}");
     assert_eq!(status["store"]["pendingUpgrade"], false, "{status}");
     // Nothing was lost: the note sent on the old layout is in alice's inbox, and the session
     // opened on it is there, its pid tested here as before (it recorded no scope).
@@ -625,7 +630,7 @@ fn a_push_into_an_empty_room_of_an_older_layout_upgrades_it_then_copies() {
     let pushed = world.acc(&["room", "push"]).ok_json();
     assert_eq!(pushed["copied"]["messages"], 1, "{pushed}");
     assert_eq!(pushed["copied"]["sessions"], 3, "{pushed}");
-    assert_eq!(room_layout(&mut admin, &schema), ("4".into(), true));
+    assert_eq!(room_layout(&mut admin, &schema), (BUILD.to_string(), true));
     let scopes: i64 = admin
         .query_one(
             &format!("SELECT count(*) FROM {schema}.sessions WHERE pid_scope IS NOT NULL"),
@@ -648,5 +653,5 @@ fn a_push_into_an_empty_room_of_an_older_layout_upgrades_it_then_copies() {
         "the local sessions recorded their pid scopes"
     );
     assert_eq!(scopes, local_scopes, "every pid scope was copied");
-    assert_eq!(world.status()["store"]["revision"], 4);
+    assert_eq!(world.status()["store"]["revision"], BUILD);
 }

@@ -239,7 +239,7 @@ fn store_upgrade_says_what_it_will_do_does_it_once_and_downgrade_takes_it_back()
         "the backup holds the message written after the downgrade"
     );
     world
-        .acc(&["store", "downgrade", "--to", "5"])
+        .acc(&["store", "downgrade", "--to", &(BUILD + 1).to_string()])
         .err(2, "invalid_arguments");
 }
 
@@ -520,9 +520,12 @@ fn a_store_of_a_later_layout_this_build_cannot_use_is_refused_unchanged() {
     let (world, store) = fixture_world();
     {
         let conn = rusqlite::Connection::open(&store).expect("open");
-        conn.execute_batch(
-            "INSERT INTO acc_meta(key, value) VALUES ('layout_revision', '7'), ('layout_readable_by', '5'), ('layout_changed_by', 'acc 9.9.9');",
-        )
+        // Two revisions past this build's, usable only from the revision after it.
+        conn.execute_batch(&format!(
+            "INSERT INTO acc_meta(key, value) VALUES ('layout_revision', '{}'), ('layout_readable_by', '{}'), ('layout_changed_by', 'acc 9.9.9');",
+            BUILD + 2,
+            BUILD + 1
+        ))
         .expect("later layout");
     }
     let before = std::fs::read(&store).expect("read");
@@ -534,7 +537,8 @@ fn a_store_of_a_later_layout_this_build_cannot_use_is_refused_unchanged() {
         let refused = world.acc(args).err(4, "store_version_unsupported");
         let message = refused.to_string();
         assert!(
-            message.contains("layout revision 7") && message.contains("acc 9.9.9"),
+            message.contains(&format!("layout revision {}", BUILD + 2))
+                && message.contains("acc 9.9.9"),
             "{args:?}: {message}"
         );
     }
