@@ -43,8 +43,15 @@ fn payload(world: &World, event: &str) -> String {
     .to_string()
 }
 
-/// The fsync-family calls of `acc hook claude-code UserPromptSubmit`, its children included.
-fn hook_syncs(world: &World, trace: &Path) -> usize {
+/// The fsync-family calls (`strace` lines) of `acc <args>` given `stdin`, its children
+/// included, and its stdout; the command must succeed.
+fn syncs_of(
+    world: &World,
+    trace: &Path,
+    args: &[&str],
+    stdin: &str,
+    env: &[(&str, &str)],
+) -> (Vec<String>, String) {
     use std::io::Write;
     let mut command = world.command_path("strace");
     command
@@ -57,7 +64,8 @@ fn hook_syncs(world: &World, trace: &Path) -> usize {
         ])
         .arg(trace)
         .arg(acc_tests::bin("acc"))
-        .args(["hook", "claude-code", "UserPromptSubmit"])
+        .args(args)
+        .envs(env.iter().copied())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -68,21 +76,71 @@ fn hook_syncs(world: &World, trace: &Path) -> usize {
         .stdin
         .take()
         .expect("stdin")
-        .write_all(payload(world, "UserPromptSubmit").as_bytes())
-        .expect("payload");
-    let output =
-        acc_tests::wait_with_deadline(child, acc_tests::COMMAND_TIMEOUT, "strace acc hook");
-    assert!(output.status.success(), "{output:?}");
-    assert!(
-        output.stdout.is_empty(),
-        "nothing to deliver: {}",
-        String::from_utf8_lossy(&output.stdout)
-    );
-    std::fs::read_to_string(trace)
+        .write_all(stdin.as_bytes())
+        .expect("stdin");
+    let output = acc_tests::wait_with_deadline(child, acc_tests::COMMAND_TIMEOUT, "strace acc");
+    assert!(output.status.success(), "{args:?}: {output:?}");
+    let syncs = std::fs::read_to_string(trace)
         .expect("trace")
         .lines()
         .filter(|l| l.contains("sync"))
-        .count()
+        .map(str::to_string)
+        .collect();
+    (syncs, String::from_utf8_lossy(&output.stdout).into_owned())
+}
+
+/// The fsync-family calls of `acc hook claude-code UserPromptSubmit` with nothing to deliver.
+fn hook_syncs(world: &World, trace: &Path) -> usize {
+    let (syncs, stdout) = syncs_of(
+        world,
+        trace,
+        &["hook", "claude-code", "UserPromptSubmit"],
+        &payload(world, "UserPromptSubmit"),
+        &[],
+    );
+    assert!(stdout.is_empty(), "nothing to deliver: {stdout}");
+    syncs.len()
+}
+
+/// A send's commit is made durable with `fdatasync`, never `fsync` (SQLite built with
+/// `HAVE_FDATASYNC`, `.cargo/config.toml`): the same durability without forcing the WAL's
+/// modification time through the filesystem's journal at every commit.
+#[test]
+fn a_send_is_made_durable_with_fdatasync() {
+    let world = World::new();
+    let alice = world.attach("alice");
+    let bob = world.attach("bob");
+    let (syncs, _) = syncs_of(
+        &world,
+        &world.temp.path().join("trace"),
+        &[
+            "--json",
+            "message",
+            "--to",
+            "bob",
+            "--subject",
+            "s",
+            "--body",
+            "b",
+        ],
+        "",
+        &[
+            ("ACC_SESSION", alice.session.as_str()),
+            ("ACC_GENERATION", alice.generation.as_str()),
+        ],
+    );
+    assert!(
+        syncs.iter().any(|l| l.contains("fdatasync(")),
+        "the commit syncs its WAL: {syncs:?}"
+    );
+    assert!(
+        !syncs
+            .iter()
+            .any(|l| l.contains(" fsync(") || l.starts_with("fsync(")),
+        "no fsync: {syncs:?}"
+    );
+    let inbox = world.acc_as(&bob, &["inbox"]).ok_json();
+    assert_eq!(inbox["items"].as_array().map(Vec::len), Some(1), "{inbox}");
 }
 
 #[test]
