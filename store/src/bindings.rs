@@ -25,13 +25,17 @@ fn binding_from(row: &Row<'_>) -> StoreResult<BindingRow> {
     })
 }
 
-/// The bindings of one participant's open sessions' current generations.
-pub(crate) fn open_bindings_sql() -> String {
-    let columns: Vec<String> = COLUMNS.split(", ").map(|c| format!("b.{c}")).collect();
-    format!(
-        "SELECT {} FROM sessions s JOIN delivery_bindings b ON b.session_id = s.session_id AND b.generation = s.generation WHERE s.participant_id = ?1 AND s.closed_at IS NULL ORDER BY b.session_id, b.adapter_id",
-        columns.join(", ")
-    )
+/// The bindings of one participant's open sessions' current generations. Made once: every
+/// send routes through it.
+pub(crate) fn open_bindings_sql() -> &'static str {
+    static SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+        let columns: Vec<String> = COLUMNS.split(", ").map(|c| format!("b.{c}")).collect();
+        format!(
+            "SELECT {} FROM sessions s JOIN delivery_bindings b ON b.session_id = s.session_id AND b.generation = s.generation WHERE s.participant_id = ?1 AND s.closed_at IS NULL ORDER BY b.session_id, b.adapter_id",
+            columns.join(", ")
+        )
+    });
+    &SQL
 }
 
 impl Reader<'_> {
@@ -49,7 +53,7 @@ impl Reader<'_> {
     /// that a send reads ahead with the sessions ([`Self::prefetch_routes`]).
     pub fn open_bindings_of(&self, participant_id: &str) -> StoreResult<Vec<BindingRow>> {
         self.conn
-            .rows(&open_bindings_sql(), args![participant_id], binding_from)
+            .rows(open_bindings_sql(), args![participant_id], binding_from)
     }
 
     /// One binding.

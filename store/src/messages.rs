@@ -278,7 +278,7 @@ impl Reader<'_> {
         let mut statements: Vec<(&str, &[&dyn crate::db::Arg])> = Vec::new();
         for key in &keys {
             statements.push((sessions.as_str(), key.as_slice()));
-            statements.push((bindings.as_str(), key.as_slice()));
+            statements.push((bindings, key.as_slice()));
         }
         self.conn.prefetch(&statements)
     }
