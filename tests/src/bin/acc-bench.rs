@@ -205,10 +205,10 @@ fn bare_sqlite_commits(dir: &Path, count: usize) -> f64 {
     count as f64 / start.elapsed().as_secs_f64()
 }
 
-/// fsyncs per send: one send worker of 200 sends under `strace -f -c`, when strace is there
-/// (else said so).
-fn fsyncs_per_send(data: &Path, dir: &Path) -> String {
-    let trace = data.join("fsyncs.txt");
+/// Syncs per send, `fdatasync` and `fsync` apart: one send worker of 200 sends under
+/// `strace -f -c`, when strace is there (else said so).
+fn syncs_per_send(data: &Path, dir: &Path) -> String {
+    let trace = data.join("syncs.txt");
     let ran = Command::new("strace")
         .args(["-f", "-c", "-e", "trace=fsync,fdatasync", "-o"])
         .arg(&trace)
@@ -224,15 +224,21 @@ fn fsyncs_per_send(data: &Path, dir: &Path) -> String {
         .stderr(Stdio::null())
         .status();
     if !ran.is_ok_and(|s| s.success()) {
-        return "fsyncs per send: strace unavailable".into();
+        return "syncs per send: strace unavailable".into();
     }
     let text = std::fs::read_to_string(&trace).unwrap_or_default();
-    let calls: u64 = text
-        .lines()
-        .filter(|l| l.contains("fsync") || l.contains("fdatasync"))
-        .filter_map(|l| l.split_whitespace().nth(3)?.parse::<u64>().ok())
-        .sum();
-    format!("{:.2} fsyncs per send", calls as f64 / 200.0)
+    // `strace -c` rows: % time, seconds, usecs/call, calls, [errors,] syscall.
+    let calls = |name: &str| -> u64 {
+        text.lines()
+            .filter(|l| l.split_whitespace().last() == Some(name))
+            .filter_map(|l| l.split_whitespace().nth(3)?.parse::<u64>().ok())
+            .sum()
+    };
+    format!(
+        "{:.2} fdatasyncs and {:.2} fsyncs per send",
+        calls("fdatasync") as f64 / 200.0,
+        calls("fsync") as f64 / 200.0
+    )
 }
 
 /// One process doing `count` bare SQLite commits into `DATA/bare.sqlite3` (made by the caller):
@@ -650,10 +656,10 @@ fn pages_per_send(temp: &Path) -> (f64, f64) {
     (pages, bare)
 }
 
-/// Durable sends per second from 1 and 4 processes beside their bare floors, fsyncs and pages
+/// Durable sends per second from 1 and 4 processes beside their bare floors, syncs and pages
 /// per send, and what a real send stores.
 fn sends() {
-    const ROUNDS: usize = 9;
+    const ROUNDS: usize = 15;
     let (temp, data, dir) = world();
     let bare = bare_sqlite_commits(temp.path(), 2000);
     let mut core = core_for(&data, &dir);
@@ -667,15 +673,26 @@ fn sends() {
     conn.execute_batch("CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT)")
         .expect("table");
     drop(conn);
-    // Nine rounds, each measuring the floor right beside the figure, so that the machine's
-    // drift (this disk's fsync time moves by a third within a minute) falls on both alike; the
-    // ratio is the median of the rounds' ratios.
+    // Fifteen rounds, each measuring the floor right beside the figure, so that the machine's
+    // drift (this disk's sync time moves by a third within a minute) falls on both alike; the
+    // ratio is the median of the rounds' ratios. Every other round measures the figure first, so
+    // that whatever the previous measurement leaves the disk doing (writing back a checkpoint)
+    // falls on the floor and the figure equally often.
     let mut rounds: [Vec<f64>; 6] = Default::default();
-    for _ in 0..ROUNDS {
-        let bare_one = workers_per_second(&data, &dir, "bare-worker", 1, 1000, 1);
-        let one = workers_per_second(&data, &dir, "send-worker", 1, 1000, 1);
-        let bare_four = workers_per_second(&data, &dir, "bare-worker", 4, 500, 1);
-        let four = workers_per_second(&data, &dir, "send-worker", 4, 500, 1);
+    for round in 0..ROUNDS {
+        let pair = |workers: &str, processes: usize, count: usize| {
+            let floor = || workers_per_second(&data, &dir, "bare-worker", processes, count, 1);
+            let figure = || workers_per_second(&data, &dir, workers, processes, count, 1);
+            if round % 2 == 0 {
+                let floor = floor();
+                (floor, figure())
+            } else {
+                let figure = figure();
+                (floor(), figure)
+            }
+        };
+        let (bare_one, one) = pair("send-worker", 1, 1000);
+        let (bare_four, four) = pair("send-worker", 4, 500);
         for (list, value) in rounds.iter_mut().zip([
             bare_one,
             one,
@@ -691,16 +708,16 @@ fn sends() {
         values.sort_by(f64::total_cmp);
         (values[ROUNDS / 2], values[0], values[ROUNDS - 1])
     });
-    let fsyncs = fsyncs_per_send(&data, &dir);
+    let syncs = syncs_per_send(&data, &dir);
     let (pages, bare_pages) = pages_per_send(temp.path());
     storage_report(&data, &dir, "real sends (one recipient each)");
     println!("bare sqlite commit (wal, sync=full):      {bare:>9.0} commits/s");
     println!(
-        "bare commits as processes (median of 9):  {:>9.0}/s from 1, {:>9.0}/s from 4",
+        "bare commits as processes (median of 15): {:>9.0}/s from 1, {:>9.0}/s from 4",
         bare_one.0, bare_four.0
     );
     println!(
-        "durable sends, 1 process:                 {:>9.0} sends/s  ({:.2}x bare, {:.2}x bare process, rounds {:.2}-{:.2}; {fsyncs})",
+        "durable sends, 1 process:                 {:>9.0} sends/s  ({:.2}x bare, {:.2}x bare process, rounds {:.2}-{:.2}; {syncs})",
         one.0,
         one.0 / bare,
         ratio_one.0,
