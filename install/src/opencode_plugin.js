@@ -6,9 +6,9 @@
 // when OpenCode exits. Every failure fails open: OpenCode carries on as if ACC were not there.
 // With live delivery consented at install time, ACC wakes an idle session of the terminal
 // interface (never a scripted `opencode run`) through a socket this plugin listens on, private
-// to you (`acc-opencode-<uid>/<pid>.sock` in the temp folder): one line of ACC's own text, sent
-// into the session as a user message; the message's body follows through the UserPromptSubmit
-// hook of that very message.
+// to you (`acc-opencode-<uid>/<pid>.sock` in the temp folder, or in /tmp when the temp folder's
+// path is too long for a socket): one line of ACC's own text, sent into the session as a user
+// message; the message's body follows through the UserPromptSubmit hook of that very message.
 import { spawn } from "node:child_process";
 import fs from "node:fs";
 import net from "node:net";
@@ -78,6 +78,25 @@ function privateFolder(dir) {
   }
 }
 
+// The longest path a Unix socket can have on Linux (`sun_path` holds 108 bytes with its NUL).
+const SOCKET_PATH_MAX = 107;
+
+/**
+ * The private folder this process's wake socket goes in: `acc-opencode-<uid>` in the temp
+ * folder, or in /tmp when the temp folder's path is too long for the socket (about 80
+ * characters and more; listening there would fail) and /tmp's is not. Null when neither can be.
+ */
+function socketFolder() {
+  const name = `acc-opencode-${process.getuid()}`;
+  for (const base of [os.tmpdir(), "/tmp"]) {
+    const dir = path.join(base, name);
+    if (Buffer.byteLength(path.join(dir, `${process.pid}.sock`)) <= SOCKET_PATH_MAX) {
+      return privateFolder(dir);
+    }
+  }
+  return null;
+}
+
 /**
  * Remove the sockets in `dir` of OpenCode processes that no longer run (one killed, not quit,
  * leaves its socket behind). A pid that runs keeps its socket, whoever it is: ACC's adapter asks
@@ -115,7 +134,7 @@ function listenForWakes(client, known) {
   // Only OpenCode's terminal interface is woken (its plugins run in its worker); a scripted
   // `opencode run` ends with its turn and is never given one more.
   if (!String(process.argv[1] ?? "").endsWith("/cli/tui/worker.js")) return Promise.resolve(null);
-  const dir = privateFolder(path.join(os.tmpdir(), `acc-opencode-${process.getuid()}`));
+  const dir = socketFolder();
   if (!dir) return Promise.resolve(null);
   sweepStale(dir);
   const file = path.join(dir, `${process.pid}.sock`);

@@ -3,7 +3,8 @@
 //!
 //! OpenCode serves its plugins' client inside its own process, so no other process can start a
 //! turn in one of its sessions; ACC's plugin (`install/src/opencode_plugin.js`) listens on a
-//! socket of its own instead, `acc-opencode-<uid>/<pid>.sock` in the temp folder, a socket only
+//! socket of its own instead, `acc-opencode-<uid>/<pid>.sock` in the temp folder (in `/tmp` when
+//! the temp folder's path is too long for a socket's), a socket only
 //! this user can reach in a folder only this user can enter, and names it to ACC's hooks
 //! (`ACC_OPENCODE_WAKE_SOCKET`). A wake is one JSON request per connection: the session, the
 //! message id and ACC's fixed wake line, which the plugin sends into the session as a user

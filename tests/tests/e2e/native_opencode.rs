@@ -475,31 +475,58 @@ fn a_question_wakes_a_resumed_opencode_conversation_in_its_terminal() {
     tui.stop();
 }
 
-/// OpenCode run with a temporary folder whose path has spaces and non-ASCII letters in it (the
-/// plugin's socket folder goes there, and its path reaches the hooks through the environment):
-/// the terminal is still bound, woken, and the body rides in the woken request.
+/// OpenCode run with the temporary folders users have, table-driven: one whose path has spaces
+/// and non-ASCII letters in it (the plugin's socket folder goes there, and its path reaches the
+/// hooks through the environment), and one too long for a socket path under it (the plugin's
+/// socket goes under `/tmp` instead: listening under it would fail, and the session would have
+/// no wake without a word). Either way the terminal is bound, woken, and the body rides in the
+/// woken request.
 #[test]
-fn an_opencode_whose_temporary_folder_has_spaces_and_unicode_is_woken() {
-    let world = World::new();
-    let model = ModelServer::start();
-    let mut writer = installed(&world, &model, Some("bob"), Some("actionable"));
-    let tmp = world.tmp().join("temp folder ünïcode");
-    std::fs::create_dir_all(&tmp).expect("the temporary folder");
-    for (key, value) in &mut writer.env {
-        if key == "TMPDIR" {
-            *value = tmp.to_string_lossy().into_owned();
+fn an_opencode_whose_temporary_folder_is_unusual_is_still_woken() {
+    let long = format!("a-temporary-folder-{}", "that-goes-deep-".repeat(6));
+    for (name, socket_here) in [("temp folder ünïcode", true), (long.as_str(), false)] {
+        let world = World::new();
+        let model = ModelServer::start();
+        let mut writer = installed(&world, &model, Some("bob"), Some("actionable"));
+        let tmp = world.tmp().join(name);
+        std::fs::create_dir_all(&tmp).expect("the temporary folder");
+        for (key, value) in &mut writer.env {
+            if key == "TMPDIR" {
+                *value = tmp.to_string_lossy().into_owned();
+            }
+        }
+        let under = if socket_here {
+            tmp.clone()
+        } else {
+            assert!(
+                acc_capture::opencode::wake_socket(&tmp, 0)
+                    .as_os_str()
+                    .len()
+                    > 107,
+                "{name}: too long for a socket under it"
+            );
+            PathBuf::from("/tmp")
+        };
+        let (mut tui, socket) = idle_terminal(
+            &world,
+            &model,
+            &writer.interactive().expect("opencode"),
+            &under,
+        );
+        assert!(socket.starts_with(&under), "{name}: {}", socket.display());
+        let alice = world.attach("alice");
+        ask_and_wake(
+            &world,
+            &model,
+            &alice,
+            "UNUSUAL-TMP-BODY: is the parser done?",
+        );
+        tui.stop();
+        if !socket_here {
+            // A killed OpenCode leaves its socket behind (the next plugin there sweeps it).
+            let _ = std::fs::remove_file(&socket);
         }
     }
-    let (mut tui, socket) = idle_terminal(
-        &world,
-        &model,
-        &writer.interactive().expect("opencode"),
-        &tmp,
-    );
-    assert!(socket.starts_with(&tmp), "{}", socket.display());
-    let alice = world.attach("alice");
-    ask_and_wake(&world, &model, &alice, "SPACED-BODY: is the parser done?");
-    tui.stop();
 }
 
 /// Two OpenCode terminals in one project, two agents: each is bound to its own plugin's socket,
