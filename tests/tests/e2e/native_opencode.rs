@@ -522,8 +522,13 @@ fn an_opencode_whose_temporary_folder_is_unusual_is_still_woken() {
             "UNUSUAL-TMP-BODY: is the parser done?",
         );
         tui.stop();
-        if !socket_here {
-            // A killed OpenCode leaves its socket behind (the next plugin there sweeps it).
+        // A killed OpenCode leaves its socket behind in the machine's /tmp: removed once its
+        // pid has gone (as the next plugin there would), so never another OpenCode's.
+        let pid = socket
+            .file_stem()
+            .and_then(|stem| stem.to_str())
+            .and_then(|stem| stem.parse::<u32>().ok());
+        if !socket_here && pid.is_some_and(|pid| !Path::new(&format!("/proc/{pid}")).exists()) {
             let _ = std::fs::remove_file(&socket);
         }
     }
