@@ -214,6 +214,11 @@ impl Lite {
             )
         })?;
         conn.busy_handler(Some(wait_for_lock))?;
+        // Every statement is prepared once per connection: room for all the store runs (78 on
+        // record in tests/golden/store/plans.json, some in a form per layout), so a long-lived
+        // connection (`acc-mcp`) never prepares one twice; rusqlite keeps 16, least recently
+        // used first out.
+        conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
         sql_log::attach(&conn);
         Ok(Self {
             conn,
@@ -435,6 +440,9 @@ pub struct Reader<'a> {
     /// The layout revision whose queries run here ([`layout::Layout::effective`]).
     layout: i64,
 }
+
+/// How many prepared statements a connection keeps (see `open_path`).
+const STATEMENT_CACHE: usize = 128;
 
 /// A transaction opened and committed through the connection's cached statements, rolled back
 /// when dropped uncommitted (a closure's error, a failed `COMMIT`), as rusqlite's `Transaction`
