@@ -214,10 +214,10 @@ impl Lite {
             )
         })?;
         conn.busy_handler(Some(wait_for_lock))?;
-        // Every statement is prepared once per connection: room for all the store runs (78 on
-        // record in tests/golden/store/plans.json, some in a form per layout), so a long-lived
-        // connection (`acc-mcp`) never prepares one twice; rusqlite keeps 16, least recently
-        // used first out.
+        // Every statement is prepared once per connection: room for all the store runs (those on
+        // record in tests/golden/store/plans.json, under a hundred, some in a form per layout),
+        // so a long-lived connection (`acc-mcp`) never prepares one twice; rusqlite keeps 16,
+        // least recently used first out.
         conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
         sql_log::attach(&conn);
         Ok(Self {
@@ -445,30 +445,28 @@ pub struct Reader<'a> {
 const STATEMENT_CACHE: usize = 128;
 
 /// A transaction opened and committed through the connection's cached statements, rolled back
-/// when dropped uncommitted (a closure's error, a failed `COMMIT`), as rusqlite's `Transaction`
+/// when dropped still open (a closure's error, a failed `COMMIT`), as rusqlite's `Transaction`
 /// is. Written here because rusqlite's parses `BEGIN` and `COMMIT` afresh every time (about 4% of
 /// a send's time in user space under `perf`, and a hook's reads pay it too).
 struct CachedTx<'c> {
     conn: &'c Connection,
-    open: bool,
 }
 
 impl<'c> CachedTx<'c> {
     fn begin(conn: &'c Connection, begin: &str) -> rusqlite::Result<Self> {
         conn.prepare_cached(begin)?.execute([])?;
-        Ok(Self { conn, open: true })
+        Ok(Self { conn })
     }
 
-    fn commit(mut self) -> rusqlite::Result<()> {
-        self.conn.prepare_cached("COMMIT")?.execute([])?;
-        self.open = false;
-        Ok(())
+    /// Commit; a `COMMIT` that fails leaves the transaction open, and the drop rolls it back.
+    fn commit(self) -> rusqlite::Result<()> {
+        self.conn.prepare_cached("COMMIT")?.execute([]).map(drop)
     }
 }
 
 impl Drop for CachedTx<'_> {
     fn drop(&mut self) {
-        if self.open && !self.conn.is_autocommit() {
+        if !self.conn.is_autocommit() {
             let _ = self.conn.execute_batch("ROLLBACK");
         }
     }

@@ -472,3 +472,22 @@ fn parameters_become_dollars_and_index_hints_go_but_quoted_text_stays() {
         assert_eq!(crate::db::pg_text(sqlite), pg, "{sqlite}");
     }
 }
+
+#[test]
+fn a_write_whose_closure_fails_leaves_nothing_and_the_next_write_and_read_go_through() {
+    let (_temp, mut store) = store();
+    let failed = store.write(|w| {
+        w.insert_message(&note("message_lost", "alice", vec!["bob".into()], 1))?;
+        Err::<(), _>(StoreError::internal("the caller's own check failed"))
+    });
+    assert!(failed.is_err());
+    // Rolled back, and no transaction left open: the next write commits, and reads see it.
+    store
+        .write(|w| w.insert_message(&note("message_kept", "alice", vec!["bob".into()], 2)))
+        .expect("the next write");
+    let (lost, kept) = store
+        .read(|r| Ok::<_, StoreError>((r.message("message_lost")?, r.message("message_kept")?)))
+        .expect("read");
+    assert!(lost.is_none(), "the failed write left its message");
+    assert!(kept.is_some());
+}

@@ -680,9 +680,9 @@ fn sends() {
     // falls on the floor and the figure equally often.
     let mut rounds: [Vec<f64>; 6] = Default::default();
     for round in 0..ROUNDS {
-        let pair = |workers: &str, processes: usize, count: usize| {
+        let pair = |processes: usize, count: usize| {
             let floor = || workers_per_second(&data, &dir, "bare-worker", processes, count, 1);
-            let figure = || workers_per_second(&data, &dir, workers, processes, count, 1);
+            let figure = || workers_per_second(&data, &dir, "send-worker", processes, count, 1);
             if round % 2 == 0 {
                 let floor = floor();
                 (floor, figure())
@@ -691,8 +691,8 @@ fn sends() {
                 (floor(), figure)
             }
         };
-        let (bare_one, one) = pair("send-worker", 1, 1000);
-        let (bare_four, four) = pair("send-worker", 4, 500);
+        let (bare_one, one) = pair(1, 1000);
+        let (bare_four, four) = pair(4, 500);
         for (list, value) in rounds.iter_mut().zip([
             bare_one,
             one,

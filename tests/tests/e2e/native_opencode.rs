@@ -135,13 +135,13 @@ fn installed(
 }
 
 /// OpenCode's terminal started by `command`, after its first turn ("hello": ACC's plugin meets
-/// the session there and `bob`'s session is bound), now idle; and its plugin's wake socket under
-/// the temporary folder `tmp`.
+/// the session there and `bob`'s session is bound), now idle; and the wake socket that binding
+/// records, which must lie under `under` (the temporary folder the plugin was to use).
 fn idle_terminal(
     world: &World,
     model: &ModelServer,
     command: &std::process::Command,
-    tmp: &Path,
+    under: &Path,
 ) -> (acc_capture::tui::Tui, PathBuf) {
     let mut tui = acc_capture::opencode::ready(command).expect("the terminal");
     tui.type_line("hello").expect("typed");
@@ -152,8 +152,30 @@ fn idle_terminal(
         .wait_for_request("hello", WAIT)
         .expect("the first turn");
     model.wait_answered(first.seq, WAIT).expect("answered");
-    let socket = plugin_socket(tmp).expect("the plugin's wake socket");
+    let socket = bound_socket(world, "bob");
+    assert!(
+        socket.starts_with(under) && socket.exists(),
+        "the bound wake socket {} under {}",
+        socket.display(),
+        under.display()
+    );
     (tui, socket)
+}
+
+/// The wake socket `participant`'s open session is bound to (`opencode-plugin`), as the store
+/// records it.
+fn bound_socket(world: &World, participant: &str) -> PathBuf {
+    let conn = rusqlite::Connection::open(world.store_path()).expect("the store");
+    let endpoint: String = conn
+        .query_row(
+            "SELECT b.endpoint FROM delivery_bindings b JOIN sessions s ON s.session_id = b.session_id AND s.generation = b.generation
+             WHERE s.participant_id = ?1 AND s.closed_at IS NULL AND b.adapter_id = 'opencode-plugin'",
+            [participant],
+            |r| r.get(0),
+        )
+        .expect("the binding");
+    let endpoint: serde_json::Value = serde_json::from_str(&endpoint).expect("its endpoint");
+    PathBuf::from(endpoint["socket"].as_str().expect("the socket"))
 }
 
 /// `alice` asks `bob` with `body`: the send reports `bob`'s terminal woken through ACC's plugin,
@@ -513,7 +535,6 @@ fn an_opencode_whose_temporary_folder_is_unusual_is_still_woken() {
             &writer.interactive().expect("opencode"),
             &under,
         );
-        assert!(socket.starts_with(&under), "{name}: {}", socket.display());
         let alice = world.attach("alice");
         ask_and_wake(
             &world,
