@@ -56,27 +56,31 @@ pub struct DecisionChange {
 }
 
 /// What the idempotency hash of a message covers.
+///
+/// The fields are declared in the order of their JSON names, and the JSON values inside hold
+/// their objects' keys sorted, so serialising it straight into the hasher gives the bytes that
+/// every earlier build hashed (it went through a sorted `serde_json::Value` first).
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LogicalContent<'a> {
+    /// Artifacts as stored.
+    pub artifacts: &'a Value,
+    /// Body.
+    pub body: &'a str,
+    /// Decision change.
+    pub decision_change: Option<DecisionChange>,
+    /// Handoff as stored.
+    pub handoff: Option<&'a Value>,
+    /// The answered message.
+    pub in_reply_to: Option<&'a str>,
     /// Kind.
     pub kind: MessageKind,
     /// Obligation.
     pub obligation: Obligation,
-    /// Recipients as given (sorted).
-    pub to: &'a [String],
     /// Subject.
     pub subject: &'a str,
-    /// Body.
-    pub body: &'a str,
-    /// The answered message.
-    pub in_reply_to: Option<&'a str>,
-    /// Artifacts as stored.
-    pub artifacts: &'a Value,
-    /// Handoff as stored.
-    pub handoff: Option<&'a Value>,
-    /// Decision change.
-    pub decision_change: Option<DecisionChange>,
+    /// Recipients as given (sorted).
+    pub to: &'a [String],
 }
 
 /// A claim that blocks a requested resource (`claim_conflict` details).

@@ -504,7 +504,9 @@ fn read_meta(conn: &Connection) -> StoreResult<std::collections::BTreeMap<String
 }
 
 fn json_text(value: &Value) -> String {
-    value.to_string()
+    // Not `value.to_string()`: `Display` writes through the formatter a token at a time, several
+    // times slower for the same compact text. A `Value` always serialises (its keys are strings).
+    serde_json::to_string(value).unwrap_or_else(|_| value.to_string())
 }
 
 /// A JSON column read back: text that does not parse as what the store wrote is damage

@@ -211,7 +211,7 @@ fn address(
     all.extend(inherited);
     let to: Vec<String> = all.into_iter().collect();
     let obligation = kind_obligation(draft.kind, draft.obligation.as_deref(), !to.is_empty())?;
-    let hash = content_hash(draft, obligation, &hash_to);
+    let hash = content_hash(draft, obligation, &hash_to)?;
     Ok(Addressed {
         thread_id,
         original,
