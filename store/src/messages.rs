@@ -248,7 +248,7 @@ impl Reader<'_> {
         }
         let session = crate::ops::session_sql(self.layout);
         let id: [&dyn crate::db::Arg; 1] = [&session_id];
-        let mut statements: Vec<(&str, &[&dyn crate::db::Arg])> = vec![(session.as_str(), &id)];
+        let mut statements: Vec<(&str, &[&dyn crate::db::Arg])> = vec![(session, &id)];
         let keyed = message_by_key_of_session_sql();
         let key: Option<[&dyn crate::db::Arg; 2]> = client_message_id
             .as_ref()
@@ -277,7 +277,7 @@ impl Reader<'_> {
         let keys: Vec<[&dyn crate::db::Arg; 1]> = recipients.iter().map(|r| [r as _]).collect();
         let mut statements: Vec<(&str, &[&dyn crate::db::Arg])> = Vec::new();
         for key in &keys {
-            statements.push((sessions.as_str(), key.as_slice()));
+            statements.push((sessions, key.as_slice()));
             statements.push((bindings, key.as_slice()));
         }
         self.conn.prefetch(&statements)
@@ -335,7 +335,7 @@ impl Reader<'_> {
         limit: i64,
     ) -> StoreResult<()> {
         self.conn.prefetch(&[
-            (&crate::ops::session_sql(self.layout), args![session_id]),
+            (crate::ops::session_sql(self.layout), args![session_id]),
             (
                 &sql::inbox_of_session(),
                 args![session_id, before_seq.unwrap_or(i64::MAX), limit],
@@ -423,7 +423,7 @@ impl Reader<'_> {
         due_by: crate::Millis,
     ) -> StoreResult<()> {
         self.conn.prefetch(&[
-            (&crate::ops::session_sql(self.layout), args![session_id]),
+            (crate::ops::session_sql(self.layout), args![session_id]),
             (&sql::queued(self.layout), args![participant_id, window]),
             (
                 &self.repeat_candidates_sql(),

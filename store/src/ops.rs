@@ -19,14 +19,22 @@ macro_rules! session_columns {
     };
 }
 
-/// The session columns read from a store at `layout`: `pid_scope` is read as NULL below
-/// [`crate::layout::PID_SCOPE_LAYOUT`], which added it.
+/// `before`, the session columns of a store at `layout`, then `after`, as text built at compile
+/// time (statements a send runs are not formatted again on every call). `pid_scope` is read as
+/// NULL below [`crate::layout::PID_SCOPE_LAYOUT`], which added it.
+macro_rules! by_layout {
+    ($layout:expr, $before:literal, $after:literal) => {
+        if $layout >= crate::layout::PID_SCOPE_LAYOUT {
+            concat!($before, session_columns!(), ", pid_scope", $after)
+        } else {
+            concat!($before, session_columns!(), ", NULL", $after)
+        }
+    };
+}
+
+/// The session columns read from a store at `layout`.
 fn session_columns(layout: i64) -> &'static str {
-    if layout >= crate::layout::PID_SCOPE_LAYOUT {
-        concat!(session_columns!(), ", pid_scope")
-    } else {
-        concat!(session_columns!(), ", NULL")
-    }
+    by_layout!(layout, "", "")
 }
 
 fn session_from(row: &Row<'_>) -> StoreResult<SessionRow> {
@@ -100,16 +108,17 @@ impl Reader<'_> {
     /// One session.
     pub fn session(&self, session_id: &str) -> StoreResult<Option<SessionRow>> {
         self.conn
-            .row(&session_sql(self.layout), args![session_id], session_from)
+            .row(session_sql(self.layout), args![session_id], session_from)
     }
 
     /// The session with a resumption key.
     pub fn session_by_key(&self, key: &str) -> StoreResult<Option<SessionRow>> {
-        let sql = format!(
-            "SELECT {} FROM sessions WHERE session_key = ?1",
-            session_columns(self.layout)
+        let sql = by_layout!(
+            self.layout,
+            "SELECT ",
+            " FROM sessions WHERE session_key = ?1"
         );
-        self.conn.row(&sql, args![key], session_from)
+        self.conn.row(sql, args![key], session_from)
     }
 
     /// Sessions; open ones only unless `include_closed`.
@@ -129,7 +138,7 @@ impl Reader<'_> {
     /// The open sessions of one participant, oldest first.
     pub fn open_sessions_of(&self, participant_id: &str) -> StoreResult<Vec<SessionRow>> {
         self.conn.rows(
-            &open_sessions_sql(self.layout),
+            open_sessions_sql(self.layout),
             args![participant_id],
             session_from,
         )
@@ -414,20 +423,18 @@ fn id_index(kind: &str) -> Option<(&'static str, &'static str)> {
 }
 
 /// One session, by its id, as a store at `layout` keeps it.
-pub(crate) fn session_sql(layout: i64) -> String {
-    format!(
-        "SELECT {} FROM sessions WHERE session_id = ?1",
-        session_columns(layout)
-    )
+pub(crate) fn session_sql(layout: i64) -> &'static str {
+    by_layout!(layout, "SELECT ", " FROM sessions WHERE session_id = ?1")
 }
 
 /// Whether a participant exists.
 pub(crate) const PARTICIPANT_EXISTS: &str = "SELECT 1 FROM participants WHERE participant_id = ?1";
 
 /// A participant's open sessions, oldest first, as a store at `layout` keeps them.
-pub(crate) fn open_sessions_sql(layout: i64) -> String {
-    format!(
-        "SELECT {} FROM sessions WHERE participant_id = ?1 AND closed_at IS NULL ORDER BY opened_at, session_id",
-        session_columns(layout)
+pub(crate) fn open_sessions_sql(layout: i64) -> &'static str {
+    by_layout!(
+        layout,
+        "SELECT ",
+        " FROM sessions WHERE participant_id = ?1 AND closed_at IS NULL ORDER BY opened_at, session_id"
     )
 }
