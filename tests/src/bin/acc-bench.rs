@@ -244,21 +244,85 @@ fn syncs_per_send(data: &Path, dir: &Path) -> String {
 /// One process doing `count` bare SQLite commits into `DATA/bare.sqlite3` (made by the caller):
 /// the floor of `count` sends from a process, started the same way.
 fn bare_worker(args: &[String]) -> i32 {
-    let [data, _dir, _label, count] = args else {
-        eprintln!("usage: acc-bench bare-worker DATA DIR LABEL COUNT");
-        return 2;
+    let (data, count, steady) = match args {
+        [data, _dir, _label, count] => (data, count, false),
+        [data, _dir, _label, count, steady] if steady == "steady" => (data, count, true),
+        _ => {
+            eprintln!("usage: acc-bench bare-worker DATA DIR LABEL COUNT [steady]");
+            return 2;
+        }
     };
     let count: usize = count.parse().expect("count");
-    let conn = rusqlite::Connection::open(Path::new(data).join("bare.sqlite3")).expect("open");
+    let path = Path::new(data).join("bare.sqlite3");
+    let conn = rusqlite::Connection::open(&path).expect("open");
     conn.busy_timeout(Duration::from_secs(10)).expect("busy");
     conn.execute_batch("PRAGMA synchronous=FULL").expect("sync");
-    for i in 0..count {
+    let commit = |i: usize| {
         conn.execute_batch("BEGIN IMMEDIATE").expect("begin");
         conn.execute("INSERT INTO t(v) VALUES (?1)", [i.to_string()])
             .expect("insert");
         conn.execute_batch("COMMIT").expect("commit");
+    };
+    if steady {
+        let mut i = 0;
+        warm_up(&wal_of(&path), || {
+            commit(i);
+            i += 1;
+        });
+    }
+    let start = Instant::now();
+    for i in 0..count {
+        commit(i);
+    }
+    if steady {
+        println!("{}", start.elapsed().as_secs_f64());
     }
     0
+}
+
+/// The WAL file beside a SQLite database.
+fn wal_of(database: &Path) -> PathBuf {
+    let mut name = database.as_os_str().to_owned();
+    name.push("-wal");
+    PathBuf::from(name)
+}
+
+/// Run `op` until the WAL `wal` has stopped growing: it has reached its working size and been
+/// restarted, so that commits write over blocks the file already has. Until then every commit
+/// also changes the file's size, which its fdatasync must write as well: on this machine that
+/// doubles a one-page commit's time (docs/benchmarks.md, "Ninth pass"). Bounded: 20,000 runs.
+fn warm_up(wal: &Path, mut op: impl FnMut()) {
+    let size = || std::fs::metadata(wal).map(|m| m.len()).unwrap_or(0);
+    for _ in 0..20_000 {
+        let before = size();
+        op();
+        if before > 0 && size() == before {
+            return;
+        }
+    }
+    panic!("{} never stopped growing", wal.display());
+}
+
+/// Seconds one `worker` process takes for `count` operations once its WAL is warm
+/// ([`warm_up`]), as the worker times them itself.
+fn steady_seconds(data: &Path, dir: &Path, worker: &str, count: usize) -> f64 {
+    let output = Command::new(bin("acc-bench"))
+        .args([
+            worker,
+            data.to_str().expect("utf8"),
+            dir.to_str().expect("utf8"),
+            "steady",
+            &count.to_string(),
+            "steady",
+        ])
+        .env_remove("ACC_TEST_HOLD_WRITE_MS")
+        .output()
+        .expect("run worker");
+    assert!(output.status.success(), "worker failed");
+    String::from_utf8_lossy(&output.stdout)
+        .trim()
+        .parse()
+        .expect("worker seconds")
 }
 
 /// One process doing `pairs` acquire+release pairs; prints its elapsed seconds.
@@ -461,14 +525,18 @@ fn app_for(data: &Path, dir: &Path) -> App {
 }
 
 fn send_worker(args: &[String]) -> i32 {
-    let [data, dir, label, count] = args else {
-        eprintln!("usage: acc-bench send-worker DATA DIR LABEL COUNT");
-        return 2;
+    let (data, dir, label, count, steady) = match args {
+        [data, dir, label, count] => (data, dir, label, count, false),
+        [data, dir, label, count, steady] if steady == "steady" => (data, dir, label, count, true),
+        _ => {
+            eprintln!("usage: acc-bench send-worker DATA DIR LABEL COUNT [steady]");
+            return 2;
+        }
     };
     let count: usize = count.parse().expect("count");
     let mut app = app_for(Path::new(data), Path::new(dir));
     let me = attach(&mut app.core, label);
-    for i in 0..count {
+    let mut send = |i: usize| {
         let request = SendRequest {
             to: vec!["sink".into()],
             subject: format!("message {i}"),
@@ -476,8 +544,31 @@ fn send_worker(args: &[String]) -> i32 {
             ..SendRequest::default()
         };
         app.send_message(&me, &request).expect("send");
+    };
+    if steady {
+        let mut i = 0;
+        warm_up(
+            &wal_of(&store_path(Path::new(data), Path::new(dir))),
+            || {
+                send(i);
+                i += 1;
+            },
+        );
+    }
+    let start = Instant::now();
+    for i in 0..count {
+        send(i);
+    }
+    if steady {
+        println!("{}", start.elapsed().as_secs_f64());
     }
     0
+}
+
+/// The store file of the workspace `dir` under the data folder `data`.
+fn store_path(data: &Path, dir: &Path) -> PathBuf {
+    let id = acc_app::workspace::discover(dir).expect("workspace").id;
+    data.join("acc/workspaces").join(id).join("store.sqlite3")
 }
 
 /// Bulk-write messages from `sender` to `recipient` through the store layer, in transactions of
@@ -485,8 +576,7 @@ fn send_worker(args: &[String]) -> i32 {
 /// What a store spends per message: its file (and WAL) over its messages, and each table and
 /// index (SQLite's `dbstat`) per message, largest first.
 fn storage_report(data: &Path, dir: &Path, what: &str) {
-    let id = acc_app::workspace::discover(dir).expect("workspace").id;
-    let store = data.join("acc/workspaces").join(id).join("store.sqlite3");
+    let store = store_path(data, dir);
     let conn = rusqlite::Connection::open(&store).expect("open the store");
     conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")
         .expect("checkpoint");
@@ -708,6 +798,37 @@ fn sends() {
         values.sort_by(f64::total_cmp);
         (values[ROUNDS / 2], values[0], values[ROUNDS - 1])
     });
+    // The same 1-process pair once each worker's WAL has stopped growing (see `warm_up`): the
+    // rounds above start from an empty WAL, as every short `acc` process does, and there a
+    // one-page commit spends its whole run extending the file; a long-lived `acc-mcp` writes
+    // here.
+    const STEADY_ROUNDS: usize = 9;
+    let mut steady: [Vec<f64>; 3] = Default::default();
+    for round in 0..STEADY_ROUNDS {
+        let floor = || steady_seconds(&data, &dir, "bare-worker", 1000) * 1e3;
+        let figure = || steady_seconds(&data, &dir, "send-worker", 1000) * 1e3;
+        let (floor_us, send_us) = if round % 2 == 0 {
+            let floor = floor();
+            (floor, figure())
+        } else {
+            let figure = figure();
+            (floor(), figure)
+        };
+        for (list, value) in steady
+            .iter_mut()
+            .zip([floor_us, send_us, floor_us / send_us])
+        {
+            list.push(value);
+        }
+    }
+    let [steady_bare, steady_send, steady_ratio] = steady.map(|mut values| {
+        values.sort_by(f64::total_cmp);
+        (
+            values[STEADY_ROUNDS / 2],
+            values[0],
+            values[STEADY_ROUNDS - 1],
+        )
+    });
     let syncs = syncs_per_send(&data, &dir);
     let (pages, bare_pages) = pages_per_send(temp.path());
     storage_report(&data, &dir, "real sends (one recipient each)");
@@ -717,7 +838,7 @@ fn sends() {
         bare_one.0, bare_four.0
     );
     println!(
-        "durable sends, 1 process:                 {:>9.0} sends/s  ({:.2}x bare, {:.2}x bare process, rounds {:.2}-{:.2}; {syncs})",
+        "durable sends, 1 process (WAL from empty): {:>8.0} sends/s  ({:.2}x bare, {:.2}x bare process, rounds {:.2}-{:.2}; {syncs})",
         one.0,
         one.0 / bare,
         ratio_one.0,
@@ -731,6 +852,10 @@ fn sends() {
         ratio_four.0,
         ratio_four.1,
         ratio_four.2
+    );
+    println!(
+        "steady state, 1 process (WAL grown):       {:>9.0} us a send, {:.0} us a bare commit  ({:.2}x bare process, rounds {:.2}-{:.2})",
+        steady_send.0, steady_bare.0, steady_ratio.0, steady_ratio.1, steady_ratio.2
     );
     println!(
         "pages written per durable send: {pages:.1} (a bare commit of one row: {bare_pages:.1})"
