@@ -4,7 +4,8 @@
 //! Suites:
 //! - `foundation`: `acc status` on a store of 10,000 claims and events; claim acquire/release
 //!   commits per second from 1 and 4 processes; floors: `acc --version` start, bare SQLite commit.
-//! - `messaging`: durable sends per second from 1 and 4 processes beside a bare SQLite commit;
+//! - `messaging`: durable sends per second from 1 and 4 processes beside a bare SQLite commit
+//!   (and from 1 once neither worker's WAL still grows);
 //!   inbox, history and sync page times for a recipient with 10^3, 10^5 and 10^6 stored
 //!   messages (the large stores are written in bulk through the store layer).
 //! - `mcp`: `acc-mcp` tool-call round trips over real pipes (p50, p99) for `acc_status` and
