@@ -72,7 +72,7 @@ pub(crate) struct Lite {
 }
 
 impl Drop for Lite {
-    /// A connection that wrote empties an overgrown WAL as it closes (see `TRIM_FRAMES`);
+    /// A connection that wrote starts an overgrown WAL over as it closes (see `trim_wal`);
     /// one that only read never does. A writer that found the store shared at its first write
     /// looks again for the pending layout upgrade as it closes: of writers that overlapped, the
     /// last to close is alone (the others let go of the store for good), so one of them upgrades.

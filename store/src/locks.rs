@@ -231,17 +231,17 @@ pub fn wal_frames() -> i32 {
 
 /// SQLite's automatic checkpoint threshold (its default), kept by the WAL hook that replaces it.
 pub(crate) const AUTOCHECKPOINT_FRAMES: i32 = 1000;
-/// WAL frames (about 512 KiB) above which a connection that wrote empties the WAL as it closes.
+/// WAL frames (about 512 KiB) above which a connection that wrote starts the WAL over as it
+/// closes.
 ///
 /// Why: the WAL stays between processes (see `Store::configure`), and a process that opens the
 /// store when no other has it open rebuilds the WAL index by reading and checksumming every
 /// valid frame. That rebuild also forgets what was already checkpointed, so SQLite never
 /// restarts the WAL from its beginning across short processes: left alone, the WAL grows
 /// without bound (22 MB after 500 `acc` commands) and every `acc` start reads all of it (a hook
-/// that took 2 ms took 9). Emptying it (a `TRUNCATE` checkpoint: the frames into the database,
-/// fsynced, then the WAL cut to nothing) when a writer closes bounds that read to about
-/// 512 KiB. While another process has the store open (an `acc-mcp`, say) the index stays
-/// alive, SQLite's own checkpoints restart the WAL as usual, and nobody trims.
+/// that took 2 ms took 9). Starting it over when a writer closes (see [`trim_wal`]) bounds that
+/// read to about 512 KiB. While another process has the store open (an `acc-mcp`, say) the
+/// index stays alive, SQLite's own checkpoints restart the WAL as usual, and nobody trims.
 pub(crate) const TRIM_FRAMES: i32 = 128;
 
 /// SQLite's WAL hook: records the frame count, and checkpoints at SQLite's usual threshold (a
@@ -257,9 +257,21 @@ pub(crate) fn on_wal_commit(
     Ok(())
 }
 
-/// When the WAL has grown past `TRIM_FRAMES` and no other connection has the store open,
-/// checkpoint it into the database and cut it to nothing. Never waits: a reader inside the WAL
-/// or a writer makes it give up at once (the next writer to close tries again).
+/// When the WAL has grown past `TRIM_FRAMES` and no other connection has the store open, start
+/// it over: a `RESTART` checkpoint copies every frame into the database (fsynced) and leaves
+/// no reader in the WAL, then one small write (`schema_version` changed and put back: one page) makes
+/// SQLite begin the WAL again at its first frame under a new salt, so the frames before it no
+/// longer count, for the rebuild at the next open either.
+///
+/// Not a `TRUNCATE` checkpoint, which cut the file to nothing: every writer after it then
+/// extended the WAL again, and a commit that extends a file must also sync its new size, which
+/// doubles a one-page commit on ext4 (docs/benchmarks.md, "Ninth pass"). Started over, the WAL
+/// keeps its blocks (at most `WAL_SIZE_LIMIT`, which SQLite trims it to at a restart) and the
+/// commits after it write over them.
+///
+/// Never waits: a reader inside the WAL or a writer makes it give up at once (the next writer
+/// to close tries again). Should the small write fail after the checkpoint, every frame is
+/// already in the database; the next open reads them again, as before any trim.
 pub(crate) fn trim_wal(conn: &Connection, presence: Option<&std::fs::File>) {
     if WAL_FRAMES.load(std::sync::atomic::Ordering::Relaxed) < TRIM_FRAMES {
         return;
@@ -276,9 +288,19 @@ pub(crate) fn trim_wal(conn: &Connection, presence: Option<&std::fs::File>) {
         return;
     }
     let busy: rusqlite::Result<i64> =
-        conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get(0));
+        conn.query_row("PRAGMA wal_checkpoint(RESTART)", [], |r| r.get(0));
     if busy == Ok(0) {
-        WAL_FRAMES.store(0, std::sync::atomic::Ordering::Relaxed);
+        // SQLite leaves a page alone when a row is written back unchanged, so the value is
+        // changed and put back: one page written, the same bytes in it.
+        let started_over = conn.execute_batch(
+            "BEGIN IMMEDIATE;
+             UPDATE acc_meta SET value = value || ' ' WHERE key = 'schema_version';
+             UPDATE acc_meta SET value = substr(value, 1, length(value) - 1) WHERE key = 'schema_version';
+             COMMIT",
+        );
+        if started_over.is_err() && !conn.is_autocommit() {
+            let _ = conn.execute_batch("ROLLBACK");
+        }
     }
     let _ = conn.busy_handler(Some(wait_for_lock));
 }
