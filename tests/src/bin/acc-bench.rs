@@ -5,7 +5,7 @@
 //! - `foundation`: `acc status` on a store of 10,000 claims and events; claim acquire/release
 //!   commits per second from 1 and 4 processes; floors: `acc --version` start, bare SQLite commit.
 //! - `messaging`: durable sends per second from 1 and 4 processes beside a bare SQLite commit
-//!   (and from 1 once neither worker's WAL still grows);
+//!   (and from 1 once neither worker's WAL still grows, and short processes of four commits);
 //!   inbox, history and sync page times for a recipient with 10^3, 10^5 and 10^6 stored
 //!   messages (the large stores are written in bulk through the store layer).
 //! - `mcp`: `acc-mcp` tool-call round trips over real pipes (p50, p99) for `acc_status` and
@@ -799,37 +799,8 @@ fn sends() {
         values.sort_by(f64::total_cmp);
         (values[ROUNDS / 2], values[0], values[ROUNDS - 1])
     });
-    // The same 1-process pair once each worker's WAL has stopped growing (see `warm_up`). In the
-    // rounds above the floor's SQLite deleted its WAL when the previous worker closed, so its
-    // one-page commits spend the whole run extending the file, while ACC's store keeps its WAL's
-    // blocks between processes (`trim_wal`); here both write over blocks their file has.
-    const STEADY_ROUNDS: usize = 9;
-    let mut steady: [Vec<f64>; 3] = Default::default();
-    for round in 0..STEADY_ROUNDS {
-        let floor = || steady_seconds(&data, &dir, "bare-worker", 1000) * 1e3;
-        let figure = || steady_seconds(&data, &dir, "send-worker", 1000) * 1e3;
-        let (floor_us, send_us) = if round % 2 == 0 {
-            let floor = floor();
-            (floor, figure())
-        } else {
-            let figure = figure();
-            (floor(), figure)
-        };
-        for (list, value) in steady
-            .iter_mut()
-            .zip([floor_us, send_us, floor_us / send_us])
-        {
-            list.push(value);
-        }
-    }
-    let [steady_bare, steady_send, steady_ratio] = steady.map(|mut values| {
-        values.sort_by(f64::total_cmp);
-        (
-            values[STEADY_ROUNDS / 2],
-            values[0],
-            values[STEADY_ROUNDS - 1],
-        )
-    });
+    let (steady_bare, steady_send, steady_ratio) = steady_pair(&data, &dir);
+    let (short, short_bare) = short_processes(&data, &dir);
     let syncs = syncs_per_send(&data, &dir);
     let (pages, bare_pages) = pages_per_send(temp.path());
     storage_report(&data, &dir, "real sends (one recipient each)");
@@ -859,8 +830,83 @@ fn sends() {
         steady_send.0, steady_bare.0, steady_ratio.0, steady_ratio.1, steady_ratio.2
     );
     println!(
+        "short processes, attach and 3 sends:       {:>8.2} ms each, a bare process of 4 commits {:.2} ms  ({:.2}x)",
+        ms(short),
+        ms(short_bare),
+        short_bare.as_secs_f64() / short.as_secs_f64()
+    );
+    println!(
         "pages written per durable send: {pages:.1} (a bare commit of one row: {bare_pages:.1})"
     );
+}
+
+/// Median, lowest and highest of a figure's rounds.
+type Spread = (f64, f64, f64);
+
+/// The 1-process pair once neither worker's WAL grows: microseconds a bare commit, a send, and
+/// their ratio, each over its rounds.
+fn steady_pair(data: &Path, dir: &Path) -> (Spread, Spread, Spread) {
+    // The same 1-process pair once each worker's WAL has stopped growing (see `warm_up`). In the
+    // process rounds of `sends` the floor's SQLite deleted its WAL when the previous worker
+    // closed, so its one-page commits spend the whole run extending the file, while ACC's store
+    // keeps its WAL's blocks between processes (`trim_wal`); here both write over blocks their
+    // file has.
+    const STEADY_ROUNDS: usize = 9;
+    let mut steady: [Vec<f64>; 3] = Default::default();
+    for round in 0..STEADY_ROUNDS {
+        let floor = || steady_seconds(data, dir, "bare-worker", 1000) * 1e3;
+        let figure = || steady_seconds(data, dir, "send-worker", 1000) * 1e3;
+        let (floor_us, send_us) = if round % 2 == 0 {
+            let floor = floor();
+            (floor, figure())
+        } else {
+            let figure = figure();
+            (floor(), figure)
+        };
+        for (list, value) in steady
+            .iter_mut()
+            .zip([floor_us, send_us, floor_us / send_us])
+        {
+            list.push(value);
+        }
+    }
+    let [bare, send, ratio] = steady.map(|mut values| {
+        values.sort_by(f64::total_cmp);
+        (
+            values[STEADY_ROUNDS / 2],
+            values[0],
+            values[STEADY_ROUNDS - 1],
+        )
+    });
+    (bare, send, ratio)
+}
+
+/// Short processes: the median time of one that attaches and sends three messages, and of a
+/// bare one making four commits.
+fn short_processes(data: &Path, dir: &Path) -> (Duration, Duration) {
+    // Short processes, as hooks and `acc send` are: each attaches and sends three messages
+    // (four commits), beside a bare worker making four commits, alternately, each started
+    // afresh; the median of each.
+    let mut short = Vec::new();
+    let mut short_bare = Vec::new();
+    for round in 0..60 {
+        let run = |worker: &str, count: &str| {
+            time_process(
+                Command::new(bin("acc-bench"))
+                    .args([worker, data.to_str().expect("utf8")])
+                    .args([dir.to_str().expect("utf8"), "short", count]),
+                1,
+            )
+        };
+        if round % 2 == 0 {
+            short.push(run("send-worker", "3"));
+            short_bare.push(run("bare-worker", "4"));
+        } else {
+            short_bare.push(run("bare-worker", "4"));
+            short.push(run("send-worker", "3"));
+        }
+    }
+    (median(short), median(short_bare))
 }
 
 fn messaging() {
