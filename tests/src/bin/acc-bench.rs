@@ -264,20 +264,7 @@ fn bare_worker(args: &[String]) -> i32 {
             .expect("insert");
         conn.execute_batch("COMMIT").expect("commit");
     };
-    if steady {
-        let mut i = 0;
-        warm_up(&wal_of(&path), || {
-            commit(i);
-            i += 1;
-        });
-    }
-    let start = Instant::now();
-    for i in 0..count {
-        commit(i);
-    }
-    if steady {
-        println!("{}", start.elapsed().as_secs_f64());
-    }
+    run_worker(steady.then(|| wal_of(&path)).as_deref(), count, commit);
     0
 }
 
@@ -288,20 +275,53 @@ fn wal_of(database: &Path) -> PathBuf {
     PathBuf::from(name)
 }
 
-/// Run `op` until the WAL `wal` has stopped growing: it has reached its working size and been
-/// restarted, so that commits write over blocks the file already has. Until then every commit
-/// also changes the file's size, which its fdatasync must write as well: on this machine that
-/// doubles a one-page commit's time (docs/benchmarks.md, "Ninth pass"). Bounded: 20,000 runs.
+/// A worker's `count` operations. With `steady` (the WAL to watch), it first runs them until
+/// that WAL is warm ([`warm_up`]), then prints the seconds the `count` took.
+fn run_worker(steady: Option<&Path>, count: usize, mut op: impl FnMut(usize)) {
+    if let Some(wal) = steady {
+        let mut i = 0;
+        warm_up(wal, || {
+            op(i);
+            i += 1;
+        });
+    }
+    let start = Instant::now();
+    for i in 0..count {
+        op(i);
+    }
+    if steady.is_some() {
+        println!("{}", start.elapsed().as_secs_f64());
+    }
+}
+
+/// Run `op` until the WAL `wal` has gone through a whole cycle, from one restart to the next,
+/// without growing: commits then write over blocks the file already has. While a commit extends
+/// the file, its fdatasync must write the new size as well: on this machine that doubles a
+/// one-page commit's time (docs/benchmarks.md, "Ninth pass"). A restart is seen as new salts in
+/// the WAL's header. Bounded: 20,000 runs.
 fn warm_up(wal: &Path, mut op: impl FnMut()) {
-    let size = || std::fs::metadata(wal).map(|m| m.len()).unwrap_or(0);
+    // The file's size and its header's salts (bytes 16..24).
+    let state = || {
+        let bytes = std::fs::read(wal).unwrap_or_default();
+        (bytes.len(), bytes.get(16..24).map(<[u8]>::to_vec))
+    };
+    let mut grew_this_cycle = true;
     for _ in 0..20_000 {
-        let before = size();
+        let (size, salts) = state();
         op();
-        if before > 0 && size() == before {
-            return;
+        let (size_after, salts_after) = state();
+        grew_this_cycle |= size_after != size;
+        if salts_after != salts && salts.is_some() {
+            if !grew_this_cycle {
+                return;
+            }
+            grew_this_cycle = false;
         }
     }
-    panic!("{} never stopped growing", wal.display());
+    panic!(
+        "{} never went through a cycle without growing",
+        wal.display()
+    );
 }
 
 /// Seconds one `worker` process takes for `count` operations once its WAL is warm
@@ -537,7 +557,7 @@ fn send_worker(args: &[String]) -> i32 {
     let count: usize = count.parse().expect("count");
     let mut app = app_for(Path::new(data), Path::new(dir));
     let me = attach(&mut app.core, label);
-    let mut send = |i: usize| {
+    let send = |i: usize| {
         let request = SendRequest {
             to: vec!["sink".into()],
             subject: format!("message {i}"),
@@ -546,23 +566,8 @@ fn send_worker(args: &[String]) -> i32 {
         };
         app.send_message(&me, &request).expect("send");
     };
-    if steady {
-        let mut i = 0;
-        warm_up(
-            &wal_of(&store_path(Path::new(data), Path::new(dir))),
-            || {
-                send(i);
-                i += 1;
-            },
-        );
-    }
-    let start = Instant::now();
-    for i in 0..count {
-        send(i);
-    }
-    if steady {
-        println!("{}", start.elapsed().as_secs_f64());
-    }
+    let wal = steady.then(|| wal_of(&store_path(Path::new(data), Path::new(dir))));
+    run_worker(wal.as_deref(), count, send);
     0
 }
 
@@ -572,8 +577,6 @@ fn store_path(data: &Path, dir: &Path) -> PathBuf {
     data.join("acc/workspaces").join(id).join("store.sqlite3")
 }
 
-/// Bulk-write messages from `sender` to `recipient` through the store layer, in transactions of
-/// 20,000: every 20th is an unresolved question, the rest acknowledged notes.
 /// What a store spends per message: its file (and WAL) over its messages, and each table and
 /// index (SQLite's `dbstat`) per message, largest first.
 fn storage_report(data: &Path, dir: &Path, what: &str) {
@@ -617,6 +620,8 @@ fn raw_store(core: &Core) -> acc_store::Store {
         .expect("the store exists")
 }
 
+/// Bulk-write messages from `sender` to `recipient` through the store layer, in transactions of
+/// 20,000: every 20th is an unresolved question, the rest acknowledged notes.
 fn bulk_messages(core: &mut Core, sender: &Caller, recipient: &str, from: usize, to: usize) {
     let now = core.now();
     let mut store = raw_store(core);
