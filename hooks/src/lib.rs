@@ -542,17 +542,27 @@ fn unreachable(client: Client, part: Role, event: &str, error: AccError) -> AccR
     if error.code != acc_core::error::ErrorCode::StorageUnavailable || !tells_the_model {
         return Err(error);
     }
-    let why: String = error
-        .message
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
+    let why = one_line(&error.message, usize::MAX);
     let text = format!(
         "ACC: coordination is unavailable this turn ({why}): other agents' messages, claims and intents are not shown, and ACC's write guard is not checking\n"
     );
     let mut reply = inject(client, event, text);
     reply.stderr = format!("acc hook: {error} (the client proceeds)\n");
     Ok(reply)
+}
+
+/// `text` as one line for a note or the model: control characters (line ends, escapes) become
+/// spaces, and past `max` characters it is cut, with an ellipsis.
+pub(crate) fn one_line(text: &str, max: usize) -> String {
+    let mut line: String = text
+        .chars()
+        .take(max)
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    if text.chars().nth(max).is_some() {
+        line.push('…');
+    }
+    line
 }
 
 /// When next-turn context cannot be rendered (the `next-turn` adapter is missing or failed),

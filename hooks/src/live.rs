@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use acc_clients::Client;
 
-use crate::{Context, text};
+use crate::{Context, one_line, text};
 
 /// Whether this hook's environment could name a live endpoint at all (Claude Code's or Qwen
 /// Code's messaging socket, ACC's OpenCode plugin's wake socket, a Codex daemon's control folder), checked from the environment and one `stat`
@@ -67,6 +67,14 @@ pub(crate) fn bind_live(context: &mut Context, payload: &Value) -> Result<(), St
                 std::env::var("ACC_OPENCODE_WAKE_SOCKET"),
                 acc_clients::process::client_pid(),
             ) else {
+                // The plugin says why its terminal interface could not listen; the user sees
+                // this note as OpenCode's warning, so it is one bounded line of plain text.
+                if let Some(why) = std::env::var_os("ACC_OPENCODE_WAKE_UNAVAILABLE") {
+                    return Err(format!(
+                        "ACC's OpenCode plugin could not listen for wakes, so messages wait for your next turn: {}",
+                        one_line(&why.to_string_lossy(), 400)
+                    ));
+                }
                 return Err("the hook environment names no wake socket (ACC's OpenCode plugin opens one only in OpenCode's terminal interface)".into());
             };
             acc_core::wire::json(&acc_app::wire::OpenCodePluginEndpoint {

@@ -308,3 +308,36 @@ fn the_cores_harnesses_are_every_hooked_client_then_mcp_and_cli() {
         assert_eq!(crate::harness(client).as_str(), client.as_str());
     }
 }
+
+/// What reaches a note (and the user's screen through a client's warning) is one line however
+/// it came: line ends and escapes become spaces, and a long text is cut on a character.
+#[test]
+fn a_note_is_one_bounded_line_whatever_its_text() {
+    let cases = [
+        (
+            "plain",
+            "folder /tmp/x is not private",
+            400,
+            "folder /tmp/x is not private",
+        ),
+        ("line ends", "one\ntwo\r\nthree", 400, "one two  three"),
+        (
+            "an escape sequence",
+            "red\u{1b}[31mtext",
+            400,
+            "red [31mtext",
+        ),
+        ("cut at the bound", "abcdef", 3, "abc…"),
+        ("exactly the bound", "abc", 3, "abc"),
+        (
+            "cut between letters, never inside one",
+            "ünïcødé",
+            4,
+            "ünïc…",
+        ),
+        ("empty", "", 5, ""),
+    ];
+    for (what, text, max, want) in cases {
+        assert_eq!(one_line(text, max), want, "{what}");
+    }
+}

@@ -9,6 +9,8 @@
 // to you (`acc-opencode-<uid>/<pid>.sock` in the temp folder, or in /tmp when the temp folder's
 // path is too long for a socket): one line of ACC's own text, sent into the session as a user
 // message; the message's body follows through the UserPromptSubmit hook of that very message.
+// What ACC's hooks say on the side (no live delivery for this session, a hook that failed open)
+// goes to OpenCode's log, and in the terminal interface shows as a warning, once per text.
 import { spawn } from "node:child_process";
 import fs from "node:fs";
 import net from "node:net";
@@ -21,6 +23,12 @@ const BUDGET_MS = 6000;
 
 // The socket the wakes come through, once it listens (hooks name it to ACC), else null.
 let wakeSocket = null;
+// Why the terminal interface could not listen for wakes (hooks name it to ACC), else null.
+let wakeUnavailable = null;
+// Shows a hook's note to the user (set once the plugin has OpenCode's client).
+let tell = () => {};
+// The most of a hook's notes read.
+const MAX_NOTES = 4096;
 // Largest wake request read, and the longest wake text taken.
 const MAX_WAKE = 4096;
 const MAX_TEXT = 512;
@@ -31,15 +39,21 @@ function hook(event, payload) {
     let out = "";
     let child;
     try {
-      const env = wakeSocket ? { ...process.env, ACC_OPENCODE_WAKE_SOCKET: wakeSocket } : process.env;
-      child = spawn(ACC, ["hook", "opencode", event], { stdio: ["pipe", "pipe", "ignore"], env });
+      const env = { ...process.env };
+      if (wakeSocket) env.ACC_OPENCODE_WAKE_SOCKET = wakeSocket;
+      if (wakeUnavailable) env.ACC_OPENCODE_WAKE_UNAVAILABLE = wakeUnavailable;
+      child = spawn(ACC, ["hook", "opencode", event], { stdio: ["pipe", "pipe", "pipe"], env });
     } catch {
       resolve(null);
       return;
     }
     const timer = setTimeout(() => child.kill("SIGKILL"), BUDGET_MS);
+    let notes = "";
     child.stdout.on("data", (chunk) => {
       out += chunk;
+    });
+    child.stderr.on("data", (chunk) => {
+      if (notes.length < MAX_NOTES) notes += chunk;
     });
     child.on("error", () => {
       clearTimeout(timer);
@@ -47,6 +61,9 @@ function hook(event, payload) {
     });
     child.on("close", () => {
       clearTimeout(timer);
+      for (const line of notes.slice(0, MAX_NOTES).split("\n")) {
+        if (line.startsWith("acc hook: ")) tell(line.slice("acc hook: ".length));
+      }
       try {
         resolve(out.trim() ? JSON.parse(out) : null);
       } catch {
@@ -123,8 +140,14 @@ function sweepStale(dir) {
   }
 }
 
+/** Whether this is OpenCode's terminal interface (its plugins run in its worker). */
+function inTerminal() {
+  return String(process.argv[1] ?? "").endsWith("/cli/tui/worker.js");
+}
+
 /**
- * Listen for wakes. A connection carries one JSON request line and gets one JSON answer line:
+ * Listen for wakes: `{ file }` once listening, `{ why }` when the terminal interface cannot, and
+ * `{}` in a scripted run, which is never woken. A connection carries one JSON request line and gets one JSON answer line:
  * `{"type": "hello", "sessionId"?}` answers this process's pid, the OpenCode version the session
  * records and the top-level sessions met here; `{"type": "wake", "sessionId", "messageId",
  * "text"}` sends the text (one printable line) into that session as a user message, once per
@@ -133,9 +156,14 @@ function sweepStale(dir) {
 function listenForWakes(client, known) {
   // Only OpenCode's terminal interface is woken (its plugins run in its worker); a scripted
   // `opencode run` ends with its turn and is never given one more.
-  if (!String(process.argv[1] ?? "").endsWith("/cli/tui/worker.js")) return Promise.resolve(null);
+  if (!inTerminal()) return Promise.resolve({});
   const dir = socketFolder();
-  if (!dir) return Promise.resolve(null);
+  if (!dir) {
+    const name = `acc-opencode-${process.getuid()}`;
+    return Promise.resolve({
+      why: `no folder for its socket: ${path.join(os.tmpdir(), name)} (or ${path.join("/tmp", name)}) must be a folder only you can enter, not a file or a link`,
+    });
+  }
   sweepStale(dir);
   const file = path.join(dir, `${process.pid}.sock`);
   const woken = new Set();
@@ -196,16 +224,16 @@ function listenForWakes(client, known) {
     });
   });
   return new Promise((resolve) => {
-    server.on("error", () => resolve(null));
+    server.on("error", (error) => resolve({ why: `listening on ${file} failed: ${error?.message ?? error}` }));
     try {
       fs.unlinkSync(file);
     } catch {}
     server.listen(file, () => {
       try {
         fs.chmodSync(file, 0o600);
-      } catch {
+      } catch (error) {
         server.close();
-        resolve(null);
+        resolve({ why: `${file} could not be made private: ${error?.message ?? error}` });
         return;
       }
       server.unref();
@@ -214,7 +242,7 @@ function listenForWakes(client, known) {
           fs.unlinkSync(file);
         } catch {}
       });
-      resolve(file);
+      resolve({ file });
     });
   });
 }
@@ -226,8 +254,27 @@ export const AccPlugin = async ({ client, directory }) => {
   const roots = new Map();
   // Top-level session id -> the promise of its SessionStart context.
   const started = new Map();
-  const listening = listenForWakes(client, started).then((file) => {
-    wakeSocket = file;
+  const told = new Set();
+  tell = (note) => {
+    if (!note || told.has(note)) return;
+    told.add(note);
+    const message = `ACC: ${note}`;
+    // Neither waits: a note never holds up the turn, and one that cannot be shown is dropped.
+    const quietly = (send) => {
+      try {
+        Promise.resolve(send()).catch(() => {});
+      } catch {}
+    };
+    quietly(() => client.app.log({ body: { service: "acc", level: "warn", message } }));
+    if (inTerminal()) {
+      quietly(() =>
+        client.tui.showToast({ body: { title: "ACC", message, variant: "warning", duration: 15000 } }),
+      );
+    }
+  };
+  const listening = listenForWakes(client, started).then(({ file, why }) => {
+    wakeSocket = file ?? null;
+    wakeUnavailable = why ?? null;
   });
 
   const info = async (id) => {

@@ -605,3 +605,91 @@ fn of_two_opencode_terminals_in_one_project_only_the_one_asked_is_woken() {
         tui.stop();
     }
 }
+
+/// An OpenCode terminal whose plugin cannot listen for wakes, table-driven over what can stand
+/// where its private socket folder goes (`acc-opencode-<uid>` in the temporary folder): a
+/// folder others can enter, a file, a link to a private folder (each refused, as another user
+/// could have put it there). The user is told, on OpenCode's own screen and in its log, why this
+/// terminal will not be woken; the session stays unbound, a question for it waits, durable,
+/// and reaches its next turn fenced.
+#[test]
+fn an_opencode_terminal_that_cannot_listen_for_wakes_says_so_and_its_messages_wait() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    // What is put where the folder goes (the second path: a private folder elsewhere, free).
+    type Put = fn(&Path, &Path);
+    let rows: [(&str, Put); 3] = [
+        ("a folder others can enter", |folder, _| {
+            std::fs::create_dir(folder).expect("the folder");
+            std::fs::set_permissions(folder, std::fs::Permissions::from_mode(0o755))
+                .expect("its mode");
+        }),
+        ("a file", |folder, _| {
+            std::fs::write(folder, "not a folder").expect("the file");
+        }),
+        ("a link to a private folder", |folder, elsewhere| {
+            std::fs::create_dir(elsewhere).expect("the private folder");
+            std::fs::set_permissions(elsewhere, std::fs::Permissions::from_mode(0o700))
+                .expect("its mode");
+            std::os::unix::fs::symlink(elsewhere, folder).expect("the link");
+        }),
+    ];
+    for (row, put) in rows {
+        let world = World::new();
+        let model = ModelServer::start();
+        let writer = installed(&world, &model, Some("bob"), Some("actionable"));
+        let tmp = world.tmp();
+        let uid = std::fs::metadata(&tmp).expect("the temporary folder").uid();
+        put(
+            &tmp.join(format!("acc-opencode-{uid}")),
+            &world.tmp().join("elsewhere"),
+        );
+        let mut tui = acc_capture::opencode::ready(&writer.interactive().expect("opencode"))
+            .expect("the terminal");
+        tui.type_line("FIRST-TURN").expect("typed");
+        let first = model
+            .wait_for_request("FIRST-TURN", WAIT)
+            .expect("the first turn");
+        model.wait_answered(first.seq, WAIT).expect("answered");
+        let said = "could not listen for wakes";
+        wait_until(
+            WAIT,
+            &format!("{row}: the warning on OpenCode's screen"),
+            || tui.screen().contains(said),
+        );
+        // OpenCode writes its log after the warning shows: waited for, not read once.
+        wait_until(
+            WAIT,
+            &format!("{row}: the reason in OpenCode's log"),
+            || {
+                walkdir::WalkDir::new(&writer.home)
+                    .into_iter()
+                    .flatten()
+                    .filter(|e| e.path().extension().is_some_and(|x| x == "log"))
+                    .any(|log| {
+                        std::fs::read_to_string(log.path()).is_ok_and(|text| {
+                            text.contains(said) && text.contains("folder only you can enter")
+                        })
+                    })
+            },
+        );
+        assert_eq!(
+            journey::bindings_of(&world, "bob"),
+            Some(json!([])),
+            "{row}"
+        );
+
+        let alice = world.attach("alice");
+        let sent = world.ask(&alice, "bob", "parser", "WAITING-BODY: is it done?");
+        assert_eq!(sent["delivery"][0]["outcome"], "queued", "{row}: {sent}");
+        tui.type_line("SECOND-TURN").expect("typed");
+        let next = model
+            .wait_for_request("SECOND-TURN", WAIT)
+            .expect("the next turn");
+        assert!(
+            next.body.contains("WAITING-BODY") && next.body.contains("acc-peer-message"),
+            "{row}: the message reaches the next turn, fenced: {:.3000}",
+            next.body
+        );
+        tui.stop();
+    }
+}
