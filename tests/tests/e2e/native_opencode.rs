@@ -497,6 +497,54 @@ fn a_question_wakes_a_resumed_opencode_conversation_in_its_terminal() {
     tui.stop();
 }
 
+/// A conversation compacted in the terminal (`/compact`: OpenCode asks the model for a summary,
+/// which then stands for the turns before it) is still the bound session: a question wakes it,
+/// and the woken request is the compacted conversation's, with the body fenced in it.
+#[test]
+fn a_question_wakes_a_compacted_opencode_conversation_in_its_terminal() {
+    let world = World::new();
+    let model = ModelServer::start();
+    let writer = installed(&world, &model, Some("bob"), Some("actionable"));
+    let (mut tui, _) = idle_terminal(
+        &world,
+        &model,
+        &writer.interactive().expect("opencode"),
+        &world.tmp(),
+    );
+    wait_until(WAIT, "the first turn answered", || {
+        model.model_requests().iter().all(|r| r.answered.is_some())
+    });
+    tui.type_line("/compact").expect("typed");
+    wait_until(
+        WAIT,
+        "the model asked for the summary, and answered",
+        || {
+            model.model_requests().iter().any(|r| {
+                r.answered.is_some()
+                    && r.body.contains("conversation so far")
+                    && r.body.contains("summary")
+            })
+        },
+    );
+    assert!(journey::bound_to(&world, "bob", "opencode-plugin"));
+
+    let alice = world.attach("alice");
+    let (_, woken) = ask_and_wake(&world, &model, &alice, "COMPACTED-BODY: still on it?");
+    let request: serde_json::Value = serde_json::from_str(&woken.body).expect("JSON");
+    let users: Vec<String> = request["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| m["content"].to_string())
+        .collect();
+    assert!(
+        users.iter().all(|text| !text.contains("\"hello\"")) && users.len() >= 2,
+        "the woken turn is the compacted conversation's (its first turn folded into the summary): {users:#?}"
+    );
+    tui.stop();
+}
+
 /// OpenCode run with the temporary folders users have, table-driven: one whose path has spaces
 /// and non-ASCII letters in it (the plugin's socket folder goes there, and its path reaches the
 /// hooks through the environment), and one too long for a socket path under it (the plugin's
