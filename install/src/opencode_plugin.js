@@ -99,19 +99,22 @@ function privateFolder(dir) {
 const SOCKET_PATH_MAX = 107;
 
 /**
- * The private folder this process's wake socket goes in: `acc-opencode-<uid>` in the temp
- * folder, or in /tmp when the temp folder's path is too long for the socket (about 80
- * characters and more; listening there would fail) and /tmp's is not. Null when neither can be.
+ * The private folder this process's wake socket goes in, as `{ dir }`: `acc-opencode-<uid>` in
+ * the temp folder, or in /tmp when the temp folder's path is too long for the socket (about 80
+ * characters and more; listening there would fail) and /tmp's is not. `{ why }` when neither
+ * can be.
  */
 function socketFolder() {
   const name = `acc-opencode-${process.getuid()}`;
   for (const base of [os.tmpdir(), "/tmp"]) {
     const dir = path.join(base, name);
     if (Buffer.byteLength(path.join(dir, `${process.pid}.sock`)) <= SOCKET_PATH_MAX) {
-      return privateFolder(dir);
+      return privateFolder(dir)
+        ? { dir }
+        : { why: `${dir} must be a folder only you can enter, not a file, a link or a folder others can enter` };
     }
   }
-  return null;
+  return { why: `a socket's path under the temporary folder ${os.tmpdir()} and under /tmp would be too long` };
 }
 
 /**
@@ -157,13 +160,8 @@ function listenForWakes(client, known) {
   // Only OpenCode's terminal interface is woken (its plugins run in its worker); a scripted
   // `opencode run` ends with its turn and is never given one more.
   if (!inTerminal()) return Promise.resolve({});
-  const dir = socketFolder();
-  if (!dir) {
-    const name = `acc-opencode-${process.getuid()}`;
-    return Promise.resolve({
-      why: `no folder for its socket: ${path.join(os.tmpdir(), name)} (or ${path.join("/tmp", name)}) must be a folder only you can enter, not a file or a link`,
-    });
-  }
+  const { dir, why } = socketFolder();
+  if (!dir) return Promise.resolve({ why });
   sweepStale(dir);
   const file = path.join(dir, `${process.pid}.sock`);
   const woken = new Set();

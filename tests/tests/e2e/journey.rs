@@ -177,3 +177,23 @@ pub fn bound_to(world: &World, participant: &str, adapter: &str) -> bool {
         .flatten()
         .any(|b| b["adapterId"] == adapter)
 }
+
+/// `alice` asks `participant`, whose open session has no binding: the question is queued,
+/// durable (nothing live), and the send's answer is returned. `row` names the case in a failure.
+pub fn asked_while_unbound(
+    world: &World,
+    alice: &Creds,
+    participant: &str,
+    body: &str,
+    row: &str,
+) -> Value {
+    assert_eq!(
+        bindings_of(world, participant),
+        Some(Value::Array(Vec::new())),
+        "{row}: {participant}'s session is unbound"
+    );
+    let sent = world.ask(alice, participant, "parser", body);
+    assert_eq!(sent["delivery"][0]["outcome"], "queued", "{row}: {sent}");
+    assert_eq!(sent["delivery"][0]["transport"], "durable", "{row}: {sent}");
+    sent
+}

@@ -320,15 +320,8 @@ fn opencode_sessions_without_consent_or_in_a_scripted_run_are_never_bound_or_wok
         wait_until(WAIT, &format!("{row}: bob's session"), || {
             journey::bindings_of(&world, "bob").is_some()
         });
-        assert_eq!(
-            journey::bindings_of(&world, "bob"),
-            Some(json!([])),
-            "{row}"
-        );
         let alice = world.attach("alice");
-        let sent = world.ask(&alice, "bob", "parser", "UNBOUND-BODY");
-        assert_eq!(sent["delivery"][0]["outcome"], "queued", "{row}: {sent}");
-        assert_eq!(sent["delivery"][0]["transport"], "durable", "{row}");
+        journey::asked_while_unbound(&world, &alice, "bob", "UNBOUND-BODY", &row);
         model.release("working");
         model.wait_answered(running.seq, WAIT).expect("answered");
         if let Some(run) = run {
@@ -526,7 +519,10 @@ fn a_question_wakes_a_compacted_opencode_conversation_in_its_terminal() {
             })
         },
     );
-    assert!(journey::bound_to(&world, "bob", "opencode-plugin"));
+    assert!(
+        journey::bound_to(&world, "bob", "opencode-plugin"),
+        "the compaction keeps the session's binding"
+    );
 
     let alice = world.attach("alice");
     let (_, woken) = ask_and_wake(&world, &model, &alice, "COMPACTED-BODY: still on it?");
@@ -689,7 +685,7 @@ fn an_opencode_terminal_that_cannot_listen_for_wakes_says_so_and_its_messages_wa
         let uid = std::fs::metadata(&tmp).expect("the temporary folder").uid();
         put(
             &tmp.join(format!("acc-opencode-{uid}")),
-            &world.tmp().join("elsewhere"),
+            &tmp.join("elsewhere"),
         );
         let mut tui = acc_capture::opencode::ready(&writer.interactive().expect("opencode"))
             .expect("the terminal");
@@ -704,15 +700,17 @@ fn an_opencode_terminal_that_cannot_listen_for_wakes_says_so_and_its_messages_wa
             &format!("{row}: the warning on OpenCode's screen"),
             || tui.screen().contains(said),
         );
-        // OpenCode writes its log after the warning shows: waited for, not read once.
+        // OpenCode writes its log (under its data folder in the writer's home: the writer
+        // clears the XDG variables) after the warning shows: waited for, not read once.
+        let logs = writer.home.join(".local/share/opencode/log");
         wait_until(
             WAIT,
             &format!("{row}: the reason in OpenCode's log"),
             || {
-                walkdir::WalkDir::new(&writer.home)
+                std::fs::read_dir(&logs)
                     .into_iter()
                     .flatten()
-                    .filter(|e| e.path().extension().is_some_and(|x| x == "log"))
+                    .flatten()
                     .any(|log| {
                         std::fs::read_to_string(log.path()).is_ok_and(|text| {
                             text.contains(said) && text.contains("folder only you can enter")
@@ -720,15 +718,9 @@ fn an_opencode_terminal_that_cannot_listen_for_wakes_says_so_and_its_messages_wa
                     })
             },
         );
-        assert_eq!(
-            journey::bindings_of(&world, "bob"),
-            Some(json!([])),
-            "{row}"
-        );
 
         let alice = world.attach("alice");
-        let sent = world.ask(&alice, "bob", "parser", "WAITING-BODY: is it done?");
-        assert_eq!(sent["delivery"][0]["outcome"], "queued", "{row}: {sent}");
+        journey::asked_while_unbound(&world, &alice, "bob", "WAITING-BODY: is it done?", row);
         tui.type_line("SECOND-TURN").expect("typed");
         let next = model
             .wait_for_request("SECOND-TURN", WAIT)
