@@ -92,7 +92,12 @@ if ! "$CACHE/py/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.
   "$CACHE/py/bin/pip" install --quiet --disable-pip-version-check "mcp==$PY_SDK" >&2
 fi
 
-# Check that each client really runs at its pinned version.
+# Check that each client really runs at its pinned version, in a temporary folder of the check's
+# own: OpenCode's runtime unpacks its native libraries into $TMPDIR at every start and never
+# removes them, so without this each run would leave megabytes in /tmp.
+probe_tmp=$(mktemp -d)
+trap 'rm -rf "$probe_tmp"' EXIT
+export TMPDIR="$probe_tmp"
 node -e "const p=require('$CACHE/node_modules/@modelcontextprotocol/sdk/package.json'); if (p.version!=='$TS_SDK') process.exit(1)"
 "$CACHE/py/bin/python" -c "import mcp" 
 "$CACHE/node_modules/.bin/codex" --version | grep -q "codex-cli $CODEX" || { echo "codex $CODEX does not run" >&2; exit 1; }

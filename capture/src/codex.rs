@@ -90,20 +90,29 @@ impl StartedDaemon {
             .args(["app-server", "daemon", "start"])
             .env("CODEX_HOME", home)
             .envs(env.iter().copied());
-        let started = run_bounded(command, Duration::from_secs(90))
-            .ok()
-            .is_some_and(|o| String::from_utf8_lossy(&o.stdout).contains("\"socketPath\""));
+        let outcome = run_bounded(command, Duration::from_secs(90));
         let daemon = Self {
             codex: codex.to_path_buf(),
             home: home.to_path_buf(),
         };
-        if !started {
-            return Err(failed(
-                "codex daemon",
-                "`codex app-server daemon start` failed",
-            ));
-        }
-        Ok(daemon)
+        let why = match &outcome {
+            Ok(o) if String::from_utf8_lossy(&o.stdout).contains("\"socketPath\"") => {
+                return Ok(daemon);
+            }
+            Ok(o) => format!(
+                "{} without a socket path; it printed: {}",
+                o.status,
+                said(&o.stderr, &o.stdout)
+            ),
+            Err(acc_clients::Bounded::NotStarted) => {
+                format!("`{}` could not be started", codex.display())
+            }
+            Err(acc_clients::Bounded::TimedOut) => "it did not finish within 90 s".to_string(),
+        };
+        Err(failed(
+            "codex daemon",
+            format!("`codex app-server daemon start` failed: {why}"),
+        ))
     }
 
     /// The control socket.
@@ -129,6 +138,28 @@ impl StartedDaemon {
                 let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
             }
         }
+    }
+}
+
+/// What a command that failed printed, for its error: the end of its stderr (without the
+/// stack backtrace Codex prints after its error, all `<unknown>` frames), else of its stdout,
+/// on one line of at most 600 characters.
+fn said(stderr: &[u8], stdout: &[u8]) -> String {
+    let text = String::from_utf8_lossy(if stderr.trim_ascii().is_empty() {
+        stdout
+    } else {
+        stderr
+    });
+    let before_backtrace = text.split("Stack backtrace:").next().unwrap_or_default();
+    let line = before_backtrace
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    let chars: Vec<char> = line.chars().collect();
+    match chars.len() {
+        0 => "nothing".to_string(),
+        n if n > 600 => format!("…{}", chars[n - 600..].iter().collect::<String>()),
+        _ => line,
     }
 }
 
@@ -346,5 +377,40 @@ impl Client for CodexClient {
     fn finish(&mut self) {
         self.rpc = None;
         self.daemon = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::said;
+
+    #[test]
+    fn a_failed_commands_words_are_its_error_on_one_bounded_line() {
+        let disk_full = b"WARNING: proceeding\nInstalling daemon from CLI version 0.169.0...\nError: No space left on device (os error 28)\n\nStack backtrace:\n   0: <unknown>\n   1: <unknown>\n";
+        let long = "x".repeat(700);
+        let rows: [(&str, &[u8], &[u8], &str); 4] = [
+            (
+                "codex's error, its backtrace left out",
+                disk_full,
+                b"",
+                "WARNING: proceeding Installing daemon from CLI version 0.169.0... Error: No space left on device (os error 28)",
+            ),
+            (
+                "stdout when stderr is empty",
+                b" \n",
+                b"{\"status\":\"odd\"}\n",
+                "{\"status\":\"odd\"}",
+            ),
+            ("nothing printed", b"", b"", "nothing"),
+            ("the end of a long text", long.as_bytes(), b"", ""),
+        ];
+        for (what, stderr, stdout, want) in rows {
+            let got = said(stderr, stdout);
+            if want.is_empty() {
+                assert_eq!(got, format!("…{}", "x".repeat(600)), "{what}");
+            } else {
+                assert_eq!(got, want, "{what}");
+            }
+        }
     }
 }
