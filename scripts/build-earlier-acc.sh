@@ -21,7 +21,9 @@ TARGET="$CACHE/acc-at-$COMMIT-target"
 trap 'rm -rf "$SOURCE" "$TARGET"' EXIT
 git -C "$REPO" archive "$COMMIT" | tar -x -C "$SOURCE"
 echo "build-earlier-acc: building acc at $COMMIT (once; kept in $OUT)" >&2
-CARGO_TARGET_DIR="$TARGET" cargo build --locked --quiet --manifest-path "$SOURCE/Cargo.toml" -p acc-host --bin acc >&2
+# Only the binary is kept (stripped): no debug information and no incremental caches, which
+# would take disk for the length of the build and nothing after.
+CARGO_TARGET_DIR="$TARGET" CARGO_PROFILE_DEV_DEBUG=false CARGO_INCREMENTAL=0 cargo build --locked --quiet --manifest-path "$SOURCE/Cargo.toml" -p acc-host --bin acc >&2
 mkdir -p "$OUT"
 cp "$TARGET/debug/acc" "$OUT/acc.partial"
 strip --strip-all "$OUT/acc.partial"

@@ -452,13 +452,17 @@ fn seed_opencode_plugin_package(seed: &Path, config: &Path) -> AccResult<()> {
     }
 }
 
-/// A client's version (`<command> --version`, run with `home` as its HOME) and the fingerprint of
-/// the program that really runs: Codex's native binary behind its npm launcher, Gemini CLI's
-/// bundle (node interprets it), Claude Code's executable.
+/// A client's version (`<command> --version`, run with `home` as its HOME and its temporary
+/// folder: OpenCode's runtime unpacks native libraries into `$TMPDIR` at every start and leaves
+/// them) and the fingerprint of the program that really runs: Codex's native binary behind its
+/// npm launcher, Gemini CLI's bundle (node interprets it), Claude Code's executable.
 pub fn identify(client: Client, exe: &Path, home: &Path) -> AccResult<(String, String)> {
     let what = client.as_str();
     let mut command = Command::new(exe);
-    command.arg("--version").env("HOME", home);
+    command
+        .arg("--version")
+        .env("HOME", home)
+        .env("TMPDIR", home);
     let output = acc_clients::run_bounded(command, Duration::from_secs(60))
         .map_err(|_| failed(what, "`--version` did not answer"))?;
     let text = String::from_utf8_lossy(&output.stdout).into_owned();
