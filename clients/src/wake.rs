@@ -6,6 +6,7 @@
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::os::unix::net::UnixStream;
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 use acc_adapter_api::AdapterError;
 use acc_adapter_api::OfferKind;
@@ -23,8 +24,9 @@ pub trait WakeEndpoint: Serialize + DeserializeOwned {
     const SHAPE: &'static str;
     /// Verify the endpoint; the client version the client itself reports.
     fn verify(&self) -> Result<String, AdapterError>;
-    /// Write one wake for `message_id`; `Err` is the offer's refusal code.
-    fn wake(&self, message_id: &str) -> Result<(), &'static str>;
+    /// Write one wake for `message_id` within `budget` (what is left of the host's deadline for
+    /// the offer); `Err` is the offer's refusal code.
+    fn wake(&self, message_id: &str, budget: Duration) -> Result<(), &'static str>;
 }
 
 /// What a wake adapter declares: `adapter_id` (its transport too) wakes live sessions of
@@ -51,7 +53,7 @@ pub fn describe(adapter_id: &str, client: &str, contract_id: &str, minimum: &str
 }
 
 /// The probe's time limit a probe request asks for, kept between 0.1 s and 60 s.
-pub fn probe_timeout(request: &ProbeRequest) -> std::time::Duration {
+pub fn probe_timeout(request: &ProbeRequest) -> Duration {
     std::time::Duration::from_millis(request.timeout_ms.clamp(100, 60_000))
 }
 
@@ -73,9 +75,18 @@ pub fn handshake<E: WakeEndpoint>(
     })
 }
 
+/// How long a wake may take when the host names no deadline (the host's own offer deadline).
+pub const DEFAULT_WAKE_BUDGET: Duration = Duration::from_secs(5);
+
 /// A wake adapter's offer: the endpoint verified again (a refusal names why), the client still
 /// the version admitted for the binding, then one wake. An accepted wake records nothing.
 pub fn offer<E: WakeEndpoint>(request: &OfferRequest) -> Result<OfferAnswer, AdapterError> {
+    // The host gives up on an offer at its `timeoutMs`: a wake answers a little before that, so
+    // its own refusal (not "outcome unknown") is what the sender is told.
+    let deadline = Instant::now()
+        + request
+            .timeout_ms
+            .map_or(DEFAULT_WAKE_BUDGET, |ms| Duration::from_millis(ms) * 9 / 10);
     let endpoint: E = serde_json::from_str(&request.endpoint_ref)
         .map_err(|_| AdapterError::new("handshake_failed", "the endpoint reference is not ours"))?;
     let refused = |code: &str| OfferAnswer {
@@ -95,7 +106,8 @@ pub fn offer<E: WakeEndpoint>(request: &OfferRequest) -> Result<OfferAnswer, Ada
         // The client changed under the binding: its version was never admitted.
         return Ok(refused("unsupported_client_version"));
     }
-    match endpoint.wake(request.message.message_id.as_str()) {
+    let budget = deadline.saturating_duration_since(Instant::now());
+    match endpoint.wake(request.message.message_id.as_str(), budget) {
         Ok(()) => Ok(OfferAnswer {
             accepted: true,
             pending_approval: false,

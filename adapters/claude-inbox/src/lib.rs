@@ -153,7 +153,7 @@ impl WakeEndpoint for Endpoint {
     }
 
     /// One line, written within 2 s; Claude Code answers nothing on the socket.
-    fn wake(&self, message_id: &str) -> Result<(), &'static str> {
+    fn wake(&self, message_id: &str, _budget: Duration) -> Result<(), &'static str> {
         let mut stream = wake::connect(&self.socket)?;
         let _ = stream.set_write_timeout(Some(Duration::from_secs(2)));
         stream

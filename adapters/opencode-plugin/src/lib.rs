@@ -218,7 +218,7 @@ impl WakeEndpoint for Endpoint {
     }
 
     /// Ask the plugin to send the wake line into the session once for this message id.
-    fn wake(&self, message_id: &str) -> Result<(), &'static str> {
+    fn wake(&self, message_id: &str, _budget: Duration) -> Result<(), &'static str> {
         let id = wake_id(message_id);
         let request = Request::Wake {
             session_id: &self.session_id,

@@ -100,6 +100,155 @@ fn a_question_wakes_an_idle_qwen_code_terminal_and_the_body_follows_through_next
     tui.stop();
 }
 
+/// A user's `agents.crossSessionInbound` setting may hold or refuse even the messages of the
+/// processes a session starts (ACC's wake among them). Qwen Code still reads the frame and
+/// closes the connection; its delivery receipt says what became of it. Table-driven: for each
+/// setting the send reports no wake (a safe code, one `message.offer_failed`), the model sees
+/// no wake, and the body reaches the session's next turn, fenced.
+#[test]
+fn a_qwen_code_terminal_that_holds_or_refuses_wakes_is_not_reported_woken() {
+    for setting in ["hold", "refuse"] {
+        let world = World::new();
+        let model = ModelServer::start();
+        let writer = acc_tests::prepared_writer(&world, Client::Qwen, &model);
+        let home = writer.home.to_str().expect("utf8").to_string();
+        journey::install(&world, Client::Qwen, &home, &["--delivery", "actionable"]).ok_json();
+        // The user's settings file (with its comment) gains the setting beside its others.
+        let settings = writer.home.join(".qwen/settings.json");
+        let text = std::fs::read_to_string(&settings).expect("settings");
+        assert!(text.contains("\"general\""), "{text}");
+        let text = text.replacen(
+            "\"general\"",
+            &format!("\"agents\": {{ \"crossSessionInbound\": \"{setting}\" }},\n  \"general\""),
+            1,
+        );
+        std::fs::write(&settings, text).expect("settings");
+        let (mut tui, _credentials) = start_bound(&writer, &model, "bob").expect("a bound session");
+
+        let alice = world.attach("alice");
+        let sent = world.ask(&alice, "bob", "parser", "HELD-BODY: is the parser done?");
+        let id = sent["message"]["messageId"]
+            .as_str()
+            .expect("id")
+            .to_string();
+        assert_eq!(
+            sent["delivery"][0]["outcome"], "queued",
+            "{setting}: {sent}"
+        );
+        assert_eq!(
+            sent["delivery"][0]["errorCode"], "transport_rejected",
+            "{setting}: {sent}"
+        );
+        assert_eq!(world.receipt(&id)["state"], "queued", "{setting}");
+        let failed = offer_events(&world, "qwen-inbox");
+        assert_eq!(failed.len(), 1, "{setting}: {failed:?}");
+        assert_eq!(failed[0]["type"], "message.offer_failed", "{setting}");
+
+        tui.type_line("next").expect("typed");
+        wait_until(WAIT, "the body in a model request", || {
+            model
+                .model_requests()
+                .iter()
+                .any(|r| r.body.contains("HELD-BODY") && r.body.contains("acc-peer-message"))
+        });
+        assert!(
+            wakes(&model, &id).is_empty(),
+            "{setting}: the model never saw the wake"
+        );
+        tui.stop();
+    }
+}
+
+/// Qwen Code admits about 32 messages at once from the processes it starts, then one a second.
+/// Questions sent by eight senders at once, faster than that, until one is dropped: every send
+/// reported `woken` reaches the model as its wake; a send reported `recipient_busy` (Qwen Code
+/// said it dropped the wake) keeps its receipt queued and its wake is never seen. On a loaded
+/// machine a wake may also go unanswered within its bound (`transport_error`, or
+/// `offer_outcome_unknown` at the host's deadline): not known to be woken, so not reported
+/// woken. Every unwoken question waits, durable, its receipt queued, for the next turn.
+#[test]
+fn a_burst_of_wakes_past_qwen_codes_admission_limit_reports_the_dropped_ones_busy() {
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    let world = World::new();
+    let model = ModelServer::start();
+    let writer = acc_tests::prepared_writer(&world, Client::Qwen, &model);
+    let home = writer.home.to_str().expect("utf8").to_string();
+    journey::install(&world, Client::Qwen, &home, &["--delivery", "actionable"]).ok_json();
+    let (mut tui, _credentials) = start_bound(&writer, &model, "bob").expect("a bound session");
+    let alice = world.attach("alice");
+    // (body, message id, outcome, error code) of each send.
+    let sends: Mutex<Vec<(String, String, serde_json::Value, serde_json::Value)>> =
+        Mutex::new(Vec::new());
+    let next = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        for _ in 0..8 {
+            scope.spawn(|| {
+                // Bounded: 400 sends in all, far past 32 and one a second on a loaded machine.
+                while !stop.load(Ordering::SeqCst) {
+                    let n = next.fetch_add(1, Ordering::SeqCst);
+                    if n >= 400 {
+                        break;
+                    }
+                    let body = format!("BURST-{n}-END");
+                    let sent = world.ask(&alice, "bob", "burst", &body);
+                    let delivery = &sent["delivery"][0];
+                    if delivery["errorCode"] == "recipient_busy" {
+                        stop.store(true, Ordering::SeqCst);
+                    }
+                    let id = sent["message"]["messageId"]
+                        .as_str()
+                        .expect("id")
+                        .to_string();
+                    sends.lock().expect("sends").push((
+                        body,
+                        id,
+                        delivery["outcome"].clone(),
+                        delivery["errorCode"].clone(),
+                    ));
+                }
+            });
+        }
+    });
+    let sends = sends.into_inner().expect("sends");
+    let (woken, others): (Vec<_>, Vec<_>) = sends.iter().partition(|s| s.2 == "woken");
+    for (_, id, outcome, code) in &others {
+        assert_eq!(outcome, "queued", "{sends:?}");
+        assert!(
+            ["recipient_busy", "transport_error", "offer_outcome_unknown"]
+                .contains(&code.as_str().unwrap_or_default()),
+            "{code}: {sends:?}"
+        );
+        assert_eq!(world.receipt(id)["state"], "queued");
+    }
+    let dropped: Vec<_> = others.iter().filter(|s| s.3 == "recipient_busy").collect();
+    eprintln!(
+        "{} sends: {} woken, {} dropped, {} not known",
+        sends.len(),
+        woken.len(),
+        dropped.len(),
+        others.len() - dropped.len()
+    );
+    assert!(
+        !dropped.is_empty(),
+        "a send past the admission limit: {sends:?}"
+    );
+    // Every wake reported reaches the model (Qwen Code runs them one after another).
+    wait_until(Duration::from_secs(300), "every reported wake seen", || {
+        woken
+            .iter()
+            .all(|(_, id, ..)| !wakes(&model, id).is_empty())
+    });
+    for (_, id, ..) in &dropped {
+        assert!(
+            wakes(&model, id).is_empty(),
+            "the dropped wake {id} never reached the model"
+        );
+    }
+    tui.stop();
+}
+
 /// The sessions ACC never binds to `qwen-inbox`, table-driven: a terminal installed without
 /// live consent, and a headless run (`qwen -p`) with it, where Qwen Code opens no socket. Each
 /// session still joins the room and its messages wait, durable, for next-turn.
@@ -140,7 +289,8 @@ fn qwen_sessions_without_consent_or_without_a_socket_are_never_bound_or_woken() 
 }
 
 /// A stand-in Qwen Code terminal session: a live process, its registry file and a private
-/// socket whose listener takes each connection to its end, as Qwen Code does.
+/// socket whose listener takes each connection to its end and reports each frame `delivered`
+/// to the frame's `from` with its `replyToken`, as Qwen Code 0.24.4 does.
 struct FakeSession {
     process: Guarded,
     qwen_home: std::path::PathBuf,
@@ -168,8 +318,28 @@ impl FakeSession {
         // Detached: the listener lives until the test process ends, like the socket file.
         std::thread::spawn(move || {
             for mut stream in listener.incoming().flatten() {
-                let mut frame = Vec::new();
-                let _ = stream.read_to_end(&mut frame);
+                let mut text = String::new();
+                let _ = stream.read_to_string(&mut text);
+                drop(stream);
+                let Some(frame) = text
+                    .lines()
+                    .nth(1)
+                    .and_then(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+                else {
+                    continue;
+                };
+                let auth = json!({ "msgV": 1, "type": "auth", "token": frame["replyToken"] });
+                let receipt = json!({
+                    "msgV": 1, "msgId": "fake-receipt", "type": "control",
+                    "action": "delivery_status", "status": "delivered",
+                    "origMsgId": frame["msgId"],
+                });
+                if let Some(from) = frame["from"].as_str()
+                    && let Ok(mut to) = std::os::unix::net::UnixStream::connect(from)
+                {
+                    use std::io::Write;
+                    let _ = write!(to, "{auth}\n{receipt}\n");
+                }
             }
         });
         let session = Self {
