@@ -593,7 +593,15 @@ pub fn capture_write_guard(client: Client) -> AccResult<Finished> {
         project: scratch.project.clone(),
         data: scratch.data.clone(),
         base_url: model.base_url.clone(),
-        env: vec![("ACC_PARTICIPANT".into(), "writer".into())],
+        // The client's temporary folder goes with the scratch (OpenCode's runtime unpacks its
+        // native libraries there at every start and never removes them).
+        env: vec![
+            ("ACC_PARTICIPANT".into(), "writer".into()),
+            (
+                "TMPDIR".into(),
+                scratch.clone_paths().tmp().to_string_lossy().into_owned(),
+            ),
+        ],
     };
     writer.prepare_home(&model)?;
     crate::install_hooks(client.as_str(), &writer.home, &scratch.data, &[])?;

@@ -1134,6 +1134,8 @@ fn interrupt_after_first_file(home: &Home, mcp_name: &str, original: &[Option<Ve
         ])
         .args(["--home", home.home.to_str().expect("utf8")])
         .env("PATH", &home.path_env)
+        // What the killed install staged stays in the world's folder, not /tmp.
+        .env("TMPDIR", home.world.tmp())
         .env("ACC_TEST_INSTALL_PAUSE_MS", "3000")
         .stdout(Stdio::null())
         .stderr(Stdio::null());
@@ -1241,6 +1243,9 @@ fn a_kill_at_any_point_of_an_install_leaves_files_the_clients_load_and_undoable(
             .args(["--json", "install", "--client", client.name(), "--mcp"])
             .args(["--home", home.home.to_str().expect("utf8")])
             .env("PATH", &home.path_env)
+            // A killed install leaves its staging folder (Codex's hooks, listed by a `codex
+            // app-server` it started there) where it was: in the world's folder, not /tmp.
+            .env("TMPDIR", home.world.tmp())
             .env("ACC_TEST_INSTALL_PAUSE_MS", "150")
             .stdout(Stdio::null())
             .stderr(Stdio::null());
