@@ -218,7 +218,7 @@ impl ReplyBox {
         bases.push(PathBuf::from("/tmp"));
         let mut token = [0_u8; 32];
         getrandom::fill(&mut token).map_err(|_| "transport_error")?;
-        let token: String = token.iter().map(|b| format!("{b:02x}")).collect();
+        let token = data_encoding::HEXLOWER.encode(&token);
         for base in bases {
             sweep(&base, STALE);
             let Ok(folder) = tempfile::Builder::new().prefix(PREFIX).tempdir_in(&base) else {

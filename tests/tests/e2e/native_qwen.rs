@@ -32,15 +32,34 @@ fn offer_events(world: &World, transport: &str) -> Vec<serde_json::Value> {
         .collect()
 }
 
+/// A Qwen Code terminal of `bob`, installed with live delivery `actionable`, bound by ACC's own
+/// SessionStart hook and idle once its first turn is done; `agents.crossSessionInbound` set to
+/// `inbound` in the user's settings file (beside its comment and other keys) when given.
+fn bound_bob(world: &World, model: &ModelServer, inbound: Option<&str>) -> acc_capture::tui::Tui {
+    let writer = acc_tests::prepared_writer(world, Client::Qwen, model);
+    let home = writer.home.to_str().expect("utf8").to_string();
+    journey::install(world, Client::Qwen, &home, &["--delivery", "actionable"]).ok_json();
+    if let Some(setting) = inbound {
+        let settings = writer.home.join(".qwen/settings.json");
+        let text = std::fs::read_to_string(&settings).expect("settings");
+        assert!(text.contains("\"general\""), "{text}");
+        let text = text.replacen(
+            "\"general\"",
+            &format!("\"agents\": {{ \"crossSessionInbound\": \"{setting}\" }},\n  \"general\""),
+            1,
+        );
+        std::fs::write(&settings, text).expect("settings");
+    }
+    start_bound(&writer, model, "bob")
+        .expect("a bound session")
+        .0
+}
+
 #[test]
 fn a_question_wakes_an_idle_qwen_code_terminal_and_the_body_follows_through_next_turn() {
     let world = World::new();
     let model = ModelServer::start();
-    let writer = acc_tests::prepared_writer(&world, Client::Qwen, &model);
-    let home = writer.home.to_str().expect("utf8").to_string();
-    journey::install(&world, Client::Qwen, &home, &["--delivery", "actionable"]).ok_json();
-    // The session is bound by ACC's own SessionStart hook and idle once its first turn is done.
-    let (mut tui, _credentials) = start_bound(&writer, &model, "bob").expect("a bound session");
+    let mut tui = bound_bob(&world, &model, None);
 
     let alice = world.attach("alice");
     let sent = world.ask(&alice, "bob", "parser", "SECRET-BODY: is the parser done?");
@@ -110,20 +129,7 @@ fn a_qwen_code_terminal_that_holds_or_refuses_wakes_is_not_reported_woken() {
     for setting in ["hold", "refuse"] {
         let world = World::new();
         let model = ModelServer::start();
-        let writer = acc_tests::prepared_writer(&world, Client::Qwen, &model);
-        let home = writer.home.to_str().expect("utf8").to_string();
-        journey::install(&world, Client::Qwen, &home, &["--delivery", "actionable"]).ok_json();
-        // The user's settings file (with its comment) gains the setting beside its others.
-        let settings = writer.home.join(".qwen/settings.json");
-        let text = std::fs::read_to_string(&settings).expect("settings");
-        assert!(text.contains("\"general\""), "{text}");
-        let text = text.replacen(
-            "\"general\"",
-            &format!("\"agents\": {{ \"crossSessionInbound\": \"{setting}\" }},\n  \"general\""),
-            1,
-        );
-        std::fs::write(&settings, text).expect("settings");
-        let (mut tui, _credentials) = start_bound(&writer, &model, "bob").expect("a bound session");
+        let mut tui = bound_bob(&world, &model, Some(setting));
 
         let alice = world.attach("alice");
         let sent = world.ask(&alice, "bob", "parser", "HELD-BODY: is the parser done?");
@@ -172,10 +178,7 @@ fn a_burst_of_wakes_past_qwen_codes_admission_limit_reports_the_dropped_ones_bus
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
     let world = World::new();
     let model = ModelServer::start();
-    let writer = acc_tests::prepared_writer(&world, Client::Qwen, &model);
-    let home = writer.home.to_str().expect("utf8").to_string();
-    journey::install(&world, Client::Qwen, &home, &["--delivery", "actionable"]).ok_json();
-    let (mut tui, _credentials) = start_bound(&writer, &model, "bob").expect("a bound session");
+    let mut tui = bound_bob(&world, &model, None);
     let alice = world.attach("alice");
     // (body, message id, outcome, error code) of each send.
     let sends: Mutex<Vec<(String, String, serde_json::Value, serde_json::Value)>> =
