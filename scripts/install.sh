@@ -53,10 +53,19 @@ if $uninstall; then
   # Clients whose configuration still has ACC's entries (their hooks would then fail on every
   # event with "acc: not found"): asked of the installed acc itself, which plans an uninstall
   # without changing anything.
+  # The list of clients is the installed acc's own (`acc clients`), never one written here: a
+  # list in this script once forgot three clients, and uninstalling broke their hooks.
   acc="$prefix/bin/acc"
   hooked=()
   if [ -x "$acc" ]; then
-    for client in claude-code codex gemini; do
+    if ! clients="$("$acc" clients 2>/dev/null)" || [ -z "$clients" ]; then
+      if ! $force; then
+        echo "install.sh: $acc cannot say which clients it knows (\`acc clients\` failed), so whether their hooks still run it is unknown. Nothing was removed; run this again with --force to remove ACC anyway." >&2
+        exit 1
+      fi
+      clients=""
+    fi
+    for client in $clients; do
       if "$acc" --json uninstall --client "$client" --dry-run 2>/dev/null | grep -q '"changes":true'; then
         hooked+=("$client")
       fi

@@ -568,7 +568,10 @@ fn holder_claims_and_leaves(core: &mut Core) -> AccResult<Caller> {
             lease_seconds: None,
         },
     )?;
-    core.end_presence(&holder)?;
+    core.end_presence(
+        &holder,
+        acc_core::identity::SessionEndReason::ClientSessionEnd,
+    )?;
     Ok(holder)
 }
 
@@ -576,7 +579,10 @@ fn holder_claims_and_leaves(core: &mut Core) -> AccResult<Caller> {
 fn holder_releases(core: &mut Core, holder: &Caller) -> AccResult<()> {
     let holder = crate::reattach(core, "holder", Some(&holder.session_id))?;
     core.release_claims(&holder, &ReleaseSelector::All)?;
-    core.end_presence(&holder)
+    core.end_presence(
+        &holder,
+        acc_core::identity::SessionEndReason::ClientSessionEnd,
+    )
 }
 
 /// Capture `client`'s write guard.

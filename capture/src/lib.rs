@@ -6,13 +6,12 @@
 //! claim a pass with an unobserved branch (the verdicts are derived from the transcript, by the
 //! rule `acc contract verify` applies again).
 //!
-//! One script ([`script`]) drives every client's live delivery. It drives Codex (`codex`)
-//! through a daemon it starts itself with a model API served on loopback, Claude Code (`claude`)
-//! in a throwaway `HOME` against that model API, Qwen Code (`qwen`) in its terminal interface
-//! on a pseudo-terminal ([`tui`]), and any other client through its adapter author's capture
-//! driver ([`driver`]), named in the adapter's contract (the `example` adapter ships one).
-//! Gemini CLI's next-turn context is captured by [`gemini`], and the write guard of ACC's hooks
-//! in every hooked client by [`guard`].
+//! One script ([`script`]) drives every client's live delivery, through a module per client
+//! that ACC drives itself (each against a model API served on loopback, a terminal interface
+//! on a pseudo-terminal where the client needs one: [`tui`]) and any other client through its
+//! adapter author's capture driver ([`driver`]), named in the adapter's contract (the `example`
+//! adapter ships one). The write guard of ACC's hooks in every hooked client is captured by
+//! [`guard`].
 
 pub mod claude;
 pub mod codex;
@@ -131,7 +130,7 @@ fn capture_driven(client: &str, driver: Option<&Path>) -> AccResult<Finished> {
     let evidence = Evidence::load(&dirs);
     let Some(contract) = evidence.contracts.values().find(|c| c.client == client) else {
         return Err(AccError::usage(format!(
-            "no contract for the client `{client}` in {} (acc contract capture drives codex and claude-code itself; any other client needs its adapter's contract, with a driver, in a contracts folder)",
+            "no contract for the client `{client}` in {} (acc contract capture drives the clients it has a driver of its own for; any other client needs its adapter's contract, with a driver, in a contracts folder)",
             acc_clients::list_folders(&dirs)
         )));
     };

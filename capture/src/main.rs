@@ -13,14 +13,14 @@ use clap::Parser;
 #[derive(Debug, Parser)]
 #[command(name = "acc-capture", version)]
 struct Args {
-    /// The client to capture: codex, claude-code, gemini, or the client of an installed
-    /// adapter whose contract names a capture driver (example).
+    /// The client to capture: one ACC drives itself, or the client of an installed adapter
+    /// whose contract names a capture driver (example).
     #[arg(long)]
     client: String,
     /// The capture driver to run instead of the one the adapter's contract names.
     #[arg(long, value_name = "PATH")]
     driver: Option<PathBuf>,
-    /// Capture the write guard of ACC's hooks (claude-code, codex, gemini, qwen) instead of delivery.
+    /// Capture the write guard of ACC's hooks (in any client acc install knows) instead of delivery.
     #[arg(long)]
     write_guard: bool,
     /// Where to write the capture and its transcript (default: print the capture only).

@@ -180,7 +180,7 @@ pub enum Command {
     /// Capture a client's delivery behaviour as evidence, or verify the contracts folder.
     #[command(subcommand)]
     Contract(ContractCommand),
-    /// Install ACC's hooks into a client's configuration (claude-code, codex, gemini or qwen).
+    /// Install ACC's hooks into a client's configuration (every client ACC knows: see --client).
     Install(InstallArgs),
     /// Remove what acc install wrote, restoring the client's files.
     Uninstall(UninstallArgs),
@@ -205,10 +205,15 @@ pub enum Command {
         #[arg(long, value_name = "DIR")]
         out: Option<PathBuf>,
     },
+    /// The clients ACC knows, one spelling a line (what `acc install --client` takes): the list
+    /// `scripts/install.sh --uninstall` asks the installed acc for.
+    #[command(hide = true)]
+    Clients,
     /// Called by client hooks: reads the client's hook JSON on stdin and answers in its shape.
     #[command(hide = true)]
     Hook {
-        /// claude-code, codex, gemini or qwen.
+        /// The client whose hook this is (one of `acc install --client`'s possible values).
+        #[arg(value_parser = client_values())]
         client: String,
         /// SessionStart, UserPromptSubmit, PreToolUse, Stop or SessionEnd.
         event: String,
@@ -240,8 +245,8 @@ pub enum AdaptersCommand {
 pub enum ContractCommand {
     /// Record what the installed client really does, as a capture file.
     Capture {
-        /// The client to capture: codex, claude-code, gemini, or the client of an installed
-        /// adapter whose contract names a capture driver (example).
+        /// The client to capture: one ACC drives itself, or the client of an installed adapter
+        /// whose contract names a capture driver (example).
         #[arg(long)]
         client: String,
         /// Where to write the capture and its transcript (default: print the capture only).
@@ -250,7 +255,7 @@ pub enum ContractCommand {
         /// The capture driver to run instead of the one the adapter's contract names.
         #[arg(long, value_name = "PATH")]
         driver: Option<PathBuf>,
-        /// Capture the write guard of acc's hooks (claude-code, codex, gemini, qwen) instead of
+        /// Capture the write guard of acc's hooks (for any client acc install knows) instead of
         /// delivery: a write into another session's guarded claim must be stopped.
         #[arg(long)]
         write_guard: bool,
@@ -280,7 +285,7 @@ pub struct BindArgs {
 /// `acc install` / `acc uninstall`.
 #[derive(Debug, Args)]
 pub struct InstallArgs {
-    /// claude-code, codex, gemini or qwen.
+    /// The client whose configuration to edit.
     #[arg(long, value_parser = client_values())]
     pub client: String,
     /// Your consent to live delivery: off (default), actionable or all.
@@ -300,16 +305,16 @@ pub struct InstallArgs {
     /// The name of the MCP server `--mcp` registers (default acc).
     #[arg(long, value_name = "NAME", default_value = "acc")]
     pub mcp_name: String,
-    /// Gemini CLI only: register acc-mcp with `"trust": true`, so Gemini offers its tools in
-    /// the default approval mode and runs them without asking you.
-    #[arg(long)]
+    /// Register acc-mcp as trusted, so the client offers its tools in the default approval mode
+    /// and runs them without asking you (only for the clients named here).
+    #[arg(long, help = mcp_trust_help())]
     pub mcp_trust: bool,
 }
 
 /// `acc uninstall`: only what removing needs.
 #[derive(Debug, Args)]
 pub struct UninstallArgs {
-    /// claude-code, codex, gemini or qwen.
+    /// The client whose configuration to restore.
     #[arg(long, value_parser = client_values())]
     pub client: String,
     /// Print the exact plan and change nothing.
@@ -664,6 +669,14 @@ pub enum ConfigCommand {
 }
 
 /// The values `--client` takes (and shells complete): every client ACC hooks.
+/// `--mcp-trust`'s help, naming the clients whose MCP entries have a trust setting.
+fn mcp_trust_help() -> String {
+    format!(
+        "{} only: register acc-mcp with `\"trust\": true`, so the client offers its tools in the default approval mode and runs them without asking you",
+        acc_clients::Client::display_names(acc_clients::Client::has_mcp_trust)
+    )
+}
+
 fn client_values() -> clap::builder::PossibleValuesParser {
     clap::builder::PossibleValuesParser::new(acc_clients::Client::ALL.map(|c| c.as_str()))
 }

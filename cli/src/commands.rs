@@ -109,7 +109,7 @@ pub(super) fn detach_command(cli: &Cli, args: &DetachArgs) -> AccResult<Output> 
         .own_session(&who)?
         .map(|s| s.participant_id)
         .unwrap_or_default();
-    core.end_presence(&who)?;
+    core.end_presence(&who, acc_core::identity::SessionEndReason::ClientSessionEnd)?;
     let look = look(cli, &mut core, [who.session_id.as_str()]);
     Ok(Output {
         human: human::detached(&participant, &who.session_id, released.len(), kept, &look),

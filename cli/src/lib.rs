@@ -446,6 +446,19 @@ pub fn run(mut cli: Cli) -> AccResult<Output> {
             },
         ),
         Command::Adapters { action } => adapters_command(action.as_ref()),
+        Command::Clients => Ok(clients_command()),
+    }
+}
+
+/// `acc clients`: every client's spelling, from the clients' one list.
+fn clients_command() -> Output {
+    let spellings: Vec<&str> = acc_clients::Client::ALL
+        .into_iter()
+        .map(acc_clients::Client::as_str)
+        .collect();
+    Output {
+        human: spellings.iter().map(|s| format!("{s}\n")).collect(),
+        value: Value::from(spellings),
     }
 }
 

@@ -53,11 +53,24 @@ impl Client {
     /// opencode or kimi`.
     pub fn spellings() -> String {
         let names: Vec<&str> = Self::ALL.iter().map(|c| c.as_str()).collect();
-        match names.split_last() {
-            Some((last, [])) => (*last).to_string(),
-            Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
-            None => String::new(),
-        }
+        or_list(&names)
+    }
+
+    /// Whether the client's MCP server entries have a trust setting (`"trust": true`: its
+    /// tools offered and run without asking), which `acc install --mcp-trust` writes.
+    pub fn has_mcp_trust(self) -> bool {
+        matches!(self, Self::Gemini | Self::Qwen)
+    }
+
+    /// The display names of the clients of [`Client::ALL`] that `keep` keeps, for a message:
+    /// `Gemini CLI or Qwen Code`.
+    pub fn display_names(keep: impl Fn(Client) -> bool) -> String {
+        let names: Vec<&str> = Self::ALL
+            .into_iter()
+            .filter(|c| keep(*c))
+            .map(Client::display_name)
+            .collect();
+        or_list(&names)
     }
 
     /// Parse the CLI spelling (the [`Client::as_str`] of one of [`Client::ALL`]).
@@ -114,6 +127,15 @@ impl Client {
             Self::OpenCode => "OpenCode",
             Self::Kimi => "Kimi Code",
         }
+    }
+}
+
+/// `a, b or c`.
+fn or_list(names: &[&str]) -> String {
+    match names.split_last() {
+        Some((last, [])) => (*last).to_string(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => String::new(),
     }
 }
 

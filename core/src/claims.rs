@@ -231,7 +231,10 @@ fn find_conflicts(
 }
 
 fn conflict_error(conflicts: Vec<ClaimConflict>) -> AccError {
-    let names: Vec<&str> = conflicts.iter().map(|c| c.resource.as_str()).collect();
+    let names: Vec<String> = conflicts
+        .iter()
+        .map(|c| resource::shown(&c.resource))
+        .collect();
     AccError::new(
         ErrorCode::ClaimConflict,
         format!(

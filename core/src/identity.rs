@@ -460,25 +460,12 @@ impl Core {
         Ok(store.read(|r| r.session_by_key(key))?.is_some())
     }
 
-    /// End the caller's session so that it leaves no trace, when it never did anything in the
-    /// room: its first generation, and nothing but its own opening names it or its participant
-    /// (a client that started and ended a session without a turn, as `claude mcp list` does).
-    /// Returns whether it was forgotten; otherwise nothing changes and the caller ends its
-    /// presence as usual.
-    pub fn forget_unused_session(&mut self, caller: &Caller) -> AccResult<bool> {
-        let workspace_id = self.workspace.id.clone();
-        self.store_for_write()?.write(|w| {
-            let session = check_caller(&w.reader(), &workspace_id, caller)?;
-            if session.generation != 1 {
-                return Ok(false);
-            }
-            Ok(w.forget_untraced_session(&session.session_id, &session.participant_id)?)
-        })
-    }
-
     /// End the caller session's presence without a handoff (a client's session end). Claims
-    /// stay until they expire or are released.
-    pub fn end_presence(&mut self, caller: &Caller) -> AccResult<()> {
+    /// stay until they expire or are released. The log only grows: a session that ended
+    /// without a turn (`claude mcp list` starts and ends one) is closed like any other, with
+    /// `reason` saying so (`client_session_end_without_turn`), so a follower that saw it open
+    /// sees it close.
+    pub fn end_presence(&mut self, caller: &Caller, reason: SessionEndReason) -> AccResult<()> {
         let now = self.now();
         let workspace_id = self.workspace.id.clone();
         self.store_for_write()?.write(|w| {
@@ -486,7 +473,7 @@ impl Core {
             w.close_session(&session.session_id, now)?;
             Event::SessionClosed {
                 session_id: session.session_id.clone(),
-                reason: "client_session_end",
+                reason: reason.as_str(),
                 handoff_message_id: None,
             }
             .append(
@@ -642,3 +629,23 @@ pub use presence::{
     HEARTBEAT_CADENCE_MS, Liveness, OFFLINE_ALWAYS_MS, OFFLINE_WITHOUT_PID_MS, PRESENCE_REFRESH_MS,
     Presence, presence, runs_here,
 };
+
+/// Why a client's session ended, as its `session.closed` event says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SessionEndReason {
+    /// The client ended a session that had turns.
+    ClientSessionEnd,
+    /// The client ended a session that never had a turn (a client started only to list its
+    /// MCP servers, say): closed all the same, so the log only grows.
+    WithoutTurn,
+}
+
+impl SessionEndReason {
+    /// The reason's spelling in the event.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::ClientSessionEnd => "client_session_end",
+            Self::WithoutTurn => "client_session_end_without_turn",
+        }
+    }
+}

@@ -142,6 +142,32 @@ pub fn encode_segment(bytes: &[u8]) -> String {
     out
 }
 
+/// A canonical resource as a person or a model wrote it, for a refusal's text: in a `file:`
+/// resource a plain space, `%` and `*` are shown as themselves (`file:a%20file.txt` is shown
+/// `file:a file.txt`). Every other escape stays: a tab, a line end or a direction override
+/// shown raw would break the message's one line or hide what the name holds. The JSON of a
+/// refusal keeps the canonical form.
+pub fn shown(resource: &str) -> String {
+    if !resource.starts_with("file:") {
+        return resource.to_string();
+    }
+    let mut out = String::with_capacity(resource.len());
+    let mut rest = resource;
+    while let Some(at) = rest.find('%') {
+        out.push_str(&rest[..at]);
+        let escape = rest.get(at..at + 3).unwrap_or("%");
+        match escape {
+            "%20" => out.push(' '),
+            "%25" => out.push('%'),
+            "%2A" => out.push('*'),
+            other => out.push_str(other),
+        }
+        rest = &rest[at + escape.len()..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// The canonical `file:` resource of a path as the filesystem names it: `segments` relative
 /// to the workspace root (or, with `absolute`, from `/`), each a file name's bytes. Dot
 /// segments are the caller's to resolve first. What the write guard checks a written path as.
@@ -331,6 +357,25 @@ mod tests {
         assert_eq!(norm("file:./**"), "file:**");
         assert_eq!(norm("git:branch/x"), "git:branch/x");
         assert_eq!(norm("doc:architecture#store"), "doc:architecture#store");
+    }
+
+    #[test]
+    fn a_refusal_shows_a_name_as_it_was_written_and_keeps_every_unsafe_escape() {
+        for (canonical, shown_as) in [
+            ("file:a%20file.txt", "file:a file.txt"),
+            ("file:dir%20with%20space/**", "file:dir with space/**"),
+            ("file:100%25.txt", "file:100%.txt"),
+            ("file:a%2Ab", "file:a*b"),
+            ("file:tab%09here", "file:tab%09here"),
+            ("file:new%0Aline", "file:new%0Aline"),
+            ("file:bidi%E2%80%AEtxt", "file:bidi%E2%80%AEtxt"),
+            ("file:été.md", "file:été.md"),
+            ("file:%FF", "file:%FF"),
+            ("file:end%2", "file:end%2"),
+            ("git:branch/a%20b", "git:branch/a%20b"),
+        ] {
+            assert_eq!(super::shown(canonical), shown_as, "{canonical}");
+        }
     }
 
     #[test]

@@ -17,13 +17,31 @@ fn live_endpoint_named(client: Client) -> bool {
     match client {
         Client::ClaudeCode => std::env::var_os("CLAUDE_CODE_MESSAGING_SOCKET").is_some(),
         Client::Qwen => std::env::var_os("QWEN_CODE_MESSAGING_SOCKET").is_some(),
-        Client::OpenCode => std::env::var_os("ACC_OPENCODE_WAKE_SOCKET").is_some(),
+        Client::OpenCode => {
+            std::env::var_os("ACC_OPENCODE_WAKE_SOCKET").is_some()
+                || std::env::var_os("ACC_OPENCODE_WAKE_UNAVAILABLE").is_some()
+        }
         Client::Codex => std::env::var_os("CODEX_HOME")
             .map(PathBuf::from)
             .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".codex")))
             .is_some_and(|home| home.join("app-server-control").exists()),
         Client::Gemini | Client::Kimi => false,
     }
+}
+
+/// ACC's OpenCode plugin listens for wakes only after its SessionStart answer carries the
+/// user's consent to live delivery: `Some(consent)` when this is an OpenCode session whose user
+/// consented and whose plugin does not listen yet (no socket and no reason it cannot named).
+/// Without consent no socket is ever opened.
+pub(crate) fn consent_to_listen(context: &Context) -> Option<&'static str> {
+    if context.client != Client::OpenCode
+        || std::env::var_os("ACC_OPENCODE_WAKE_SOCKET").is_some()
+        || std::env::var_os("ACC_OPENCODE_WAKE_UNAVAILABLE").is_some()
+    {
+        return None;
+    }
+    let consent = context.app.delivery.consent().recorded_here(context.client);
+    (consent != acc_store::LivePolicy::Off).then(|| consent.as_str())
 }
 
 /// A session left unbound at its start (Claude Code had not written its session registry yet,

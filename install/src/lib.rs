@@ -2,9 +2,9 @@
 //! configuration (so the user's clients run ACC's hooks and MCP server), and the read-only
 //! checks that say whether each piece works.
 //!
-//! Owns: ACC's hook groups in Claude Code's `~/.claude/settings.json` or Codex's
-//! `$CODEX_HOME/hooks.json`, Codex's trust records for exactly those hooks, the `acc-mcp`
-//! registration (`.claude.json` `mcpServers`, `config.toml` `[mcp_servers]`), the installation
+//! Owns: ACC's hook entries in each client's own files (every client of
+//! `acc_clients::Client::ALL`; docs/hooks-and-install.md names each file), the trust records
+//! a client keeps for exactly those hooks, the `acc-mcp` registration, the installation
 //! record (the entries ACC wrote, by content, and what each file was without them; the user's
 //! live-delivery consent), and undoing it.
 //!

@@ -5,7 +5,8 @@
 // fenced as untrusted peer text), before each tool call (ACC's write guard), when a turn ends and
 // when OpenCode exits. Every failure fails open: OpenCode carries on as if ACC were not there.
 // With live delivery consented at install time, ACC wakes an idle session of the terminal
-// interface (never a scripted `opencode run`) through a socket this plugin listens on, private
+// interface (never a scripted `opencode run`) through a socket this plugin listens on (opened
+// only once a session's SessionStart answer carries that consent; without it, none), private
 // to you (`acc-opencode-<uid>/<pid>.sock` in the temp folder, or in /tmp when the temp folder's
 // path is too long for a socket): one line of ACC's own text, sent into the session as a user
 // message; the message's body follows through the UserPromptSubmit hook of that very message.
@@ -270,10 +271,17 @@ export const AccPlugin = async ({ client, directory }) => {
       );
     }
   };
-  const listening = listenForWakes(client, started).then(({ file, why }) => {
-    wakeSocket = file ?? null;
-    wakeUnavailable = why ?? null;
-  });
+  // The wake socket opens once per process, and only after a SessionStart answer says the user
+  // consented to live delivery (`accLiveDelivery`): without consent no socket ever exists.
+  let listening = null;
+  const listenOnce = () => {
+    listening ??= listenForWakes(client, started).then(({ file, why }) => {
+      wakeSocket = file ?? null;
+      wakeUnavailable = why ?? null;
+    });
+    return listening;
+  };
+  const consented = (answer) => ["actionable", "all"].includes(answer?.accLiveDelivery);
 
   const info = async (id) => {
     try {
@@ -307,9 +315,16 @@ export const AccPlugin = async ({ client, directory }) => {
       const source = typeof root.created === "number" && root.created >= loaded ? "startup" : "resume";
       started.set(
         root.id,
-        listening
-          .then(() => hook("SessionStart", { session_id: root.id, cwd: directory, source }))
-          .then(context),
+        (async () => {
+          const answer = await hook("SessionStart", { session_id: root.id, cwd: directory, source });
+          // Consent, in the terminal interface: listen, then have ACC bind this session to the
+          // socket (or say why there is none).
+          if (consented(answer) && inTerminal()) {
+            await listenOnce();
+            await hook("LiveDelivery", { session_id: root.id, cwd: directory });
+          }
+          return context(answer);
+        })(),
       );
     }
     return { root: root.id, intro: await started.get(root.id) };

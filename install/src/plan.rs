@@ -362,7 +362,7 @@ pub(super) fn plan_files(
 }
 
 /// The options of an install, checked before anything else: the consent's spelling,
-/// `--mcp-trust` only for Gemini CLI with `--mcp`, the names, and `acc-mcp` beside `acc`.
+/// `--mcp-trust` only for a client whose MCP entries have a trust setting, with `--mcp`, the names, and `acc-mcp` beside `acc`.
 pub(super) fn check_options(
     target: &Target,
     options: &Options<'_>,
@@ -381,12 +381,17 @@ pub(super) fn check_options(
             target.client.display_name()
         )));
     }
-    if options.mcp_trust
-        && (!matches!(target.client, Client::Gemini | Client::Qwen) || options.mcp.is_none())
-    {
-        return Err(AccError::usage(
-            "--mcp-trust marks Gemini CLI's or Qwen Code's acc-mcp entry trusted: it needs --client gemini or qwen, and --mcp",
-        ));
+    if options.mcp_trust && (!target.client.has_mcp_trust() || options.mcp.is_none()) {
+        let spellings: Vec<&str> = Client::ALL
+            .into_iter()
+            .filter(|c| c.has_mcp_trust())
+            .map(Client::as_str)
+            .collect();
+        return Err(AccError::usage(format!(
+            "--mcp-trust marks the acc-mcp entry of {} trusted: it needs --client {}, and --mcp",
+            Client::display_names(Client::has_mcp_trust),
+            spellings.join(" or ")
+        )));
     }
     if let Some(identity) = options.mcp {
         acc_core::ids::validate_portable_id("--mcp-name", options.mcp_name)?;

@@ -85,7 +85,7 @@ pub static TOOLS: [Tool; 11] = [
     ),
     tool!(
         "acc_claim",
-        "Claim files before editing them. acquire: exactly one of resource or resources; on any overlap with another session's claim nothing is claimed and the error names the holders. Acquiring again renews. When the workspace's claim policy is guarded an exclusive claim is guarded: ACC's hooks deny other Claude Code, Codex and Gemini CLI sessions' writes into it (a shell or an MCP-only client is not stopped); otherwise a claim is advisory and stops nothing. effectiveEnforcement in the result says which. File names: write a space as-is or as %20, a literal % as %25.",
+        "Claim files before editing them. acquire: exactly one of resource or resources; on any overlap with another session's claim nothing is claimed and the error names the holders. Acquiring again renews. When the workspace's claim policy is guarded an exclusive claim is guarded: ACC's hooks deny the writes into it of every other session of a client with ACC's hooks installed (a shell or an MCP-only client is not stopped); otherwise a claim is advisory and stops nothing. effectiveEnforcement in the result says which. File names: write a space as-is or as %20, a literal % as %25.",
         schemas::schema_claim,
         claim,
         args::Claim => prepare_claim

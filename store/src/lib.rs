@@ -1,4 +1,6 @@
-//! The durable ACC store: one SQLite file per workspace, outside every repository.
+//! The durable ACC store: one SQLite file per workspace, outside every repository (the
+//! embedded default), or a room on PostgreSQL shared by the workspace's agents on several
+//! machines (`room`).
 //!
 //! Owns: the schema, version checks, pragmas, transactions, and every SQL statement of ACC.
 //! Depends on no other ACC crate (a test checks it), so a second backend could implement the

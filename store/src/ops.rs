@@ -306,63 +306,6 @@ impl Writer<'_> {
         Ok(())
     }
 
-    /// Remove a session, its participant and their opening events when nothing else in the
-    /// store names them: the participant has no other session; no claim, intent, message or
-    /// receipt is theirs; the only events naming either are `participant.created` and
-    /// `session.opened`. Its ephemeral delivery bindings go with it. Returns whether it was
-    /// removed; otherwise nothing changes.
-    ///
-    /// Every read here stays within what the session itself could have touched, never the
-    /// room's whole history (this runs at each client start that ends without a turn, such as
-    /// `claude mcp list`): a participant is created only by its first session's open, so every
-    /// event naming either is at or after the participant's `participant.created`, found by
-    /// reading the events backwards from the newest; a message of theirs is found through the
-    /// sender index; a receipt that was ever acknowledged left a receipt event naming them, so
-    /// only the unresolved ones are looked up (their partial index). A participant with no
-    /// `participant.created` event is kept.
-    pub fn forget_untraced_session(
-        &mut self,
-        session_id: &str,
-        participant_id: &str,
-    ) -> StoreResult<bool> {
-        // Another session of the participant first (an index probe): then the participant
-        // predates this session, and the backwards read below would reach its creation.
-        let shared: bool = self.conn.value(
-            "SELECT EXISTS (SELECT 1 FROM sessions WHERE participant_id = ?2 AND session_id != ?1)",
-            args![session_id, participant_id],
-        )?;
-        if shared {
-            return Ok(false);
-        }
-        let created: Option<i64> = self.conn.row("SELECT seq FROM events WHERE type = 'participant.created' AND participant_id = ?1 ORDER BY seq DESC LIMIT 1", args![participant_id], |row| row.get(0))?;
-        let Some(created) = created else {
-            return Ok(false);
-        };
-        let traced: bool = self.conn.value("SELECT EXISTS (SELECT 1 FROM claims WHERE session_id = ?1)
-                 OR EXISTS (SELECT 1 FROM intents WHERE session_id = ?1)
-                 OR EXISTS (SELECT 1 FROM messages WHERE from_participant_id = ?2)
-                 OR EXISTS (SELECT 1 FROM receipts WHERE participant_id = ?2 AND state != 'acknowledged')
-                 OR EXISTS (SELECT 1 FROM events WHERE seq >= ?3 AND (session_id = ?1 OR participant_id = ?2)
-                            AND type NOT IN ('participant.created', 'session.opened'))", args![session_id, participant_id, created])?;
-        if traced {
-            return Ok(false);
-        }
-        self.drop_bindings(session_id, None)?;
-        self.conn.execute(
-            "DELETE FROM events WHERE seq >= ?3 AND (session_id = ?1 OR participant_id = ?2)",
-            args![session_id, participant_id, created],
-        )?;
-        self.conn.execute(
-            "DELETE FROM sessions WHERE session_id = ?1",
-            args![session_id],
-        )?;
-        self.conn.execute(
-            "DELETE FROM participants WHERE participant_id = ?1",
-            args![participant_id],
-        )?;
-        Ok(true)
-    }
-
     /// Close a session's presence.
     pub fn close_session(&mut self, session_id: &str, now: Millis) -> StoreResult<()> {
         self.conn.execute("UPDATE sessions SET closed_at = ?2, last_seen_at = CASE WHEN last_seen_at > ?2 THEN last_seen_at ELSE ?2 END WHERE session_id = ?1", args![session_id, now])?;

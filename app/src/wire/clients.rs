@@ -53,6 +53,10 @@ pub struct Schema {
 #[serde(rename_all = "camelCase")]
 pub struct HookOutput<'a> {
     pub hook_specific_output: HookSpecificOutput<'a>,
+    /// ACC's OpenCode plugin only, at SessionStart: the user's consent to live delivery
+    /// (`actionable` or `all`), the one thing that lets the plugin open its wake socket.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub acc_live_delivery: Option<&'static str>,
 }
 
 /// The event-specific part of [`HookOutput`].

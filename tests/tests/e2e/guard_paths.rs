@@ -311,6 +311,17 @@ fn check_every_row(world: &World, link: &Path) {
                     if !said.contains("by bob") {
                         failures.push(format!("{} {form:?}: names no holder: {said}", tool.name));
                     }
+                    // The refusal names the claim as it was written (a space as a space).
+                    let written = match relative.strip_suffix("/inside.md") {
+                        Some(dir) => format!("file:{dir}/**"),
+                        None => format!("file:{relative}"),
+                    };
+                    if !said.contains(&written) {
+                        failures.push(format!(
+                            "{} {form:?}: does not name {written} as written: {said}",
+                            tool.name
+                        ));
+                    }
                 }
             }
         }

@@ -652,3 +652,90 @@ fn a_session_that_ends_without_a_turn_leaves_no_trace() {
             .ok_json();
     }
 }
+
+/// The event log only grows: a follower that saw a hooked session open sees it close, whether
+/// the session had a turn or ended without one (a client started only to list its MCP servers,
+/// as `claude mcp list` does), for every client; its cursors stay gap-free, and nothing it read
+/// goes away.
+#[test]
+fn a_follower_sees_every_session_it_saw_open_also_close() {
+    for client in acc_clients::Client::ALL {
+        for had_turn in [false, true] {
+            let row = format!("{} with a turn: {had_turn}", client.as_str());
+            let world = World::new();
+            let transcript = world.temp.path().join("transcript.jsonl");
+            if had_turn {
+                std::fs::write(&transcript, "{\"type\":\"user\"}\n").expect("transcript");
+            }
+            let payload = |event: &str| {
+                serde_json::json!({ "session_id": "conv-1", "cwd": world.dir, "hook_event_name": event, "source": "startup", "reason": "other", "transcript_path": transcript }).to_string()
+            };
+            let run = world.hook(client.as_str(), "SessionStart", &payload("SessionStart"));
+            assert_eq!(run.code, 0, "{row}: {}", run.stderr);
+            let seen = world.acc(&["sync", "--limit", "500"]).ok_json();
+            let opened: Vec<String> = seen["events"]
+                .as_array()
+                .expect("events")
+                .iter()
+                .filter(|e| e["type"] == "session.opened")
+                .map(|e| e["sessionId"].as_str().expect("session").to_string())
+                .collect();
+            assert_eq!(opened.len(), 1, "{row}: {seen}");
+            let cursor = seen["nextCursor"].as_str().expect("cursor").to_string();
+            let run = world.hook(client.as_str(), "SessionEnd", &payload("SessionEnd"));
+            assert_eq!(run.code, 0, "{row}: {}", run.stderr);
+            let after = world
+                .acc(&["sync", "--cursor", &cursor, "--limit", "500"])
+                .ok_json();
+            let closed: Vec<&serde_json::Value> = after["events"]
+                .as_array()
+                .expect("events")
+                .iter()
+                .filter(|e| e["type"] == "session.closed")
+                .collect();
+            assert_eq!(closed.len(), 1, "{row}: {after}");
+            assert_eq!(closed[0]["sessionId"], opened[0].as_str(), "{row}: {after}");
+            let reason = if had_turn {
+                "client_session_end"
+            } else {
+                "client_session_end_without_turn"
+            };
+            assert_eq!(closed[0]["data"]["reason"], reason, "{row}: {after}");
+            // Everything read before is still there, and the cursors have no gap.
+            let all = world.acc(&["sync", "--limit", "500"]).ok_json();
+            let cursors: Vec<u64> = all["events"]
+                .as_array()
+                .expect("events")
+                .iter()
+                .map(|e| {
+                    e["cursor"]
+                        .as_str()
+                        .expect("cursor")
+                        .parse()
+                        .expect("number")
+                })
+                .collect();
+            assert_eq!(
+                cursors,
+                (1..=cursors.len() as u64).collect::<Vec<_>>(),
+                "{row}: {all}"
+            );
+            for event in seen["events"].as_array().expect("events") {
+                assert!(
+                    all["events"].as_array().expect("events").contains(event),
+                    "{row}: {event} is gone"
+                );
+            }
+            // The closed session is no longer among the open ones.
+            let status = world.status();
+            assert!(
+                status["sessions"]
+                    .as_array()
+                    .expect("sessions")
+                    .iter()
+                    .all(|s| s["sessionId"] != opened[0].as_str()),
+                "{row}: {status}"
+            );
+        }
+    }
+}

@@ -8,6 +8,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use acc_capture::model::ModelServer;
+use acc_clients::Client;
 use acc_tests::{World, clients, repo_root};
 
 /// Every file git does not ignore, copied: the tree a clean clone of this state would have.
@@ -349,39 +350,108 @@ fn the_install_script_and_the_release_archive_give_a_layout_that_works_on_its_ow
         .to_string();
     works_from(&elsewhere.join(name));
 
-    // While Claude Code's hooks run the installed acc, uninstalling the layout is refused and
-    // names the command that takes the hooks out first; --with-clients runs it.
+    uninstalling_is_refused_while_any_clients_hooks_run_acc(&tree, &prefix);
+}
+
+/// While any client's hooks run the installed acc, uninstalling the layout is refused and names
+/// the command that takes them out first; `--with-clients` runs it. Every client of
+/// `Client::ALL`, one at a time and all together: the script asks the installed acc for the
+/// list, so none can be forgotten.
+fn uninstalling_is_refused_while_any_clients_hooks_run_acc(tree: &Path, prefix: &Path) {
     let user = World::new();
     let home = user.temp.path().join("home");
     std::fs::create_dir_all(home.join(".claude")).expect("home");
     let home_arg = home.to_str().expect("utf8");
-    acc(
-        &user,
-        &prefix,
-        &["install", "--client", "claude-code", "--home", home_arg],
-    )
-    .ok_json();
+    let installed_acc = prefix.join("bin/acc");
     let uninstall = |extra: &[&str]| {
         let mut command = Command::new(tree.join("scripts/install.sh"));
         command
             .args(["--uninstall", "--prefix", prefix.to_str().expect("utf8")])
             .args(extra)
-            .current_dir(&tree)
+            .current_dir(tree)
             .env("HOME", &home)
             .env("ACC_DATA_HOME", &user.data_home);
+        for variable in [
+            "CLAUDE_CONFIG_DIR",
+            "CODEX_HOME",
+            "GEMINI_CLI_HOME",
+            "QWEN_HOME",
+            "XDG_CONFIG_HOME",
+            "KIMI_CODE_HOME",
+        ] {
+            command.env_remove(variable);
+        }
         command.output().expect("uninstall")
     };
+    let refusal_names = |said: &str, client: Client| {
+        said.contains(&format!(
+            "{} uninstall --client {}",
+            installed_acc.display(),
+            client.as_str()
+        ))
+    };
+    // The installed acc installs into each client as a user's would: the client on PATH (Codex
+    // is asked for its hooks' hashes).
+    let install = |client: Client| {
+        let mut command = user.command_path(installed_acc.as_os_str());
+        command
+            .args([
+                "--json",
+                "install",
+                "--client",
+                client.as_str(),
+                "--home",
+                home_arg,
+            ])
+            .env(
+                "PATH",
+                format!(
+                    "{}:{}",
+                    prefix.join("bin").display(),
+                    clients().path_for(client)
+                ),
+            )
+            .env_remove("ACC_ADAPTER_PATH")
+            .env_remove("ACC_CONTRACTS_DIR")
+            .env_remove("ACC_ADAPTER_CONFIG");
+        user.run(command, "acc install (installed)").ok_json();
+    };
+    for client in Client::ALL {
+        install(client);
+        let refused = uninstall(&[]);
+        let said = String::from_utf8_lossy(&refused.stderr);
+        assert_eq!(
+            refused.status.code(),
+            Some(1),
+            "{}: {said}",
+            client.as_str()
+        );
+        assert!(
+            refusal_names(&said, client) && said.contains("Nothing was removed"),
+            "{}: {said}",
+            client.as_str()
+        );
+        for other in Client::ALL.into_iter().filter(|c| *c != client) {
+            assert!(!refusal_names(&said, other), "{}: {said}", other.as_str());
+        }
+        assert!(installed_acc.is_file(), "nothing was removed");
+        acc(
+            &user,
+            prefix,
+            &["uninstall", "--client", client.as_str(), "--home", home_arg],
+        )
+        .ok_json();
+    }
+    // Every client at once: the refusal names all of them; --with-clients takes each out first.
+    for client in Client::ALL {
+        install(client);
+    }
     let refused = uninstall(&[]);
     let said = String::from_utf8_lossy(&refused.stderr);
     assert_eq!(refused.status.code(), Some(1), "{said}");
-    assert!(
-        said.contains(&format!(
-            "{} uninstall --client claude-code",
-            prefix.join("bin/acc").display()
-        )) && said.contains("Nothing was removed"),
-        "{said}"
-    );
-    assert!(prefix.join("bin/acc").is_file(), "nothing was removed");
+    for client in Client::ALL {
+        assert!(refusal_names(&said, client), "{}: {said}", client.as_str());
+    }
     // Uninstalling removes exactly what was installed, and the hooks first.
     let done = uninstall(&["--with-clients"]);
     assert!(
@@ -389,9 +459,21 @@ fn the_install_script_and_the_release_archive_give_a_layout_that_works_on_its_ow
         "{}",
         String::from_utf8_lossy(&done.stderr)
     );
-    let settings = std::fs::read_to_string(home.join(".claude/settings.json")).unwrap_or_default();
-    assert!(!settings.contains("hook claude-code"), "{settings}");
-    let left: Vec<PathBuf> = walk(&prefix);
+    // Each client's files have none of ACC's entries left (asked of the workspace's own acc).
+    for client in Client::ALL {
+        let planned = user
+            .acc(&[
+                "uninstall",
+                "--client",
+                client.as_str(),
+                "--home",
+                home_arg,
+                "--dry-run",
+            ])
+            .ok_json();
+        assert_eq!(planned["changes"], false, "{}: {planned}", client.as_str());
+    }
+    let left: Vec<PathBuf> = walk(prefix);
     assert!(left.is_empty(), "nothing of ACC is left: {left:?}");
 }
 

@@ -318,6 +318,56 @@ fn records_are_written_only_by_the_core() {
     );
 }
 
+/// The event log is append-only (issue 55): no statement anywhere deletes or rewrites an event,
+/// so a follower never loses what it read and cursors never have a gap. The store's schema and
+/// every source are read, production and test alike (a test that deletes an event would be
+/// testing something ACC never does).
+#[test]
+fn no_statement_deletes_or_rewrites_an_event() {
+    let root = repo_root();
+    let mut found = Vec::new();
+    let mut scanned = 0;
+    for (_, src) in crate_source_dirs() {
+        for file in sources(&src).into_iter().chain(
+            std::fs::read_dir(&src)
+                .into_iter()
+                .flatten()
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|e| e == "sql")),
+        ) {
+            let text = std::fs::read_to_string(&file).expect("source");
+            scanned += 1;
+            let flat = text
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+                .to_uppercase();
+            for statement in [
+                "DELETE FROM EVENTS",
+                "UPDATE EVENTS",
+                "TRUNCATE EVENTS",
+                "DROP TABLE EVENTS",
+            ] {
+                if flat.contains(statement) {
+                    let relative = file
+                        .strip_prefix(&root)
+                        .unwrap_or(&file)
+                        .display()
+                        .to_string();
+                    found.push(format!("{relative}: {statement}"));
+                }
+            }
+        }
+    }
+    assert!(scanned > 100, "only {scanned} files scanned");
+    assert!(
+        found.is_empty(),
+        "the event log is append-only:\n{}",
+        found.join("\n")
+    );
+}
+
 /// Every Rust source file below `dir`.
 fn sources(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     assert!(

@@ -6,6 +6,7 @@
 #![allow(clippy::too_many_lines)]
 
 mod cli_contract;
+mod client_lists;
 mod concurrency;
 mod contracts;
 mod demo;

@@ -242,12 +242,26 @@ fn acc_install_registers_acc_mcp_where_the_user_asks() {
         "{line}"
     );
     // Listing fires Claude Code's SessionEnd hook (acc's, installed above) for a session that
-    // never had a turn: it leaves no participant in the room.
-    let snapshot = world.acc(&["sync", "--scope", "full"]).ok_json();
-    let events = world.acc(&["sync"]).ok_json();
+    // never had a turn: the log only grows, so its session is closed, saying so, and no open
+    // session is left in the room.
+    let events = world.acc(&["sync", "--limit", "500"]).ok_json();
+    let events = events["events"].as_array().expect("events").clone();
+    let opened: Vec<&serde_json::Value> = events
+        .iter()
+        .filter(|e| e["type"] == "session.opened")
+        .collect();
+    for open in &opened {
+        assert!(
+            events.iter().any(|e| e["type"] == "session.closed"
+                && e["sessionId"] == open["sessionId"]
+                && e["data"]["reason"] == "client_session_end_without_turn"),
+            "the listing's session closed: {events:?}"
+        );
+    }
+    let status = world.status();
     assert!(
-        !format!("{snapshot}{events}").contains("claude-code-"),
-        "no phantom participant: {snapshot} {events}"
+        !status["sessions"].to_string().contains("claude-code-"),
+        "no open session is left: {status}"
     );
     world
         .acc(&["uninstall", "--client", "claude-code", "--home", home_arg])

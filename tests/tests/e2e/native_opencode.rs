@@ -285,8 +285,10 @@ fn a_question_wakes_an_idle_opencode_terminal_and_its_body_rides_in_the_woken_re
         socket.exists(),
         "the stopped terminal's socket is still there"
     );
-    let _next = acc_capture::opencode::ready(&writer.interactive().expect("opencode"))
+    let mut next = acc_capture::opencode::ready(&writer.interactive().expect("opencode"))
         .expect("the next terminal");
+    // It listens once its session starts with the user's consent (its first message).
+    next.type_line("again").expect("typed");
     wait_until(WAIT, "the stale socket removed", || !socket.exists());
     wait_until(WAIT, "the next terminal's own socket", || {
         plugin_socket(&tmp).is_some_and(|s| s != socket)
@@ -320,6 +322,17 @@ fn opencode_sessions_without_consent_or_in_a_scripted_run_are_never_bound_or_wok
         wait_until(WAIT, &format!("{row}: bob's session"), || {
             journey::bindings_of(&world, "bob").is_some()
         });
+        // Without the user's consent (or in a scripted run) no wake socket exists: the plugin's
+        // socket folder has none while the session runs.
+        let folder = acc_capture::opencode::wake_socket(&world.tmp(), 0);
+        let folder = folder.parent().expect("the socket folder");
+        let sockets: Vec<PathBuf> = std::fs::read_dir(folder)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .collect();
+        assert!(sockets.is_empty(), "{row}: no wake socket: {sockets:?}");
         let alice = world.attach("alice");
         journey::asked_while_unbound(&world, &alice, "bob", "UNBOUND-BODY", &row);
         model.release("working");
