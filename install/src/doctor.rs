@@ -19,7 +19,7 @@ mod mcp;
 mod wire;
 
 /// How a check came out.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Level {
     /// Works.
     Ok,

@@ -5,8 +5,10 @@
 use super::*;
 use crate::identity::Harness;
 
-/// Resolve explicit recipients: known participant ids, or a client name with exactly one
-/// live session. Sorted, deduplicated.
+/// Resolve explicit recipients: known participant ids; a client's name, which is the one
+/// participant of that client with a present session (several: refused, naming them), else the
+/// client's most recent participant here; or the start of one participant's id. Sorted,
+/// deduplicated.
 fn resolve_recipients(
     reader: &Reader<'_>,
     sender: &str,
@@ -36,84 +38,108 @@ fn resolve_recipients(
                     .collect::<Vec<_>>(),
             ),
         };
-        let present: Vec<PresentSession> = live
-            .iter()
-            .map(|s| PresentSession {
-                participant_id: s.participant_id.clone(),
-                harness: s.harness.clone(),
-                presence: presence(s, now, &*liveness).as_str(),
-            })
-            .collect();
-        let listing = live
-            .iter()
-            .map(|s| format!("{} ({})", s.participant_id, s.harness))
-            .collect::<Vec<_>>()
-            .join(", ");
+        out.insert(resolve_name(reader, sender, name, live, now, liveness)?);
+    }
+    Ok(out.into_iter().collect())
+}
+
+/// A recipient named by something other than a participant's id: a client's name (its one
+/// participant with a session present, several refused naming them; none present, its most
+/// recent participant here, whose resumed conversation reads it), or the start of one
+/// participant's id (at least `ids::MIN_PREFIX` characters: hooked participants' ids are long).
+/// A client's name is never taken as the start of an id.
+fn resolve_name(
+    reader: &Reader<'_>,
+    sender: &str,
+    name: &str,
+    live: &[acc_store::SessionRow],
+    now: Millis,
+    liveness: &dyn Liveness,
+) -> AccResult<String> {
+    let present: Vec<PresentSession> = live
+        .iter()
+        .map(|s| PresentSession {
+            participant_id: s.participant_id.clone(),
+            harness: s.harness.clone(),
+            presence: presence(s, now, liveness).as_str(),
+        })
+        .collect();
+    let listing = live
+        .iter()
+        .map(|s| format!("{} ({})", s.participant_id, s.harness))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let listed = if listing.is_empty() {
+        "nobody".to_string()
+    } else {
+        listing.clone()
+    };
+    let unknown = |message: String| {
+        AccError::new(ErrorCode::UnknownParticipant, message)
+            .with_details(&PresentDetails { present: &present })
+    };
+    if Harness::parse(name).is_some() {
         let matching: BTreeSet<&str> = live
             .iter()
-            .filter(|s| {
-                Harness::parse(name).is_some() && s.harness == *name && s.participant_id != sender
-            })
+            .filter(|s| s.harness == name && s.participant_id != sender)
             .map(|s| s.participant_id.as_str())
             .collect();
-        // Not a participant, not a present client: the start of one participant's id (at least
-        // `ids::MIN_PREFIX` characters; hooked participants' ids are long).
-        if matching.is_empty() && name.chars().count() >= crate::ids::MIN_PREFIX {
-            let found = reader.ids_with_prefix("participant", name, 11)?;
-            match found.as_slice() {
-                [one] if one == sender => {
-                    return Err(AccError::usage(format!(
-                        "`{name}` names the sender ({one}); address another participant"
-                    )));
-                }
-                [one] => {
-                    out.insert(one.clone());
-                    continue;
-                }
-                [] => {}
-                many => {
-                    return Err(AccError::new(
-                        ErrorCode::UnknownParticipant,
-                        format!(
-                            "`{name}` is the start of more than one participant: {}{}; give more of the id",
-                            many.iter().take(10).cloned().collect::<Vec<_>>().join(", "),
-                            if many.len() > 10 { ", …" } else { "" }
-                        ),
-                    )
-                    .with_details(&PresentDetails { present: &present }));
-                }
+        return match matching.into_iter().collect::<Vec<_>>().as_slice() {
+            [one] => Ok((*one).to_string()),
+            [] => most_recent_of_client(reader, name, sender)?.ok_or_else(|| {
+                unknown(format!(
+                    "no participant of the client `{name}` is in this workspace; present: {listed}"
+                ))
+            }),
+            _ => Err(unknown(format!(
+                "several sessions of {name} are present; address one participant: {listing}"
+            ))),
+        };
+    }
+    if name.chars().count() >= crate::ids::MIN_PREFIX {
+        let found = reader.ids_with_prefix("participant", name, 11)?;
+        match found.as_slice() {
+            [one] if one == sender => {
+                return Err(AccError::usage(format!(
+                    "`{name}` names the sender ({one}); address another participant"
+                )));
             }
-        }
-        match matching.len() {
-            1 => {
-                out.extend(matching.into_iter().map(str::to_string));
-            }
-            0 => {
-                return Err(AccError::new(
-                    ErrorCode::UnknownParticipant,
-                    format!(
-                        "no participant or present client is called `{name}`; present: {}",
-                        if listing.is_empty() {
-                            "nobody".into()
-                        } else {
-                            listing
-                        }
-                    ),
-                )
-                .with_details(&PresentDetails { present: &present }));
-            }
-            _ => {
-                return Err(AccError::new(
-                    ErrorCode::UnknownParticipant,
-                    format!(
-                        "several sessions of {name} are present; address one participant: {listing}"
-                    ),
-                )
-                .with_details(&PresentDetails { present: &present }));
+            [one] => return Ok(one.clone()),
+            [] => {}
+            many => {
+                return Err(unknown(format!(
+                    "`{name}` is the start of more than one participant: {}{}; give more of the id",
+                    many.iter().take(10).cloned().collect::<Vec<_>>().join(", "),
+                    if many.len() > 10 { ", …" } else { "" }
+                )));
             }
         }
     }
-    Ok(out.into_iter().collect())
+    Err(unknown(format!(
+        "no participant or present client is called `{name}`; present: {listed}"
+    )))
+}
+
+/// The participant (not `sender`) of the client `harness` whose session was seen last, open or
+/// closed; `None` when the client never had a session here. Read only when none of that
+/// client's sessions is present.
+fn most_recent_of_client(
+    reader: &Reader<'_>,
+    harness: &str,
+    sender: &str,
+) -> AccResult<Option<String>> {
+    Ok(reader
+        .sessions(true)?
+        .into_iter()
+        .filter(|s| s.harness == harness && s.participant_id != sender)
+        .max_by(|a, b| {
+            (a.last_seen_at, a.opened_at, &a.session_id).cmp(&(
+                b.last_seen_at,
+                b.opened_at,
+                &b.session_id,
+            ))
+        })
+        .map(|s| s.participant_id))
 }
 
 /// Who a message goes to and what it is, decided before anything is written.

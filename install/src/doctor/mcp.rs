@@ -265,12 +265,39 @@ fn judge(client: Client, registration: &Registration, cwd: &Path) -> Check {
         (Err(why), Some(build)) => (Level::Error, format!("{why}; {build}")),
     };
     let fix = (level != Level::Ok).then_some(reinstall).flatten();
+    // An acc-mcp runs adapter code in `acc adapter-host` helpers: the `acc` beside it.
+    let named_acc_mcp = exe.file_name().is_some_and(|n| n == "acc-mcp");
+    let (level, detail, fix) = match acc_beside(&exe) {
+        Err(missing) if named_acc_mcp => (
+            level.max(Level::Warn),
+            format!("{detail}; {missing}"),
+            fix.or_else(|| {
+                Some("scripts/install.sh (it installs acc and acc-mcp side by side)".to_string())
+            }),
+        ),
+        _ => (level, detail, fix),
+    };
     check(
         name,
         level,
         format!("in {}: {detail}", registration.place),
         fix,
     )
+}
+
+/// Whether an executable `acc` sits beside `acc-mcp` (which runs every adapter call in an
+/// `acc adapter-host` helper, the `acc` beside it); else what is missing and what it costs.
+fn acc_beside(acc_mcp: &Path) -> Result<(), String> {
+    use std::os::unix::fs::PermissionsExt;
+    let real = std::fs::canonicalize(acc_mcp).unwrap_or_else(|_| acc_mcp.to_path_buf());
+    let acc = real.with_file_name("acc");
+    match std::fs::metadata(&acc) {
+        Ok(meta) if meta.is_file() && meta.permissions().mode() & 0o111 != 0 => Ok(()),
+        _ => Err(format!(
+            "{} is missing beside acc-mcp: acc-mcp runs adapters through it, so this server refuses every live delivery and its messages wait for next-turn",
+            acc.display()
+        )),
+    }
 }
 
 /// The MCP checks for both clients.

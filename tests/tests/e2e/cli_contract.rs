@@ -791,3 +791,69 @@ fn the_readmes_command_examples_parse() {
         "the README's examples were found ({checked})"
     );
 }
+
+/// `--to CLIENT` (a client's name, not a participant id): the one participant of that client
+/// with a present session; with none present, the client's most recent participant here, whose
+/// resumed conversation reads it; several present are refused with the candidates; a client
+/// that never had a session is refused; and a client's name is never taken as the start of a
+/// participant's id (`opencode-fan` is a person, not OpenCode).
+#[test]
+fn a_client_name_resolves_to_that_clients_most_recent_participant_and_never_to_an_id_prefix() {
+    let world = World::new();
+    let alice = world.attach("alice");
+    world.attach("opencode-fan");
+    let send = |to: &str| {
+        world.acc_as(
+            &alice,
+            &["message", "--to", to, "--subject", "s", "--body", "b"],
+        )
+    };
+    let refused = send("opencode").err(4, "unknown_participant");
+    assert!(
+        refused["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("no participant of the client `opencode`")),
+        "{refused}"
+    );
+    // Two Qwen Code conversations, one after the other, each ended: the later one is meant.
+    let hook = |session: &str, event: &str| {
+        let payload = serde_json::json!({ "session_id": session, "cwd": world.dir, "hook_event_name": event, "source": "startup", "reason": "other" });
+        let run = world.hook("qwen", event, &payload.to_string());
+        assert_eq!(run.code, 0, "{event}: {}", run.stderr);
+    };
+    hook("first", "SessionStart");
+    hook("first", "SessionEnd");
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    hook("second", "SessionStart");
+    hook("second", "SessionEnd");
+    let sent = send("qwen").ok_json();
+    assert_eq!(
+        sent["message"]["toParticipantIds"],
+        serde_json::json!(["qwen-second"]),
+        "{sent}"
+    );
+    // Present sessions come first: with the first conversation resumed, it is the one meant.
+    let resume = serde_json::json!({ "session_id": "first", "cwd": world.dir, "hook_event_name": "SessionStart", "source": "resume" });
+    assert_eq!(
+        world.hook("qwen", "SessionStart", &resume.to_string()).code,
+        0
+    );
+    let sent = send("qwen").ok_json();
+    assert_eq!(
+        sent["message"]["toParticipantIds"],
+        serde_json::json!(["qwen-first"]),
+        "{sent}"
+    );
+    // Both present: refused, naming both.
+    let resume = serde_json::json!({ "session_id": "second", "cwd": world.dir, "hook_event_name": "SessionStart", "source": "resume" });
+    assert_eq!(
+        world.hook("qwen", "SessionStart", &resume.to_string()).code,
+        0
+    );
+    let refused = send("qwen").err(4, "unknown_participant");
+    let said = refused["message"].as_str().unwrap_or_default();
+    assert!(
+        said.contains("qwen-first") && said.contains("qwen-second"),
+        "{refused}"
+    );
+}

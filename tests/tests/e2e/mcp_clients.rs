@@ -323,9 +323,17 @@ for line in sys.stdin:
     )
     .expect("impostor");
     let acc_mcp = acc_tests::bin("acc-mcp");
+    // This build's acc-mcp copied alone into a folder: no acc beside it for its adapters.
+    let lonely = world.temp.path().join("lonely");
+    std::fs::create_dir_all(&lonely).expect("folder");
+    std::fs::copy(&acc_mcp, lonely.join("acc-mcp")).expect("copy");
     std::fs::write(
         home.join(".claude.json"),
-        json!({ "numStartups": 3, "mcpServers": { "acc": { "type": "stdio", "command": acc_mcp, "args": [], "env": {} } } }).to_string(),
+        json!({ "numStartups": 3, "mcpServers": {
+            "acc": { "type": "stdio", "command": acc_mcp, "args": [], "env": {} },
+            "lonely": { "type": "stdio", "command": lonely.join("acc-mcp"), "args": [], "env": {} },
+        } })
+        .to_string(),
     )
     .expect("claude state");
     std::fs::write(
@@ -349,6 +357,24 @@ for line in sys.stdin:
             .as_str()
             .is_some_and(|d| d.contains("offers 11 tools")),
         "{ours}"
+    );
+    let alone = doctor_check(&report, "mcp claude-code `lonely`");
+    assert_eq!(alone["status"], "warn", "{alone}");
+    assert!(
+        alone["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains("offers 11 tools")
+                && d.contains(&format!(
+                    "{} is missing beside acc-mcp",
+                    lonely.join("acc").display()
+                ))),
+        "{alone}"
+    );
+    assert!(
+        alone["fix"]
+            .as_str()
+            .is_some_and(|f| f.contains("scripts/install.sh")),
+        "{alone}"
     );
     let missing = doctor_check(&report, "mcp claude-code `coordination`");
     assert_eq!(missing["status"], "error", "{missing}");

@@ -130,6 +130,61 @@ fn config_init_previews_asks_and_never_overwrites() {
     assert_eq!(valid["policy"]["contextBudgetBytes"], 6000);
 }
 
+/// What the README tells a user to run for a guarded room: `acc config init --claim-policy
+/// guarded` writes the policy, `acc config validate` reads it back, status says the room is
+/// guarded, and an exclusive claim then stops another hooked session's write. A policy it does
+/// not know is refused by name and writes nothing.
+#[test]
+fn config_init_with_the_guarded_claim_policy_makes_claims_stop_writes() {
+    let world = World::new();
+    let path = world.dir.join("acc.workspace.json");
+    let refused = world.acc_text(&["config", "init", "--yes", "--claim-policy", "strict"]);
+    assert_eq!(refused.code, 2, "{refused:?}");
+    assert!(
+        refused.stderr.contains("strict") && refused.stderr.contains("guarded"),
+        "{}",
+        refused.stderr
+    );
+    assert!(!path.exists(), "a refused policy writes nothing");
+
+    let written = world
+        .acc(&["config", "init", "--yes", "--claim-policy", "guarded"])
+        .ok_json();
+    assert_eq!(written["written"], true, "{written}");
+    let config: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&path).expect("written")).expect("json");
+    assert_eq!(config["policy"]["claimMode"], "guarded", "{config}");
+    let valid = world.acc(&["config", "validate"]).ok_json();
+    assert_eq!(valid["valid"], true, "{valid}");
+    assert_eq!(valid["policy"]["claimMode"], "guarded", "{valid}");
+
+    std::fs::write(world.dir.join("notes.md"), "mine").expect("file");
+    let bob = world.attach("bob");
+    let claimed = world
+        .acc_as(&bob, &["claim", "--resource", "file:notes.md"])
+        .ok_json();
+    assert_eq!(claimed["claims"][0]["enforcement"], "guarded", "{claimed}");
+    let payload = serde_json::json!({
+        "session_id": "alice-conversation",
+        "cwd": world.dir,
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Write",
+        "tool_input": { "file_path": world.dir.join("notes.md"), "content": "theirs" },
+    });
+    let run = world.hook("claude-code", "PreToolUse", &payload.to_string());
+    assert!(
+        run.stdout.contains("\"permissionDecision\":\"deny\"") && run.stdout.contains("by bob"),
+        "{run:?}"
+    );
+    // Bob is a person at a shell, whom no hook stops: the room says so rather than "guarded".
+    let status = world.status();
+    assert_eq!(status["workspace"]["protection"], "advisory", "{status}");
+    assert!(
+        status["workspace"]["protectionNote"].is_string(),
+        "{status}"
+    );
+}
+
 #[test]
 fn config_init_refuses_while_sessions_are_attached() {
     let world = World::new();
