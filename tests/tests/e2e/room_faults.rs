@@ -428,3 +428,210 @@ fn a_write_sent_ahead_of_its_answer_that_fails_fails_the_send_and_leaves_nothing
         .collect();
     assert_eq!(bodies.len(), 2, "before and after, once each: {inbox}");
 }
+
+/// One keyed send of `key` from `who` in `world`'s project, as a process of its own (held
+/// inside its write transaction for `hold_ms` when given), not waited for.
+fn send_process(
+    world: &World,
+    who: &acc_tests::Creds,
+    key: &str,
+    hold_ms: Option<u64>,
+) -> std::process::Child {
+    let mut command = world.command("acc");
+    command
+        .args([
+            "--json",
+            "--session",
+            &who.session,
+            "--generation",
+            &who.generation,
+        ])
+        .args([
+            "message",
+            "--to",
+            "bob",
+            "--subject",
+            key,
+            "--body",
+            key,
+            "--client-message-id",
+            key,
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null());
+    if let Some(ms) = hold_ms {
+        command.env("ACC_TEST_HOLD_WRITE_MS", ms.to_string());
+    }
+    command.spawn().expect("spawn acc")
+}
+
+/// Whether a writer of the room holds its writers' lock now (a transaction-scoped advisory
+/// lock taken with its `BEGIN`), as the server's own lock table says.
+fn a_writer_holds_the_room(db: &Database) -> bool {
+    let Ok(mut client) = db.config().connect(postgres::NoTls) else {
+        return false;
+    };
+    client
+        .query_one(
+            "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted",
+            &[],
+        )
+        .map(|row| row.get::<_, i64>(0) > 0)
+        .unwrap_or(false)
+}
+
+/// Senders killed with SIGKILL over and over on a room, inside their write transactions and at
+/// any other moment, each retried with its key until it answers: every message is recorded
+/// exactly once, none is lost, the event cursors have no gap, and the room answers as before.
+/// (The SQLite store's test of the same is `store_safety::sigkill_inside_a_write_transaction…`.)
+#[test]
+fn senders_killed_in_a_loop_lose_nothing_duplicate_nothing_and_leave_no_gap() {
+    let cluster = Cluster::start();
+    let db = cluster.database("senders killed");
+    let world = machine(&db);
+    let alice = world.attach("alice");
+    world.attach("bob");
+    let total = 24;
+    let mut killed_inside = 0;
+    for n in 0..total {
+        let key = format!("kill-{n}");
+        // Even rounds: killed while holding the room's writers' lock, its statements sent and
+        // its COMMIT not yet. Odd rounds: killed after a short time, wherever it is.
+        if n % 2 == 0 {
+            let mut child = send_process(&world, &alice, &key, Some(20_000));
+            acc_tests::wait_until(
+                Duration::from_secs(20),
+                "the sender to hold the room's writers' lock",
+                || a_writer_holds_the_room(&db),
+            );
+            acc_tests::kill_pid(child.id());
+            assert!(!child.wait().expect("reap").success());
+            killed_inside += 1;
+            acc_tests::wait_until(
+                Duration::from_secs(20),
+                "the server to roll the killed transaction back",
+                || !a_writer_holds_the_room(&db),
+            );
+        } else {
+            let mut child = send_process(&world, &alice, &key, None);
+            std::thread::sleep(Duration::from_millis(5 * (n % 7) as u64));
+            acc_tests::kill_pid(child.id());
+            let _ = child.wait();
+        }
+        // The retry with the same key answers, once.
+        let retried = send_process(&world, &alice, &key, None)
+            .wait_with_output()
+            .expect("retry");
+        let answer: Value = serde_json::from_slice(&retried.stdout).unwrap_or(Value::Null);
+        assert!(retried.status.success(), "{key}: {answer}");
+        assert_eq!(answer["message"]["subject"], key.as_str(), "{answer}");
+    }
+    assert_eq!(killed_inside, total / 2);
+    // Every key once, none lost.
+    let history = world
+        .acc(&["sync", "--scope", "history", "--limit", "100"])
+        .ok_json();
+    let mut subjects: Vec<String> = history["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .map(|i| i["subject"].as_str().unwrap_or_default().to_string())
+        .collect();
+    subjects.sort();
+    let mut expected: Vec<String> = (0..total).map(|n| format!("kill-{n}")).collect();
+    expected.sort();
+    assert_eq!(subjects, expected, "every message once, none lost");
+    // The cursors run 1, 2, 3, ... with no gap (a killed transaction took none).
+    let events = world.acc(&["sync", "--limit", "500"]).ok_json();
+    let cursors: Vec<u64> = events["events"]
+        .as_array()
+        .expect("events")
+        .iter()
+        .map(|e| {
+            e["cursor"]
+                .as_str()
+                .expect("cursor")
+                .parse()
+                .expect("number")
+        })
+        .collect();
+    assert_eq!(cursors, (1..=cursors.len() as u64).collect::<Vec<_>>());
+    let sent = events["events"]
+        .as_array()
+        .expect("events")
+        .iter()
+        .filter(|e| e["type"] == "message.recorded")
+        .count();
+    assert_eq!(sent, total, "{events}");
+}
+
+/// Two machines whose clocks disagree by minutes (one ten minutes fast, one ten minutes slow)
+/// agree on a room's leases: both reckon with the database server's clock. A claim's lease
+/// ends when the server says, not when either machine thinks; the other machine sees it held
+/// until then and free after.
+#[test]
+fn machines_whose_clocks_differ_by_minutes_agree_on_leases() {
+    let cluster = Cluster::start();
+    let db = cluster.database("clocks apart");
+    let fast = machine(&db);
+    fast.set_env("ACC_TEST_CLOCK_OFFSET_SECONDS", "600");
+    let slow = World::new();
+    std::fs::write(slow.dir.join("acc.workspace.json"), CONFIG).expect("config");
+    slow.acc(&["room", "connect", &db.socket_url()]).ok_json();
+    slow.set_env("ACC_TEST_CLOCK_OFFSET_SECONDS", "-600");
+    // The machines' own clocks do disagree: on its own SQLite store each reckons its own time.
+    let server_now = || -> i64 {
+        let mut client = db.config().connect(postgres::NoTls).expect("connect");
+        let row = client
+            .query_one(
+                "SELECT (extract(epoch from clock_timestamp()) * 1000)::bigint",
+                &[],
+            )
+            .expect("now");
+        row.get(0)
+    };
+    let alice = fast.attach("alice");
+    let bob = slow.attach("bob");
+    let before = server_now();
+    let claimed = fast
+        .acc_as(
+            &alice,
+            &["claim", "--resource", "file:shared.rs", "--lease", "3"],
+        )
+        .ok_json();
+    let after = server_now();
+    let expires = claimed["claims"][0]["expiresAt"]
+        .as_str()
+        .expect("expiresAt")
+        .to_string();
+    let expires_ms = acc_core::clock::parse_timestamp(&expires).expect("a timestamp");
+    assert!(
+        expires_ms >= before + 3_000 - 1_000 && expires_ms <= after + 3_000 + 1_000,
+        "the lease ends 3 s after the server's now ({before}..{after}), not the fast machine's: {expires}"
+    );
+    // The slow machine sees the claim held (its own clock would call it ten minutes away).
+    let refused = slow
+        .acc_as(&bob, &["claim", "--resource", "file:shared.rs"])
+        .err(5, "claim_conflict");
+    assert!(refused.to_string().contains("alice"), "{refused}");
+    // Once the server's clock passes the end, the slow machine takes it; the fast one never
+    // saw it expire early (it would have, ten minutes early, on its own clock).
+    acc_tests::wait_until(
+        Duration::from_secs(20),
+        "the lease to end on the server",
+        || server_now() > expires_ms + 200,
+    );
+    let taken = slow
+        .acc_as(&bob, &["claim", "--resource", "file:shared.rs"])
+        .ok_json();
+    assert_eq!(taken["claims"][0]["resource"], "file:shared.rs", "{taken}");
+    let seen_by_fast = fast.status();
+    let holders: Vec<&str> = seen_by_fast["claims"]
+        .as_array()
+        .expect("claims")
+        .iter()
+        .filter(|c| c["state"] == "live")
+        .map(|c| c["ownerParticipantId"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(holders, vec!["bob"], "{seen_by_fast}");
+}
