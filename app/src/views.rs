@@ -253,24 +253,26 @@ pub fn status_capped(report: &StatusReport, now: i64, mine: &str) -> Value {
     let mut omitted = wire::Omitted::default();
     // The report is serialized once; each item left out takes its own bytes and a comma off
     // (compact JSON), so a room of any size costs one pass, not one serialization an item.
-    let mut size = acc_core::wire::json(&status).to_string().len();
-    let cost = |item: Value| item.to_string().len() + 1;
+    let mut size = acc_core::wire::json_len(&status);
+    fn cost<T: serde::Serialize>(item: &T) -> usize {
+        acc_core::wire::json_len(item) + 1
+    }
     // Room for the `omitted` note and the server's `speaksFor` beside the report.
     let budget = PAGE_BYTE_CAP.saturating_sub(1_000);
     while size > budget {
         if let Some(claim) = status.claims.pop() {
-            size = size.saturating_sub(cost(acc_core::wire::json(&claim)));
+            size = size.saturating_sub(cost(&claim));
             status.claim_summary.complete = false;
         } else if let Some(item) = status.attention.pop() {
-            size = size.saturating_sub(cost(acc_core::wire::json(&item)));
+            size = size.saturating_sub(cost(&item));
             omitted.attention += 1;
         } else if status.sessions.len() > 1
             && let Some(session) = status.sessions.pop()
         {
-            size = size.saturating_sub(cost(acc_core::wire::json(&session)));
+            size = size.saturating_sub(cost(&session));
             omitted.sessions += 1;
         } else if let Some(participant) = status.participants.pop() {
-            size = size.saturating_sub(cost(acc_core::wire::json(&participant)));
+            size = size.saturating_sub(cost(&participant));
             omitted.participants += 1;
         } else {
             break;

@@ -180,6 +180,10 @@ pub fn file_sha256(path: &std::path::Path) -> Option<String> {
 /// Whether a process with this pid exists and runs (signal 0, a process of another user counts;
 /// a zombie, ended but not yet reaped, does not).
 pub fn pid_alive(pid: i64) -> bool {
+    // This very process runs (`acc-mcp` tests its own session's pid on every status).
+    if pid == i64::from(std::process::id()) {
+        return true;
+    }
     // `Pid::from_raw` asserts a non-negative pid, and a negative one would name a group.
     let Some(pid) = i32::try_from(pid)
         .ok()

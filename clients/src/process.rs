@@ -13,9 +13,22 @@ fn fields(pid: i64) -> Option<(String, char, i64)> {
     group_fields(pid).map(|(comm, state, parent, _)| (comm, state, parent))
 }
 
+/// `/proc/<pid>/stat` whole. Read into room for the whole line at once: the file says its size
+/// is 0, so `fs::read_to_string` would read it in six growing pieces, and a long-lived server
+/// reads it on every status (issue 55).
+fn proc_stat(pid: i64) -> Option<String> {
+    use std::io::Read;
+    let mut text = String::with_capacity(1024);
+    std::fs::File::open(format!("/proc/{pid}/stat"))
+        .ok()?
+        .read_to_string(&mut text)
+        .ok()?;
+    Some(text)
+}
+
 /// [`fields`] and the process group.
 fn group_fields(pid: i64) -> Option<(String, char, i64, i64)> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let text = proc_stat(pid)?;
     // `pid (comm) state ppid ...`: comm may hold spaces and parentheses, so the fields after it
     // are found from the last closing parenthesis.
     let open = text.find('(')?;
@@ -31,7 +44,7 @@ fn group_fields(pid: i64) -> Option<(String, char, i64, i64)> {
 /// When the process `pid` started, from `/proc/<pid>/stat` (clock ticks after boot) and the
 /// boot time in `/proc/stat`: to the second, or `None` when `/proc` cannot say.
 pub fn started_at(pid: i64) -> Option<std::time::SystemTime> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let text = proc_stat(pid)?;
     // Field 22 (`starttime`) is the 20th after the closing parenthesis of `comm`.
     let ticks: u64 = text
         .get(text.rfind(')')? + 1..)?

@@ -22,6 +22,11 @@ pub const FENCE: &str = "~~~~";
 /// Whether `c` is escaped in peer text: a control, format, line- or paragraph-separator
 /// character.
 pub fn hidden(c: char) -> bool {
+    // ASCII's only such characters are its controls (Cc): answered without the Unicode table,
+    // which every character of every `acc-mcp` answer passes through.
+    if c.is_ascii() {
+        return c.is_ascii_control();
+    }
     matches!(
         c.general_category(),
         GeneralCategory::Control
@@ -153,6 +158,20 @@ pub fn block(item: &RenderMessage) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_ascii_shortcut_agrees_with_the_unicode_table() {
+        for c in (0u8..=0x7f).map(char::from) {
+            let by_table = matches!(
+                c.general_category(),
+                GeneralCategory::Control
+                    | GeneralCategory::Format
+                    | GeneralCategory::LineSeparator
+                    | GeneralCategory::ParagraphSeparator
+            );
+            assert_eq!(hidden(c), by_table, "{c:?}");
+        }
+    }
 
     fn hostile() -> Vec<String> {
         let text = include_str!("../../tests/fixtures/hostile-strings.json");

@@ -483,8 +483,7 @@ pub fn decision_status(
 /// session for queued addressed messages. Newest first, bounded per rule.
 pub fn message_attention(
     reader: &Reader<'_>,
-    now: Millis,
-    liveness: &dyn Liveness,
+    live: &BTreeSet<String>,
 ) -> AccResult<Vec<crate::attention::Attention>> {
     use crate::attention::{Attention, AttentionRule};
     let mut out = Vec::new();
@@ -509,7 +508,6 @@ pub fn message_attention(
             });
         }
     }
-    let live = live_participants(reader, now, liveness)?;
     let mut budget = ATTENTION_PER_RULE;
     for participant in reader.participants()? {
         if live.contains(&participant.participant_id) || budget <= 0 {

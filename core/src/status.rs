@@ -449,15 +449,17 @@ impl Core {
             } else {
                 claims_that_matter(r, attention, mine, now)?
             };
-            let owner: std::collections::BTreeMap<String, String> = r
-                .sessions(true)?
-                .into_iter()
-                .map(|s| (s.session_id, s.participant_id))
-                .collect();
-            let holders =
-                ranked(per_session.into_iter().map(|(session, count)| {
-                    (owner.get(&session).cloned().unwrap_or(session), count)
-                }));
+            // Each holding session's participant, read by its key: the room's closed sessions
+            // are not read (every status would otherwise read them all, however old).
+            let mut holders_of = Vec::with_capacity(per_session.len());
+            for (session, count) in per_session {
+                let owner = r
+                    .session(&session)?
+                    .map(|s| s.participant_id)
+                    .unwrap_or(session);
+                holders_of.push((owner, count));
+            }
+            let holders = ranked(holders_of.into_iter());
             let summary = ClaimSummary {
                 total,
                 live: total - expired,
@@ -489,7 +491,7 @@ impl Core {
         store.read(|r| {
             let all_open = session_states(r, false, now, &*liveness, &*guards)?;
             report.protection = protection(policy, &all_open);
-            report.attention = self::attention(r, &all_open, now, &*liveness)?;
+            report.attention = self::attention(r, &all_open, now)?;
             let (rows, summary) = pick(r, &report.attention, now)?;
             report.claims = claim_states(rows, policy, now);
             report.protection_note = protection_note(policy, &all_open);
@@ -530,7 +532,7 @@ impl Core {
             let next_cursor = events.last().map(|e| e.seq).unwrap_or(cursor);
             // Attention reads presence only: no evidence needs reading for it.
             let sessions = session_states(r, false, now, &*liveness, &crate::identity::NoEvidence)?;
-            let attention = attention(r, &sessions, now, &*liveness)?;
+            let attention = attention(r, &sessions, now)?;
             Ok((
                 EventPage {
                     events,
@@ -548,9 +550,14 @@ pub fn attention(
     reader: &Reader<'_>,
     sessions: &[SessionState],
     now: Millis,
-    liveness: &dyn Liveness,
 ) -> AccResult<Vec<Attention>> {
-    let mut items = crate::messages::message_attention(reader, now, liveness)?;
+    // The participants with a session present, from the sessions the status already read.
+    let live: std::collections::BTreeSet<String> = sessions
+        .iter()
+        .filter(|s| s.presence != Presence::Offline)
+        .map(|s| s.session.participant_id.clone())
+        .collect();
+    let mut items = crate::messages::message_attention(reader, &live)?;
     items.extend(claim_attention(reader, sessions, now)?);
     Ok(items)
 }

@@ -19,6 +19,27 @@ pub fn json<T: Serialize>(value: &T) -> Value {
     serde_json::to_value(value).unwrap_or(Value::Null)
 }
 
+/// The length in bytes of `value` as compact JSON text, counted as it is written: no text and
+/// no `Value` is built (a page's size is measured on every `acc_status`).
+pub fn json_len<T: Serialize>(value: &T) -> usize {
+    /// A writer that only counts.
+    struct Counter(usize);
+    impl std::io::Write for Counter {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len();
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut counter = Counter(0);
+    match serde_json::to_writer(&mut counter, value) {
+        Ok(()) => counter.0,
+        Err(_) => json(value).to_string().len(),
+    }
+}
+
 /// An artifact as stored: a canonical resource and an optional description (peer text).
 #[derive(Debug, Clone, Serialize)]
 pub struct StoredArtifact {

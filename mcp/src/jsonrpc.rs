@@ -139,7 +139,13 @@ pub fn classify(line: &str) -> Incoming {
 
 /// A success response.
 pub fn result(id: &Value, result: Value) -> Value {
-    json!({ "jsonrpc": "2.0", "id": id, "result": result })
+    // `json!` copies an interpolated value through serde; a result (a whole room, for
+    // `acc_status`) is moved in instead.
+    let mut response = json!({ "jsonrpc": "2.0", "id": id, "result": null });
+    if let Some(slot) = response.get_mut("result") {
+        *slot = result;
+    }
+    response
 }
 
 /// An error response.

@@ -10,7 +10,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 
 use acc_app::services::App;
 use acc_app::views;
@@ -24,8 +23,10 @@ mod adopt;
 pub mod jsonrpc;
 mod resources;
 pub mod schema;
+mod serve;
 mod session;
 pub mod tools;
+pub use serve::{serve, serve_blocking};
 pub mod wire;
 
 use jsonrpc::{Code, Incoming};
@@ -412,11 +413,12 @@ impl Server {
                 text: notice,
             });
         }
-        Ok(json(&wire::ToolResult {
+        Ok(wire::ToolResult {
             content,
             structured_content: structured,
             is_error,
-        }))
+        }
+        .into_value())
     }
 
     fn run_tool(&mut self, prepared: &tools::Prepared) -> AccResult<tools::ToolValue> {
@@ -432,124 +434,6 @@ impl Server {
             map.insert("speaksFor".into(), self.speaks_for_value());
         }
         Ok(value)
-    }
-}
-
-/// Serve newline-delimited JSON-RPC until end of input. Every request gets exactly one
-/// response line; notifications get none.
-pub async fn serve<R, W>(reader: R, mut writer: W, config: Config) -> std::io::Result<()>
-where
-    R: AsyncRead + Unpin,
-    W: AsyncWrite + Unpin,
-{
-    // The server answers on a thread of its own, outside the runtime: its store calls block
-    // (SQLite's lock, a PostgreSQL room's round trips), and the PostgreSQL driver drives its
-    // connection with a runtime of its own, which cannot run inside this one's thread.
-    let (requests, inbox) = std::sync::mpsc::channel::<(String, Answer)>();
-    let worker = std::thread::Builder::new()
-        .name("acc-mcp-server".into())
-        .spawn(move || {
-            let mut server = Server::new(config);
-            for (line, answer) in inbox {
-                let _ = answer.send(server.handle_line(&line));
-            }
-        })?;
-    let mut reader = BufReader::new(reader);
-    let mut line = Vec::new();
-    let served = async {
-        loop {
-            line.clear();
-            let read = read_line_capped(&mut reader, &mut line).await?;
-            let response = match read {
-                LineRead::Eof => break,
-                LineRead::TooLong => Some(jsonrpc::error(
-                    &Value::Null,
-                    Code::PARSE_ERROR,
-                    &format!("parse error: a message longer than {MAX_LINE_BYTES} bytes"),
-                    None,
-                )),
-                LineRead::Line => match std::str::from_utf8(&line) {
-                    Ok(text) => {
-                        let (answer, answered) = tokio::sync::oneshot::channel();
-                        if requests.send((text.to_string(), answer)).is_err() {
-                            return Err(std::io::Error::other("the server's thread ended"));
-                        }
-                        answered
-                            .await
-                            .map_err(|_| std::io::Error::other("the server's thread ended"))?
-                    }
-                    Err(_) => Some(jsonrpc::error(
-                        &Value::Null,
-                        Code::PARSE_ERROR,
-                        "parse error: the line is not utf-8",
-                        None,
-                    )),
-                },
-            };
-            if let Some(response) = response {
-                let mut bytes = response.to_string().into_bytes();
-                bytes.push(b'\n');
-                writer.write_all(&bytes).await?;
-                writer.flush().await?;
-            }
-        }
-        writer.flush().await
-    }
-    .await;
-    // The server (and its store) close before the process ends.
-    drop(requests);
-    let _ = worker.join();
-    served
-}
-
-/// Where the server's thread sends one line's answer.
-type Answer = tokio::sync::oneshot::Sender<Option<Value>>;
-
-enum LineRead {
-    Line,
-    TooLong,
-    Eof,
-}
-
-/// Read one line into `line` (without its newline), discarding the rest of a line that
-/// exceeds the cap.
-async fn read_line_capped<R: AsyncRead + Unpin>(
-    reader: &mut BufReader<R>,
-    line: &mut Vec<u8>,
-) -> std::io::Result<LineRead> {
-    let mut too_long = false;
-    loop {
-        let available = reader.fill_buf().await?;
-        if available.is_empty() {
-            return Ok(if too_long {
-                LineRead::TooLong
-            } else if line.is_empty() {
-                LineRead::Eof
-            } else {
-                LineRead::Line
-            });
-        }
-        let (chunk, found) = match available.iter().position(|b| *b == b'\n') {
-            Some(at) => (&available[..at], Some(at + 1)),
-            None => (available, None),
-        };
-        if !too_long {
-            if line.len() + chunk.len() > MAX_LINE_BYTES {
-                too_long = true;
-                line.clear();
-            } else {
-                line.extend_from_slice(chunk);
-            }
-        }
-        let consumed = found.unwrap_or(available.len());
-        reader.consume(consumed);
-        if found.is_some() {
-            return Ok(if too_long {
-                LineRead::TooLong
-            } else {
-                LineRead::Line
-            });
-        }
     }
 }
 

@@ -221,6 +221,16 @@ impl Lite {
         // so a long-lived connection (`acc-mcp`) never prepares one twice; rusqlite keeps 16,
         // least recently used first out.
         conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
+        // The query planner's stability guarantee: a statement's plan never depends on the
+        // values bound to it. Without it, SQLite (3.50, bundled) reads a `LIMIT ?N` bound at
+        // prepare time as a constant and marks the statement to be prepared again whenever that
+        // parameter is bound again, so every cached statement with a `LIMIT ?` was parsed and
+        // planned anew on each run: two thirds of `acc_status`'s instructions (issue 55;
+        // docs/benchmarks.md). The store keeps no `sqlite_stat4` samples, so no plan is lost.
+        conn.set_db_config(
+            rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG,
+            true,
+        )?;
         sql_log::attach(&conn);
         Ok(Self {
             conn,

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use acc_mcp::{Config, Identity, serve};
+use acc_mcp::{Config, Identity, serve_blocking};
 
 fn fail(message: &str) -> ! {
     eprintln!("acc-mcp: {message}");
@@ -67,10 +67,6 @@ fn main() {
         None => launch,
     };
     let clock = acc_app::clock::system_from_env().unwrap_or_else(|e| fail(&e.message));
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap_or_else(|e| fail(&format!("cannot start the runtime: {e}")));
     // Adapter code never runs in this long-lived process: each load and call runs in
     // `acc adapter-host`, the `acc` installed beside it (every layout puts both in one folder).
     let helper = std::env::current_exe()
@@ -85,7 +81,8 @@ fn main() {
         adapters: acc_delivery::plugins::Loading::Helper(helper),
         consent: Arc::new(acc_install::InstalledConsent),
     };
-    if let Err(error) = runtime.block_on(serve(tokio::io::stdin(), tokio::io::stdout(), config)) {
+    // Read, answered and written on this thread: no runtime, no hand-over between threads.
+    if let Err(error) = serve_blocking(std::io::stdin().lock(), std::io::stdout().lock(), config) {
         eprintln!("acc-mcp: i/o error: {error}");
         std::process::exit(1);
     }
