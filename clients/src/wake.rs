@@ -26,7 +26,17 @@ pub trait WakeEndpoint: Serialize + DeserializeOwned {
     fn verify(&self) -> Result<String, AdapterError>;
     /// Write one wake for `message_id` within `budget` (what is left of the host's deadline for
     /// the offer); `Err` is the offer's refusal code.
-    fn wake(&self, message_id: &str, budget: Duration) -> Result<(), &'static str>;
+    fn wake(&self, message_id: &str, budget: Duration) -> Result<Taken, &'static str>;
+}
+
+/// How a client took a wake it did not refuse.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Taken {
+    /// It starts a turn with it (after the running one).
+    Delivered,
+    /// It holds it for its user's approval (the offer is `pendingApproval`): no turn starts
+    /// until the user says yes.
+    PendingApproval,
 }
 
 /// What a wake adapter declares: `adapter_id` (its transport too) wakes live sessions of
@@ -108,9 +118,9 @@ pub fn offer<E: WakeEndpoint>(request: &OfferRequest) -> Result<OfferAnswer, Ada
     }
     let budget = deadline.saturating_duration_since(Instant::now());
     match endpoint.wake(request.message.message_id.as_str(), budget) {
-        Ok(()) => Ok(OfferAnswer {
+        Ok(taken) => Ok(OfferAnswer {
             accepted: true,
-            pending_approval: false,
+            pending_approval: taken == Taken::PendingApproval,
             code: None,
             client_version,
         }),

@@ -5,13 +5,20 @@
 //! body reaches the model through next-turn (or an exact inbox read) afterwards, so the host
 //! records nothing for an accepted wake and the receipt stays queued.
 //!
+//! Claude Code can hold or turn away a cross-session message it took, by its user's
+//! `crossSessionInbound` setting (2.1.328: `accept`, `hold` for the user's review, `refuse`), and
+//! says nothing on the socket either way. So before each wake the adapter reads that setting as
+//! Claude Code does ([`inbound`]): `refuse` is not woken (the offer is refused,
+//! `transport_rejected`, and nothing is written), `hold` is woken pending the user's approval
+//! (`pendingApproval`), `accept` (the default) is woken.
+//!
 //! The endpoint is verified at every handshake and every wake: the session registry file
 //! `<config dir>/sessions/<pid>.json` must name the same pid, the same session id and (by real
 //! path) the same socket; the socket must be a socket, not a symlink, owned by this user, with
 //! no group or other permission bits; the pid must be alive.
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use acc_adapter_api::wire::{
@@ -107,6 +114,61 @@ pub fn verify(endpoint: &Endpoint) -> Result<String, AdapterError> {
         })
 }
 
+/// What a Claude Code session does with a cross-session message: its `crossSessionInbound`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Inbound {
+    /// Delivered: a turn starts with it (the default).
+    Accept,
+    /// Parked for the user's review; the model does not act on it until the user approves.
+    Hold,
+    /// Turned away.
+    Refuse,
+}
+
+impl Inbound {
+    /// A setting's value; one Claude Code does not know holds every cross-session message
+    /// while it is there (2.1.328 says so when it reads one).
+    fn parse(value: &serde_json::Value) -> Self {
+        match value.as_str() {
+            Some("accept") => Self::Accept,
+            Some("refuse") => Self::Refuse,
+            _ => Self::Hold,
+        }
+    }
+}
+
+/// Where Claude Code keeps its managed policy on this platform.
+const MANAGED_SETTINGS: &str = if cfg!(target_os = "macos") {
+    "/Library/Application Support/ClaudeCode/managed-settings.json"
+} else {
+    "/etc/claude-code/managed-settings.json"
+};
+
+/// The `crossSessionInbound` of a session whose configuration folder is `config_dir` and whose
+/// project is `project`, read as Claude Code 2.1.328 reads it: the managed policy's, else the
+/// user's settings, whichever sets it first; then the project's shared and local settings
+/// (`.claude/settings.json`, `.claude/settings.local.json`) only where they are stricter. A file
+/// that is missing or not JSON sets nothing. (A `--settings` file given on the command line is
+/// not visible from here.)
+pub fn inbound(config_dir: &Path, project: Option<&Path>) -> Inbound {
+    let setting = |file: PathBuf| -> Option<Inbound> {
+        let text = std::fs::read_to_string(file).ok()?;
+        let value: serde_json::Value = serde_json::from_str(&text).ok()?;
+        value.get("crossSessionInbound").map(Inbound::parse)
+    };
+    let mut effective = setting(PathBuf::from(MANAGED_SETTINGS))
+        .or_else(|| setting(config_dir.join("settings.json")))
+        .unwrap_or(Inbound::Accept);
+    if let Some(project) = project {
+        for file in ["settings.json", "settings.local.json"] {
+            if let Some(stricter) = setting(project.join(".claude").join(file)) {
+                effective = effective.max(stricter);
+            }
+        }
+    }
+    effective
+}
+
 /// The one fixed line of a wake: ACC text and the message id, nothing from the peer.
 pub fn wake_line(message_id: &str) -> String {
     let id = wake_id(message_id);
@@ -152,14 +214,24 @@ impl WakeEndpoint for Endpoint {
         verify(self)
     }
 
-    /// One line, written within 2 s; Claude Code answers nothing on the socket.
-    fn wake(&self, message_id: &str, _budget: Duration) -> Result<(), &'static str> {
+    /// One line, written within 2 s; Claude Code answers nothing on the socket, so what it
+    /// does with the line is read from its user's `crossSessionInbound` first ([`inbound`]).
+    fn wake(&self, message_id: &str, _budget: Duration) -> Result<wake::Taken, &'static str> {
+        let project = session_registry(Path::new(&self.config_dir), self.pid)
+            .ok()
+            .and_then(|registry| registry.get("cwd")?.as_str().map(PathBuf::from));
+        let taken = match inbound(Path::new(&self.config_dir), project.as_deref()) {
+            Inbound::Refuse => return Err("transport_rejected"),
+            Inbound::Hold => wake::Taken::PendingApproval,
+            Inbound::Accept => wake::Taken::Delivered,
+        };
         let mut stream = wake::connect(&self.socket)?;
         let _ = stream.set_write_timeout(Some(Duration::from_secs(2)));
         stream
             .write_all(wake_line(message_id).as_bytes())
             .and_then(|()| stream.flush())
-            .map_err(|e| wake::io_code(&e))
+            .map_err(|e| wake::io_code(&e))?;
+        Ok(taken)
     }
 }
 

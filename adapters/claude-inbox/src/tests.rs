@@ -134,3 +134,106 @@ fn a_client_that_changed_version_under_the_binding_is_not_woken() {
     assert!(accepted.accepted, "{accepted:?}");
     assert!(f.listener.accept().is_ok(), "the wake connected");
 }
+
+/// `crossSessionInbound` read as Claude Code reads it, table-driven: the user's setting, the
+/// project's stricter one winning, a looser project setting ignored, an unknown value holding,
+/// a file that is not JSON setting nothing.
+#[test]
+fn the_inbound_setting_is_read_as_claude_code_reads_it() {
+    // (row, the user's settings, the project's, the project's local ones, what is read)
+    type Row<'a> = (
+        &'a str,
+        Option<&'a str>,
+        Option<&'a str>,
+        Option<&'a str>,
+        Inbound,
+    );
+    let rows: [Row<'_>; 8] = [
+        ("nothing set", None, None, None, Inbound::Accept),
+        (
+            "user hold",
+            Some(r#"{"crossSessionInbound":"hold"}"#),
+            None,
+            None,
+            Inbound::Hold,
+        ),
+        (
+            "user refuse",
+            Some(r#"{"crossSessionInbound":"refuse"}"#),
+            None,
+            None,
+            Inbound::Refuse,
+        ),
+        (
+            "project stricter",
+            Some(r#"{"crossSessionInbound":"accept"}"#),
+            Some(r#"{"crossSessionInbound":"hold"}"#),
+            None,
+            Inbound::Hold,
+        ),
+        (
+            "local stricter",
+            Some(r#"{"crossSessionInbound":"hold"}"#),
+            None,
+            Some(r#"{"crossSessionInbound":"refuse"}"#),
+            Inbound::Refuse,
+        ),
+        (
+            "project looser",
+            Some(r#"{"crossSessionInbound":"refuse"}"#),
+            Some(r#"{"crossSessionInbound":"accept"}"#),
+            None,
+            Inbound::Refuse,
+        ),
+        (
+            "unknown value",
+            Some(r#"{"crossSessionInbound":"sometimes"}"#),
+            None,
+            None,
+            Inbound::Hold,
+        ),
+        ("not json", Some("{ not json"), None, None, Inbound::Accept),
+    ];
+    for (row, user, project, local, expected) in rows {
+        let temp = tempfile::tempdir().expect("tempdir");
+        let config = temp.path().join("claude");
+        let repo = temp.path().join("repo");
+        std::fs::create_dir_all(&config).expect("config");
+        std::fs::create_dir_all(repo.join(".claude")).expect("project");
+        for (text, file) in [
+            (user, config.join("settings.json")),
+            (project, repo.join(".claude/settings.json")),
+            (local, repo.join(".claude/settings.local.json")),
+        ] {
+            if let Some(text) = text {
+                std::fs::write(file, text).expect("settings");
+            }
+        }
+        assert_eq!(inbound(&config, Some(&repo)), expected, "{row}");
+    }
+}
+
+/// A session whose user refuses cross-session messages is not woken (nothing is written to
+/// its socket); one that holds them is woken pending approval.
+#[test]
+fn a_refusing_session_gets_no_wake_and_a_holding_one_is_pending_approval() {
+    let fixture = fixture();
+    let settings = std::path::Path::new(&fixture.endpoint.config_dir).join("settings.json");
+    fixture.listener.set_nonblocking(true).expect("nonblocking");
+    std::fs::write(&settings, r#"{"crossSessionInbound":"refuse"}"#).expect("settings");
+    assert_eq!(
+        WakeEndpoint::wake(&fixture.endpoint, "message_1", Duration::from_secs(1)),
+        Err("transport_rejected")
+    );
+    assert!(fixture.listener.accept().is_err(), "nothing connected");
+    std::fs::write(&settings, r#"{"crossSessionInbound":"hold"}"#).expect("settings");
+    assert_eq!(
+        WakeEndpoint::wake(&fixture.endpoint, "message_1", Duration::from_secs(1)),
+        Ok(wake::Taken::PendingApproval)
+    );
+    std::fs::write(&settings, r#"{"crossSessionInbound":"accept"}"#).expect("settings");
+    assert_eq!(
+        WakeEndpoint::wake(&fixture.endpoint, "message_1", Duration::from_secs(1)),
+        Ok(wake::Taken::Delivered)
+    );
+}

@@ -218,7 +218,7 @@ impl WakeEndpoint for Endpoint {
     }
 
     /// Ask the plugin to send the wake line into the session once for this message id.
-    fn wake(&self, message_id: &str, _budget: Duration) -> Result<(), &'static str> {
+    fn wake(&self, message_id: &str, _budget: Duration) -> Result<wake::Taken, &'static str> {
         let id = wake_id(message_id);
         let request = Request::Wake {
             session_id: &self.session_id,
@@ -226,7 +226,7 @@ impl WakeEndpoint for Endpoint {
             text: &wake_text(&id),
         };
         match exchange(&self.socket, &request)? {
-            answer if answer.ok => Ok(()),
+            answer if answer.ok => Ok(wake::Taken::Delivered),
             _ => Err("recipient_unavailable"),
         }
     }

@@ -253,13 +253,13 @@ impl ReplyBox {
 
     /// Wait until `deadline` for Qwen Code's receipt of `msg_id`; connections that do not
     /// authenticate with this wake's token, or report another frame, are ignored.
-    fn receipt(&self, msg_id: &str, deadline: Instant) -> Result<(), &'static str> {
+    fn receipt(&self, msg_id: &str, deadline: Instant) -> Result<wake::Taken, &'static str> {
         loop {
             match self.listener.accept() {
                 Ok((stream, _)) => {
                     if let Some(status) = read_receipt(stream, &self.reply.token, msg_id, deadline)
                     {
-                        return receipt_code(&status).map_or(Ok(()), Err);
+                        return receipt_code(&status).map_or(Ok(wake::Taken::Delivered), Err);
                     }
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
@@ -371,7 +371,7 @@ impl WakeEndpoint for Endpoint {
     /// socket. Qwen Code answers nothing on the wake's own connection, and when it closes that
     /// says nothing the receipt does not: a session busy in a turn may read the frame a second
     /// or more after it was written, so the whole wait is the receipt's.
-    fn wake(&self, message_id: &str, budget: Duration) -> Result<(), &'static str> {
+    fn wake(&self, message_id: &str, budget: Duration) -> Result<wake::Taken, &'static str> {
         let started = Instant::now();
         let reply = ReplyBox::open()?;
         let mut stream = wake::connect(&self.socket)?;

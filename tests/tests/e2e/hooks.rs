@@ -488,7 +488,7 @@ fn a_claude_code_session_whose_registry_appears_after_its_start_is_bound_at_its_
     );
 }
 
-/// One way a client session can end, and whether it should stay in the room afterwards.
+/// One way a client session can end, and how its end is recorded.
 struct Ending {
     name: &'static str,
     client: &'static str,
@@ -499,11 +499,13 @@ struct Ending {
     transcript: Option<Option<&'static str>>,
     /// A peer messages the room while the session is open.
     messaged: bool,
-    kept: bool,
+    /// The reason its `session.closed` event gives; `None`: no session was ever opened, so
+    /// nothing is recorded at all.
+    closed: Option<&'static str>,
 }
 
 #[test]
-fn a_session_that_ends_without_a_turn_leaves_no_trace() {
+fn a_session_that_ends_without_a_turn_is_closed_saying_so_and_nothing_is_deleted() {
     let endings = [
         // `claude mcp list` (Claude Code 2.1.328): SessionEnd alone, no transcript.
         Ending {
@@ -512,7 +514,7 @@ fn a_session_that_ends_without_a_turn_leaves_no_trace() {
             before: &[],
             transcript: Some(None),
             messaged: false,
-            kept: false,
+            closed: None,
         },
         Ending {
             name: "start then end",
@@ -520,7 +522,7 @@ fn a_session_that_ends_without_a_turn_leaves_no_trace() {
             before: &["SessionStart"],
             transcript: Some(None),
             messaged: false,
-            kept: false,
+            closed: Some("client_session_end_without_turn"),
         },
         Ending {
             name: "empty transcript",
@@ -528,7 +530,7 @@ fn a_session_that_ends_without_a_turn_leaves_no_trace() {
             before: &["SessionStart"],
             transcript: Some(Some("")),
             messaged: false,
-            kept: false,
+            closed: Some("client_session_end_without_turn"),
         },
         Ending {
             name: "gemini start then end",
@@ -536,7 +538,7 @@ fn a_session_that_ends_without_a_turn_leaves_no_trace() {
             before: &["SessionStart"],
             transcript: Some(None),
             messaged: false,
-            kept: false,
+            closed: Some("client_session_end_without_turn"),
         },
         Ending {
             name: "a turn",
@@ -544,7 +546,7 @@ fn a_session_that_ends_without_a_turn_leaves_no_trace() {
             before: &["SessionStart", "UserPromptSubmit", "Stop"],
             transcript: Some(Some("{\"type\":\"user\"}\n")),
             messaged: false,
-            kept: true,
+            closed: Some("client_session_end"),
         },
         Ending {
             name: "gemini turn",
@@ -552,7 +554,7 @@ fn a_session_that_ends_without_a_turn_leaves_no_trace() {
             before: &["SessionStart", "BeforeAgent", "AfterAgent"],
             transcript: Some(Some("{\"messages\":[]}")),
             messaged: false,
-            kept: true,
+            closed: Some("client_session_end"),
         },
         Ending {
             name: "messaged while open",
@@ -560,7 +562,7 @@ fn a_session_that_ends_without_a_turn_leaves_no_trace() {
             before: &["SessionStart"],
             transcript: Some(None),
             messaged: true,
-            kept: true,
+            closed: Some("client_session_end_without_turn"),
         },
         Ending {
             name: "no transcript path",
@@ -568,7 +570,7 @@ fn a_session_that_ends_without_a_turn_leaves_no_trace() {
             before: &["SessionStart"],
             transcript: None,
             messaged: false,
-            kept: true,
+            closed: Some("client_session_end"),
         },
         Ending {
             name: "second generation",
@@ -576,7 +578,7 @@ fn a_session_that_ends_without_a_turn_leaves_no_trace() {
             before: &["SessionStart", "SessionStart"],
             transcript: Some(None),
             messaged: false,
-            kept: true,
+            closed: Some("client_session_end_without_turn"),
         },
     ];
     for ending in &endings {
@@ -624,15 +626,25 @@ fn a_session_that_ends_without_a_turn_leaves_no_trace() {
         let participant = format!("{}-conv-1", ending.client);
         assert_eq!(
             named(&participant),
-            ending.kept,
+            ending.closed.is_some(),
             "{}: {snapshot} {events}",
             ending.name
         );
-        if ending.kept {
+        if let Some(reason) = ending.closed {
             let events = events.as_array().expect("events");
             assert!(
-                events.iter().any(|e| e["type"] == "session.closed"),
-                "{}: the end is recorded: {events:?}",
+                events.iter().any(|e| e["type"] == "session.closed"
+                    && e["participantId"] == participant.as_str()
+                    && e["data"]["reason"] == reason),
+                "{}: the end is recorded with {reason}: {events:?}",
+                ending.name
+            );
+            assert!(
+                events
+                    .iter()
+                    .any(|e| e["type"] == "session.opened"
+                        && e["participantId"] == participant.as_str()),
+                "{}: the opening is still there: {events:?}",
                 ending.name
             );
         }

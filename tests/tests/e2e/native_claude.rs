@@ -364,3 +364,114 @@ fn mismatched_registries_unsafe_sockets_and_dead_sessions_are_refused() {
         .count();
     assert_eq!(failed, 1);
 }
+
+/// The socket `participant`'s open session is bound to (`claude-inbox`), as the store records it.
+fn bound_socket(world: &World, participant: &str) -> std::path::PathBuf {
+    let conn = rusqlite::Connection::open(world.store_path()).expect("the store");
+    let endpoint: String = conn
+        .query_row(
+            "SELECT b.endpoint FROM delivery_bindings b JOIN sessions s ON s.session_id = b.session_id AND s.generation = b.generation
+             WHERE s.participant_id = ?1 AND s.closed_at IS NULL AND b.adapter_id = 'claude-inbox'",
+            [participant],
+            |r| r.get(0),
+        )
+        .expect("the binding");
+    let endpoint: serde_json::Value = serde_json::from_str(&endpoint).expect("its endpoint");
+    std::path::PathBuf::from(endpoint["socket"].as_str().expect("the socket"))
+}
+
+/// Claude Code holds or turns away a message from another session when its user set
+/// `crossSessionInbound` (2.1.328), and its socket says nothing either way: the send reports
+/// only what that setting lets the wake do, table-driven over the user's settings and the
+/// project's. `hold`: `woken` with `pendingApproval`, and the real Claude Code starts no turn for
+/// it; `refuse`: not woken (`transport_rejected`), and the same line written by hand starts no
+/// turn either; `accept`: woken, and the woken turn reaches the model. In every row the body
+/// reaches the session's next turn through next-turn.
+#[test]
+fn a_claude_code_that_holds_or_refuses_cross_session_messages_is_not_reported_woken() {
+    // (row, the file the setting is in, the setting)
+    for (row, in_project, setting) in [
+        ("user hold", false, "hold"),
+        ("project refuse", true, "refuse"),
+        ("accept", false, "accept"),
+    ] {
+        let world = World::new();
+        let home = world.temp.path().join("home");
+        install(&world, &home, "actionable");
+        let file = if in_project {
+            std::fs::create_dir_all(world.dir.join(".claude")).expect("project");
+            world.dir.join(".claude/settings.local.json")
+        } else {
+            home.join(".claude/settings.json")
+        };
+        let mut settings: serde_json::Value = std::fs::read_to_string(&file)
+            .ok()
+            .and_then(|text| serde_json::from_str(&text).ok())
+            .unwrap_or_else(|| json!({}));
+        settings["crossSessionInbound"] = json!(setting);
+        std::fs::write(&file, settings.to_string()).expect("settings");
+        let model = ModelServer::start();
+        *model.delay.lock().expect("lock") = Duration::from_secs(4);
+        let turn = start_turn(&world, &home, &model, "working on the parser");
+        wait_until(Duration::from_secs(60), "bob's session bound", || {
+            journey::bound_to(&world, "bob", "claude-inbox")
+        });
+        wait_until(Duration::from_secs(60), "bob's turn at the model", || {
+            !model.model_requests().is_empty()
+        });
+        let alice = world.attach("alice");
+        let sent = ask_bob(&world, &alice);
+        let id = sent["message"]["messageId"]
+            .as_str()
+            .expect("id")
+            .to_string();
+        let expected = match setting {
+            "hold" => {
+                json!([{ "recipientParticipantId": "bob", "outcome": "woken", "pendingApproval": true, "transport": "claude-inbox" }])
+            }
+            "refuse" => {
+                json!([{ "recipientParticipantId": "bob", "outcome": "queued", "errorCode": "transport_rejected", "transport": "claude-inbox" }])
+            }
+            _ => {
+                json!([{ "recipientParticipantId": "bob", "outcome": "woken", "transport": "claude-inbox" }])
+            }
+        };
+        assert_eq!(sent["delivery"], expected, "{row}");
+        if setting == "refuse" {
+            // What the adapter no longer writes, written by hand: Claude Code turns it away.
+            use std::io::Write;
+            let mut socket = std::os::unix::net::UnixStream::connect(bound_socket(&world, "bob"))
+                .expect("the session's socket");
+            socket
+                .write_all(acc_adapter_claude_inbox_line(&id).as_bytes())
+                .expect("written");
+        }
+        // Once Claude Code has exited no request can come: whether a woken turn ran is read
+        // from everything it sent.
+        finish(turn);
+        let woke = model
+            .model_requests()
+            .iter()
+            .any(|r| r.body.contains("a message for you is waiting"));
+        assert_eq!(woke, setting == "accept", "{row}: a woken turn ran");
+        if world.receipt(&id)["state"] == "queued" {
+            finish(start_turn(&world, &home, &model, "next"));
+        }
+        assert_eq!(world.receipt(&id)["state"], "offered", "{row}");
+        assert!(
+            model
+                .model_requests()
+                .iter()
+                .any(|r| r.body.contains(&id) && r.body.contains("acc-peer-message")),
+            "{row}: the body reached a turn through next-turn"
+        );
+    }
+}
+
+/// The wake line `claude-inbox` writes for `message_id` (its fixed ACC text and the id).
+fn acc_adapter_claude_inbox_line(message_id: &str) -> String {
+    let id = acc_clients::wake::wake_id(message_id);
+    let mut line = json!({ "type": "user", "message": { "role": "user", "content": acc_clients::wake::wake_text(message_id) }, "msg_id": format!("acc-wake-{id}") }).to_string();
+    line.push('\n');
+    line
+}
