@@ -15,6 +15,10 @@ use acc_core::error::AccResult;
 
 use crate::failed;
 
+/// How long [`Tui::type_line`] waits for the interface to draw the typed text before it
+/// presses Enter anyway.
+const ECHO: Duration = Duration::from_secs(15);
+
 /// How much of the screen output is kept.
 const KEPT: usize = 64 * 1024;
 
@@ -89,9 +93,12 @@ impl Tui {
         })
     }
 
-    /// Type `text` and press Enter, as a person would (the key after a pause, so the interface
-    /// does not take it as part of a paste).
+    /// Type `text` and press Enter, as a person would: the key only once the interface has
+    /// drawn the text (so it is in its input, however slowly a loaded machine runs it), and
+    /// after a pause, so the interface does not take the key as part of a paste. An interface
+    /// that never draws the text still gets the key, after [`ECHO`].
     pub fn type_line(&mut self, text: &str) -> AccResult<()> {
+        let drawn_before = self.screen().matches(text).count();
         let input = self
             .input
             .as_mut()
@@ -100,7 +107,15 @@ impl Tui {
             .write_all(text.as_bytes())
             .and_then(|()| input.flush())
             .map_err(|e| failed("terminal input", e))?;
+        let typed = std::time::Instant::now();
+        while self.screen().matches(text).count() <= drawn_before && typed.elapsed() < ECHO {
+            std::thread::sleep(Duration::from_millis(20));
+        }
         std::thread::sleep(Duration::from_millis(300));
+        let input = self
+            .input
+            .as_mut()
+            .ok_or_else(|| failed("terminal", "its input is closed"))?;
         input
             .write_all(b"\r")
             .and_then(|()| input.flush())

@@ -508,6 +508,11 @@ pub fn wait_until(deadline: Duration, what: &str, mut condition: impl FnMut() ->
         );
         std::thread::sleep(Duration::from_millis(10));
     }
+    // A long wait is worth knowing when a slower machine one day runs past the bound: the
+    // test's output says which step took the time.
+    if start.elapsed() > Duration::from_secs(5) {
+        eprintln!("waited {:.1?} for {what}", start.elapsed());
+    }
 }
 
 /// Start several prepared commands held at a barrier (a file that appears), then release them
