@@ -322,6 +322,19 @@ fn the_install_script_and_the_release_archive_give_a_layout_that_works_on_its_ow
         "release-layout archive (dev profile, stripped): {:.1} MB",
         size as f64 / 1e6
     ));
+    // The README states this archive's size beside the release archive's: a layout that grew
+    // (or shrank) by more than a quarter makes its figures stale, so they are measured again.
+    let readme = std::fs::read_to_string(repo_root().join("README.md")).expect("README");
+    let stated: f64 = readme
+        .split_once("profile, whose archive is ")
+        .and_then(|(_, rest)| rest.split_once(" MB"))
+        .and_then(|(figure, _)| figure.trim().parse().ok())
+        .expect("the README states the dev-profile archive's size");
+    let measured = size as f64 / 1e6;
+    assert!(
+        (measured - stated).abs() <= stated / 4.0,
+        "the archive is {measured:.1} MB where the README says {stated} MB: measure the release archive and the layout again and update the README"
+    );
     let checked = Command::new("sha256sum")
         .arg("-c")
         .arg(format!(
