@@ -515,6 +515,29 @@ pub fn wait_until(deadline: Duration, what: &str, mut condition: impl FnMut() ->
     }
 }
 
+/// The cursors of a sync page's `events`, asserting they run 1, 2, 3, ... with no gap: the event
+/// log only grows, and a transaction that did not commit took no number.
+pub fn assert_gap_free(page: &Value) -> Vec<u64> {
+    let cursors: Vec<u64> = page["events"]
+        .as_array()
+        .expect("events")
+        .iter()
+        .map(|e| {
+            e["cursor"]
+                .as_str()
+                .expect("cursor")
+                .parse()
+                .expect("number")
+        })
+        .collect();
+    assert_eq!(
+        cursors,
+        (1..=cursors.len() as u64).collect::<Vec<_>>(),
+        "the cursors have a gap: {page}"
+    );
+    cursors
+}
+
 /// Start several prepared commands held at a barrier (a file that appears), then release them
 /// together and collect their results.
 pub fn race(world: &World, commands: Vec<Command>) -> Vec<Run> {

@@ -715,23 +715,7 @@ fn a_follower_sees_every_session_it_saw_open_also_close() {
             assert_eq!(closed[0]["data"]["reason"], reason, "{row}: {after}");
             // Everything read before is still there, and the cursors have no gap.
             let all = world.acc(&["sync", "--limit", "500"]).ok_json();
-            let cursors: Vec<u64> = all["events"]
-                .as_array()
-                .expect("events")
-                .iter()
-                .map(|e| {
-                    e["cursor"]
-                        .as_str()
-                        .expect("cursor")
-                        .parse()
-                        .expect("number")
-                })
-                .collect();
-            assert_eq!(
-                cursors,
-                (1..=cursors.len() as u64).collect::<Vec<_>>(),
-                "{row}: {all}"
-            );
+            acc_tests::assert_gap_free(&all);
             for event in seen["events"].as_array().expect("events") {
                 assert!(
                     all["events"].as_array().expect("events").contains(event),

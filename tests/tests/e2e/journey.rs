@@ -169,6 +169,21 @@ pub fn bindings_of(world: &World, participant: &str) -> Option<Value> {
         .map(|s| s["bindings"].clone())
 }
 
+/// The endpoint `participant`'s open session is bound to through `adapter`, as the store
+/// records it (bindings are never printed, so it is read from the store file).
+pub fn bound_endpoint(world: &World, participant: &str, adapter: &str) -> Value {
+    let conn = rusqlite::Connection::open(world.store_path()).expect("the store");
+    let endpoint: String = conn
+        .query_row(
+            "SELECT b.endpoint FROM delivery_bindings b JOIN sessions s ON s.session_id = b.session_id AND s.generation = b.generation
+             WHERE s.participant_id = ?1 AND s.closed_at IS NULL AND b.adapter_id = ?2",
+            [participant, adapter],
+            |r| r.get(0),
+        )
+        .expect("the binding");
+    serde_json::from_str(&endpoint).expect("its endpoint")
+}
+
 /// Whether an open session of `participant` is bound to `adapter`.
 pub fn bound_to(world: &World, participant: &str, adapter: &str) -> bool {
     sessions_of(world, participant)

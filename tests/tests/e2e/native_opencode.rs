@@ -169,16 +169,7 @@ fn idle_terminal(
 /// The wake socket `participant`'s open session is bound to (`opencode-plugin`), as the store
 /// records it.
 fn bound_socket(world: &World, participant: &str) -> PathBuf {
-    let conn = rusqlite::Connection::open(world.store_path()).expect("the store");
-    let endpoint: String = conn
-        .query_row(
-            "SELECT b.endpoint FROM delivery_bindings b JOIN sessions s ON s.session_id = b.session_id AND s.generation = b.generation
-             WHERE s.participant_id = ?1 AND s.closed_at IS NULL AND b.adapter_id = 'opencode-plugin'",
-            [participant],
-            |r| r.get(0),
-        )
-        .expect("the binding");
-    let endpoint: serde_json::Value = serde_json::from_str(&endpoint).expect("its endpoint");
+    let endpoint = journey::bound_endpoint(world, participant, "opencode-plugin");
     PathBuf::from(endpoint["socket"].as_str().expect("the socket"))
 }
 
