@@ -215,7 +215,8 @@ pub enum Command {
         /// The client whose hook this is (one of `acc install --client`'s possible values).
         #[arg(value_parser = client_values())]
         client: String,
-        /// SessionStart, UserPromptSubmit, PreToolUse, Stop or SessionEnd.
+        /// SessionStart, UserPromptSubmit, PreToolUse, Stop or SessionEnd in the client's own
+        /// spelling (and LiveDelivery, sent by ACC's own client plugin once it listens for wakes).
         event: String,
     },
 }
