@@ -391,7 +391,7 @@ mod tests {
     fn a_service_section_ends_at_the_next_one_and_comments_are_skipped() {
         let team = service_section(SERVICES, "team").expect("team");
         assert_eq!(team.get("port").map(String::as_str), Some("6432"));
-        assert!(!team.contains_key("host ") && team.get("host").is_some());
+        assert!(!team.contains_key("host ") && team.contains_key("host"));
         let other = service_section(SERVICES, "other").expect("other");
         assert_eq!(other.len(), 1);
         assert!(service_section(SERVICES, "nobody").is_none());
