@@ -457,6 +457,7 @@ impl Home {
         }
         command
             .env("HOME", &home)
+            .env("TMPDIR", self.world.tmp())
             .env("PATH", &self.path_env)
             .env("CODEX_HOME", home.join(".codex"))
             .env_remove("GEMINI_CLI_HOME")

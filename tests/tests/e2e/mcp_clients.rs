@@ -71,6 +71,7 @@ fn claude_code_reports_acc_mcp_connected() {
         command
             .args(args)
             .env("HOME", &home)
+            .env("TMPDIR", world.tmp())
             .env_remove("CLAUDE_CONFIG_DIR")
             .env_remove("ANTHROPIC_API_KEY");
         world.run(command, "claude")
@@ -230,6 +231,7 @@ fn acc_install_registers_acc_mcp_where_the_user_asks() {
     command
         .args(["mcp", "list"])
         .env("HOME", &home)
+        .env("TMPDIR", world.tmp())
         .env_remove("CLAUDE_CONFIG_DIR");
     let listed = world.run(command, "claude mcp list");
     let line = listed
