@@ -26,7 +26,7 @@ pub mod schema;
 mod serve;
 mod session;
 pub mod tools;
-pub use serve::{serve, serve_blocking};
+pub use serve::serve_blocking;
 pub mod wire;
 
 use jsonrpc::{Code, Incoming};

@@ -2,15 +2,13 @@
 //! exactly one line, notifications with none, until end of input.
 //!
 //! Owns: reading lines under the size cap, refusing a line that is too long or not UTF-8, and
-//! writing each answer whole. Two loops share that: [`serve_blocking`], which the `acc-mcp`
-//! binary runs on its standard input and output (one thread reads, answers and writes: no
-//! thread hands a line to another), and [`serve`], over any asynchronous reader and writer
-//! (the tests' in-memory pipes). Must not: answer anything itself (that is `Server`).
+//! writing each answer whole, on one thread ([`serve_blocking`]: the `acc-mcp` binary's standard
+//! input and output, the tests' buffers): no thread hands a line to another. Must not: answer
+//! anything itself (that is `Server`).
 
 use std::io::{BufRead, Write};
 
 use serde_json::Value;
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 
 use crate::jsonrpc::{self, Code};
 use crate::{Config, MAX_LINE_BYTES, Server};
@@ -126,78 +124,4 @@ pub fn serve_blocking<R: BufRead, W: Write>(
     }
     writer.flush()
     // The server (and its store) close as it drops here, before the process ends.
-}
-
-/// Serve on an asynchronous reader and writer until end of input.
-pub async fn serve<R, W>(reader: R, mut writer: W, config: Config) -> std::io::Result<()>
-where
-    R: AsyncRead + Unpin,
-    W: AsyncWrite + Unpin,
-{
-    // The server answers on a thread of its own, outside the runtime: its store calls block
-    // (SQLite's lock, a PostgreSQL room's round trips), and the PostgreSQL driver drives its
-    // connection with a runtime of its own, which cannot run inside this one's thread.
-    let (requests, inbox) = std::sync::mpsc::channel::<(String, Answer)>();
-    let worker = std::thread::Builder::new()
-        .name("acc-mcp-server".into())
-        .spawn(move || {
-            let mut server = Server::new(config);
-            for (line, answer) in inbox {
-                let _ = answer.send(server.handle_line(&line));
-            }
-        })?;
-    let mut reader = BufReader::new(reader);
-    let mut line = Vec::new();
-    let served = async {
-        loop {
-            line.clear();
-            let read = read_line_capped(&mut reader, &mut line).await?;
-            let response = match text_of(read, &line) {
-                None => break,
-                Some(Ok(text)) => {
-                    let (answer, answered) = tokio::sync::oneshot::channel();
-                    if requests.send((text.to_string(), answer)).is_err() {
-                        return Err(std::io::Error::other("the server's thread ended"));
-                    }
-                    answered
-                        .await
-                        .map_err(|_| std::io::Error::other("the server's thread ended"))?
-                }
-                Some(Err(refused)) => Some(refused),
-            };
-            if let Some(response) = response {
-                writer.write_all(&encoded(&response)).await?;
-                writer.flush().await?;
-            }
-        }
-        writer.flush().await
-    }
-    .await;
-    // The server (and its store) close before the process ends.
-    drop(requests);
-    let _ = worker.join();
-    served
-}
-
-/// Where the server's thread sends one line's answer.
-type Answer = tokio::sync::oneshot::Sender<Option<Value>>;
-
-/// Read one line into `line` (without its newline), discarding the rest of a line that
-/// exceeds the cap.
-async fn read_line_capped<R: AsyncRead + Unpin>(
-    reader: &mut BufReader<R>,
-    line: &mut Vec<u8>,
-) -> std::io::Result<LineRead> {
-    let mut too_long = false;
-    loop {
-        let available = reader.fill_buf().await?;
-        if available.is_empty() {
-            return Ok(at_end(line, too_long));
-        }
-        let (consumed, ended) = take(available, line, &mut too_long);
-        reader.consume(consumed);
-        if let Some(ended) = ended {
-            return Ok(ended);
-        }
-    }
 }

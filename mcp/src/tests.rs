@@ -605,31 +605,13 @@ fn serve_frames_lines_and_exits_at_end_of_input() {
     input.push('\n');
     input.push_str("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n");
     input.push_str("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}");
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
-    let output = runtime.block_on(async {
-        let (client, server_io) = tokio::io::duplex(64 * 1024);
-        let (server_read, server_write) = tokio::io::split(server_io);
-        let (mut client_read, mut client_write) = tokio::io::split(client);
-        let task = tokio::spawn(serve(server_read, server_write, config));
-        let writer = tokio::spawn(async move {
-            tokio::io::AsyncWriteExt::write_all(&mut client_write, input.as_bytes())
-                .await
-                .expect("write");
-            tokio::io::AsyncWriteExt::shutdown(&mut client_write)
-                .await
-                .expect("close");
-        });
-        let mut output = Vec::new();
-        tokio::io::AsyncReadExt::read_to_end(&mut client_read, &mut output)
-            .await
-            .expect("read");
-        writer.await.expect("writer");
-        task.await.expect("join").expect("serve ends cleanly");
-        output
-    });
+    let mut output = Vec::new();
+    serve_blocking(
+        std::io::Cursor::new(input.into_bytes()),
+        &mut output,
+        config,
+    )
+    .expect("serve ends cleanly");
     let lines: Vec<Value> = String::from_utf8(output)
         .expect("utf8")
         .lines()

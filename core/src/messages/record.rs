@@ -64,15 +64,13 @@ fn resolve_name(
             presence: presence(s, now, liveness).as_str(),
         })
         .collect();
-    let listing = live
-        .iter()
-        .map(|s| format!("{} ({})", s.participant_id, s.harness))
-        .collect::<Vec<_>>()
-        .join(", ");
-    let listed = if listing.is_empty() {
+    let listed = if live.is_empty() {
         "nobody".to_string()
     } else {
-        listing.clone()
+        live.iter()
+            .map(|s| format!("{} ({})", s.participant_id, s.harness))
+            .collect::<Vec<_>>()
+            .join(", ")
     };
     let unknown = |message: String| {
         AccError::new(ErrorCode::UnknownParticipant, message)
@@ -92,7 +90,7 @@ fn resolve_name(
                 ))
             }),
             _ => Err(unknown(format!(
-                "several sessions of {name} are present; address one participant: {listing}"
+                "several sessions of {name} are present; address one participant: {listed}"
             ))),
         };
     }
