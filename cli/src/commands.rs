@@ -20,26 +20,25 @@ pub(super) fn status_command(cli: &Cli, args: &StatusArgs) -> AccResult<Output> 
     let mut value = views::status(&report, now);
     let mut human = human::status(&report, &look);
     // A room on PostgreSQL: where it lives, its server, one round trip.
-    if let Some((version, trip)) = core.room_probe()? {
+    if let Some(probe) = core.room_probe()? {
         let location = core
             .store()
             .map(acc_store::Store::location)
             .unwrap_or_default();
         let file = acc_store::workspace_dir(core.data_dir(), &core.workspace.id)
             .join(acc_store::ROOM_FILE);
-        let room = acc_app::wire::Room {
-            workspace_id: core.workspace.id.clone(),
-            backend: "postgres",
-            location: location.clone(),
-            room_file: file.exists().then(|| file.display().to_string()),
-            from_environment: !file.exists(),
-            server_version: Some(version.clone()),
-            round_trip_ms: Some(trip.as_secs_f64() * 1000.0),
-        };
+        let room = super::room::postgres_view(
+            &core.workspace.id,
+            location.clone(),
+            file.exists().then_some(file.as_path()),
+            !file.exists(),
+            Some(&probe),
+        );
         human.push_str(&look.wrap(
             &format!(
-                "room: {location} (PostgreSQL {version}, one round trip {:.2} ms)",
-                trip.as_secs_f64() * 1000.0
+                "room: {location} ({}){}",
+                super::room::server_line(&room),
+                super::room::warning_line(&room)
             ),
             4,
         ));

@@ -71,10 +71,11 @@ fn connect(ws: &Workspace, data_dir: &Path, url: &str, every: bool) -> AccResult
     };
     let view = room_view(ws, &room, Some(&file), false, probe);
     let mut human = format!(
-        "this workspace's room is now {} ({}); recorded for you in {}\n",
+        "this workspace's room is now {} ({}); recorded for you in {}{}\n",
         view.location,
         server_line(&view),
-        file.display()
+        file.display(),
+        warning_line(&view)
     );
     if let Some(mut local) = Store::open_local(data_dir, &ws.id)? {
         let held = local.read(|r| r.head_seq())?;
@@ -116,6 +117,9 @@ fn show(ws: &Workspace, data_dir: &Path) -> AccResult<Output> {
             from_environment: false,
             server_version: None,
             round_trip_ms: None,
+            encrypted: None,
+            transport: None,
+            not_encrypted: None,
         };
         return Ok(Output {
             value: views::room(&view),
@@ -133,9 +137,10 @@ fn show(ws: &Workspace, data_dir: &Path) -> AccResult<Output> {
     Ok(Output {
         value: views::room(&view),
         human: format!(
-            "this workspace's room is {} ({}); {chosen}",
+            "this workspace's room is {} ({}); {chosen}{}",
             view.location,
-            server_line(&view)
+            server_line(&view),
+            warning_line(&view)
         ),
     })
 }
@@ -173,6 +178,9 @@ fn disconnect(ws: &Workspace, data_dir: &Path, every: bool) -> AccResult<Output>
         from_environment: still.is_some() && remaining.is_none(),
         server_version: None,
         round_trip_ms: None,
+        encrypted: None,
+        transport: None,
+        not_encrypted: None,
     };
     let mut human = if had {
         format!(
@@ -238,23 +246,53 @@ fn room_view(
     room: &Store,
     file: Option<&Path>,
     from_environment: bool,
-    probe: Option<(String, std::time::Duration)>,
+    probe: Option<acc_store::RoomProbe>,
+) -> wire::Room {
+    postgres_view(
+        &ws.id,
+        room.location(),
+        file,
+        from_environment,
+        probe.as_ref(),
+    )
+}
+
+/// The view of a room on PostgreSQL (`acc room`, and `room` in `acc status`).
+pub(super) fn postgres_view(
+    workspace_id: &str,
+    location: String,
+    file: Option<&Path>,
+    from_environment: bool,
+    probe: Option<&acc_store::RoomProbe>,
 ) -> wire::Room {
     wire::Room {
-        workspace_id: ws.id.clone(),
+        workspace_id: workspace_id.to_string(),
         backend: "postgres",
-        location: room.location(),
+        location,
         room_file: file.map(|f| f.display().to_string()),
         from_environment,
-        server_version: probe.as_ref().map(|(v, _)| v.clone()),
-        round_trip_ms: probe.map(|(_, trip)| trip.as_secs_f64() * 1000.0),
+        server_version: probe.map(|p| p.server_version.clone()),
+        round_trip_ms: probe.map(|p| p.round_trip.as_secs_f64() * 1000.0),
+        encrypted: probe.map(|p| p.encrypted),
+        transport: probe.map(|p| p.transport.clone()),
+        not_encrypted: probe.and_then(acc_store::RoomProbe::plain_text_warning),
     }
 }
 
-fn server_line(view: &wire::Room) -> String {
+/// The server, its round trip and how the connection travels, in words.
+pub(super) fn server_line(view: &wire::Room) -> String {
     format!(
-        "PostgreSQL {}, one round trip {:.2} ms",
+        "PostgreSQL {}, one round trip {:.2} ms, {}",
         view.server_version.as_deref().unwrap_or("unknown"),
-        view.round_trip_ms.unwrap_or_default()
+        view.round_trip_ms.unwrap_or_default(),
+        view.transport.as_deref().unwrap_or("not reached")
     )
+}
+
+/// The plain-text warning as a line of its own after the text it follows (empty when the
+/// room's traffic does not cross a network in plain text).
+pub(super) fn warning_line(view: &wire::Room) -> String {
+    view.not_encrypted
+        .as_ref()
+        .map_or(String::new(), |warning| format!("\nwarning: {warning}"))
 }

@@ -123,7 +123,7 @@ impl Core {
 
     /// When the store is a room on PostgreSQL: its server's version and one round trip (for
     /// `acc status` and `acc doctor`); `None` for the SQLite store or before any store exists.
-    pub fn room_probe(&mut self) -> AccResult<Option<(String, std::time::Duration)>> {
+    pub fn room_probe(&mut self) -> AccResult<Option<acc_store::RoomProbe>> {
         match self.store.as_mut() {
             Some(store) => Ok(store.room_probe()?),
             None => Ok(None),

@@ -454,10 +454,21 @@ fn workspace_checks(start: &Path) -> Vec<Check> {
         Ok(data_dir) => store_check(&data_dir, &ws.id),
     };
     let mut checks = vec![found, data];
-    if let Ok(data_dir) = workspace::data_dir_for(&ws)
-        && let Ok(Some(store)) = acc_store::Store::open_existing(&data_dir, &ws.id)
-    {
-        checks.push(layout_check(&store));
+    if let Ok(data_dir) = workspace::data_dir_for(&ws) {
+        if let Ok(Some(store)) = acc_store::Store::open_existing(&data_dir, &ws.id) {
+            checks.push(layout_check(&store));
+        }
+        if matches!(acc_store::room_url(&data_dir, &ws.id), Ok(Some(_)))
+            && let Some(warning) =
+                acc_store::password_file().and_then(|f| acc_store::password_file_warning(&f))
+        {
+            checks.push(check(
+                "password file",
+                Level::Warn,
+                warning,
+                Some("chmod 600 the file: libpq and acc read a password file only when no one else can".into()),
+            ));
+        }
     }
     checks
 }
@@ -515,21 +526,27 @@ fn store_check(data_dir: &Path, workspace_id: &str) -> Check {
             None,
         ),
         Ok(Some(mut store)) if store.path().is_none() => match store.room_probe() {
-            Ok(probe) => {
-                let (version, trip) = probe.unwrap_or_default();
-                check(
-                    "store",
-                    Level::Ok,
-                    format!(
-                        "protocol {} schema {} in the room at {} (PostgreSQL {version}, one round trip {:.2} ms)",
-                        acc_store::PROTOCOL_VERSION,
-                        acc_store::SCHEMA_VERSION,
-                        store.location(),
-                        trip.as_secs_f64() * 1000.0
+            Ok(Some(probe)) => {
+                let line = format!(
+                    "protocol {} schema {} in the room at {} (PostgreSQL {}, one round trip {:.2} ms, {})",
+                    acc_store::PROTOCOL_VERSION,
+                    acc_store::SCHEMA_VERSION,
+                    store.location(),
+                    probe.server_version,
+                    probe.round_trip.as_secs_f64() * 1000.0,
+                    probe.transport
+                );
+                match probe.plain_text_warning() {
+                    Some(warning) => check(
+                        "store",
+                        Level::Warn,
+                        format!("{line}; {warning}"),
+                        Some("reconnect with TLS: `acc room connect 'postgres://HOST/DB?sslmode=verify-full&sslrootcert=CA.crt'`".into()),
                     ),
-                    None,
-                )
+                    None => check("store", Level::Ok, line, None),
+                }
             }
+            Ok(None) => check("store", Level::Ok, "a room".to_string(), None),
             Err(e) => check(
                 "store",
                 Level::Error,

@@ -62,9 +62,9 @@ impl Store {
         )?))))
     }
 
-    /// A room's server version and its round trip (the median of three `SELECT 1`); `None` for
-    /// the SQLite store.
-    pub fn room_probe(&mut self) -> StoreResult<Option<(String, std::time::Duration)>> {
+    /// A room's server version, its round trip (the median of three `SELECT 1`) and how its
+    /// connection travels; `None` for the SQLite store.
+    pub fn room_probe(&mut self) -> StoreResult<Option<crate::RoomProbe>> {
         match &mut self.0 {
             Backend::Lite(_) => Ok(None),
             Backend::Pg(room) => room.probe().map(Some),

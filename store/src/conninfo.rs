@@ -260,6 +260,222 @@ pub fn resolve(
     Ok(Params { values })
 }
 
+/// The parameters ACC resolves itself, taken out of the text before the driver reads the rest
+/// (the driver refuses some, and would read `sslmode` with its own, weaker meaning).
+const OURS: &[&str] = &[
+    "service",
+    "sslmode",
+    "sslrootcert",
+    "sslcert",
+    "sslkey",
+    "connect_timeout",
+];
+
+/// A room's address split into what the driver reads (`driver`, a URL or `key=value` text) and
+/// the parameters ACC resolves itself.
+fn split(text: &str) -> Result<(String, BTreeMap<String, String>), StoreError> {
+    let mut ours = BTreeMap::new();
+    if text.starts_with("postgres://") || text.starts_with("postgresql://") {
+        let Some((base, query)) = text.split_once('?') else {
+            return Ok((text.to_string(), ours));
+        };
+        let mut kept = Vec::new();
+        for pair in query.split('&').filter(|p| !p.is_empty()) {
+            let decoded = query_params(pair)?;
+            match decoded.into_iter().next() {
+                Some((key, value)) if OURS.contains(&key.as_str()) => {
+                    ours.insert(key, value);
+                }
+                _ => kept.push(pair),
+            }
+        }
+        let driver = if kept.is_empty() {
+            base.to_string()
+        } else {
+            format!("{base}?{}", kept.join("&"))
+        };
+        return Ok((driver, ours));
+    }
+    let mut kept = Vec::new();
+    for (key, value) in keyword_pairs(text)? {
+        if OURS.contains(&key.as_str()) {
+            ours.insert(key, value);
+        } else {
+            let quoted = value.replace('\\', "\\\\").replace('\'', "\\'");
+            kept.push(format!("{key}='{quoted}'"));
+        }
+    }
+    Ok((kept.join(" "), ours))
+}
+
+/// The `key=value` pairs of libpq's keyword form (`host=db port=5432 sslmode='verify-full'`):
+/// values bare or in single quotes, `\\` escaping the next character. By hand: the driver's
+/// reader of this form is private to it.
+fn keyword_pairs(text: &str) -> Result<Vec<(String, String)>, StoreError> {
+    let mut pairs = Vec::new();
+    let mut chars = text.chars().peekable();
+    loop {
+        while chars.next_if(|c| c.is_whitespace()).is_some() {}
+        if chars.peek().is_none() {
+            return Ok(pairs);
+        }
+        let mut key = String::new();
+        while let Some(c) = chars.next_if(|c| *c != '=' && !c.is_whitespace()) {
+            key.push(c);
+        }
+        while chars.next_if(|c| c.is_whitespace()).is_some() {}
+        if chars.next() != Some('=') {
+            return Err(refused(format!(
+                "the room's address has `{key}` without `=value`: write a postgres:// URL or key=value pairs"
+            )));
+        }
+        while chars.next_if(|c| c.is_whitespace()).is_some() {}
+        let mut value = String::new();
+        if chars.next_if_eq(&'\'').is_some() {
+            loop {
+                match chars.next() {
+                    Some('\\') => value.extend(chars.next()),
+                    Some('\'') => break,
+                    Some(c) => value.push(c),
+                    None => {
+                        return Err(refused(format!(
+                            "the room's address has an unclosed quote in `{key}`"
+                        )));
+                    }
+                }
+            }
+        } else {
+            while let Some(c) = chars.next_if(|c| !c.is_whitespace()) {
+                if c == '\\' {
+                    value.extend(chars.next());
+                } else {
+                    value.push(c);
+                }
+            }
+        }
+        pairs.push((key, value));
+    }
+}
+
+/// A room's address made ready to connect: the driver's configuration with everything
+/// resolved into it, the parameters it was resolved from, and its TLS plan.
+#[derive(Debug, Clone)]
+pub(crate) struct Target {
+    pub(crate) config: tokio_postgres::Config,
+    pub(crate) tls: crate::tls::Plan,
+}
+
+/// Where libpq looks for a server when no host is named: Debian's socket folder, else `/tmp`.
+fn default_socket_dir() -> &'static str {
+    if std::path::Path::new("/var/run/postgresql").is_dir() {
+        "/var/run/postgresql"
+    } else {
+        "/tmp"
+    }
+}
+
+/// Check a room's address without connecting: it parses, carries no password, and names no
+/// parameter wrongly. The service it names (if any) is looked up when it is used, so a room
+/// recorded by service name follows later edits of the service file.
+pub fn check(text: &str) -> Result<tokio_postgres::Config, StoreError> {
+    let (driver, ours) = split(text.trim())?;
+    let config: tokio_postgres::Config = driver.parse().map_err(|e| {
+        refused(format!(
+            "the room's address does not parse: {e} (write a postgres:// URL, or key=value pairs such as service=NAME)"
+        ))
+    })?;
+    if config.get_password().is_some() || ours.contains_key("password") {
+        return Err(refused(
+            "the room's address carries a password, which acc does not keep: put it in ~/.pgpass (or PGPASSFILE), or in PGPASSWORD".to_string(),
+        ));
+    }
+    if let Some(mode) = ours.get("sslmode") {
+        SslMode::parse(mode).ok_or_else(|| {
+            refused(format!(
+                "sslmode `{mode}` is not one of disable, allow, prefer, require, verify-ca, verify-full"
+            ))
+        })?;
+    }
+    Ok(config)
+}
+
+/// Resolve a room's address into what connecting needs, as libpq would: the address's own
+/// parameters, over its service's, over the environment's.
+pub(crate) fn target(text: &str, sources: &Sources<'_>) -> Result<Target, StoreError> {
+    let mut config = check(text)?;
+    let (_, mut given) = split(text.trim())?;
+    let hosts: Vec<String> = config
+        .get_hosts()
+        .iter()
+        .map(|h| match h {
+            tokio_postgres::config::Host::Tcp(name) => name.clone(),
+            tokio_postgres::config::Host::Unix(path) => path.display().to_string(),
+        })
+        .collect();
+    if !hosts.is_empty() {
+        given.insert("host".to_string(), hosts.join(","));
+    }
+    if let Some(port) = config.get_ports().first() {
+        given.insert("port".to_string(), port.to_string());
+    }
+    if let Some(user) = config.get_user() {
+        given.insert("user".to_string(), user.to_string());
+    }
+    if let Some(db) = config.get_dbname() {
+        given.insert("dbname".to_string(), db.to_string());
+    }
+    let params = resolve(given, sources)?;
+    if hosts.is_empty() {
+        let named = params.get("host").unwrap_or(default_socket_dir());
+        for host in named.split(',').map(str::trim).filter(|h| !h.is_empty()) {
+            if host.starts_with('/') {
+                config.host_path(host);
+            } else {
+                config.host(host);
+            }
+        }
+    }
+    if config.get_ports().is_empty()
+        && let Some(port) = params.get("port")
+    {
+        for one in port.split(',') {
+            config.port(
+                one.trim().parse().map_err(|_| {
+                    refused(format!("the room's port `{one}` is not a port number"))
+                })?,
+            );
+        }
+    }
+    if config.get_user().is_none()
+        && let Some(user) = params.get("user")
+    {
+        config.user(user);
+    }
+    if config.get_dbname().is_none()
+        && let Some(db) = params.get("dbname")
+    {
+        config.dbname(db);
+    }
+    if let Some(seconds) = params.get("connect_timeout") {
+        let seconds: u64 = seconds.trim().parse().map_err(|_| {
+            refused(format!(
+                "connect_timeout `{seconds}` is not a whole number of seconds"
+            ))
+        })?;
+        // libpq: zero waits for ever, and less than two seconds is two.
+        if seconds > 0 {
+            config.connect_timeout(std::time::Duration::from_secs(seconds.max(2)));
+        }
+    }
+    let socket_only = config
+        .get_hosts()
+        .iter()
+        .all(|h| !matches!(h, tokio_postgres::config::Host::Tcp(_)));
+    let tls = crate::tls::Plan::new(&params, socket_only, sources)?;
+    config.ssl_mode(tls.driver_mode());
+    Ok(Target { config, tls })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

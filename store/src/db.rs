@@ -214,6 +214,8 @@ pub(crate) struct PgSession {
     /// [`Conn::prefetch_for_write`] or learnt from an insert), by table: under the room's lock
     /// nothing else moves them, so the next number is known without asking.
     counters: RefCell<HashMap<String, i64>>,
+    /// Whether the connection is TLS.
+    encrypted: bool,
     /// What the room is called in errors (`host/db`, never the password).
     pub(crate) name: String,
 }
@@ -240,17 +242,52 @@ type Answer<T> = Result<T, tokio_postgres::Error>;
 pub(crate) type MetaAnswer = (Answer<Vec<tokio_postgres::Row>>, i64, i64);
 
 impl PgSession {
-    /// Connect with `config`, its runtime made for the connection.
-    pub(crate) fn connect(config: &tokio_postgres::Config, name: String) -> StoreResult<Self> {
+    /// Connect with `config` and the TLS of `tls`, its runtime made for the connection.
+    pub(crate) fn connect(
+        config: &tokio_postgres::Config,
+        tls: &crate::tls::Plan,
+        name: String,
+    ) -> StoreResult<Self> {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .map_err(|e| {
                 StoreError::internal(format!("no runtime for the room's connection: {e}"))
             })?;
-        let (client, connection) = runtime
-            .block_on(config.connect(tokio_postgres::NoTls))
-            .map_err(|e| crate::pg::error(&name, &e))?;
+        let attempt = |config: &tokio_postgres::Config| {
+            let (connector, used) = tls.connector();
+            runtime
+                .block_on(config.connect(connector))
+                .map(|(client, connection)| (client, connection, used))
+        };
+        let mut answer = attempt(config);
+        // `allow`: plain text first, TLS when the server refused that.
+        if tls.retries_with_tls()
+            && let Err(e) = &answer
+            && e.as_db_error().is_some()
+        {
+            let mut with_tls = config.clone();
+            with_tls.ssl_mode(tokio_postgres::config::SslMode::Require);
+            answer = attempt(&with_tls);
+        }
+        let (client, connection, used) = answer.map_err(|e| {
+            let host = config
+                .get_hosts()
+                .first()
+                .map(|h| match h {
+                    tokio_postgres::config::Host::Tcp(name) => name.clone(),
+                    tokio_postgres::config::Host::Unix(path) => path.display().to_string(),
+                })
+                .unwrap_or_default();
+            match crate::tls::failure(&e, &host, tls) {
+                Some(why) => StoreError::new(
+                    StoreErrorKind::Unavailable,
+                    format!("the room at {name} is unreachable: {why}"),
+                ),
+                None => crate::pg::error(&name, &e),
+            }
+        })?;
+        let encrypted = used.load(std::sync::atomic::Ordering::SeqCst);
         // The connection's reading and writing run as a task of the runtime, so they progress
         // whenever the session waits for an answer (and a request sent unanswered is written).
         let connection = runtime.spawn(connection);
@@ -268,8 +305,14 @@ impl PgSession {
             deferred: RefCell::new(Vec::new()),
             failed: RefCell::new(None),
             counters: RefCell::new(HashMap::new()),
+            encrypted,
             name,
         })
+    }
+
+    /// Whether this connection is TLS.
+    pub(crate) fn encrypted(&self) -> bool {
+        self.encrypted
     }
 
     /// Make one round trip to the server with the client. What is due ahead of it goes first,

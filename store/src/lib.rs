@@ -547,12 +547,44 @@ mod room;
 mod rooms;
 mod seen;
 mod sql_log;
+mod tls;
 pub use backend::Store;
+
+/// What `acc room show`, `acc status` and `acc doctor` say of a room's server and connection.
+#[derive(Debug, Clone)]
+pub struct RoomProbe {
+    /// The server's version.
+    pub server_version: String,
+    /// One round trip (the median of three `SELECT 1`).
+    pub round_trip: std::time::Duration,
+    /// Whether the connection is TLS.
+    pub encrypted: bool,
+    /// Whether every host is a Unix socket or loopback (plain text never crosses a network).
+    pub local: bool,
+    /// The TLS mode, in libpq's spelling.
+    pub ssl_mode: &'static str,
+    /// How the connection travels, in words.
+    pub transport: String,
+}
+
+impl RoomProbe {
+    /// The warning every surface gives when the room's traffic crosses a network in plain
+    /// text (the user asked for it with `sslmode=disable`, or `allow`/`prefer` found a server
+    /// without TLS); `None` otherwise.
+    pub fn plain_text_warning(&self) -> Option<String> {
+        (!self.encrypted && !self.local).then(|| {
+            format!(
+                "the room is not encrypted: its messages, claims and logins cross the network in plain text, readable by anyone on the path (sslmode={}); use sslmode=verify-full with the server's CA (sslrootcert=FILE) or the system's roots",
+                self.ssl_mode
+            )
+        })
+    }
+}
 pub use messages::HistoryFilter;
 pub use push::{PUSHED_TABLES, Pushed};
 pub use rooms::{
     ROOM_ENV, ROOM_FILE, RoomSource, check_url, connect_default_room, connect_room,
-    disconnect_room, room_choice, room_url,
+    disconnect_room, password_file, password_file_warning, room_choice, room_url,
 };
 
 #[cfg(test)]

@@ -37,9 +37,30 @@ fn digest(text: &str) -> String {
 /// within a budget; `connect_timeout` in the URL wins).
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(1);
 
+/// How long a connection may go without the server acknowledging what was sent to it before
+/// it is called dead (`TCP_USER_TIMEOUT`): a link gone dark (a sleeping laptop, a dropped VPN)
+/// makes a round trip fail within this, rather than wait for ever.
+pub const DEAD_LINK: Duration = Duration::from_secs(6);
+
+/// Dead-link detection on every connection to a room (the kernel's, so a round trip waiting
+/// on a live server, such as a writer queued for the room's lock, is never cut short): an
+/// unacknowledged send fails after [`DEAD_LINK`], and an idle connection is probed every
+/// second after two seconds of silence, failing when the probes go unanswered for as long.
+/// Linux; elsewhere only the keepalives apply.
+fn dead_link_detection(config: &mut tokio_postgres::Config) {
+    config
+        .tcp_user_timeout(DEAD_LINK)
+        .keepalives(true)
+        .keepalives_idle(Duration::from_secs(2))
+        .keepalives_interval(Duration::from_secs(1))
+        .keepalives_retries(4);
+}
+
 /// A room on PostgreSQL, open.
 pub(crate) struct Room {
     config: tokio_postgres::Config,
+    /// How its connections use TLS.
+    tls: crate::tls::Plan,
     session: Option<PgSession>,
     /// `host/db`, for messages.
     name: String,
@@ -142,16 +163,13 @@ impl Room {
     }
 
     fn connect(url: &str, workspace_id: &str) -> StoreResult<Self> {
-        let mut config: tokio_postgres::Config = url.parse().map_err(|e| {
-            StoreError::new(
-                StoreErrorKind::Unavailable,
-                format!("the room's address is not a PostgreSQL URL: {e}"),
-            )
-        })?;
+        let crate::conninfo::Target { mut config, tls } =
+            crate::conninfo::target(url, &crate::conninfo::Sources::real())?;
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(CONNECT_TIMEOUT);
         }
         config.application_name("acc");
+        dead_link_detection(&mut config);
         // Statements name the workspace's tables unqualified, so its schema comes first; the
         // settings travel in the connection's start-up, costing no round trip.
         let schema = schema_name(workspace_id);
@@ -168,6 +186,7 @@ impl Room {
         let name = room_name(&config);
         let mut room = Self {
             config,
+            tls,
             session: None,
             name,
             workspace_id: workspace_id.to_string(),
@@ -195,7 +214,7 @@ impl Room {
             self.earlier_trips += self.session.take().map_or(0, |s| s.round_trips());
         }
         if self.session.is_none() {
-            let session = PgSession::connect(&self.config, self.name.clone())?;
+            let session = PgSession::connect(&self.config, &self.tls, self.name.clone())?;
             self.connections += 1;
             self.session = Some(session);
         }
@@ -328,9 +347,13 @@ impl Room {
         Ok(())
     }
 
-    /// The server's version and the median of three `SELECT 1` round trips.
-    pub(crate) fn probe(&mut self) -> StoreResult<(String, Duration)> {
+    /// The server's version, the median of three `SELECT 1` round trips, and how the
+    /// connection travels.
+    pub(crate) fn probe(&mut self) -> StoreResult<crate::RoomProbe> {
         let name = self.name.clone();
+        let local = self.is_local();
+        let mode = self.tls.mode.as_str();
+        let checked = self.tls.checked.clone();
         let session = self.session()?;
         let version = session
             .with(async |c| c.query_one("SHOW server_version", &[]).await)
@@ -345,7 +368,36 @@ impl Room {
             trips.push(started.elapsed());
         }
         trips.sort();
-        Ok((version, trips[1]))
+        let encrypted = session.encrypted();
+        Ok(crate::RoomProbe {
+            server_version: version,
+            round_trip: trips[1],
+            encrypted,
+            local,
+            ssl_mode: mode,
+            transport: if encrypted {
+                checked.words()
+            } else if local {
+                "plain text on this machine (a Unix socket or loopback)".to_string()
+            } else {
+                format!("NOT ENCRYPTED: plain text across the network (sslmode={mode})")
+            },
+        })
+    }
+
+    /// Whether every host of the room is a Unix socket or loopback.
+    fn is_local(&self) -> bool {
+        self.config.get_hosts().iter().all(|h| match h {
+            tokio_postgres::config::Host::Tcp(name) => {
+                name == "localhost"
+                    || name
+                        .trim_start_matches('[')
+                        .trim_end_matches(']')
+                        .parse::<std::net::IpAddr>()
+                        .is_ok_and(|ip| ip.is_loopback())
+            }
+            tokio_postgres::config::Host::Unix(_) => true,
+        })
     }
 
     /// How far the server's clock is ahead of this machine's (behind when negative): leases,

@@ -19,7 +19,7 @@ use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
-use crate::{StoreError, StoreErrorKind, StoreResult, workspace_dir};
+use crate::{StoreError, StoreResult, workspace_dir};
 
 /// The file beside a workspace's store that names its PostgreSQL room.
 pub const ROOM_FILE: &str = "room";
@@ -83,27 +83,10 @@ fn read_room(file: &Path) -> StoreResult<Option<String>> {
     }
 }
 
-/// Refuse a URL that is not PostgreSQL's or that carries a password.
+/// Refuse a room's address that does not parse (a `postgres://` URL, or libpq's `key=value`
+/// pairs such as `service=NAME`) or that carries a password.
 pub fn check_url(url: &str) -> StoreResult<tokio_postgres::Config> {
-    if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
-        return Err(StoreError::new(
-            StoreErrorKind::Unavailable,
-            "a room is a postgres:// or postgresql:// URL",
-        ));
-    }
-    let config: tokio_postgres::Config = url.parse().map_err(|e| {
-        StoreError::new(
-            StoreErrorKind::Unavailable,
-            format!("the room's URL does not parse: {e}"),
-        )
-    })?;
-    if config.get_password().is_some() {
-        return Err(StoreError::new(
-            StoreErrorKind::Unavailable,
-            "the room's URL carries a password, which acc does not keep: put it in ~/.pgpass (or PGPASSFILE), or in PGPASSWORD",
-        ));
-    }
-    Ok(config)
+    crate::conninfo::check(url)
 }
 
 /// Record that `workspace_id` lives in the room at `url` (replacing any earlier one), in one
@@ -175,10 +158,8 @@ pub(crate) fn complete(config: &mut tokio_postgres::Config) {
         config.password(password);
         return;
     }
-    let file = std::env::var_os("PGPASSFILE")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".pgpass")));
-    let Some(text) = file.and_then(|f| std::fs::read_to_string(f).ok()) else {
+    let file = password_file();
+    let Some(text) = file.and_then(|f| read_password_file(&f)) else {
         return;
     };
     let host = match config.get_hosts().first() {
@@ -197,6 +178,44 @@ pub(crate) fn complete(config: &mut tokio_postgres::Config) {
     if let Some(password) = pgpass_lookup(&text, [&host, &port, &database, &user]) {
         config.password(password);
     }
+}
+
+/// A password file's text, when libpq would read it: a regular file with no access for group
+/// or others (else a warning naming it, once per process, and it is not read).
+fn read_password_file(file: &Path) -> Option<String> {
+    let meta = std::fs::metadata(file).ok()?;
+    if !meta.is_file() {
+        return None;
+    }
+    if let Some(warning) = password_file_warning(file) {
+        static WARNED: std::sync::Once = std::sync::Once::new();
+        WARNED.call_once(|| eprintln!("acc: warning: {warning}"));
+        return None;
+    }
+    std::fs::read_to_string(file).ok()
+}
+
+/// Why the password file `file` is not read (it can be read by others), in words naming it;
+/// `None` when it is private (or absent). Also for `acc doctor`.
+pub fn password_file_warning(file: &Path) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::metadata(file).ok()?;
+    let mode = meta.mode() & 0o777;
+    (meta.is_file() && mode & 0o077 != 0).then(|| {
+        format!(
+            "password file `{}` has mode {mode:04o}, so group or others can read it; it is not used until it is 0600 or less (`chmod 600 {}`)",
+            file.display(),
+            file.display()
+        )
+    })
+}
+
+/// The password file libpq would read: `PGPASSFILE`, else `~/.pgpass`.
+pub fn password_file() -> Option<PathBuf> {
+    std::env::var_os("PGPASSFILE")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".pgpass")))
 }
 
 /// The password of the first line of a password file whose four fields match `wanted` (`*`

@@ -186,6 +186,13 @@ pub struct Room {
     pub server_version: Option<String>,
     /// One round trip to the server (median of three), in milliseconds.
     pub round_trip_ms: Option<f64>,
+    /// Whether the connection is TLS, when the room is on PostgreSQL and was reached.
+    pub encrypted: Option<bool>,
+    /// How the connection travels, in words (TLS and what the certificate is checked against,
+    /// or plain text and where).
+    pub transport: Option<String>,
+    /// Set when the room's traffic crosses a network in plain text: the warning, in words.
+    pub not_encrypted: Option<String>,
 }
 
 /// `acc room push`: the rows copied, by table.
