@@ -94,9 +94,24 @@ pub(crate) fn error(room: &str, error: &tokio_postgres::Error) -> StoreError {
             format!("the room at {room} is unreachable: its connection closed"),
         );
     }
+    // The driver's words name only the kind of failure; its cause says what happened.
+    let mut cause = String::new();
+    let mut source = std::error::Error::source(error);
+    while let Some(inner) = source {
+        cause.push_str(&format!(": {inner}"));
+        source = inner.source();
+    }
+    if cause.contains("password missing") {
+        return StoreError::new(
+            StoreErrorKind::Unavailable,
+            format!(
+                "the room at {room} asks for a password and none was found: put it in ~/.pgpass (mode 0600) or the file PGPASSFILE names, or in PGPASSWORD"
+            ),
+        );
+    }
     StoreError::new(
         StoreErrorKind::Unavailable,
-        format!("the room at {room} is unreachable: {error}"),
+        format!("the room at {room} is unreachable: {error}{cause}"),
     )
 }
 

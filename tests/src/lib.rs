@@ -9,6 +9,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+pub mod certs;
+pub mod netns;
 pub mod pg;
 
 /// Default deadline for one command.
@@ -187,6 +189,8 @@ pub struct World {
     env: std::sync::Mutex<Vec<(String, std::ffi::OsString)>>,
     /// The PostgreSQL server of a world on a room ([`BACKEND_SWITCH`]), stopped with it.
     pub room: Option<pg::Cluster>,
+    /// The network namespace the world's commands run in (a host of [`netns::Hosts`]).
+    netns: Option<String>,
 }
 
 /// The test harness's one switch of backend: with `ACC_TEST_BACKEND=postgres`, every
@@ -217,6 +221,7 @@ impl World {
             dir,
             env: std::sync::Mutex::new(Vec::new()),
             room: None,
+            netns: None,
         };
         match std::env::var(BACKEND_SWITCH).as_deref() {
             Ok("postgres") => world.on_postgres(),
@@ -234,6 +239,12 @@ impl World {
         acc_store::connect_default_room(&self.data_home.join("acc"), &url)
             .expect("the world's room");
         self.room = Some(cluster);
+        self
+    }
+
+    /// This world on another host: its commands run in the network namespace `ns`.
+    pub fn on_host(mut self, ns: &str) -> Self {
+        self.netns = Some(ns.to_string());
         self
     }
 
@@ -262,7 +273,10 @@ impl World {
 
     /// Like [`World::command`], for any program (a shell, a client).
     pub fn command_path(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
-        let mut command = Command::new(program);
+        let mut command = match &self.netns {
+            Some(ns) => netns::Hosts::in_ns(ns, program),
+            None => Command::new(program),
+        };
         // `PWD` as a shell sets it: a child that reads its directory from `PWD` (OpenCode
         // takes it for the project, and walked this repository from the test's own `PWD`)
         // must see the directory it runs in.
@@ -283,6 +297,17 @@ impl World {
             "PGPASSWORD",
             "PGPASSFILE",
             "PGUSER",
+            "PGHOST",
+            "PGPORT",
+            "PGDATABASE",
+            "PGSERVICE",
+            "PGSERVICEFILE",
+            "PGSYSCONFDIR",
+            "PGSSLMODE",
+            "PGSSLROOTCERT",
+            "PGSSLCERT",
+            "PGSSLKEY",
+            "PGCONNECT_TIMEOUT",
         ] {
             command.env_remove(var);
         }

@@ -32,6 +32,32 @@ pub struct Cluster {
     server: Option<Child>,
     port: u16,
     major: u32,
+    options: Options,
+}
+
+/// Where and how a [`Cluster`]'s server runs, beyond the default (loopback, no TLS).
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// The network namespace it runs in (a database host of [`crate::netns::Hosts`]).
+    pub netns: Option<String>,
+    /// The addresses it listens on (default `127.0.0.1`).
+    pub listen: Vec<String>,
+    /// TLS: its certificate and key, and the CA whose client certificates it trusts.
+    pub tls: Option<ServerTls>,
+    /// `pg_hba.conf` lines put before initdb's (first match wins), such as `hostssl all all
+    /// 10.0.0.0/8 scram-sha-256`.
+    pub hba: Vec<String>,
+    /// The port (default: a free loopback port).
+    pub port: Option<u16>,
+}
+
+/// A server's TLS files.
+#[derive(Debug, Clone)]
+pub struct ServerTls {
+    /// Its certificate and key.
+    pub cert: crate::certs::Issued,
+    /// The CA of client certificates (`ssl_ca_file`).
+    pub client_ca: Option<PathBuf>,
 }
 
 /// A role and a database of its own on a [`Cluster`].
@@ -154,21 +180,27 @@ fn effective_uid() -> u32 {
 }
 
 /// A command that runs `program` from the server's directory, as the `postgres` account when
-/// this process is root.
-fn server_command(program: &Path, account: Option<(u32, u32)>) -> Command {
+/// this process is root, in the network namespace `netns` when one is named.
+fn server_command(program: &Path, account: Option<(u32, u32)>, netns: Option<&str>) -> Command {
+    let mut command = match netns {
+        Some(ns) => crate::netns::Hosts::in_ns(ns, "setpriv"),
+        None => Command::new("setpriv"),
+    };
     match account {
         Some((uid, gid)) => {
-            let mut command = Command::new("setpriv");
             command
                 .arg(format!("--reuid={uid}"))
                 .arg(format!("--regid={gid}"))
                 .arg("--clear-groups")
                 .arg("--")
                 .arg(program);
-            command
         }
-        None => Command::new(program),
+        None => {
+            // Nothing to change: setpriv executes the program as it is.
+            command.arg("--").arg(program);
+        }
     }
+    command
 }
 
 /// A loopback port nothing listens on now.
@@ -230,6 +262,11 @@ impl Cluster {
     /// Create a cluster in a temporary directory and start its server; wait, bounded, until it
     /// accepts connections. Clusters that killed tests left behind are swept first.
     pub fn start() -> Self {
+        Self::start_with(Options::default())
+    }
+
+    /// [`Cluster::start`] with `options`: in a namespace, on other addresses, with TLS.
+    pub fn start_with(options: Options) -> Self {
         sweep_orphans();
         let bin = bin_dir();
         let account = server_account();
@@ -246,7 +283,7 @@ impl Cluster {
                 std::os::unix::fs::chown(path, Some(uid), Some(gid)).expect("chown to postgres");
             }
         }
-        let init = server_command(&bin.join("initdb"), account)
+        let init = server_command(&bin.join("initdb"), account, None)
             .arg("-D")
             .arg(&data)
             .args([
@@ -267,11 +304,35 @@ impl Cluster {
         );
         let version = std::fs::read_to_string(data.join("PG_VERSION")).expect("PG_VERSION");
         let major = version.trim().parse().expect("a major version");
+        if !options.hba.is_empty() {
+            let hba = data.join("pg_hba.conf");
+            let theirs = std::fs::read_to_string(&hba).expect("pg_hba.conf");
+            std::fs::write(&hba, format!("{}\n{theirs}", options.hba.join("\n")))
+                .expect("write pg_hba.conf");
+        }
+        if let Some(tls) = &options.tls {
+            // The server reads its key only when it alone can: copied into its directory, owned
+            // by the account it runs as.
+            for (from, name) in [(&tls.cert.cert, "server.crt"), (&tls.cert.key, "server.key")] {
+                let to = data.join(name);
+                std::fs::copy(from, &to).expect("copy the server's TLS file");
+                if let Some((uid, gid)) = account {
+                    std::os::unix::fs::chown(&to, Some(uid), Some(gid)).expect("chown");
+                }
+                std::fs::set_permissions(
+                    &to,
+                    std::os::unix::fs::PermissionsExt::from_mode(0o600),
+                )
+                .expect("chmod");
+            }
+        }
+        let port = options.port.unwrap_or_else(free_port);
         let mut cluster = Self {
             dir,
             server: None,
-            port: free_port(),
+            port,
             major,
+            options,
         };
         cluster.server = Some(cluster.spawn_server());
         cluster.wait_until_ready();
@@ -292,12 +353,30 @@ impl Cluster {
         if let Some((uid, gid)) = account {
             std::os::unix::fs::chown(&log_path, Some(uid), Some(gid)).expect("chown the log");
         }
-        server_command(&bin_dir().join("postgres"), account)
+        let mut command = server_command(
+            &bin_dir().join("postgres"),
+            account,
+            self.options.netns.as_deref(),
+        );
+        let listen = if self.options.listen.is_empty() {
+            "127.0.0.1".to_string()
+        } else {
+            self.options.listen.join(",")
+        };
+        if let Some(tls) = &self.options.tls {
+            command.args(["-c", "ssl=on", "-c", "ssl_cert_file=server.crt"]);
+            command.args(["-c", "ssl_key_file=server.key"]);
+            if let Some(ca) = &tls.client_ca {
+                command.arg("-c").arg(format!("ssl_ca_file={}", ca.display()));
+            }
+        }
+        command
             .arg("-D")
             .arg(&data)
             .arg("-p")
             .arg(self.port.to_string())
-            .args(["-c", "listen_addresses=127.0.0.1"])
+            .arg("-c")
+            .arg(format!("listen_addresses={listen}"))
             .arg("-c")
             .arg(format!(
                 "unix_socket_directories={}",

@@ -24,6 +24,7 @@ mod layers;
 mod mcp;
 mod mcp_clients;
 mod mcp_models;
+mod multi_host;
 mod native_claude;
 mod native_codex;
 mod native_opencode;
