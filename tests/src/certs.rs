@@ -40,8 +40,8 @@ pub enum Validity {
 }
 
 fn write_private(path: &Path, text: &str) {
-    use std::os::unix::fs::OpenOptionsExt;
     use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
     let mut file = std::fs::OpenOptions::new()
         .write(true)
         .create(true)
@@ -78,10 +78,9 @@ impl Ca {
         names: &[&str],
         validity: Validity,
     ) -> Issued {
-        let mut params = CertificateParams::new(
-            names.iter().map(|n| (*n).to_string()).collect::<Vec<_>>(),
-        )
-        .expect("certificate parameters");
+        let mut params =
+            CertificateParams::new(names.iter().map(|n| (*n).to_string()).collect::<Vec<_>>())
+                .expect("certificate parameters");
         params
             .distinguished_name
             .push(DnType::CommonName, common_name.to_string());

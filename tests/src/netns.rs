@@ -161,16 +161,55 @@ impl Hosts {
         must(&[
             "link", "add", "toa", "netns", db, "type", "veth", "peer", "name", "todb", "netns", a,
         ]);
-        must(&["-n", db, "addr", "add", &format!("{}/24", hosts.a.db_addr), "dev", "toa"]);
-        must(&["-n", a, "addr", "add", &format!("{}/24", hosts.a.agent_addr), "dev", "todb"]);
+        must(&[
+            "-n",
+            db,
+            "addr",
+            "add",
+            &format!("{}/24", hosts.a.db_addr),
+            "dev",
+            "toa",
+        ]);
+        must(&[
+            "-n",
+            a,
+            "addr",
+            "add",
+            &format!("{}/24", hosts.a.agent_addr),
+            "dev",
+            "todb",
+        ]);
         must(&["-n", db, "link", "set", "toa", "up"]);
         must(&["-n", a, "link", "set", "todb", "up"]);
         // B's link: `tob` in the database host, B's end in this machine's namespace.
         must(&[
-            "link", "add", &hosts.b_end, "type", "veth", "peer", "name", "tob", "netns", db,
+            "link",
+            "add",
+            &hosts.b_end,
+            "type",
+            "veth",
+            "peer",
+            "name",
+            "tob",
+            "netns",
+            db,
         ]);
-        must(&["-n", db, "addr", "add", &format!("{}/24", hosts.b.db_addr), "dev", "tob"]);
-        must(&["addr", "add", &format!("{}/24", hosts.b.agent_addr), "dev", &hosts.b_end]);
+        must(&[
+            "-n",
+            db,
+            "addr",
+            "add",
+            &format!("{}/24", hosts.b.db_addr),
+            "dev",
+            "tob",
+        ]);
+        must(&[
+            "addr",
+            "add",
+            &format!("{}/24", hosts.b.agent_addr),
+            "dev",
+            &hosts.b_end,
+        ]);
         must(&["-n", db, "link", "set", "tob", "up"]);
         must(&["link", "set", &hosts.b_end, "up"]);
         // A finds the database host by name.

@@ -313,17 +313,17 @@ impl Cluster {
         if let Some(tls) = &options.tls {
             // The server reads its key only when it alone can: copied into its directory, owned
             // by the account it runs as.
-            for (from, name) in [(&tls.cert.cert, "server.crt"), (&tls.cert.key, "server.key")] {
+            for (from, name) in [
+                (&tls.cert.cert, "server.crt"),
+                (&tls.cert.key, "server.key"),
+            ] {
                 let to = data.join(name);
                 std::fs::copy(from, &to).expect("copy the server's TLS file");
                 if let Some((uid, gid)) = account {
                     std::os::unix::fs::chown(&to, Some(uid), Some(gid)).expect("chown");
                 }
-                std::fs::set_permissions(
-                    &to,
-                    std::os::unix::fs::PermissionsExt::from_mode(0o600),
-                )
-                .expect("chmod");
+                std::fs::set_permissions(&to, std::os::unix::fs::PermissionsExt::from_mode(0o600))
+                    .expect("chmod");
             }
         }
         let port = options.port.unwrap_or_else(free_port);
@@ -367,7 +367,9 @@ impl Cluster {
             command.args(["-c", "ssl=on", "-c", "ssl_cert_file=server.crt"]);
             command.args(["-c", "ssl_key_file=server.key"]);
             if let Some(ca) = &tls.client_ca {
-                command.arg("-c").arg(format!("ssl_ca_file={}", ca.display()));
+                command
+                    .arg("-c")
+                    .arg(format!("ssl_ca_file={}", ca.display()));
             }
         }
         command

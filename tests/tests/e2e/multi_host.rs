@@ -24,7 +24,8 @@ use acc_tests::{Creds, JsonRpcChild, World};
 use serde_json::{Value, json};
 
 /// The committed identity every checkout shares.
-const CONFIG: &str = r#"{"schemaVersion":1,"workspaceId":"hosts-room","policy":{"claimMode":"guarded"}}"#;
+const CONFIG: &str =
+    r#"{"schemaVersion":1,"workspaceId":"hosts-room","policy":{"claimMode":"guarded"}}"#;
 
 /// The bound within which a connected `acc-mcp` answers during a black hole (docs/rooms.md).
 const MCP_BOUND: Duration = Duration::from_secs(10);
@@ -148,10 +149,9 @@ impl Site {
 }
 
 fn room_file(world: &World) -> Option<PathBuf> {
-    let found = walk(&world.data_home)
+    walk(&world.data_home)
         .into_iter()
-        .find(|p| p.file_name().is_some_and(|n| n == "room"));
-    found
+        .find(|p| p.file_name().is_some_and(|n| n == "room"))
 }
 
 fn walk(dir: &Path) -> Vec<PathBuf> {
@@ -241,7 +241,11 @@ fn tls_as_psql_users_write_it_and_never_plain_text_to_another_host_unasked() {
         Case {
             what: "by address, verify-full",
             on_a: false,
-            url: url(&b_addr, db, &format!("?sslmode=verify-full&sslrootcert={ca_file}")),
+            url: url(
+                &b_addr,
+                db,
+                &format!("?sslmode=verify-full&sslrootcert={ca_file}"),
+            ),
             env: vec![],
             expect: Ok("and for the host's name"),
             warns: false,
@@ -279,7 +283,11 @@ fn tls_as_psql_users_write_it_and_never_plain_text_to_another_host_unasked() {
         Case {
             what: "another CA",
             on_a: false,
-            url: url(&b_addr, db, &format!("?sslmode=verify-full&sslrootcert={other_ca}")),
+            url: url(
+                &b_addr,
+                db,
+                &format!("?sslmode=verify-full&sslrootcert={other_ca}"),
+            ),
             env: vec![],
             expect: Err(vec![
                 format!("not signed by a root in sslrootcert `{other_ca}`"),
@@ -290,7 +298,11 @@ fn tls_as_psql_users_write_it_and_never_plain_text_to_another_host_unasked() {
         Case {
             what: "a name the certificate does not hold",
             on_a: true,
-            url: url(OTHER_NAME, db, &format!("?sslmode=verify-full&sslrootcert={ca_file}")),
+            url: url(
+                OTHER_NAME,
+                db,
+                &format!("?sslmode=verify-full&sslrootcert={ca_file}"),
+            ),
             env: vec![],
             expect: Err(vec![format!(
                 "its certificate does not name the host `{OTHER_NAME}`"
@@ -300,7 +312,11 @@ fn tls_as_psql_users_write_it_and_never_plain_text_to_another_host_unasked() {
         Case {
             what: "the same name with verify-ca (the chain only)",
             on_a: true,
-            url: url(OTHER_NAME, db, &format!("?sslmode=verify-ca&sslrootcert={ca_file}")),
+            url: url(
+                OTHER_NAME,
+                db,
+                &format!("?sslmode=verify-ca&sslrootcert={ca_file}"),
+            ),
             env: vec![],
             expect: Ok(verified),
             warns: false,
@@ -352,7 +368,11 @@ fn tls_as_psql_users_write_it_and_never_plain_text_to_another_host_unasked() {
         Case {
             what: "verify-full against a server without TLS",
             on_a: false,
-            url: url(&b_addr, &plain_db, &format!("?sslmode=verify-full&sslrootcert={ca_file}")),
+            url: url(
+                &b_addr,
+                &plain_db,
+                &format!("?sslmode=verify-full&sslrootcert={ca_file}"),
+            ),
             env: vec![],
             expect: Err(vec!["offers no TLS".into()]),
             warns: false,
@@ -417,9 +437,16 @@ fn tls_as_psql_users_write_it_and_never_plain_text_to_another_host_unasked() {
                     let shown = world.acc_text(&["room", "show"]);
                     let status = world.acc_text(&["status"]);
                     let doctor = world.acc_text(&["doctor"]);
-                    for (surface, text) in [("room show", &shown), ("status", &status), ("doctor", &doctor)] {
+                    for (surface, text) in [
+                        ("room show", &shown),
+                        ("status", &status),
+                        ("doctor", &doctor),
+                    ] {
                         if !text.stdout.contains("not encrypted") {
-                            failures.push(format!("{}: {surface} does not warn: {}", case.what, text.stdout));
+                            failures.push(format!(
+                                "{}: {surface} does not warn: {}",
+                                case.what, text.stdout
+                            ));
                         }
                     }
                 }
@@ -473,7 +500,9 @@ fn a_room_named_by_a_service_follows_the_service_file_and_a_readable_password_fi
     let alice = world.attach("alice");
     // The service file edited later (another CA): the next command follows it, and is refused.
     std::fs::write(&services, section(&site.other_ca)).expect("edit");
-    let refused = world.acc_as(&alice, &["inbox"]).err(4, "storage_unavailable");
+    let refused = world
+        .acc_as(&alice, &["inbox"])
+        .err(4, "storage_unavailable");
     assert!(
         refused.to_string().contains("not signed by a root"),
         "{refused}"
@@ -528,16 +557,381 @@ fn claims_raced_from_two_hosts_grant_once_and_messages_cross_both_ways() {
         let granted = runs.iter().filter(|r| r.code == 0).count();
         assert_eq!(granted, 1, "round {round}: exactly one grant: {runs:?}");
         let refused = runs.iter().find(|r| r.code != 0).expect("the other");
-        assert_eq!(refused.json()["error"]["code"], "claim_conflict", "{refused:?}");
+        assert_eq!(
+            refused.json()["error"]["code"],
+            "claim_conflict",
+            "{refused:?}"
+        );
     }
     for (from, from_world, to, to_name, to_world) in [
         (&alice, &one, &bob, "bob", &two),
         (&bob, &two, &alice, "alice", &one),
     ] {
         let sent = from_world.tell(from, to_name, "across", "from the other host");
-        let id = sent["message"]["messageId"].as_str().expect("id").to_string();
+        let id = sent["message"]["messageId"]
+            .as_str()
+            .expect("id")
+            .to_string();
         let read = to_world.acc_as(to, &["inbox", "--message", &id]).ok_json();
         assert!(read.to_string().contains("from the other host"), "{read}");
         assert_eq!(from_world.receipt(&id)["state"], "retrieved");
     }
+}
+
+/// `acc-mcp` of `participant` on `world`'s host, initialized.
+fn mcp(world: &World, participant: &str) -> JsonRpcChild {
+    let mut command = world.command("acc-mcp");
+    command
+        .env("ACC_MCP_PARTICIPANT", participant)
+        .env("ACC_MCP_WORKSPACE", &world.dir);
+    let mut child = JsonRpcChild::spawn(command);
+    let init = child.request(
+        1,
+        "initialize",
+        json!({ "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } }),
+    );
+    assert!(init["result"].is_object(), "{init}");
+    child.send_line(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    child
+}
+
+/// One tool call's result, and how long it took.
+fn call(child: &mut JsonRpcChild, id: u64, tool: &str, arguments: Value) -> (Value, Duration) {
+    let started = Instant::now();
+    let answer = child.request(
+        id,
+        "tools/call",
+        json!({ "name": tool, "arguments": arguments }),
+    );
+    (answer["result"].clone(), started.elapsed())
+}
+
+/// The subjects of `who`'s inbox whose subject starts with `prefix`, as many times as each is
+/// there (every page).
+fn subjects(world: &World, who: &Creds, prefix: &str) -> Vec<String> {
+    let mut seen = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let mut args = vec!["inbox", "--limit", "100"];
+        if let Some(c) = &cursor {
+            args.extend(["--cursor", c.as_str()]);
+        }
+        let page = world.acc_as(who, &args).ok_json();
+        for item in page["items"].as_array().into_iter().flatten() {
+            if let Some(subject) = item["subject"].as_str().filter(|s| s.starts_with(prefix)) {
+                seen.push(subject.to_string());
+            }
+        }
+        match page["nextCursor"].as_str() {
+            Some(next) => cursor = Some(next.to_string()),
+            None => break,
+        }
+    }
+    seen.sort();
+    seen
+}
+
+/// `n` keyed sends from `from` on `world` to `to`, each retried until it succeeds (bounded);
+/// the exit codes of the failed attempts.
+fn keyed_sends(world: &World, from: &Creds, to: &str, prefix: &str, n: usize) -> Vec<i32> {
+    let mut failed = Vec::new();
+    for i in 0..n {
+        let key = format!("{prefix}-{i:02}");
+        let deadline = Instant::now() + Duration::from_secs(90);
+        loop {
+            let run = world.acc_as(
+                from,
+                &[
+                    "message",
+                    "--to",
+                    to,
+                    "--subject",
+                    &key,
+                    "--body",
+                    "b",
+                    "--client-message-id",
+                    &key,
+                ],
+            );
+            if run.code == 0 {
+                break;
+            }
+            failed.push(run.code);
+            assert!(Instant::now() < deadline, "{key} never went: {run:?}");
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+    failed
+}
+
+#[test]
+fn a_black_hole_partition_of_one_host_answers_within_bounds_and_heals_without_a_restart() {
+    let site = site();
+    let (one, two) = site.machines();
+    let alice = one.attach("alice");
+    let bob = two.attach("bob");
+    let input = json!({"session_id": "s1", "cwd": two.dir, "hook_event_name": "UserPromptSubmit", "prompt": "hi"}).to_string();
+    assert_eq!(two.hook("claude-code", "UserPromptSubmit", &input).code, 0);
+    let mut server = mcp(&two, "carol");
+    let (up, _) = call(&mut server, 2, "acc_status", json!({}));
+    assert_ne!(up["isError"], true, "{up}");
+
+    site.hosts.cut_b();
+    // The connected acc-mcp's next call, sent into the dark: answered within the bound.
+    let mut id = 2;
+    for attempt in ["on its connection", "on a new connection"] {
+        id += 1;
+        let (down, took) = call(&mut server, id, "acc_status", json!({}));
+        assert_eq!(down["isError"], true, "{attempt}: {down}");
+        assert_eq!(
+            down["structuredContent"]["error"]["code"], "storage_unavailable",
+            "{attempt}: {down}"
+        );
+        assert!(took < MCP_BOUND, "{attempt}: answered after {took:?}");
+        eprintln!("acc-mcp during the black hole, {attempt}: answered in {took:?}");
+    }
+    // Commands exit 4 within their budget; nothing else.
+    for args in [
+        vec!["status"],
+        vec!["inbox"],
+        vec!["claim", "--resource", "file:cut.rs"],
+        vec!["message", "--to", "alice", "--subject", "s", "--body", "b"],
+    ] {
+        let started = Instant::now();
+        let run = two.acc_as(&bob, &args);
+        let took = started.elapsed();
+        run.err(4, "storage_unavailable");
+        assert!(took < Duration::from_secs(5), "{args:?} took {took:?}");
+        eprintln!("{args:?} during the black hole: exit 4 in {took:?}");
+    }
+    // The prompt hook fails open within its budget, telling the model in one line.
+    let started = Instant::now();
+    let hook = two.hook("claude-code", "UserPromptSubmit", &input);
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(hook.code, 0, "{}", hook.stderr);
+    let answer: Value = serde_json::from_str(&hook.stdout).expect("hook json");
+    let context = answer["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap_or_default();
+    assert_eq!(context.lines().count(), 1, "{context}");
+    assert!(
+        context.starts_with("ACC: coordination is unavailable"),
+        "{context}"
+    );
+    // Host A keeps working: ten messages for Bob while his host is cut off.
+    for i in 0..10 {
+        one.tell(
+            &alice,
+            "bob",
+            &format!("during-{i:02}"),
+            "sent while B was dark",
+        );
+    }
+
+    site.hosts.heal_b();
+    acc_tests::wait_until(Duration::from_secs(30), "acc-mcp serves again", || {
+        id += 1;
+        call(&mut server, id, "acc_status", json!({})).0["isError"] != true
+    });
+    let expected: Vec<String> = (0..10).map(|i| format!("during-{i:02}")).collect();
+    assert_eq!(
+        subjects(&two, &bob, "during-"),
+        expected,
+        "every message once"
+    );
+    assert!(server.finish(Duration::from_secs(20)).success());
+}
+
+#[test]
+fn a_flapping_link_loses_nothing_doubles_nothing_and_never_grants_a_claim_twice() {
+    let site = site();
+    let (one, two) = site.machines();
+    let alice = one.attach("alice");
+    let bob = two.attach("bob");
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let hosts = &site.hosts;
+    let (failures, claim_rounds) = std::thread::scope(|scope| {
+        let flapper = scope.spawn(|| {
+            let mut flaps = 0;
+            while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+                hosts.cut_b();
+                std::thread::sleep(Duration::from_millis(1000 + 250 * (flaps % 3)));
+                hosts.heal_b();
+                std::thread::sleep(Duration::from_millis(1000 + 250 * (flaps % 2)));
+                flaps += 1;
+            }
+            hosts.heal_b();
+            flaps
+        });
+        let sender = scope.spawn(|| keyed_sends(&two, &bob, "alice", "flap", 20));
+        let mut rounds = Vec::new();
+        for round in 0..12 {
+            let resource = format!("file:src/flap_{round}.rs");
+            let claim = |world: &World, who: &Creds| {
+                let mut command = world.command("acc");
+                command
+                    .args(["--json", "--session", &who.session])
+                    .args(["--generation", &who.generation])
+                    .args(["claim", "--resource", &resource]);
+                command
+            };
+            let runs = acc_tests::race(&one, vec![claim(&one, &alice), claim(&two, &bob)]);
+            rounds.push((resource, runs));
+        }
+        let failures = sender.join().expect("sender");
+        stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        let flaps = flapper.join().expect("flapper");
+        assert!(flaps >= 2, "the link flapped {flaps} times");
+        (failures, rounds)
+    });
+    assert!(
+        !failures.is_empty(),
+        "some sends met the link cut (else this test proved nothing)"
+    );
+    assert!(
+        failures.iter().all(|code| *code == 4),
+        "every failure exits 4: {failures:?}"
+    );
+    let expected: Vec<String> = (0..20).map(|i| format!("flap-{i:02}")).collect();
+    assert_eq!(subjects(&one, &alice, "flap-"), expected, "every send once");
+    // Never two exclusive holders: at most one grant per round, and the room agrees.
+    let status = one.acc(&["status", "--all"]).ok_json();
+    for (resource, runs) in &claim_rounds {
+        let granted = runs.iter().filter(|r| r.code == 0).count();
+        assert!(granted <= 1, "{resource}: {runs:?}");
+        for run in runs.iter().filter(|r| r.code != 0) {
+            assert!(
+                run.code == 4 || run.json()["error"]["code"] == "claim_conflict",
+                "{resource}: {run:?}"
+            );
+        }
+        let holders = status["claims"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|c| c["resource"] == resource.as_str())
+            .count();
+        assert!(holders <= 1, "{resource}: {holders} holders: {status}");
+        assert_eq!(
+            holders, granted,
+            "{resource}: the room holds what was granted"
+        );
+    }
+}
+
+#[test]
+fn the_server_killed_and_restarted_under_senders_on_both_hosts_loses_nothing() {
+    let mut site = site();
+    let (one, two) = site.machines();
+    let alice = one.attach("alice");
+    let bob = two.attach("bob");
+    let (from_a, from_b) = std::thread::scope(|scope| {
+        let a = scope.spawn(|| keyed_sends(&one, &alice, "bob", "killed-a", 20));
+        let b = scope.spawn(|| keyed_sends(&two, &bob, "alice", "killed-b", 20));
+        // Kill it once both hosts have sent some.
+        acc_tests::wait_until(
+            Duration::from_secs(60),
+            "a few sends from each host",
+            || {
+                one.acc_as(&alice, &["inbox"]).code == 0
+                    && subjects(&one, &alice, "killed-b").len() >= 3
+                    && subjects(&two, &bob, "killed-a").len() >= 3
+            },
+        );
+        site.cluster.kill_hard();
+        std::thread::sleep(Duration::from_millis(1500));
+        site.cluster.restart();
+        (a.join().expect("a"), b.join().expect("b"))
+    });
+    assert!(
+        from_a.len() + from_b.len() > 0,
+        "some sends met the killed server (else this test proved nothing)"
+    );
+    assert!(
+        from_a.iter().chain(&from_b).all(|c| *c == 4),
+        "{from_a:?} {from_b:?}"
+    );
+    let a_sent: Vec<String> = (0..20).map(|i| format!("killed-a-{i:02}")).collect();
+    let b_sent: Vec<String> = (0..20).map(|i| format!("killed-b-{i:02}")).collect();
+    assert_eq!(subjects(&two, &bob, "killed-a"), a_sent);
+    assert_eq!(subjects(&one, &alice, "killed-b"), b_sent);
+}
+
+#[test]
+fn a_real_claude_code_on_one_host_gets_the_other_hosts_message_and_meets_its_guarded_claim() {
+    use acc_capture::guard::{CHANGED, CLAIMED, ORIGINAL};
+    use acc_capture::model::{ModelServer, Scripted};
+    let site = site();
+    let (one, two) = site.machines();
+    let alice = one.attach("alice");
+    std::fs::create_dir_all(two.dir.join("src")).expect("src");
+    std::fs::write(two.dir.join(CLAIMED), ORIGINAL).expect("parser");
+    let model = ModelServer::start();
+    let client = acc_clients::Client::ClaudeCode;
+    let writer = acc_tests::writer(&two, client, &model, &[("ACC_PARTICIPANT", "bob")]);
+    writer.prepare_home(&model).expect("client settings");
+    let home = writer.home.to_string_lossy().into_owned();
+    let path = acc_tests::clients().path_for(client);
+    two.acc_with(
+        &["install", "--client", "claude-code", "--home", &home],
+        &[("PATH", &path)],
+    )
+    .ok_json();
+    model.script([Scripted::Text("hello".into())]);
+    writer.turn("hello").expect("first turn");
+
+    // Host A writes to Bob and claims the parser (the room's policy makes it guarded).
+    one.tell(&alice, "bob", "from host A", "written on the first host");
+    one.acc_as(&alice, &["claim", "--resource", &format!("file:{CLAIMED}")])
+        .ok_json();
+    model.clear();
+    let mut steps = writer.write_calls(CLAIMED, Some(ORIGINAL), CHANGED);
+    steps.push(Scripted::Text("done".into()));
+    model.script(steps);
+    writer
+        .turn("any news? then write the parser")
+        .expect("turn");
+    let seen = acc_tests::model_text(&model);
+    assert!(
+        seen.contains("acc-peer-message sender=alice")
+            && seen.contains("written on the first host"),
+        "next-turn carried host A's message into the model request: {seen}"
+    );
+    assert_eq!(
+        acc_capture::guard::read(&two.dir, CLAIMED).as_deref(),
+        Some(ORIGINAL),
+        "the write into Alice's claim did not happen"
+    );
+    let refusal = acc_capture::guard::results_of_turn(&model)
+        .iter()
+        .map(Value::to_string)
+        .collect::<String>();
+    assert!(
+        refusal.contains("claimed exclusively (guarded) by alice"),
+        "{refusal}"
+    );
+
+    // Host B cut off: the guard fails open, and the turn's one line says it is not checking.
+    site.hosts.cut_b();
+    model.clear();
+    let mut steps = writer.write_calls(CLAIMED, Some(ORIGINAL), CHANGED);
+    steps.push(Scripted::Text("done".into()));
+    model.script(steps);
+    writer.turn("write the parser").expect("turn while cut off");
+    site.hosts.heal_b();
+    assert_eq!(
+        acc_capture::guard::read(&two.dir, CLAIMED).as_deref(),
+        Some(CHANGED),
+        "fail open: the write went through while the room was out of reach"
+    );
+    let seen = acc_tests::model_text(&model);
+    assert!(
+        seen.contains("ACC: coordination is unavailable this turn")
+            && seen.contains("write guard is not checking"),
+        "{seen}"
+    );
 }
