@@ -506,6 +506,8 @@ fn expand_ids(cli: &mut Cli) -> AccResult<()> {
 
 /// How often `acc sync --follow` looks for new events.
 const FOLLOW_EVERY: std::time::Duration = std::time::Duration::from_millis(250);
+/// How often it looks again while the room is out of reach.
+const FOLLOW_RETRY: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// `acc sync --follow`: the event log as it grows, a line an event, until interrupted (or its
 /// output is closed). It reads the event cursor: no daemon, no listener, nothing written.
@@ -545,8 +547,25 @@ fn watch_plain(cli: &Cli) -> AccResult<()> {
 fn follow_events(cli: &Cli, mut core: Core, mut cursor: i64, limit: i64) -> AccResult<()> {
     use std::io::Write;
     let mut out = std::io::stdout();
+    let mut unreachable = false;
     loop {
-        let (page, _) = core.sync_delta(cursor, limit)?;
+        // A room out of reach (a dropped link, a restarted server) is said once on stderr and
+        // looked at again, from the same cursor, until it is back: the stream misses nothing.
+        let (page, _) = match core.sync_delta(cursor, limit) {
+            Ok(page) => page,
+            Err(e) if e.code == acc_core::error::ErrorCode::StorageUnavailable => {
+                if !unreachable {
+                    eprintln!("acc: {}; following again when it is back", e.message);
+                    unreachable = true;
+                }
+                std::thread::sleep(FOLLOW_RETRY);
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        if std::mem::take(&mut unreachable) {
+            eprintln!("acc: the room is back; following from event {cursor}");
+        }
         let look = look(cli, &mut core, event_ids(&page, &[]));
         for event in &page.events {
             let line = if cli.json {

@@ -675,6 +675,15 @@ fn a_black_hole_partition_of_one_host_answers_within_bounds_and_heals_without_a_
     let mut server = mcp(&two, "carol");
     let (up, _) = call(&mut server, 2, "acc_status", json!({}));
     assert_ne!(up["isError"], true, "{up}");
+    // A follower on B, streaming the room's events through the cut.
+    let mut follow = two.command("acc");
+    follow.args(["--json", "sync", "--follow"]);
+    let mut follower = JsonRpcChild::spawn(follow);
+    one.attach("dave");
+    follower.wait_for(
+        |event| event["type"] == "participant.created" && event["data"]["participantId"] == "dave",
+        Duration::from_secs(30),
+    );
 
     site.hosts.cut_b();
     // The connected acc-mcp's next call, sent into the dark: answered within the bound.
@@ -723,12 +732,19 @@ fn a_black_hole_partition_of_one_host_answers_within_bounds_and_heals_without_a_
         "{context}"
     );
     // Host A keeps working: ten messages for Bob while his host is cut off.
+    let mut sent = Vec::new();
     for i in 0..10 {
-        one.tell(
+        let told = one.tell(
             &alice,
             "bob",
             &format!("during-{i:02}"),
             "sent while B was dark",
+        );
+        sent.push(
+            told["message"]["messageId"]
+                .as_str()
+                .expect("id")
+                .to_string(),
         );
     }
 
@@ -743,6 +759,15 @@ fn a_black_hole_partition_of_one_host_answers_within_bounds_and_heals_without_a_
         expected,
         "every message once"
     );
+    // The follower went on after the heal, from where it was: every message sent in the cut.
+    for id in &sent {
+        follower.wait_for(
+            |event| {
+                event["type"] == "message.recorded" && event["data"]["messageId"] == id.as_str()
+            },
+            Duration::from_secs(30),
+        );
+    }
     assert!(server.finish(Duration::from_secs(20)).success());
 }
 
