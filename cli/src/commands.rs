@@ -380,24 +380,29 @@ pub(super) fn sync(cli: &Cli, args: &SyncArgs) -> AccResult<Output> {
     };
     let limit = status::event_limit(args.limit)?;
     let mut core = open_core(cli)?;
+    if args.scope == "full" {
+        // The page, the status and every message of one snapshot.
+        let snapshot = core.sync_snapshot(cursor, limit)?;
+        let (page, attention, report) = (&snapshot.page, &snapshot.attention, &snapshot.status);
+        let look = look(cli, &mut core, event_ids(page, attention));
+        let mut human = human::sync(page, attention, &look);
+        let now = core.now();
+        let look = self::look(cli, &mut core, status_ids(report));
+        human.push_str(&human::status(report, &look));
+        let value = views::sync_full(
+            page,
+            attention,
+            views::snapshot(report, &snapshot.messages, now, &core.workspace.id),
+        );
+        return Ok(Output { value, human });
+    }
     let (page, attention) = core.sync_delta(cursor, limit)?;
     let look = look(cli, &mut core, event_ids(&page, &attention));
-    let mut human = human::sync(&page, &attention, &look);
-    let value = if args.scope == "full" {
-        let report = core.status(true)?;
-        let messages = core.all_messages()?;
-        let now = core.now();
-        let look = self::look(cli, &mut core, status_ids(&report));
-        human.push_str(&human::status(&report, &look));
-        views::sync_full(
-            &page,
-            &attention,
-            views::snapshot(&report, &messages, now, &core.workspace.id),
-        )
-    } else {
-        views::sync_delta(&page, &attention)
-    };
-    Ok(Output { value, human })
+    let human = human::sync(&page, &attention, &look);
+    Ok(Output {
+        value: views::sync_delta(&page, &attention),
+        human,
+    })
 }
 
 /// The ids a message shows: its own, its thread's, what it answers, the decision it names.

@@ -266,7 +266,14 @@ impl Core {
             self.workspace.config.claim_mode,
             request.mode,
         ));
+        let candidates: Vec<_> = resources
+            .iter()
+            .map(|r| resource::overlap_candidates(r))
+            .collect();
         self.store_for_write()?.write(|w| {
+            // A room reads the session and the claims that matter in one round trip.
+            w.reader()
+                .prefetch_acquire(&caller.session_id, &candidates)?;
             let session = verify_caller(w, &workspace_id, caller, now)?;
             let conflicts = find_conflicts(
                 &w.reader(),
@@ -342,19 +349,26 @@ impl Core {
         let liveness = self.liveness();
         let workspace_id = self.workspace.id.clone();
         self.store_for_write()?.write(|w| {
+            w.reader().prefetch_renew(&caller.session_id, claim_id)?;
             let session = verify_caller(w, &workspace_id, caller, now)?;
             let mut claim = owned_claim(&w.reader(), &session.session_id, claim_id)?;
             let mode = claim.mode;
-            let conflicts = find_conflicts(
-                &w.reader(),
-                &session.session_id,
-                std::slice::from_ref(&claim.resource),
-                mode,
-                now,
-                &*liveness,
-            )?;
-            if !conflicts.is_empty() {
-                return Err(conflict_error(conflicts));
+            // A claim still live has been since it was last taken or renewed, each time with
+            // no conflict, and no other session can take what a live claim conflicts with
+            // since: only a lapsed one is checked again (a room's renewal then costs no
+            // round trip for it).
+            if !is_live(&claim, now) {
+                let conflicts = find_conflicts(
+                    &w.reader(),
+                    &session.session_id,
+                    std::slice::from_ref(&claim.resource),
+                    mode,
+                    now,
+                    &*liveness,
+                )?;
+                if !conflicts.is_empty() {
+                    return Err(conflict_error(conflicts));
+                }
             }
             let lease = lease_seconds.unwrap_or(claim.lease_seconds);
             claim.generation = session.generation;
@@ -382,6 +396,7 @@ impl Core {
         let now = self.now();
         let workspace_id = self.workspace.id.clone();
         self.store_for_write()?.write(|w| {
+            w.reader().prefetch_release(&caller.session_id)?;
             let session = verify_caller(w, &workspace_id, caller, now)?;
             let owned = w.reader().claims_of_session(&session.session_id)?;
             let targets: Vec<ClaimRow> = match &selector {

@@ -174,6 +174,9 @@ pub fn verify_caller(
     caller: &Caller,
     now: Millis,
 ) -> AccResult<SessionRow> {
+    // A room reads the session with the sequence counters (the inserts that follow then go
+    // ahead of their answers); nothing more when the write read them ahead already.
+    writer.reader().prefetch_caller(&caller.session_id)?;
     let session = check_caller(&writer.reader(), workspace_id, caller)?;
     if needs_refresh(&session, now) {
         writer.touch_session(&session.session_id, now)?;
@@ -326,6 +329,24 @@ impl Core {
 
     /// Record a heartbeat for the caller (verifies the generation). A read when presence is
     /// fresh ([`needs_refresh`]): no write transaction at all.
+    /// Refresh the presence of the open session `session_id` at `generation` (read and checked
+    /// by an earlier [`Core::heartbeat`]) without reading it again: on a room it travels ahead of
+    /// the next round trip at no cost of its own ([`acc_store::Store::refresh_presence`]), and
+    /// [`Core::presence_refreshed`] says afterwards whether it found the session.
+    pub fn refresh_presence(&mut self, session_id: &str, generation: i64) -> AccResult<()> {
+        let now = self.now();
+        Ok(self
+            .store_for_write()?
+            .refresh_presence(session_id, generation, now)?)
+    }
+
+    /// Whether the last [`Core::refresh_presence`] found its session open at its generation;
+    /// `None` when none was answered since the last ask.
+    pub fn presence_refreshed(&mut self) -> Option<bool> {
+        self.store_for_read()
+            .and_then(acc_store::Store::presence_refreshed)
+    }
+
     pub fn heartbeat(&mut self, caller: &Caller) -> AccResult<SessionRow> {
         let now = self.now();
         let workspace_id = self.workspace.id.clone();
@@ -405,6 +426,8 @@ impl Core {
         }
         let new_session_id = ids::new_id("session")?;
         self.store_for_write()?.write(|w| {
+            w.reader()
+                .prefetch_by_key(&key, Some(&spec.participant_id))?;
             if let Some(mut session) = w.reader().session_by_key(&key)? {
                 let was_closed = session.closed_at.is_some();
                 if rotate {
@@ -458,6 +481,37 @@ impl Core {
             return Ok(false);
         };
         Ok(store.read(|r| r.session_by_key(key))?.is_some())
+    }
+
+    /// End the presence of the hooked session with `key` (a client's session end), in one
+    /// write that starts from the key (on a room: two round trips, the session read with the
+    /// writers' lock): nothing when there is no such session or it is closed already. Claims
+    /// stay; see [`Core::end_presence`]. Whether a session was closed.
+    pub fn end_keyed_session(&mut self, key: &str, reason: SessionEndReason) -> AccResult<bool> {
+        let now = self.now();
+        self.store_for_write()?.write(|w| {
+            w.reader().prefetch_by_key(key, None)?;
+            let Some(session) = w
+                .reader()
+                .session_by_key(key)?
+                .filter(|s| s.closed_at.is_none())
+            else {
+                return Ok(false);
+            };
+            w.close_session(&session.session_id, now)?;
+            Event::SessionClosed {
+                session_id: session.session_id.clone(),
+                reason: reason.as_str(),
+                handoff_message_id: None,
+            }
+            .append(
+                w,
+                now,
+                Some(&session.session_id),
+                Some(&session.participant_id),
+            )?;
+            Ok(true)
+        })
     }
 
     /// End the caller session's presence without a handoff (a client's session end). Claims

@@ -104,6 +104,7 @@ impl Core {
         let now = self.now();
         let workspace_id = self.workspace.id.clone();
         self.store_for_write()?.write(|w| {
+            w.reader().prefetch_intent(&caller.session_id)?;
             let session = verify_caller(w, &workspace_id, caller, now)?;
             let had = w.delete_intent(&session.session_id)?;
             if had {

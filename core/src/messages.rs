@@ -386,18 +386,39 @@ pub fn page_limit(limit: Option<i64>) -> AccResult<i64> {
     }
 }
 
+/// Every message with its decision status and its receipts, read in `r` (the forensic
+/// snapshot).
+pub(crate) fn all_messages_in(r: &Reader<'_>) -> AccResult<Vec<(MessageView, Vec<ReceiptRow>)>> {
+    let mut receipts: BTreeMap<i64, Vec<ReceiptRow>> = BTreeMap::new();
+    for receipt in r.all_receipts()? {
+        receipts
+            .entry(receipt.message_seq)
+            .or_default()
+            .push(receipt);
+    }
+    let mut out = Vec::new();
+    for message in r.all_messages()? {
+        let decision = decision_status(r, &message)?;
+        let own = receipts.remove(&message.seq).unwrap_or_default();
+        out.push((MessageView { message, decision }, own));
+    }
+    Ok(out)
+}
+
 fn owned_receipt(
     reader: &Reader<'_>,
-    participant: &str,
+    session: &acc_store::SessionRow,
     message_id: &str,
 ) -> AccResult<(MessageRow, ReceiptRow)> {
+    let participant = &session.participant_id;
     let Some(message) = reader.message(message_id)? else {
         return Err(AccError::new(
             ErrorCode::MessageNotFound,
             format!("message `{message_id}` does not exist"),
         ));
     };
-    let Some(receipt) = reader.receipt(message.seq, participant)? else {
+    // By what the caller knew before reading either (a room read it ahead).
+    let Some(receipt) = reader.receipt_for_session(message_id, &session.session_id)? else {
         return Err(AccError::new(
             ErrorCode::NotARecipient,
             format!("`{participant}` is not a recipient of message `{message_id}`"),
@@ -421,7 +442,13 @@ pub fn decision_status(
     let mut queue = VecDeque::from([message.seq]);
     let mut replaced = BTreeSet::new();
     while let Some(seq) = queue.pop_front() {
-        for link in reader.links_of(seq)? {
+        // The message's own links by its id (what a write on it read ahead), the rest by seq.
+        let links = if seq == message.seq {
+            reader.links_of_message(&message.message_id)?
+        } else {
+            reader.links_of(seq)?
+        };
+        for link in links {
             replaced.insert(link.to_seq);
             for next in [link.from_seq, link.to_seq] {
                 if seen.len() < MAX_GROUP && seen.insert(next) {
@@ -513,8 +540,13 @@ pub fn message_attention(
         if live.contains(&participant.participant_id) || budget <= 0 {
             continue;
         }
-        for (message, receipt) in
-            reader.queued_addressed_for(&participant.participant_id, budget)?
+        // Read with the rule's whole limit and cut to what is left of it: the same statement
+        // for every participant, which a room reads ahead (`status::read_second_ahead`).
+        let waiting =
+            reader.queued_addressed_for(&participant.participant_id, ATTENTION_PER_RULE)?;
+        for (message, receipt) in waiting
+            .into_iter()
+            .take(usize::try_from(budget).unwrap_or(0))
         {
             budget -= 1;
             out.push(Attention {

@@ -290,7 +290,7 @@ fn covers(tree: &Parsed<'_>, other: &Parsed<'_>) -> bool {
 /// Where to look for resources that may overlap `resource` (canonical): exact resources to
 /// match, and half-open string ranges `[low, high)` of resources under a tree. Every overlapping
 /// resource is among the candidates; callers still filter with [`overlaps`].
-pub fn overlap_candidates(resource: &str) -> (Vec<String>, Vec<(String, String)>) {
+pub fn overlap_candidates(resource: &str) -> acc_store::OverlapCandidates {
     let parsed = parse(resource);
     let root = format!(
         "{}:{}",

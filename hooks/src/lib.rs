@@ -210,9 +210,19 @@ impl Context {
         let rotate = event == Role::SessionStart && !matches!(source, "resume" | "compact");
         let mut core =
             acc_app::guards::core(ws, data_dir, Arc::new(acc_app::clock::system_from_env()?))?;
-        if matches!(event, Role::SessionEnd | Role::LiveDelivery)
-            && !core.keyed_session_exists(&key)?
-        {
+        if event == Role::SessionEnd {
+            // The log only grows: a session that ends without a turn is closed like any other
+            // (the client's transcript tells whether it had one), and its close says so. One
+            // write from the key: nothing to open first, nothing when there is no session.
+            let reason = if had_turn(payload) {
+                acc_core::identity::SessionEndReason::ClientSessionEnd
+            } else {
+                acc_core::identity::SessionEndReason::WithoutTurn
+            };
+            core.end_keyed_session(&key, reason)?;
+            return Ok(None);
+        }
+        if event == Role::LiveDelivery && !core.keyed_session_exists(&key)? {
             return Ok(None);
         }
         let derive = |generation: i64| derived_token(&secret, &workspace_id, &key, generation);
@@ -460,17 +470,8 @@ pub fn handle(
             );
             Ok(deny(client, &reason))
         }
-        Role::SessionEnd => {
-            // The log only grows: a session that ends without a turn is closed like any other
-            // (the client's transcript tells whether it had one), and its close says so.
-            let reason = if had_turn(&payload) {
-                acc_core::identity::SessionEndReason::ClientSessionEnd
-            } else {
-                acc_core::identity::SessionEndReason::WithoutTurn
-            };
-            context.app.core.end_presence(&context.caller, reason)?;
-            Ok(Reply::default())
-        }
+        // Ended when its context was made (`Context::new`).
+        Role::SessionEnd => Ok(Reply::default()),
         // Opening the session above already recorded the heartbeat.
         Role::Stop => Ok(Reply::default()),
         Role::LiveDelivery => {

@@ -166,6 +166,10 @@ pub struct Server {
     /// Said once, beside the first tool result after the session was resolved: why this server
     /// speaks for a fallback participant of its own instead of its client's hooked session.
     notice: Option<String>,
+    /// The caller's session and when its presence next needs refreshing (its last heartbeat
+    /// plus `PRESENCE_REFRESH_MS`, as the last check read it): until then a read-only tool
+    /// makes no heartbeat of its own, which would read the session and write nothing.
+    fresh_until: Option<Fresh>,
 }
 
 impl std::fmt::Debug for Server {
@@ -175,6 +179,15 @@ impl std::fmt::Debug for Server {
             .field("session", &self.caller.as_ref().map(|c| &c.session_id))
             .finish()
     }
+}
+
+/// The caller's session as the last heartbeat read it: its id and generation, and when its
+/// presence next needs refreshing.
+#[derive(Debug, Clone)]
+struct Fresh {
+    session_id: String,
+    generation: i64,
+    until: i64,
 }
 
 fn server_info() -> wire::ServerInfo {
@@ -199,6 +212,7 @@ impl Server {
             caller: None,
             speaks_for: None,
             notice: None,
+            fresh_until: None,
         }
     }
 
@@ -386,7 +400,9 @@ impl Server {
             }
         };
         // Arguments are checked completely before any session is resolved.
+        let trips_before = self.round_trips();
         let outcome = tools::prepare(name, &args).and_then(|prepared| self.run_tool(&prepared));
+        self.count_round_trips(name, trips_before);
         let (text, structured, is_error) = match outcome {
             Ok(tools::ToolValue::Object(value)) => (wire::model_text(&value), value, false),
             Ok(tools::ToolValue::Array(value)) if era == Era::Modern => {
@@ -421,13 +437,67 @@ impl Server {
         .into_value())
     }
 
+    /// Round trips to a room's server so far (0 on SQLite or before the store is open).
+    fn round_trips(&self) -> u64 {
+        self.app
+            .as_ref()
+            .and_then(|app| app.core.store())
+            .map_or(0, acc_store::Store::round_trips)
+    }
+
+    /// A test aid: with `ACC_TEST_TOOL_TRIPS` naming a file, each tool call appends `TOOL
+    /// TRIPS` to it, the round trips it made to the room (`tests/tests/e2e/room_cli.rs`).
+    fn count_round_trips(&self, tool: &str, before: u64) {
+        let Some(file) = std::env::var_os("ACC_TEST_TOOL_TRIPS") else {
+            return;
+        };
+        let line = format!("{tool} {}\n", self.round_trips().saturating_sub(before));
+        let _ = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(file)
+            .and_then(|mut f| std::io::Write::write_all(&mut f, line.as_bytes()));
+    }
+
     fn run_tool(&mut self, prepared: &tools::Prepared) -> AccResult<tools::ToolValue> {
-        let mut value = self.with_session(|app, caller| {
+        let mut fresh = self.fresh_until.take();
+        let value = self.with_session(|app, caller| {
             if tools::is_read_only(prepared) {
-                app.core.heartbeat(caller)?;
+                let now = app.core.now();
+                match fresh.as_mut() {
+                    // Read and checked lately: nothing to do, or a refresh that travels with
+                    // the tool's own first round trip.
+                    Some(known) if known.session_id == caller.session_id => {
+                        if now >= known.until {
+                            app.core
+                                .refresh_presence(&known.session_id, known.generation)?;
+                            known.until = now + acc_core::identity::PRESENCE_REFRESH_MS;
+                        }
+                    }
+                    _ => {
+                        let session = app.core.heartbeat(caller)?;
+                        fresh = Some(Fresh {
+                            until: session.last_seen_at + acc_core::identity::PRESENCE_REFRESH_MS,
+                            session_id: session.session_id,
+                            generation: session.generation,
+                        });
+                    }
+                }
             }
             tools::run(app, caller, prepared)
-        })?;
+        });
+        // A refresh that found no open session at that generation (closed, or a newer one):
+        // the next call reads the session again.
+        if self
+            .app
+            .as_mut()
+            .and_then(|app| app.core.presence_refreshed())
+            == Some(false)
+        {
+            fresh = None;
+        }
+        let mut value = value?;
+        self.fresh_until = fresh;
         if let (tools::Prepared::Status, tools::ToolValue::Object(Value::Object(map))) =
             (prepared, &mut value)
         {

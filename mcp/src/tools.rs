@@ -614,13 +614,18 @@ pub fn run(app: &mut App, caller: &Caller, prepared: &Prepared) -> AccResult<Too
             limit,
             full,
         } => {
-            let (page, attention) = core.sync_delta(*cursor, *limit)?;
             if *full {
-                let report = core.status(true)?;
-                let all = core.all_messages()?;
-                let snapshot = views::snapshot(&report, &all, core.now(), &workspace_id);
-                views::sync_full(&page, &attention, snapshot)
+                // One read: the page, the status and every message of one snapshot.
+                let snapshot = core.sync_snapshot(*cursor, *limit)?;
+                let view = views::snapshot(
+                    &snapshot.status,
+                    &snapshot.messages,
+                    core.now(),
+                    &workspace_id,
+                );
+                views::sync_full(&snapshot.page, &snapshot.attention, view)
             } else {
+                let (page, attention) = core.sync_delta(*cursor, *limit)?;
                 views::sync_delta(&page, &attention)
             }
         }

@@ -94,6 +94,47 @@ impl Store {
         }
     }
 
+    /// Refresh the presence of the open session `session_id` at its `generation` to `now`.
+    /// On SQLite, one write now. On a room, a statement of its own sent ahead of the next round
+    /// trip and answered with it (no transaction and no lock: it only moves one row's time
+    /// forward), so it costs no round trip; [`Self::presence_refreshed`] then says whether it
+    /// found the session.
+    pub fn refresh_presence(
+        &mut self,
+        session_id: &str,
+        generation: i64,
+        now: Millis,
+    ) -> StoreResult<()> {
+        match &mut self.0 {
+            Backend::Lite(_) => {
+                let found = self.write(|w| w.touch_open_generation(session_id, generation, now))?;
+                if let Backend::Lite(lite) = &mut self.0 {
+                    lite.presence_refreshed = Some(found);
+                }
+                Ok(())
+            }
+            Backend::Pg(room) => room.refresh_presence(session_id, generation, now),
+        }
+    }
+
+    /// Whether the last presence refresh found its session open at its generation; `None` when
+    /// none was answered since the last ask. Taken.
+    pub fn presence_refreshed(&mut self) -> Option<bool> {
+        match &mut self.0 {
+            Backend::Lite(lite) => lite.presence_refreshed.take(),
+            Backend::Pg(room) => room.presence_refreshed(),
+        }
+    }
+
+    /// Round trips to a room's server so far (its connections' start-ups not counted); 0 for
+    /// the SQLite store.
+    pub fn round_trips(&self) -> u64 {
+        match &self.0 {
+            Backend::Lite(_) => 0,
+            Backend::Pg(room) => room.round_trips(),
+        }
+    }
+
     /// How far the room's server clock is ahead of this machine's system clock; `None` for the
     /// SQLite store (whose clock is this machine's).
     pub fn server_clock_offset_ms(&self) -> Option<i64> {

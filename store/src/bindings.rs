@@ -3,10 +3,10 @@
 use crate::db::{Row, args};
 use serde_json::Value;
 
-use super::{BindingRow, Reader, Writer, json_text, parse_json};
+use super::{BindingRow, Reader, SessionRow, Writer, json_text, parse_json};
 use crate::StoreResult;
 
-const COLUMNS: &str = "session_id, generation, adapter_id, client_version, modes, live_policy, endpoint_ref, endpoint, lease_until, created_at";
+pub(crate) const COLUMNS: &str = "session_id, generation, adapter_id, client_version, modes, live_policy, endpoint_ref, endpoint, lease_until, created_at";
 
 fn binding_from(row: &Row<'_>) -> StoreResult<BindingRow> {
     let modes: String = row.get(4)?;
@@ -39,6 +39,30 @@ pub(crate) fn open_bindings_sql() -> &'static str {
 }
 
 impl Reader<'_> {
+    /// The bindings of each of `sessions`' current generations ([`Self::bindings_of`]), in
+    /// their order: on SQLite one index seek each, on a room one statement for all (read ahead
+    /// with the rest of a status).
+    pub fn bindings_of_each(&self, sessions: &[SessionRow]) -> StoreResult<Vec<Vec<BindingRow>>> {
+        if !self.conn.is_pg() {
+            return sessions
+                .iter()
+                .map(|s| self.bindings_of(&s.session_id, s.generation))
+                .collect();
+        }
+        let all = self
+            .conn
+            .rows(crate::pg::all_bindings(), args![], binding_from)?;
+        Ok(sessions
+            .iter()
+            .map(|s| {
+                all.iter()
+                    .filter(|b| b.session_id == s.session_id && b.generation == s.generation)
+                    .cloned()
+                    .collect()
+            })
+            .collect())
+    }
+
     /// The bindings of a session's current generation.
     pub fn bindings_of(&self, session_id: &str, generation: i64) -> StoreResult<Vec<BindingRow>> {
         let sql = format!(
@@ -96,6 +120,14 @@ impl Writer<'_> {
     }
 
     /// Remove a session's bindings (all adapters, or one).
+    /// Drop every binding of a session, its answer not waited for on a room.
+    pub(crate) fn drop_every_binding(&mut self, session_id: &str) -> StoreResult<()> {
+        self.conn.write(
+            "DELETE FROM delivery_bindings WHERE session_id = ?1",
+            args![session_id],
+        )
+    }
+
     pub fn drop_bindings(
         &mut self,
         session_id: &str,

@@ -26,19 +26,123 @@ fn claim_from(row: &Row<'_>) -> StoreResult<ClaimRow> {
     })
 }
 
+/// The statements of [`Reader::claims_matching`]: by resource, and by a range of resources.
+pub(crate) fn matching_sql() -> (&'static str, &'static str) {
+    static SQL: std::sync::OnceLock<(String, String)> = std::sync::OnceLock::new();
+    let (exact, range) = SQL.get_or_init(|| {
+        (
+            format!("SELECT {CLAIM_COLUMNS} FROM claims WHERE resource = ?1"),
+            format!("SELECT {CLAIM_COLUMNS} FROM claims WHERE resource >= ?1 AND resource < ?2"),
+        )
+    });
+    (exact, range)
+}
+
+/// Claims read by a statement of their own text, made once: by expiry (`?1`), every one, live
+/// ones of a session (`?1`, `?2` now, `?3` limit), expiring within (`?1`, `?2`, `?3` limit).
+pub(crate) fn claims_sql() -> &'static ClaimsSql {
+    static SQL: std::sync::LazyLock<ClaimsSql> = std::sync::LazyLock::new(|| ClaimsSql {
+        expired: format!(
+            "SELECT {CLAIM_COLUMNS} FROM claims WHERE expires_at <= ?1 ORDER BY expires_at, claim_id"
+        ),
+        all: format!("SELECT {CLAIM_COLUMNS} FROM claims ORDER BY resource, claim_id"),
+        live_of_session: format!(
+            "SELECT {CLAIM_COLUMNS} FROM claims INDEXED BY claims_by_session WHERE session_id = ?1 AND expires_at > ?2 LIMIT ?3"
+        ),
+        expiring: format!(
+            "SELECT {CLAIM_COLUMNS} FROM claims WHERE expires_at > ?1 AND expires_at <= ?2 ORDER BY expires_at, claim_id LIMIT ?3"
+        ),
+    });
+    &SQL
+}
+
+/// The texts of [`claims_sql`].
+#[derive(Debug)]
+pub(crate) struct ClaimsSql {
+    pub(crate) expired: String,
+    pub(crate) all: String,
+    pub(crate) live_of_session: String,
+    pub(crate) expiring: String,
+}
+
+/// The statement of [`Reader::claim`].
+fn by_id_sql() -> &'static str {
+    static SQL: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    SQL.get_or_init(|| format!("SELECT {CLAIM_COLUMNS} FROM claims WHERE claim_id = ?1"))
+}
+
+/// The statement of [`Reader::claims_of_session`].
+pub(crate) fn of_session_sql() -> &'static str {
+    static SQL: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    SQL.get_or_init(|| {
+        format!(
+            "SELECT {CLAIM_COLUMNS} FROM claims WHERE session_id = ?1 ORDER BY resource, claim_id"
+        )
+    })
+}
+
 impl Reader<'_> {
+    /// Read ahead, on a room, what acquiring claims asks first, with the sequence counters,
+    /// in one round trip: the caller's session ([`Self::session`]), the claims that may overlap
+    /// the wanted resources ([`Self::claims_matching`] with each of `candidates`), and the
+    /// session's own claims ([`Self::claims_of_session`]).
+    pub fn prefetch_acquire(
+        &self,
+        session_id: &str,
+        candidates: &[crate::OverlapCandidates],
+    ) -> StoreResult<()> {
+        if !self.conn.is_pg() {
+            return Ok(());
+        }
+        let (by_resource, in_range) = matching_sql();
+        let id: [&dyn crate::db::Arg; 1] = [&session_id];
+        let mut statements: Vec<(&str, &[&dyn crate::db::Arg])> = vec![
+            (crate::ops::session_sql(self.layout), &id),
+            (of_session_sql(), &id),
+        ];
+        let exact: Vec<[&dyn crate::db::Arg; 1]> = candidates
+            .iter()
+            .flat_map(|(exact, _)| exact.iter().map(|r| [r as _]))
+            .collect();
+        let ranges: Vec<[&dyn crate::db::Arg; 2]> = candidates
+            .iter()
+            .flat_map(|(_, ranges)| ranges.iter().map(|(l, h)| [l as _, h as _]))
+            .collect();
+        statements.extend(exact.iter().map(|a| (by_resource, a.as_slice())));
+        statements.extend(ranges.iter().map(|a| (in_range, a.as_slice())));
+        self.conn.prefetch_for_write(&statements)
+    }
+
+    /// Read ahead, on a room, what releasing claims asks first, with the sequence counters,
+    /// in one round trip: the caller's session and its claims.
+    pub fn prefetch_release(&self, session_id: &str) -> StoreResult<()> {
+        let id: [&dyn crate::db::Arg; 1] = [&session_id];
+        self.conn.prefetch_for_write(&[
+            (crate::ops::session_sql(self.layout), &id),
+            (of_session_sql(), &id),
+        ])
+    }
+
+    /// Read ahead, on a room, what renewing a claim asks first, with the sequence counters, in
+    /// one round trip: the caller's session and the claim.
+    pub fn prefetch_renew(&self, session_id: &str, claim_id: &str) -> StoreResult<()> {
+        let id: [&dyn crate::db::Arg; 1] = [&session_id];
+        let claim: [&dyn crate::db::Arg; 1] = [&claim_id];
+        self.conn.prefetch_for_write(&[
+            (crate::ops::session_sql(self.layout), &id),
+            (by_id_sql(), &claim),
+        ])
+    }
+
     /// One claim.
     pub fn claim(&self, claim_id: &str) -> StoreResult<Option<ClaimRow>> {
-        let sql = format!("SELECT {CLAIM_COLUMNS} FROM claims WHERE claim_id = ?1");
-        self.conn.row(&sql, args![claim_id], claim_from)
+        self.conn.row(by_id_sql(), args![claim_id], claim_from)
     }
 
     /// Claims owned by a session (live and expired).
     pub fn claims_of_session(&self, session_id: &str) -> StoreResult<Vec<ClaimRow>> {
-        let sql = format!(
-            "SELECT {CLAIM_COLUMNS} FROM claims WHERE session_id = ?1 ORDER BY resource, claim_id"
-        );
-        self.conn.rows(&sql, args![session_id], claim_from)
+        self.conn
+            .rows(of_session_sql(), args![session_id], claim_from)
     }
 
     /// Up to `limit` of a session's claims still live at `now`, from the claims' session index
@@ -49,11 +153,11 @@ impl Reader<'_> {
         now: Millis,
         limit: i64,
     ) -> StoreResult<Vec<ClaimRow>> {
-        let sql = format!(
-            "SELECT {CLAIM_COLUMNS} FROM claims INDEXED BY claims_by_session WHERE session_id = ?1 AND expires_at > ?2 LIMIT ?3"
-        );
-        self.conn
-            .rows(&sql, args![session_id, now, limit], claim_from)
+        self.conn.rows(
+            &claims_sql().live_of_session,
+            args![session_id, now, limit],
+            claim_from,
+        )
     }
 
     /// Claims whose resource is one of `exact` or lies in one of the `[low, high)` ranges,
@@ -64,14 +168,12 @@ impl Reader<'_> {
         ranges: &[(String, String)],
     ) -> StoreResult<Vec<ClaimRow>> {
         let mut out = Vec::new();
-        let by_resource = format!("SELECT {CLAIM_COLUMNS} FROM claims WHERE resource = ?1");
+        let (by_resource, in_range) = matching_sql();
         for resource in exact {
-            out.extend(self.conn.rows(&by_resource, args![resource], claim_from)?);
+            out.extend(self.conn.rows(by_resource, args![resource], claim_from)?);
         }
-        let in_range =
-            format!("SELECT {CLAIM_COLUMNS} FROM claims WHERE resource >= ?1 AND resource < ?2");
         for (low, high) in ranges {
-            out.extend(self.conn.rows(&in_range, args![low, high], claim_from)?);
+            out.extend(self.conn.rows(in_range, args![low, high], claim_from)?);
         }
         out.sort_by(|a, b| a.claim_id.cmp(&b.claim_id));
         out.dedup_by(|a, b| a.claim_id == b.claim_id);
@@ -80,15 +182,19 @@ impl Reader<'_> {
 
     /// Claims whose lease lapsed at or before `now`.
     pub fn expired_claims(&self, now: Millis) -> StoreResult<Vec<ClaimRow>> {
-        let sql = format!(
-            "SELECT {CLAIM_COLUMNS} FROM claims WHERE expires_at <= ?1 ORDER BY expires_at, claim_id"
-        );
-        self.conn.rows(&sql, args![now], claim_from)
+        self.conn
+            .rows(&claims_sql().expired, args![now], claim_from)
     }
 
     /// The sessions holding claims, in session id order: one seek of the claims' session index
     /// each.
     pub fn claim_holders(&self) -> StoreResult<Vec<String>> {
+        if self.conn.is_pg() {
+            // On a room, one statement: one round trip, where a seek each would be one each.
+            return self
+                .conn
+                .rows(crate::pg::CLAIM_HOLDERS, args![], |r| r.get(0));
+        }
         let next = "SELECT session_id FROM claims INDEXED BY claims_by_session WHERE session_id > ?1 ORDER BY session_id LIMIT 1";
         let mut sessions: Vec<String> = Vec::new();
         let mut found: Option<String> = self
@@ -109,6 +215,17 @@ impl Reader<'_> {
     /// 4.2 ms for one `GROUP BY` over the index). The expiry index ranges over the expired
     /// ones, which are few.
     pub fn claim_counts(&self, now: Millis) -> StoreResult<(Vec<(String, i64)>, i64)> {
+        if self.conn.is_pg() {
+            let counted: Vec<(String, i64, i64)> =
+                self.conn.rows(crate::pg::CLAIM_COUNTS, args![now], |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+                })?;
+            let expired = counted.iter().map(|(_, _, e)| e).sum();
+            return Ok((
+                counted.into_iter().map(|(s, n, _)| (s, n)).collect(),
+                expired,
+            ));
+        }
         let total: i64 = self.conn.value("SELECT count(*) FROM claims", args![])?;
         let mut sessions = self.claim_holders()?;
         let count =
@@ -139,16 +256,13 @@ impl Reader<'_> {
         until: Millis,
         limit: i64,
     ) -> StoreResult<Vec<ClaimRow>> {
-        let sql = format!(
-            "SELECT {CLAIM_COLUMNS} FROM claims WHERE expires_at > ?1 AND expires_at <= ?2 ORDER BY expires_at, claim_id LIMIT ?3"
-        );
-        self.conn.rows(&sql, args![now, until, limit], claim_from)
+        self.conn
+            .rows(&claims_sql().expiring, args![now, until, limit], claim_from)
     }
 
     /// Every claim row (live and expired).
     pub fn claims(&self) -> StoreResult<Vec<ClaimRow>> {
-        let sql = format!("SELECT {CLAIM_COLUMNS} FROM claims ORDER BY resource, claim_id");
-        self.conn.rows(&sql, args![], claim_from)
+        self.conn.rows(&claims_sql().all, args![], claim_from)
     }
 }
 
@@ -158,7 +272,9 @@ impl Writer<'_> {
         let sql = format!(
             "INSERT INTO claims({CLAIM_COLUMNS}) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)"
         );
-        self.conn.execute(
+        // On a room, sent ahead of its answer (a failure fails the transaction at its next
+        // round trip): nothing waits on it.
+        self.conn.write(
             &sql,
             args![
                 c.claim_id,
@@ -180,7 +296,7 @@ impl Writer<'_> {
 
     /// Replace a claim's renewable fields (mode, enforcement, reason, lease, generation).
     pub fn update_claim(&mut self, c: &ClaimRow) -> StoreResult<()> {
-        self.conn.execute("UPDATE claims SET generation=?2, mode=?3, enforcement=?4, reason=?5, renewed_at=?6, expires_at=?7, lease_seconds=?8 WHERE claim_id=?1", args![
+        self.conn.write("UPDATE claims SET generation=?2, mode=?3, enforcement=?4, reason=?5, renewed_at=?6, expires_at=?7, lease_seconds=?8 WHERE claim_id=?1", args![
                 c.claim_id,
                 c.generation,
                 c.mode,
@@ -196,7 +312,6 @@ impl Writer<'_> {
     /// Delete a claim.
     pub fn delete_claim(&mut self, claim_id: &str) -> StoreResult<()> {
         self.conn
-            .execute("DELETE FROM claims WHERE claim_id = ?1", args![claim_id])?;
-        Ok(())
+            .write("DELETE FROM claims WHERE claim_id = ?1", args![claim_id])
     }
 }

@@ -201,9 +201,9 @@ pub(crate) struct PgSession {
     /// before and after it (milliseconds since the Unix epoch).
     meta_answer: RefCell<Option<MetaAnswer>>,
     /// Answers read ahead in this transaction ([`Conn::prefetch`]), by statement and
-    /// arguments, each taken by the first statement that asks it; emptied by any write and at
-    /// the end of the transaction.
-    ahead: RefCell<HashMap<Vec<u8>, Vec<tokio_postgres::Row>>>,
+    /// arguments, for every statement that asks the same; forgotten by any write (but for those
+    /// read past the writes) and at the end of the transaction.
+    ahead: RefCell<HashMap<Vec<u8>, Ahead>>,
     /// PostgreSQL's text of each SQLite statement run so far.
     texts: RefCell<HashMap<String, std::sync::Arc<str>>>,
     /// Writes of this transaction sent ahead of their answers ([`Self::defer`]), in order.
@@ -214,6 +214,11 @@ pub(crate) struct PgSession {
     /// [`Conn::prefetch_for_write`] or learnt from an insert), by table: under the room's lock
     /// nothing else moves them, so the next number is known without asking.
     counters: RefCell<HashMap<String, i64>>,
+    /// Statements of their own (no transaction) sent ahead of the next round trip and
+    /// answered with it ([`Self::autocommit_ahead`]).
+    autocommit: RefCell<Vec<Deferred>>,
+    /// Whether the last of them that was answered did what it expected.
+    autocommitted: std::cell::Cell<Option<bool>>,
     /// Whether the connection is TLS.
     encrypted: bool,
     /// What the room is called in errors (`host/db`, never the password).
@@ -236,6 +241,14 @@ impl Drop for PgSession {
 
 /// The answer of one round trip.
 type Answer<T> = Result<T, tokio_postgres::Error>;
+
+/// An answer read ahead ([`Conn::prefetch`]): its rows, and whether it outlives the
+/// transaction's writes (read ahead by [`Conn::prefetch_past_writes`], of tables they do not
+/// change).
+pub(crate) struct Ahead {
+    rows: std::sync::Arc<Vec<tokio_postgres::Row>>,
+    past_writes: bool,
+}
 
 /// The room's meta read that went with a round trip, and this machine's clock before and after
 /// it (milliseconds since the Unix epoch).
@@ -305,6 +318,8 @@ impl PgSession {
             deferred: RefCell::new(Vec::new()),
             failed: RefCell::new(None),
             counters: RefCell::new(HashMap::new()),
+            autocommit: RefCell::new(Vec::new()),
+            autocommitted: std::cell::Cell::new(None),
             encrypted,
             name,
         })
@@ -328,8 +343,9 @@ impl PgSession {
         let opening = self.opening.borrow_mut().take();
         let meta_ahead = self.meta_ahead.replace(false);
         let deferred = std::mem::take(&mut *self.deferred.borrow_mut());
+        let autocommit = std::mem::take(&mut *self.autocommit.borrow_mut());
         let before = system_ms();
-        let (meta, failed, answer) = self.runtime.block_on(async {
+        let (autocommitted, meta, failed, answer) = self.runtime.block_on(async {
             let client = self.client();
             let mut context = std::task::Context::from_waker(std::task::Waker::noop());
             // Polled once, each request is queued behind the one before it: they travel
@@ -343,7 +359,12 @@ impl PgSession {
             let opened_early = opened.as_mut().map(|o| o.as_mut().poll(&mut context));
             let mut answer = Box::pin(f(client));
             let answer_early = answer.as_mut().poll(&mut context);
-            // The writes sent ahead were answered first.
+            // The statements of their own were sent before anything else, then the writes
+            // sent ahead: answered first, in that order.
+            let mut autocommitted = None;
+            for statement in autocommit {
+                autocommitted = Some(statement.answer().await.is_ok());
+            }
             let mut failed = None;
             for write in deferred {
                 if let Err(e) = write.answer().await {
@@ -364,8 +385,11 @@ impl PgSession {
                 Poll::Ready(done) => done,
                 Poll::Pending => answer.await,
             };
-            (meta, failed, opened.and(answer))
+            (autocommitted, meta, failed, opened.and(answer))
         });
+        if autocommitted.is_some() {
+            self.autocommitted.set(autocommitted);
+        }
         if let Some(meta) = meta {
             *self.meta_answer.borrow_mut() = Some((meta, before, system_ms()));
         }
@@ -384,6 +408,30 @@ impl PgSession {
             return Err(failed);
         }
         answer.map_err(|e| self.error(&e))
+    }
+
+    /// Send `sql` with `args` now as a statement of its own, outside any transaction (so
+    /// between transactions), and take its answer with the next round trip: it must return one
+    /// row whose first column is 1 ([`Self::autocommitted`] says whether it did). `false` when
+    /// it cannot be sent so (a transaction is open, an argument has no type of its own).
+    pub(crate) fn autocommit_ahead(&self, sql: &str, args: &[&dyn Arg]) -> bool {
+        if self.opening.borrow().is_some() {
+            return false;
+        }
+        let (Some(encoded), Some(client)) = (pipeline::Encoded::all(args), self.client.clone())
+        else {
+            return false;
+        };
+        let text = self.text(sql, || pg_text(sql));
+        let sent = Deferred::send(client, self.name.clone(), text, encoded, Some(1));
+        self.autocommit.borrow_mut().push(sent);
+        true
+    }
+
+    /// Whether the last statement sent by [`Self::autocommit_ahead`] that was answered
+    /// returned its one row; `None` when none was answered since the last ask. Taken.
+    pub(crate) fn autocommitted(&self) -> Option<bool> {
+        self.autocommitted.take()
     }
 
     /// Read the room's meta ahead of the next round trip, in it.
@@ -462,11 +510,17 @@ impl PgSession {
         Ok(statement)
     }
 
-    fn query(&self, sql: &str, args: &[&dyn Arg]) -> StoreResult<Vec<tokio_postgres::Row>> {
+    /// The rows of a query: read ahead, or asked now.
+    fn query(
+        &self,
+        sql: &str,
+        args: &[&dyn Arg],
+    ) -> StoreResult<std::sync::Arc<Vec<tokio_postgres::Row>>> {
         if let Some(rows) = self.take_ahead(sql, args) {
             return Ok(rows);
         }
         self.query_as(sql, || pg_text(sql), args)
+            .map(std::sync::Arc::new)
     }
 
     /// PostgreSQL's text for the SQLite text `sql`, which `text` makes (once per session).
@@ -505,7 +559,7 @@ impl PgSession {
 
     fn execute(&self, sql: &str, args: &[&dyn Arg]) -> StoreResult<u64> {
         // What was read ahead may no longer be so.
-        self.ahead.borrow_mut().clear();
+        self.forget_ahead();
         if let Some(typed) = Self::typed(args) {
             let text = self.text(sql, || pg_text(sql));
             return self.ask(async |c| c.execute_typed(&text, &typed).await);

@@ -69,6 +69,8 @@ pub(crate) struct Lite {
     presence: Option<std::fs::File>,
     /// The store's layout ([`layout`]).
     layout: layout::Layout,
+    /// Whether the last presence refresh found its session (`Store::presence_refreshed`).
+    presence_refreshed: Option<bool>,
     /// Set by a downgrade: this connection never upgrades the store again as it closes.
     keep_layout: bool,
 }
@@ -243,6 +245,7 @@ impl Lite {
                 readable_by: 0,
                 changed_by: None,
             },
+            presence_refreshed: None,
             keep_layout: false,
         })
     }
@@ -548,7 +551,13 @@ mod rooms;
 mod seen;
 mod sql_log;
 mod tls;
+mod view_reads;
 pub use backend::Store;
+pub use view_reads::{FirstReads, SecondReads};
+
+/// The claims that may overlap a resource, as [`Reader::claims_matching`] asks for them: exact
+/// resources, and `[low, high)` ranges of resources.
+pub type OverlapCandidates = (Vec<String>, Vec<(String, String)>);
 
 /// What `acc room show`, `acc status` and `acc doctor` say of a room's server and connection.
 #[derive(Debug, Clone)]

@@ -56,7 +56,7 @@ fn message_and_receipt(row: &Row<'_>) -> StoreResult<(MessageRow, ReceiptRow)> {
 
 /// The statements that serve pages and attention; each must be an index range scan (a unit
 /// test checks their query plans).
-pub(super) mod sql {
+pub(crate) mod sql {
     use super::{MESSAGE_COLUMNS, NOT_REPLACED, RECEIPT_COLUMNS};
 
     /// A participant's unresolved messages before a sequence, newest first.
@@ -176,8 +176,52 @@ pub struct HistoryFilter {
 impl Reader<'_> {
     /// A message by id.
     pub fn message(&self, message_id: &str) -> StoreResult<Option<MessageRow>> {
-        let sql = format!("SELECT {MESSAGE_COLUMNS} FROM messages m WHERE m.message_id = ?1");
-        self.conn.row(&sql, args![message_id], message_from)
+        self.conn
+            .row(message_sql(), args![message_id], message_from)
+    }
+
+    /// The receipt of the participant of `session_id` for the message `message_id`: what
+    /// [`Self::receipt`] gives for that message's seq and that participant, asked by what the
+    /// caller knows before reading either (so a room reads it ahead).
+    pub fn receipt_for_session(
+        &self,
+        message_id: &str,
+        session_id: &str,
+    ) -> StoreResult<Option<ReceiptRow>> {
+        self.conn.row(
+            receipt_for_session_sql(),
+            args![message_id, session_id],
+            |row| receipt_at(row, 0),
+        )
+    }
+
+    /// The decision links touching the message `message_id` ([`Self::links_of`] by id).
+    pub fn links_of_message(&self, message_id: &str) -> StoreResult<Vec<DecisionLink>> {
+        self.conn.rows(LINKS_OF_MESSAGE, args![message_id], |r| {
+            Ok(DecisionLink {
+                from_seq: r.get(0)?,
+                to_seq: r.get(1)?,
+                action: r.get(2)?,
+            })
+        })
+    }
+
+    /// Read ahead, on a room, what a write on one received message asks first, with the
+    /// sequence counters, in one round trip: the caller's session, the message, the caller's
+    /// receipt of it, and its decision links.
+    pub fn prefetch_received(&self, session_id: &str, message_id: &str) -> StoreResult<()> {
+        let id: [&dyn crate::db::Arg; 1] = [&session_id];
+        let message: [&dyn crate::db::Arg; 1] = [&message_id];
+        let receipt: [&dyn crate::db::Arg; 2] = [&message_id, &session_id];
+        // The links are read again after the receipt's update, which does not change them.
+        self.conn.prefetch_for_write_past(
+            &[
+                (crate::ops::session_sql(self.layout), &id),
+                (message_sql(), &message),
+                (receipt_for_session_sql(), &receipt),
+            ],
+            &[(LINKS_OF_MESSAGE, &message)],
+        )
     }
 
     /// A message by store sequence.
@@ -235,13 +279,16 @@ impl Reader<'_> {
     /// Read ahead, on a room, what a send from the session `session_id` to `to` asks first:
     /// the session ([`Self::session`]) and whether each name is a participant
     /// ([`Self::participant_exists`](Reader::participant_exists)), the message already sent with its idempotency key
-    /// ([`Self::message_by_client_id_of`]), and the sequence counters its inserts take their
-    /// numbers from, in one round trip.
+    /// ([`Self::message_by_client_id_of`]), the sequence counters its inserts take their
+    /// numbers from, its recipients' routes, a reply's answered message, and a finish's
+    /// claims, in one round trip.
     pub fn prefetch_send(
         &self,
         session_id: &str,
         to: &[String],
         client_message_id: Option<&str>,
+        reply_to: Option<&str>,
+        finish: bool,
     ) -> StoreResult<()> {
         if !self.conn.is_pg() {
             return Ok(());
@@ -262,7 +309,43 @@ impl Reader<'_> {
                 .iter()
                 .map(|n| (crate::ops::PARTICIPANT_EXISTS, n.as_slice())),
         );
-        self.conn.prefetch_for_write(&statements)
+        // Routing each recipient asks for its open sessions and their bindings
+        // ([`Self::prefetch_routes`]), after the send's inserts, which change neither.
+        let sessions = crate::ops::open_sessions_sql(self.layout);
+        let bindings = crate::bindings::open_bindings_sql();
+        let mut routes: Vec<(&str, &[&dyn crate::db::Arg])> = Vec::new();
+        for name in &names {
+            routes.push((sessions, name.as_slice()));
+            routes.push((bindings, name.as_slice()));
+        }
+        // A reply: the answered message, the sender's receipt of it, and the routes to its
+        // author, asked by its id (the author is known only from the answer).
+        let answered: Option<[&dyn crate::db::Arg; 1]> = reply_to.as_ref().map(|id| [id as _]);
+        let receipt: Option<[&dyn crate::db::Arg; 2]> =
+            reply_to.as_ref().map(|id| [id as _, &session_id as _]);
+        let (author_sessions, author_bindings) = author_routes_sql(self.layout);
+        // A finish releases the session's claims after the message's inserts, which do not
+        // change them.
+        if finish {
+            routes.push((crate::claims::of_session_sql(), &id));
+        }
+        if let (Some(answered), Some(receipt)) = (&answered, &receipt) {
+            statements.push((message_sql(), answered.as_slice()));
+            statements.push((receipt_for_session_sql(), receipt.as_slice()));
+            routes.push((author_sessions, answered.as_slice()));
+            routes.push((author_bindings, answered.as_slice()));
+        }
+        self.conn.prefetch_for_write_past(&statements, &routes)?;
+        if let (Some(answered), Some(id)) = (&answered, reply_to)
+            && let Some(message) = self.message(id)?
+        {
+            let author: [&dyn crate::db::Arg; 1] = [&message.from_participant_id];
+            self.conn
+                .alias_ahead((author_sessions, answered), (sessions, &author));
+            self.conn
+                .alias_ahead((author_bindings, answered), (bindings, &author));
+        }
+        Ok(())
     }
 
     /// Read ahead, on a room, what routing a message to each of `recipients` asks: their open
@@ -476,16 +559,13 @@ impl Reader<'_> {
 
     /// Every message, oldest first (the forensic snapshot).
     pub fn all_messages(&self) -> StoreResult<Vec<MessageRow>> {
-        let sql = format!("SELECT {MESSAGE_COLUMNS} FROM messages m ORDER BY m.seq");
-        self.conn.rows(&sql, args![], message_from)
+        self.conn.rows(every_message_sql().0, args![], message_from)
     }
 
     /// Every receipt (the forensic snapshot).
     pub fn all_receipts(&self) -> StoreResult<Vec<ReceiptRow>> {
-        let sql = format!(
-            "SELECT {RECEIPT_COLUMNS} FROM receipts r ORDER BY r.message_seq, r.participant_id"
-        );
-        self.conn.rows(&sql, args![], |row| receipt_at(row, 0))
+        self.conn
+            .rows(every_message_sql().1, args![], |row| receipt_at(row, 0))
     }
 }
 
@@ -532,8 +612,8 @@ impl Writer<'_> {
 
     /// Replace a receipt's state, time and extensions.
     pub fn update_receipt(&mut self, r: &ReceiptRow) -> StoreResult<()> {
-        self.conn.execute("UPDATE receipts SET state = ?3, updated_at = ?4, extensions = ?5 WHERE message_seq = ?1 AND participant_id = ?2", args![r.message_seq, r.participant_id, r.state, r.updated_at, json_text(&r.extensions)])?;
-        Ok(())
+        // On a room, sent ahead of its answer: nothing waits on it.
+        self.conn.write("UPDATE receipts SET state = ?3, updated_at = ?4, extensions = ?5 WHERE message_seq = ?1 AND participant_id = ?2", args![r.message_seq, r.participant_id, r.state, r.updated_at, json_text(&r.extensions)])
     }
 
     /// Insert a decision link.
@@ -569,6 +649,64 @@ pub(crate) fn message_by_key_of_session_sql() -> String {
 }
 
 /// One receipt, by message and participant.
+/// The receipt of the session `?2`'s participant for the message `?1` (by id).
+fn receipt_for_session_sql() -> &'static str {
+    static SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+        format!(
+            "SELECT {RECEIPT_COLUMNS} FROM messages m JOIN sessions s ON s.session_id = ?2 JOIN receipts r ON r.message_seq = m.seq AND r.participant_id = s.participant_id WHERE m.message_id = ?1"
+        )
+    });
+    &SQL
+}
+
+/// A message by id.
+fn message_sql() -> &'static str {
+    static SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+        format!("SELECT {MESSAGE_COLUMNS} FROM messages m WHERE m.message_id = ?1")
+    });
+    &SQL
+}
+
+/// The open sessions of the author of the message `?1` and their bindings: what
+/// `ops::open_sessions_sql` and `bindings::open_bindings_sql` ask for that participant, asked
+/// by the message's id (a reply reads them ahead before it knows the author).
+fn author_routes_sql(layout: i64) -> (&'static str, &'static str) {
+    const AUTHOR: &str = "(SELECT from_participant_id FROM messages WHERE message_id = ?1)";
+    static SQL: std::sync::LazyLock<[String; 3]> = std::sync::LazyLock::new(|| {
+        let swap =
+            |sql: &str| sql.replace("participant_id = ?1", &format!("participant_id = {AUTHOR}"));
+        [
+            swap(crate::ops::open_sessions_sql(
+                crate::layout::PID_SCOPE_LAYOUT,
+            )),
+            swap(crate::ops::open_sessions_sql(0)),
+            swap(crate::bindings::open_bindings_sql()),
+        ]
+    });
+    let sessions = if layout >= crate::layout::PID_SCOPE_LAYOUT {
+        &SQL[0]
+    } else {
+        &SQL[1]
+    };
+    (sessions, &SQL[2])
+}
+
+/// Every message, and every receipt (the forensic snapshot).
+pub(crate) fn every_message_sql() -> (&'static str, &'static str) {
+    static SQL: std::sync::LazyLock<(String, String)> = std::sync::LazyLock::new(|| {
+        (
+            format!("SELECT {MESSAGE_COLUMNS} FROM messages m ORDER BY m.seq"),
+            format!(
+                "SELECT {RECEIPT_COLUMNS} FROM receipts r ORDER BY r.message_seq, r.participant_id"
+            ),
+        )
+    });
+    (&SQL.0, &SQL.1)
+}
+
+/// The decision links of the message `?1` (by id), in either direction.
+pub(crate) const LINKS_OF_MESSAGE: &str = "SELECT l.from_seq, l.to_seq, l.action FROM messages m JOIN decision_links l ON l.from_seq = m.seq OR l.to_seq = m.seq WHERE m.message_id = ?1 ORDER BY l.from_seq, l.to_seq";
+
 fn receipt_sql() -> String {
     format!(
         "SELECT {RECEIPT_COLUMNS} FROM receipts r WHERE r.message_seq = ?1 AND r.participant_id = ?2"

@@ -93,16 +93,31 @@ impl Reader<'_> {
 
     /// Every participant, by id.
     pub fn participants(&self) -> StoreResult<Vec<ParticipantRow>> {
-        self.conn.rows(
-            "SELECT participant_id, created_at FROM participants ORDER BY participant_id",
-            args![],
-            |r| {
-                Ok(ParticipantRow {
-                    participant_id: r.get(0)?,
-                    created_at: r.get(1)?,
-                })
-            },
-        )
+        self.conn.rows(PARTICIPANTS, args![], |r| {
+            Ok(ParticipantRow {
+                participant_id: r.get(0)?,
+                created_at: r.get(1)?,
+            })
+        })
+    }
+
+    /// Read ahead, on a room, the session `session_id` of a write's caller, with the sequence
+    /// counters its inserts take their numbers from, in one round trip (none when an earlier
+    /// read ahead of the transaction brought them).
+    pub fn prefetch_caller(&self, session_id: &str) -> StoreResult<()> {
+        let id: [&dyn crate::db::Arg; 1] = [&session_id];
+        self.conn
+            .prefetch_for_write(&[(session_sql(self.layout), &id)])
+    }
+
+    /// Read ahead, on a room, what clearing an intent asks first, with the sequence counters,
+    /// in one round trip: the caller's session and whether it has an intent.
+    pub fn prefetch_intent(&self, session_id: &str) -> StoreResult<()> {
+        let id: [&dyn crate::db::Arg; 1] = [&session_id];
+        self.conn.prefetch_for_write(&[
+            (session_sql(self.layout), &id),
+            (crate::pg::INTENT_EXISTS, &id),
+        ])
     }
 
     /// One session.
@@ -113,26 +128,30 @@ impl Reader<'_> {
 
     /// The session with a resumption key.
     pub fn session_by_key(&self, key: &str) -> StoreResult<Option<SessionRow>> {
-        let sql = by_layout!(
-            self.layout,
-            "SELECT ",
-            " FROM sessions WHERE session_key = ?1"
-        );
-        self.conn.row(sql, args![key], session_from)
+        self.conn
+            .row(by_key_sql(self.layout), args![key], session_from)
+    }
+
+    /// Read ahead, on a room, the session with a resumption key with the sequence counters, in
+    /// one round trip (a write that starts from it); with `participant`, whether it exists too.
+    pub fn prefetch_by_key(&self, key: &str, participant: Option<&str>) -> StoreResult<()> {
+        let key: [&dyn crate::db::Arg; 1] = [&key];
+        let participant: Option<[&dyn crate::db::Arg; 1]> = participant.as_ref().map(|p| [p as _]);
+        let mut statements: Vec<(&str, &[&dyn crate::db::Arg])> =
+            vec![(by_key_sql(self.layout), &key)];
+        if let Some(participant) = &participant {
+            statements.push((PARTICIPANT_EXISTS, participant.as_slice()));
+        }
+        self.conn.prefetch_for_write(&statements)
     }
 
     /// Sessions; open ones only unless `include_closed`.
     pub fn sessions(&self, include_closed: bool) -> StoreResult<Vec<SessionRow>> {
-        let filter = if include_closed {
-            ""
-        } else {
-            "WHERE closed_at IS NULL"
-        };
-        let sql = format!(
-            "SELECT {} FROM sessions {filter} ORDER BY participant_id, opened_at, session_id",
-            session_columns(self.layout)
-        );
-        self.conn.rows(&sql, args![], session_from)
+        self.conn.rows(
+            &sessions_sql(self.layout, include_closed),
+            args![],
+            session_from,
+        )
     }
 
     /// The open sessions of one participant, oldest first.
@@ -146,7 +165,7 @@ impl Reader<'_> {
 
     /// Every intent.
     pub fn intents(&self) -> StoreResult<Vec<IntentRow>> {
-        self.conn.rows("SELECT session_id, summary, mode, state, resource_hints, updated_at FROM intents ORDER BY session_id", args![], intent_from)
+        self.conn.rows(INTENTS, args![], intent_from)
     }
 
     /// The ids of `kind` (`message`, `claim`, `session`, `participant`) that begin with
@@ -202,19 +221,34 @@ impl Reader<'_> {
 
     /// Events after `after_seq`, oldest first, at most `limit`.
     pub fn events_after(&self, after_seq: i64, limit: i64) -> StoreResult<Vec<EventRow>> {
-        self.conn.rows("SELECT seq, type, at, session_id, participant_id, data FROM events WHERE seq > ?1 ORDER BY seq LIMIT ?2", args![after_seq, limit], event_from)
+        self.conn
+            .rows(EVENTS_AFTER, args![after_seq, limit], event_from)
     }
 
     /// The newest event sequence number (0 when there is none).
     pub fn head_seq(&self) -> StoreResult<i64> {
-        self.conn
-            .value("SELECT coalesce(max(seq), 0) FROM events", args![])
+        self.conn.value(HEAD_SEQ, args![])
     }
 }
 
 impl Writer<'_> {
     /// Record a participant if new; returns whether it was created.
     pub fn ensure_participant(&mut self, participant_id: &str, now: Millis) -> StoreResult<bool> {
+        if self.conn.is_pg() {
+            // Under the room's lock whether it exists is known before (read ahead with the
+            // write's first round trip): the insert goes ahead of its answer.
+            let exists = self
+                .conn
+                .row(PARTICIPANT_EXISTS, args![participant_id], |_| Ok(()))?
+                .is_some();
+            if !exists {
+                self.conn.write(
+                    "INSERT INTO participants(participant_id, created_at) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
+                    args![participant_id, now],
+                )?;
+            }
+            return Ok(!exists);
+        }
         let changed = self.conn.execute("INSERT INTO participants(participant_id, created_at) VALUES (?1, ?2) ON CONFLICT DO NOTHING", args![participant_id, now])?;
         Ok(changed == 1)
     }
@@ -266,10 +300,10 @@ impl Writer<'_> {
         generation_hash: &str,
         now: Millis,
     ) -> StoreResult<()> {
-        self.conn.execute("UPDATE sessions SET generation = ?2, generation_hash = ?3, closed_at = NULL, last_seen_at = ?4 WHERE session_id = ?1", args![session_id, generation, generation_hash, now])?;
+        // Sent ahead of their answers on a room: nothing waits on them.
+        self.conn.write("UPDATE sessions SET generation = ?2, generation_hash = ?3, closed_at = NULL, last_seen_at = ?4 WHERE session_id = ?1", args![session_id, generation, generation_hash, now])?;
         // A new generation retires every binding of the old one.
-        self.drop_bindings(session_id, None)?;
-        Ok(())
+        self.drop_every_binding(session_id)
     }
 
     /// Record the process a session now runs in (its pid, and where the store keeps it, the
@@ -287,6 +321,22 @@ impl Writer<'_> {
     }
 
     /// Record a heartbeat.
+    /// Refresh the presence of `session_id` at its `generation`, while it is open; whether it
+    /// was (one row changed).
+    pub fn touch_open_generation(
+        &mut self,
+        session_id: &str,
+        generation: i64,
+        now: Millis,
+    ) -> StoreResult<bool> {
+        let rows: Vec<i64> = self.conn.rows(
+            TOUCH_OPEN_GENERATION,
+            args![session_id, now, generation],
+            |r| r.get(0),
+        )?;
+        Ok(rows.len() == 1)
+    }
+
     pub fn touch_session(&mut self, session_id: &str, now: Millis) -> StoreResult<()> {
         self.conn.write("UPDATE sessions SET last_seen_at = CASE WHEN last_seen_at > ?2 THEN last_seen_at ELSE ?2 END WHERE session_id = ?1", args![session_id, now])?;
         Ok(())
@@ -308,14 +358,15 @@ impl Writer<'_> {
 
     /// Close a session's presence.
     pub fn close_session(&mut self, session_id: &str, now: Millis) -> StoreResult<()> {
-        self.conn.execute("UPDATE sessions SET closed_at = ?2, last_seen_at = CASE WHEN last_seen_at > ?2 THEN last_seen_at ELSE ?2 END WHERE session_id = ?1", args![session_id, now])?;
-        self.drop_bindings(session_id, None)?;
-        Ok(())
+        // Sent ahead of their answers on a room: nothing waits on them.
+        self.conn.write("UPDATE sessions SET closed_at = ?2, last_seen_at = CASE WHEN last_seen_at > ?2 THEN last_seen_at ELSE ?2 END WHERE session_id = ?1", args![session_id, now])?;
+        self.drop_every_binding(session_id)
     }
 
     /// Insert or replace a session's intent.
     pub fn upsert_intent(&mut self, intent: &IntentRow) -> StoreResult<()> {
-        self.conn.execute("INSERT INTO intents(session_id, summary, mode, state, resource_hints, updated_at) VALUES (?1,?2,?3,?4,?5,?6)
+        // On a room, sent ahead of its answer: nothing waits on it.
+        self.conn.write("INSERT INTO intents(session_id, summary, mode, state, resource_hints, updated_at) VALUES (?1,?2,?3,?4,?5,?6)
              ON CONFLICT(session_id) DO UPDATE SET summary=excluded.summary, mode=excluded.mode, state=excluded.state,
              resource_hints=excluded.resource_hints, updated_at=excluded.updated_at", args![
                 intent.session_id,
@@ -324,12 +375,25 @@ impl Writer<'_> {
                 intent.state,
                 json_text(&Value::from(intent.resource_hints.clone())),
                 intent.updated_at
-            ])?;
-        Ok(())
+            ])
     }
 
     /// Remove a session's intent; returns whether there was one.
     pub fn delete_intent(&mut self, session_id: &str) -> StoreResult<bool> {
+        if self.conn.is_pg() {
+            // Under the room's lock, whether there is one is known before: the delete goes
+            // ahead of its answer (what `Reader::prefetch_intent` read costs no round trip).
+            let had: bool = self
+                .conn
+                .value(crate::pg::INTENT_EXISTS, args![session_id])?;
+            if had {
+                self.conn.write(
+                    "DELETE FROM intents WHERE session_id = ?1",
+                    args![session_id],
+                )?;
+            }
+            return Ok(had);
+        }
         Ok(self.conn.execute(
             "DELETE FROM intents WHERE session_id = ?1",
             args![session_id],
@@ -368,6 +432,39 @@ fn id_index(kind: &str) -> Option<(&'static str, &'static str)> {
 /// One session, by its id, as a store at `layout` keeps it.
 pub(crate) fn session_sql(layout: i64) -> &'static str {
     by_layout!(layout, "SELECT ", " FROM sessions WHERE session_id = ?1")
+}
+
+/// A presence refresh of an open session's current generation (`?1` session, `?2` now, `?3`
+/// generation), returning 1 when it found it. A row's time moving forward only: a room sends it
+/// on its own, without the writers' lock ([`crate::Store::refresh_presence`]).
+pub(crate) const TOUCH_OPEN_GENERATION: &str = "UPDATE sessions SET last_seen_at = CASE WHEN last_seen_at > ?2 THEN last_seen_at ELSE ?2 END WHERE session_id = ?1 AND generation = ?3 AND closed_at IS NULL RETURNING 1";
+
+/// The session with a resumption key, as a store at `layout` keeps it.
+fn by_key_sql(layout: i64) -> &'static str {
+    by_layout!(layout, "SELECT ", " FROM sessions WHERE session_key = ?1")
+}
+
+/// Every participant.
+pub(crate) const PARTICIPANTS: &str =
+    "SELECT participant_id, created_at FROM participants ORDER BY participant_id";
+/// Every intent.
+pub(crate) const INTENTS: &str = "SELECT session_id, summary, mode, state, resource_hints, updated_at FROM intents ORDER BY session_id";
+/// Events after `?1`, at most `?2`.
+pub(crate) const EVENTS_AFTER: &str = "SELECT seq, type, at, session_id, participant_id, data FROM events WHERE seq > ?1 ORDER BY seq LIMIT ?2";
+/// The newest event's number.
+pub(crate) const HEAD_SEQ: &str = "SELECT coalesce(max(seq), 0) FROM events";
+
+/// Sessions, open ones only unless `include_closed`, as a store at `layout` keeps them.
+pub(crate) fn sessions_sql(layout: i64, include_closed: bool) -> String {
+    let filter = if include_closed {
+        ""
+    } else {
+        "WHERE closed_at IS NULL"
+    };
+    format!(
+        "SELECT {} FROM sessions {filter} ORDER BY participant_id, opened_at, session_id",
+        session_columns(layout)
+    )
 }
 
 /// Whether a participant exists.

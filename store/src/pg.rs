@@ -17,6 +17,34 @@ pub(crate) const RECORDS_HELD: &str = "SELECT (SELECT count(*) FROM participants
 /// Set a table's counter (a push carries SQLite's `sqlite_sequence` over).
 pub(crate) const SET_COUNTER: &str = "UPDATE acc_counters SET value = ?2 WHERE name = ?1";
 
+/// A room's claim holders ([`Reader::claim_holders`]), in one statement.
+pub(crate) const CLAIM_HOLDERS: &str = "SELECT DISTINCT session_id FROM claims ORDER BY session_id";
+
+/// A room's claim counts by session, and how many of each expired at `?1`
+/// ([`Reader::claim_counts`]), in one statement.
+pub(crate) const CLAIM_COUNTS: &str = "SELECT session_id, count(*), count(*) FILTER (WHERE expires_at <= ?1) FROM claims GROUP BY session_id ORDER BY session_id";
+
+/// Whether the session `?1` has an intent (a room's intent cleared knows it before its delete,
+/// which then goes ahead of its answer).
+pub(crate) const INTENT_EXISTS: &str =
+    "SELECT EXISTS (SELECT 1 FROM intents WHERE session_id = ?1)";
+
+/// The bindings of every session's current generation, in one statement (a room's status and
+/// sync read them so: one round trip rather than one a session).
+pub(crate) fn all_bindings() -> &'static str {
+    static SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+        let columns: Vec<String> = crate::bindings::COLUMNS
+            .split(", ")
+            .map(|c| format!("b.{c}"))
+            .collect();
+        format!(
+            "SELECT {} FROM delivery_bindings b JOIN sessions s ON s.session_id = b.session_id AND s.generation = b.generation ORDER BY b.session_id, b.adapter_id",
+            columns.join(", ")
+        )
+    });
+    &SQL
+}
+
 /// The workspace's meta records (`acc_meta`, found through the session's `search_path`), each
 /// beside the server's clock (milliseconds since the Unix epoch): what a room's connection
 /// reads first, in one round trip.

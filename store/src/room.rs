@@ -79,6 +79,8 @@ pub(crate) struct Room {
     seen: Option<(PathBuf, Option<(Meta, i64)>)>,
     /// The URL the room was opened by (what the record names).
     url: String,
+    /// Whether a presence refresh made at once found its session (see `refresh_presence`).
+    refreshed: Option<bool>,
     /// The meta this process trusts from the record until its first read's answer brings the
     /// room's own (checked then, before that answer is used); `None` once checked.
     unverified: Option<Meta>,
@@ -91,8 +93,7 @@ impl Drop for Room {
         let Some(file) = std::env::var_os("ACC_TEST_ROUND_TRIPS") else {
             return;
         };
-        let trips = self.earlier_trips + self.session.as_ref().map_or(0, PgSession::round_trips);
-        let line = format!("{trips} {}\n", self.connections);
+        let line = format!("{} {}\n", self.round_trips(), self.connections);
         let _ = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -102,6 +103,38 @@ impl Drop for Room {
 }
 
 impl Room {
+    /// Send a presence refresh ahead of the next round trip ([`crate::Store::refresh_presence`]);
+    /// when it cannot go ahead (an argument without a type of its own: never), it is made now.
+    pub(crate) fn refresh_presence(
+        &mut self,
+        session_id: &str,
+        generation: i64,
+        now: Millis,
+    ) -> StoreResult<()> {
+        let session = self.session()?;
+        let args = crate::db::args![session_id, now, generation];
+        if session.autocommit_ahead(crate::ops::TOUCH_OPEN_GENERATION, args) {
+            return Ok(());
+        }
+        let layout = self.layout.effective();
+        let found = self.transaction(false, |conn| {
+            crate::Writer { conn, layout }.touch_open_generation(session_id, generation, now)
+        })?;
+        self.refreshed = Some(found);
+        Ok(())
+    }
+
+    /// Whether the last presence refresh found its session; taken.
+    pub(crate) fn presence_refreshed(&mut self) -> Option<bool> {
+        let answered = self.session.as_ref().and_then(PgSession::autocommitted);
+        answered.or_else(|| self.refreshed.take())
+    }
+
+    /// Round trips so far, over every connection this room made.
+    pub(crate) fn round_trips(&self) -> u64 {
+        self.earlier_trips + self.session.as_ref().map_or(0, PgSession::round_trips)
+    }
+
     /// What the room is called in messages: its hosts and database, never its password.
     pub(crate) fn name(&self) -> &str {
         &self.name
@@ -197,6 +230,7 @@ impl Room {
             connections: 0,
             seen: None,
             url: url.to_string(),
+            refreshed: None,
             unverified: None,
             layout: Layout {
                 revision: 0,

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 pub mod certs;
+pub mod delay;
 pub mod netns;
 pub mod pg;
 

@@ -372,6 +372,11 @@ impl Cluster {
                     .arg(format!("ssl_ca_file={}", ca.display()));
             }
         }
+        // A debugging aid: with `ACC_TEST_PG_LOG_STATEMENTS` set, the server logs every
+        // statement to `server.log` in the cluster's directory (where round trips go).
+        if std::env::var_os("ACC_TEST_PG_LOG_STATEMENTS").is_some() {
+            command.args(["-c", "log_statement=all", "-c", "log_line_prefix=%p: "]);
+        }
         command
             .arg("-D")
             .arg(&data)

@@ -63,9 +63,10 @@ impl Core {
         let now = self.now();
         let workspace_id = self.workspace.id.clone();
         self.store_for_write()?.write(|w| {
+            w.reader()
+                .prefetch_received(&caller.session_id, message_id)?;
             let session = crate::identity::verify_caller(w, &workspace_id, caller, now)?;
-            let (message, mut receipt) =
-                owned_receipt(&w.reader(), &session.participant_id, message_id)?;
+            let (message, mut receipt) = owned_receipt(&w.reader(), &session, message_id)?;
             if receipt.state < ReceiptState::Retrieved {
                 let from = receipt.state;
                 advance(&mut receipt, ReceiptState::Retrieved, now)?;
@@ -151,21 +152,6 @@ impl Core {
         let Some(store) = self.store_for_read() else {
             return Ok(Vec::new());
         };
-        store.read(|r| {
-            let mut receipts: BTreeMap<i64, Vec<ReceiptRow>> = BTreeMap::new();
-            for receipt in r.all_receipts()? {
-                receipts
-                    .entry(receipt.message_seq)
-                    .or_default()
-                    .push(receipt);
-            }
-            let mut out = Vec::new();
-            for message in r.all_messages()? {
-                let decision = decision_status(r, &message)?;
-                let own = receipts.remove(&message.seq).unwrap_or_default();
-                out.push((MessageView { message, decision }, own));
-            }
-            Ok(out)
-        })
+        store.read(super::all_messages_in)
     }
 }

@@ -161,6 +161,7 @@ struct Addressed {
 fn address(
     reader: &Reader<'_>,
     sender: &str,
+    session_id: &str,
     draft: &Draft,
     message_id: &str,
     now: Millis,
@@ -175,7 +176,8 @@ fn address(
                 format!("message `{reply_to}` does not exist"),
             ));
         };
-        let Some(receipt) = reader.receipt(answered.seq, sender)? else {
+        // By what the sender knew before reading either (a room read it ahead).
+        let Some(receipt) = reader.receipt_for_session(reply_to, session_id)? else {
             return Err(AccError::new(
                 ErrorCode::NotARecipient,
                 format!("`{sender}` did not receive message `{reply_to}`, so cannot reply to it"),
@@ -452,11 +454,14 @@ impl Core {
                 &caller.session_id,
                 &draft.to,
                 draft.client_message_id.as_deref(),
+                draft.reply_to.as_deref(),
+                draft.finish,
             )?;
             let session = check_caller_allow_closed(&w.reader(), &workspace_id, caller)?;
             let addressed = address(
                 &w.reader(),
                 &session.participant_id,
+                &session.session_id,
                 &draft,
                 &message_id,
                 now,
@@ -505,8 +510,9 @@ impl Core {
         let now = self.now();
         let workspace_id = self.workspace.id.clone();
         self.store_for_write()?.write(|w| {
+            w.reader().prefetch_received(&caller.session_id, message_id)?;
             let session = crate::identity::verify_caller(w, &workspace_id, caller, now)?;
-            let (message, mut receipt) = owned_receipt(&w.reader(), &session.participant_id, message_id)?;
+            let (message, mut receipt) = owned_receipt(&w.reader(), &session, message_id)?;
             if receipt.state == ReceiptState::Acknowledged {
                 let decision = decision_status(&w.reader(), &message)?;
                 return Ok(Received { message: MessageView { message, decision }, receipt });

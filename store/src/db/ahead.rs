@@ -5,7 +5,7 @@
 //! these are its plain statements.
 
 use super::pipeline::{Deferred, Encoded};
-use super::{Arg, Conn, PgSession, Row, pg_text};
+use super::{Ahead, Arg, Conn, PgSession, Row, pg_text};
 use crate::{StoreError, StoreResult};
 
 impl PgSession {
@@ -40,26 +40,38 @@ impl PgSession {
     }
 
     /// Run `statements` in one round trip (sent together, answered in order) and keep their
-    /// answers for the statements of this transaction that ask the same. With `counters` (a
-    /// write transaction, which holds the room's lock), the sequence counters are read in the
-    /// same round trip, for the inserts that follow ([`Conn::insert_sequenced`]).
+    /// answers for the statements of this transaction that ask the same; those already read
+    /// ahead are not sent again, and nothing left to ask makes no round trip. With `counters`
+    /// (a write transaction, which holds the room's lock), the sequence counters are read in
+    /// the same round trip, for the inserts that follow ([`Conn::insert_sequenced`]). The
+    /// answers of `past_writes` outlive the transaction's writes.
     pub(super) fn prefetch(
         &self,
         statements: &[(&str, &[&dyn Arg])],
         counters: bool,
+        past_writes: &[(&str, &[&dyn Arg])],
     ) -> StoreResult<()> {
         let mut keyed = Vec::new();
-        for (sql, args) in statements {
+        let mut lasting = Vec::new();
+        let marked = statements
+            .iter()
+            .map(|s| (s, false))
+            .chain(past_writes.iter().map(|s| (s, true)));
+        for ((sql, args), past) in marked {
             let Some(encoded) = Encoded::all(args) else {
                 continue;
             };
-            keyed.push((
-                Encoded::key(sql, &encoded),
-                self.text(sql, || pg_text(sql)),
-                encoded,
-            ));
+            let key = Encoded::key(sql, &encoded);
+            if self.ahead.borrow().contains_key(&key) || keyed.iter().any(|(k, _, _)| *k == key) {
+                continue;
+            }
+            keyed.push((key, self.text(sql, || pg_text(sql)), encoded));
+            lasting.push(past);
         }
         let counters = counters && self.counters.borrow().is_empty();
+        if keyed.is_empty() && !counters {
+            return Ok(());
+        }
         let (counted, answers) = self.ask(async |c| {
             let mut context = std::task::Context::from_waker(std::task::Waker::noop());
             let mut counted = counters.then(|| Box::pin(c.query_typed(crate::pg::COUNTERS, &[])));
@@ -92,35 +104,76 @@ impl PgSession {
             self.counters.borrow_mut().insert(row.get(0)?, row.get(1)?);
         }
         let mut ahead = self.ahead.borrow_mut();
-        for ((key, _, _), rows) in keyed.into_iter().zip(answers) {
-            ahead.insert(key, rows);
+        for (((key, _, _), rows), past_writes) in keyed.into_iter().zip(answers).zip(lasting) {
+            ahead.insert(
+                key,
+                Ahead {
+                    rows: std::sync::Arc::new(rows),
+                    past_writes,
+                },
+            );
         }
         Ok(())
     }
 
-    /// The answer read ahead for `sql` with `args`, taken.
+    /// Keep the answer read ahead for `from` (text and arguments) as the answer of `to` too:
+    /// for a statement whose arguments only an answer of the same round trip told (a reply's
+    /// recipient, read ahead by the answered message's id). The two must ask the same rows.
+    pub(super) fn alias_ahead(&self, from: (&str, &[&dyn Arg]), to: (&str, &[&dyn Arg])) {
+        let (Some(from), Some(to)) = (Self::ahead_key(from.0, from.1), Self::ahead_key(to.0, to.1))
+        else {
+            return;
+        };
+        let mut ahead = self.ahead.borrow_mut();
+        if let Some(found) = ahead.get(&from) {
+            let copy = Ahead {
+                rows: found.rows.clone(),
+                past_writes: found.past_writes,
+            };
+            ahead.insert(to, copy);
+        }
+    }
+
+    /// Forget what was read ahead, but for the answers read to outlive the writes.
+    pub(super) fn forget_ahead(&self) {
+        self.ahead.borrow_mut().retain(|_, ahead| ahead.past_writes);
+    }
+
+    /// The answer read ahead for `sql` with `args`. It stays for the statements after that ask
+    /// the same until a write forgets it: in a reader's snapshot, and under a writer's lock
+    /// before its own writes, asking again would answer the same.
     pub(super) fn take_ahead(
         &self,
         sql: &str,
         args: &[&dyn Arg],
-    ) -> Option<Vec<tokio_postgres::Row>> {
+    ) -> Option<std::sync::Arc<Vec<tokio_postgres::Row>>> {
         if self.ahead.borrow().is_empty() {
             return None;
         }
-        self.ahead.borrow_mut().remove(&Self::ahead_key(sql, args)?)
+        self.ahead
+            .borrow()
+            .get(&Self::ahead_key(sql, args)?)
+            .map(|ahead| ahead.rows.clone())
     }
 }
 
 impl Conn<'_> {
     /// Read the answers of `statements` ahead, in one round trip on PostgreSQL, for the
-    /// statements of this transaction that ask the same with the same arguments (each answer is
-    /// taken once; a write in between forgets them all). Nothing on SQLite, whose reads make no
+    /// statements of this transaction that ask the same with the same arguments (as often as
+    /// they ask, until a write forgets them all). Nothing on SQLite, whose reads make no
     /// round trips. A statement read ahead must be one the transaction may run: its answer is
     /// of the transaction's own snapshot, so taking it changes nothing but the round trips.
     pub(crate) fn prefetch(&self, statements: &[(&str, &[&dyn Arg])]) -> StoreResult<()> {
         match self {
             Self::Lite(_) => Ok(()),
-            Self::Pg(session) => session.prefetch(statements, false),
+            Self::Pg(session) => session.prefetch(statements, false, &[]),
+        }
+    }
+
+    /// See [`PgSession::alias_ahead`]; nothing on SQLite.
+    pub(crate) fn alias_ahead(&self, from: (&str, &[&dyn Arg]), to: (&str, &[&dyn Arg])) {
+        if let Self::Pg(session) = self {
+            session.alias_ahead(from, to);
         }
     }
 
@@ -131,7 +184,7 @@ impl Conn<'_> {
         match self {
             Self::Lite(_) => self.execute(sql, args).map(drop),
             Self::Pg(session) => {
-                session.ahead.borrow_mut().clear();
+                session.forget_ahead();
                 if !session.defer(sql, || pg_text(sql), args, None) {
                     session.execute(sql, args)?;
                 }
@@ -145,7 +198,20 @@ impl Conn<'_> {
     pub(crate) fn prefetch_for_write(&self, statements: &[(&str, &[&dyn Arg])]) -> StoreResult<()> {
         match self {
             Self::Lite(_) => Ok(()),
-            Self::Pg(session) => session.prefetch(statements, true),
+            Self::Pg(session) => session.prefetch(statements, true, &[]),
+        }
+    }
+
+    /// [`Self::prefetch_for_write`] of `statements`, and of `past_writes`, whose answers the
+    /// transaction's writes cannot change, in the same round trip.
+    pub(crate) fn prefetch_for_write_past(
+        &self,
+        statements: &[(&str, &[&dyn Arg])],
+        past_writes: &[(&str, &[&dyn Arg])],
+    ) -> StoreResult<()> {
+        match self {
+            Self::Lite(_) => Ok(()),
+            Self::Pg(session) => session.prefetch(statements, true, past_writes),
         }
     }
 
@@ -166,7 +232,7 @@ impl Conn<'_> {
                 Ok(conn.last_insert_rowid())
             }
             Self::Pg(session) => {
-                session.ahead.borrow_mut().clear();
+                session.forget_ahead();
                 let text = || crate::pg::sequenced(table, &pg_text(sql));
                 // Under the room's lock the next number is the counter's next: the insert goes
                 // ahead of its answer, which checks it.

@@ -83,6 +83,11 @@ fn main() {
             room();
             0
         }
+        Some("room-rtt") => {
+            let rtts: Vec<u64> = args[1..].iter().filter_map(|a| a.parse().ok()).collect();
+            room_rtt(if rtts.is_empty() { &[1, 10, 50] } else { &rtts });
+            0
+        }
         Some("pages") => {
             let temp = tempfile::tempdir().expect("tempdir");
             let (pages, bare) = pages_per_send(temp.path());
@@ -116,12 +121,25 @@ fn main() {
         Some("send-worker") => send_worker(&args[1..]),
         Some(other) => {
             eprintln!(
-                "acc-bench: unknown suite `{other}` (suites: foundation, messaging, sends, mcp, router, hook, native, upgrade, pages, room, swarm [N ...], all)"
+                "acc-bench: unknown suite `{other}` (suites: foundation, messaging, sends, mcp, router, hook, native, upgrade, pages, room, room-rtt [MS ...], swarm [N ...], all)"
             );
             2
         }
     };
     std::process::exit(code);
+}
+
+/// Environment every `acc` and `acc-mcp` the benchmark starts gets beside its own (a room's
+/// password file, for `room-rtt`); set once, before the first.
+static BENCH_ENV: std::sync::OnceLock<Vec<(String, String)>> = std::sync::OnceLock::new();
+
+/// A command for the built binary `name`, with [`BENCH_ENV`].
+fn bench_command(name: &str) -> Command {
+    let mut command = Command::new(bin(name));
+    for (key, value) in BENCH_ENV.get().into_iter().flatten() {
+        command.env(key, value);
+    }
+    command
 }
 
 fn bin(name: &str) -> PathBuf {
@@ -973,7 +991,7 @@ fn messaging() {
 
 /// An `acc-mcp` process over real pipes, speaking for `participant`.
 fn start_mcp(data: &Path, dir: &Path, participant: &str) -> JsonRpcChild {
-    let mut command = Command::new(bin("acc-mcp"));
+    let mut command = bench_command("acc-mcp");
     command
         .env("ACC_DATA_HOME", data)
         .env("ACC_MCP_WORKSPACE", dir)
@@ -1999,13 +2017,28 @@ fn swarm(sizes: &[usize]) {
     );
     for &agents in sizes {
         let (_temp, data, dir) = world();
-        let calls = TOTAL / agents;
+        swarm_run(agents, TOTAL / agents, &data, &dir, |sent| {
+            swarm_check(&data, &dir, sent)
+        });
+    }
+}
+
+/// `agents` agents making `calls` calls each in the workspace `dir` with the data home `data`;
+/// prints the rate and each tool's percentiles, and what `check` finds of the messages sent.
+fn swarm_run(
+    agents: usize,
+    calls: usize,
+    data: &Path,
+    dir: &Path,
+    check: impl FnOnce(&[String]) -> (usize, usize, String),
+) {
+    {
         let ready = std::sync::Barrier::new(agents + 1);
         let mut start = Instant::now();
         let logs: Vec<AgentLog> = std::thread::scope(|scope| {
             let handles: Vec<_> = (0..agents)
                 .map(|i| {
-                    let (data, dir, ready) = (&data, &dir, &ready);
+                    let ready = &ready;
                     scope.spawn(move || swarm_agent(data, dir, (i, agents, calls), ready))
                 })
                 .collect();
@@ -2019,13 +2052,18 @@ fn swarm(sizes: &[usize]) {
         let elapsed = start.elapsed();
         let all: Vec<&(&str, Duration, CallEnd)> = logs.iter().flat_map(|l| &l.calls).collect();
         let sent: Vec<String> = logs.iter().flat_map(|l| l.sent.clone()).collect();
-        let (lost, duplicated, integrity) = swarm_check(&data, &dir, &sent);
+        let (lost, duplicated, integrity) = check(&sent);
         let count = |end: CallEnd| all.iter().filter(|c| c.2 == end).count();
+        let writes = all
+            .iter()
+            .filter(|c| ["acc_message", "acc_claim", "acc_release"].contains(&c.0))
+            .count();
         println!(
-            "{agents:>3} agents, {} calls in {:.2} s: {:>6.0} calls/s; timeouts {}, other failures {}, claim conflicts {}; lost {lost}, duplicated {duplicated}, integrity {integrity}",
+            "{agents:>3} agents, {} calls in {:.2} s: {:>6.0} calls/s, {:>6.0} writes/s; timeouts {}, other failures {}, claim conflicts {}; lost {lost}, duplicated {duplicated}, integrity {integrity}",
             all.len(),
             elapsed.as_secs_f64(),
             all.len() as f64 / elapsed.as_secs_f64(),
+            writes as f64 / elapsed.as_secs_f64(),
             count(CallEnd::Timeout),
             count(CallEnd::Failed),
             count(CallEnd::Refused),
@@ -2061,6 +2099,269 @@ fn swarm(sizes: &[usize]) {
     }
 }
 
+/// `acc-bench room-rtt`: a room on a PostgreSQL server with TLS (a CA and a server certificate
+/// the benchmark makes; logins by SCRAM), reached through a delaying proxy at each round-trip
+/// time `rtts` (milliseconds). For each: `psql` connecting with the same TLS settings and
+/// running `SELECT 1` (the floor), then the prompt hook with nothing to deliver, the write
+/// guard's check, a send and an inbox page, each a whole process, with the round trips the
+/// proxy saw (the connection's own included) and the store's own; then 8 agents' `acc-mcp`s
+/// at 10 and 50 ms.
+fn room_rtt(rtts: &[u64]) {
+    use acc_tests::certs::{Ca, Validity};
+    let pki = tempfile::tempdir().expect("pki");
+    let ca = Ca::new(pki.path(), "bench-ca");
+    let server = ca.issue(
+        pki.path(),
+        "server",
+        "localhost",
+        &["localhost", "127.0.0.1"],
+        Validity::Current,
+    );
+    let cluster = acc_tests::pg::Cluster::start_with(acc_tests::pg::Options {
+        tls: Some(acc_tests::pg::ServerTls {
+            cert: server,
+            client_ca: None,
+        }),
+        hba: vec!["hostssl all all 127.0.0.1/32 scram-sha-256".into()],
+        ..Default::default()
+    });
+    let db = cluster.database("rtt");
+    let pgpass = pki.path().join("pgpass");
+    std::fs::write(
+        &pgpass,
+        format!("*:*:{}:{}:{}\n", db.name, db.role, db.password),
+    )
+    .expect("pgpass");
+    std::fs::set_permissions(&pgpass, std::os::unix::fs::PermissionsExt::from_mode(0o600))
+        .expect("mode");
+    BENCH_ENV
+        .set(vec![(
+            "PGPASSFILE".to_string(),
+            pgpass.display().to_string(),
+        )])
+        .expect("set once");
+    let target: std::net::SocketAddr = ([127, 0, 0, 1], cluster.port()).into();
+    println!(
+        "acc-bench room-rtt: PostgreSQL {} with TLS (verify-full, SCRAM), through a delaying proxy",
+        cluster.major()
+    );
+    println!(
+        "  | RTT | psql connect + SELECT 1 | hook, nothing to deliver | write guard check | send | inbox page |"
+    );
+    const RUNS: usize = 11;
+    for &rtt in rtts {
+        let proxy = acc_tests::delay::DelayProxy::start(target, Duration::from_millis(rtt));
+        let url = format!(
+            "postgres://{}@127.0.0.1:{}/{}?sslmode=verify-full&sslrootcert={}",
+            db.role,
+            proxy.port,
+            db.name,
+            ca.cert.display()
+        );
+        let mut psql = Command::new("psql");
+        psql.arg(&url)
+            .args(["-X", "-q", "-c", "SELECT 1"])
+            .env("PGPASSFILE", &pgpass);
+        let floor = time_process(&mut psql, RUNS);
+        let (floor_trips, _) = proxy.take_counts();
+        let (_temp, data, dir) = world();
+        acc_store::connect_default_room(&data.join("acc"), &url).expect("the room");
+        let figures = rtt_figures(&data, &dir, &proxy, RUNS);
+        let cell = |(figure, trips): &(RoomFigure, u64)| {
+            format!(
+                "{:.1} ms ({:.2}x; {trips} trips, {} of them the store's)",
+                ms(figure.time),
+                figure.time.as_secs_f64() / floor.as_secs_f64(),
+                figure
+                    .trips
+                    .map_or_else(|| "?".to_string(), |t| t.to_string())
+            )
+        };
+        println!(
+            "  | {rtt} ms | {:.1} ms ({} trips) | {} | {} | {} | {} |",
+            ms(floor),
+            floor_trips / RUNS as u64,
+            cell(&figures[0]),
+            cell(&figures[1]),
+            cell(&figures[2]),
+            cell(&figures[3]),
+        );
+    }
+    for rtt in [10, 50] {
+        room_rtt_swarm(&cluster, &db, &ca.cert, target, rtt);
+    }
+}
+
+/// 8 agents' `acc-mcp`s on a room through a delaying proxy at `rtt` milliseconds.
+fn room_rtt_swarm(
+    cluster: &acc_tests::pg::Cluster,
+    db: &acc_tests::pg::Database,
+    ca: &Path,
+    target: std::net::SocketAddr,
+    rtt: u64,
+) {
+    let proxy = acc_tests::delay::DelayProxy::start(target, Duration::from_millis(rtt));
+    let url = format!(
+        "postgres://{}@127.0.0.1:{}/{}?sslmode=verify-full&sslrootcert={}",
+        db.role,
+        proxy.port,
+        db.name,
+        ca.display()
+    );
+    let (_temp, data, dir) = world();
+    std::fs::write(
+        dir.join("acc.workspace.json"),
+        format!(r#"{{"schemaVersion":1,"workspaceId":"swarm-rtt-{rtt}"}}"#),
+    )
+    .expect("config");
+    acc_store::connect_default_room(&data.join("acc"), &url).expect("the room");
+    print!("  swarm at {rtt} ms RTT: ");
+    swarm_run(8, 60, &data, &dir, |sent| {
+        room_swarm_check(cluster, db, sent)
+    });
+}
+
+/// The prompt hook, the write guard's check, a send and an inbox page through `proxy`: each
+/// one's figure and the round trips the proxy saw per run.
+fn rtt_figures(
+    data: &Path,
+    dir: &Path,
+    proxy: &acc_tests::delay::DelayProxy,
+    runs: usize,
+) -> [(RoomFigure, u64); 4] {
+    let start = serde_json::json!({ "session_id": "bench", "cwd": dir, "hook_event_name": "SessionStart", "source": "startup" }).to_string();
+    time_room_op(
+        data,
+        dir,
+        &["hook", "claude-code", "SessionStart"],
+        Some(&start),
+        1,
+    );
+    let attach = |participant: &str| {
+        let attached = bench_command("acc")
+            .args(["--json", "attach", "--participant", participant])
+            .env("ACC_DATA_HOME", data)
+            .current_dir(dir)
+            .output()
+            .expect("attach");
+        let creds: serde_json::Value = serde_json::from_slice(&attached.stdout).expect("creds");
+        (
+            creds["sessionId"].as_str().expect("session").to_string(),
+            creds["generation"]
+                .as_str()
+                .expect("generation")
+                .to_string(),
+        )
+    };
+    let (session, generation) = attach("sender");
+    let (carol, carol_generation) = attach("carol");
+    let counted = |figure: RoomFigure| {
+        let (trips, _) = proxy.take_counts();
+        (figure, trips / runs as u64)
+    };
+    proxy.take_counts();
+    let payload = prompt_payload(dir, "bench");
+    let hook = counted(time_room_op(
+        data,
+        dir,
+        &["hook", "claude-code", "UserPromptSubmit"],
+        Some(&payload),
+        runs,
+    ));
+    let guard_payload = serde_json::json!({ "session_id": "bench", "cwd": dir, "hook_event_name": "PreToolUse", "tool_name": "Write", "tool_input": { "file_path": dir.join("free.rs"), "content": "x" } }).to_string();
+    let guard = counted(time_room_op(
+        data,
+        dir,
+        &["hook", "claude-code", "PreToolUse"],
+        Some(&guard_payload),
+        runs,
+    ));
+    let send = counted(time_room_op(
+        data,
+        dir,
+        &[
+            "--json",
+            "--session",
+            &session,
+            "--generation",
+            &generation,
+            "message",
+            "--to",
+            "carol",
+            "--subject",
+            "s",
+            "--body",
+            "b",
+        ],
+        None,
+        runs,
+    ));
+    let inbox = counted(time_room_op(
+        data,
+        dir,
+        &[
+            "--json",
+            "--session",
+            &carol,
+            "--generation",
+            &carol_generation,
+            "inbox",
+            "--limit",
+            "20",
+        ],
+        None,
+        runs,
+    ));
+    [hook, guard, send, inbox]
+}
+
+/// [`swarm_check`] on a room: every message sent, once, with one receipt each, read from the
+/// room's database.
+fn room_swarm_check(
+    cluster: &acc_tests::pg::Cluster,
+    db: &acc_tests::pg::Database,
+    sent: &[String],
+) -> (usize, usize, String) {
+    let mut conn = postgres::Config::new()
+        .host_path(cluster.socket_dir())
+        .port(cluster.port())
+        .user(acc_tests::pg::ADMIN)
+        .dbname(&db.name)
+        .connect(postgres::NoTls)
+        .expect("the room's database");
+    let schemas: Vec<String> = conn
+        .query(
+            "SELECT nspname::text FROM pg_namespace WHERE nspname LIKE 'acc\\_%'",
+            &[],
+        )
+        .expect("schemas")
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    let mut lost = 0;
+    let mut duplicated = 0;
+    for subject in sent {
+        let mut messages = 0i64;
+        let mut receipts = 0i64;
+        for schema in &schemas {
+            let row = conn
+                .query_one(
+                    &format!("SELECT count(DISTINCT m.message_id), count(r.message_seq) FROM {schema}.messages m LEFT JOIN {schema}.receipts r ON r.message_seq = m.seq WHERE m.subject = $1"),
+                    &[subject],
+                )
+                .expect("count");
+            messages += row.get::<_, i64>(0);
+            receipts += row.get::<_, i64>(1);
+        }
+        match (messages, receipts) {
+            (1, 1) => {}
+            (0, _) => lost += 1,
+            _ => duplicated += 1,
+        }
+    }
+    (lost, duplicated, "(PostgreSQL)".to_string())
+}
+
 /// One operation of `acc-bench room`: its median whole-process time and, on a room, its round
 /// trips to the server (the median of the runs').
 struct RoomFigure {
@@ -2082,7 +2383,7 @@ fn time_room_op(
     let _ = std::fs::remove_file(&trips_file);
     let mut samples = Vec::with_capacity(runs);
     for _ in 0..runs {
-        let mut command = Command::new(bin("acc"));
+        let mut command = bench_command("acc");
         command
             .args(args)
             .env("ACC_DATA_HOME", data)
@@ -2181,7 +2482,7 @@ fn room_figures(room: Option<&str>) -> [RoomFigure; 3] {
         1,
     );
     let attach = |participant: &str| {
-        let attached = Command::new(bin("acc"))
+        let attached = bench_command("acc")
             .args(["--json", "attach", "--participant", participant])
             .env("ACC_DATA_HOME", &data)
             .current_dir(&dir)

@@ -334,3 +334,52 @@ fn every_statement_the_store_runs_uses_the_plan_on_record() {
         scans.join("\n")
     );
 }
+
+/// A presence refresh ([`acc_store::Store::refresh_presence`], what `acc-mcp` sends for a
+/// read-only tool when presence needs one) moves the open session's `last_seen_at` forward
+/// at its current generation, and says it did not find one at another generation or once
+/// closed. (Run on SQLite here, with the plan audit's statement log; the room sends the same
+/// statement ahead of its next round trip, `room_cli`.)
+#[test]
+fn a_presence_refresh_moves_the_open_generation_forward_only() {
+    let world = acc_tests::World::new();
+    let alice = world.attach("alice");
+    let workspace = world.workspace_id();
+    let workspace = workspace.as_str();
+    let data = world.data_home.join("acc");
+    let mut store = acc_store::Store::open_existing(&data, workspace)
+        .expect("open")
+        .expect("the store");
+    let seen = |store: &mut acc_store::Store| {
+        store
+            .read(|r| r.session(&alice.session))
+            .expect("read")
+            .expect("the session")
+    };
+    let before = seen(&mut store);
+    let later = before.last_seen_at + 60_000;
+    store
+        .refresh_presence(&alice.session, before.generation, later)
+        .expect("refresh");
+    assert_eq!(store.presence_refreshed(), Some(true));
+    assert_eq!(seen(&mut store).last_seen_at, later);
+    // Never backward, and not at another generation.
+    store
+        .refresh_presence(&alice.session, before.generation, before.last_seen_at)
+        .expect("refresh");
+    assert_eq!(seen(&mut store).last_seen_at, later);
+    store
+        .refresh_presence(&alice.session, before.generation + 1, later + 1)
+        .expect("refresh");
+    assert_eq!(store.presence_refreshed(), Some(false));
+    assert_eq!(seen(&mut store).last_seen_at, later);
+    drop(store);
+    world.acc_as(&alice, &["detach"]).ok_json();
+    let mut store = acc_store::Store::open_existing(&data, workspace)
+        .expect("open")
+        .expect("the store");
+    store
+        .refresh_presence(&alice.session, before.generation, later + 2)
+        .expect("refresh");
+    assert_eq!(store.presence_refreshed(), Some(false), "closed");
+}
