@@ -329,24 +329,6 @@ impl Core {
 
     /// Record a heartbeat for the caller (verifies the generation). A read when presence is
     /// fresh ([`needs_refresh`]): no write transaction at all.
-    /// Refresh the presence of the open session `session_id` at `generation` (read and checked
-    /// by an earlier [`Core::heartbeat`]) without reading it again: on a room it travels ahead of
-    /// the next round trip at no cost of its own ([`acc_store::Store::refresh_presence`]), and
-    /// [`Core::presence_refreshed`] says afterwards whether it found the session.
-    pub fn refresh_presence(&mut self, session_id: &str, generation: i64) -> AccResult<()> {
-        let now = self.now();
-        Ok(self
-            .store_for_write()?
-            .refresh_presence(session_id, generation, now)?)
-    }
-
-    /// Whether the last [`Core::refresh_presence`] found its session open at its generation;
-    /// `None` when none was answered since the last ask.
-    pub fn presence_refreshed(&mut self) -> Option<bool> {
-        self.store_for_read()
-            .and_then(acc_store::Store::presence_refreshed)
-    }
-
     pub fn heartbeat(&mut self, caller: &Caller) -> AccResult<SessionRow> {
         let now = self.now();
         let workspace_id = self.workspace.id.clone();

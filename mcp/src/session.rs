@@ -132,3 +132,28 @@ impl Server {
         }
     }
 }
+
+/// A test aid: the round trips each tool call made to a room.
+impl Server {
+    /// Round trips to a room's server so far (0 on SQLite or before the store is open).
+    pub(super) fn round_trips(&self) -> u64 {
+        self.app
+            .as_ref()
+            .and_then(|app| app.core.store())
+            .map_or(0, acc_store::Store::round_trips)
+    }
+
+    /// A test aid: with `ACC_TEST_TOOL_TRIPS` naming a file, each tool call appends `TOOL
+    /// TRIPS` to it, the round trips it made to the room (`tests/tests/e2e/room_cli.rs`).
+    pub(super) fn count_round_trips(&self, tool: &str, before: u64) {
+        let Some(file) = std::env::var_os("ACC_TEST_TOOL_TRIPS") else {
+            return;
+        };
+        let line = format!("{tool} {}\n", self.round_trips().saturating_sub(before));
+        let _ = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(file)
+            .and_then(|mut f| std::io::Write::write_all(&mut f, line.as_bytes()));
+    }
+}

@@ -6,7 +6,7 @@ use serde_json::Value;
 use super::{BindingRow, Reader, SessionRow, Writer, json_text, parse_json};
 use crate::StoreResult;
 
-pub(crate) const COLUMNS: &str = "session_id, generation, adapter_id, client_version, modes, live_policy, endpoint_ref, endpoint, lease_until, created_at";
+const COLUMNS: &str = "session_id, generation, adapter_id, client_version, modes, live_policy, endpoint_ref, endpoint, lease_until, created_at";
 
 fn binding_from(row: &Row<'_>) -> StoreResult<BindingRow> {
     let modes: String = row.get(4)?;
@@ -51,7 +51,7 @@ impl Reader<'_> {
         }
         let all = self
             .conn
-            .rows(crate::pg::all_bindings(), args![], binding_from)?;
+            .rows(crate::pg::ALL_BINDINGS, args![], binding_from)?;
         Ok(sessions
             .iter()
             .map(|s| {
@@ -143,5 +143,21 @@ impl Writer<'_> {
                 args![session_id],
             )?,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_rooms_every_binding_statement_reads_the_binding_columns() {
+        let columns: Vec<String> = super::COLUMNS
+            .split(", ")
+            .map(|c| format!("b.{c}"))
+            .collect();
+        assert!(
+            crate::pg::ALL_BINDINGS.starts_with(&format!("SELECT {} FROM", columns.join(", "))),
+            "{}",
+            crate::pg::ALL_BINDINGS
+        );
     }
 }

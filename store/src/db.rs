@@ -410,30 +410,6 @@ impl PgSession {
         answer.map_err(|e| self.error(&e))
     }
 
-    /// Send `sql` with `args` now as a statement of its own, outside any transaction (so
-    /// between transactions), and take its answer with the next round trip: it must return one
-    /// row whose first column is 1 ([`Self::autocommitted`] says whether it did). `false` when
-    /// it cannot be sent so (a transaction is open, an argument has no type of its own).
-    pub(crate) fn autocommit_ahead(&self, sql: &str, args: &[&dyn Arg]) -> bool {
-        if self.opening.borrow().is_some() {
-            return false;
-        }
-        let (Some(encoded), Some(client)) = (pipeline::Encoded::all(args), self.client.clone())
-        else {
-            return false;
-        };
-        let text = self.text(sql, || pg_text(sql));
-        let sent = Deferred::send(client, self.name.clone(), text, encoded, Some(1));
-        self.autocommit.borrow_mut().push(sent);
-        true
-    }
-
-    /// Whether the last statement sent by [`Self::autocommit_ahead`] that was answered
-    /// returned its one row; `None` when none was answered since the last ask. Taken.
-    pub(crate) fn autocommitted(&self) -> Option<bool> {
-        self.autocommitted.take()
-    }
-
     /// Read the room's meta ahead of the next round trip, in it.
     pub(crate) fn meta_ahead(&self) {
         self.meta_ahead.set(true);

@@ -535,6 +535,7 @@ fn parse_json<T: serde::de::DeserializeOwned>(text: &str) -> StoreResult<T> {
     })
 }
 
+mod address;
 mod backend;
 mod bindings;
 mod claims;

@@ -30,20 +30,9 @@ pub(crate) const INTENT_EXISTS: &str =
     "SELECT EXISTS (SELECT 1 FROM intents WHERE session_id = ?1)";
 
 /// The bindings of every session's current generation, in one statement (a room's status and
-/// sync read them so: one round trip rather than one a session).
-pub(crate) fn all_bindings() -> &'static str {
-    static SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
-        let columns: Vec<String> = crate::bindings::COLUMNS
-            .split(", ")
-            .map(|c| format!("b.{c}"))
-            .collect();
-        format!(
-            "SELECT {} FROM delivery_bindings b JOIN sessions s ON s.session_id = b.session_id AND s.generation = b.generation ORDER BY b.session_id, b.adapter_id",
-            columns.join(", ")
-        )
-    });
-    &SQL
-}
+/// sync read them so: one round trip rather than one a session). Its columns are
+/// `bindings::COLUMNS`' (a test there holds them the same).
+pub(crate) const ALL_BINDINGS: &str = "SELECT b.session_id, b.generation, b.adapter_id, b.client_version, b.modes, b.live_policy, b.endpoint_ref, b.endpoint, b.lease_until, b.created_at FROM delivery_bindings b JOIN sessions s ON s.session_id = b.session_id AND s.generation = b.generation ORDER BY b.session_id, b.adapter_id";
 
 /// The workspace's meta records (`acc_meta`, found through the session's `search_path`), each
 /// beside the server's clock (milliseconds since the Unix epoch): what a room's connection

@@ -12,6 +12,8 @@ use crate::pg::{error, schema};
 use crate::seen::{Meta, read_seen, seen_file, write_seen};
 use crate::{Millis, StoreError, StoreErrorKind, StoreResult, WorkspaceRecord};
 
+mod probe;
+
 /// The name of a workspace's schema in a room's database: each workspace is a schema of its
 /// own, so one database can hold the rooms of several repositories. Workspace ids are portable
 /// ids; the schema name is a digest of it (a PostgreSQL identifier is at most 63 bytes).
@@ -55,6 +57,10 @@ fn dead_link_detection(config: &mut tokio_postgres::Config) {
         .keepalives_interval(Duration::from_secs(1))
         .keepalives_retries(4);
 }
+
+/// The most a clock measurement may be off (half its round trip) for it to replace the one a
+/// data home recorded.
+const CLOCK_UNCERTAINTY_MS: i64 = 250;
 
 /// A room on PostgreSQL, open.
 pub(crate) struct Room {
@@ -103,33 +109,6 @@ impl Drop for Room {
 }
 
 impl Room {
-    /// Send a presence refresh ahead of the next round trip ([`crate::Store::refresh_presence`]);
-    /// when it cannot go ahead (an argument without a type of its own: never), it is made now.
-    pub(crate) fn refresh_presence(
-        &mut self,
-        session_id: &str,
-        generation: i64,
-        now: Millis,
-    ) -> StoreResult<()> {
-        let session = self.session()?;
-        let args = crate::db::args![session_id, now, generation];
-        if session.autocommit_ahead(crate::ops::TOUCH_OPEN_GENERATION, args) {
-            return Ok(());
-        }
-        let layout = self.layout.effective();
-        let found = self.transaction(false, |conn| {
-            crate::Writer { conn, layout }.touch_open_generation(session_id, generation, now)
-        })?;
-        self.refreshed = Some(found);
-        Ok(())
-    }
-
-    /// Whether the last presence refresh found its session; taken.
-    pub(crate) fn presence_refreshed(&mut self) -> Option<bool> {
-        let answered = self.session.as_ref().and_then(PgSession::autocommitted);
-        answered.or_else(|| self.refreshed.take())
-    }
-
     /// Round trips so far, over every connection this room made.
     pub(crate) fn round_trips(&self) -> u64 {
         self.earlier_trips + self.session.as_ref().map_or(0, PgSession::round_trips)
@@ -196,8 +175,8 @@ impl Room {
     }
 
     fn connect(url: &str, workspace_id: &str) -> StoreResult<Self> {
-        let crate::conninfo::Target { mut config, tls } =
-            crate::conninfo::target(url, &crate::conninfo::Sources::real())?;
+        let crate::address::Target { mut config, tls } =
+            crate::address::target(url, &crate::conninfo::Sources::real())?;
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(CONNECT_TIMEOUT);
         }
@@ -206,9 +185,16 @@ impl Room {
         // Statements name the workspace's tables unqualified, so its schema comes first; the
         // settings travel in the connection's start-up, costing no round trip.
         let schema = schema_name(workspace_id);
+        // The server's side of a dead link: a client that vanishes mid-transaction (a laptop
+        // that sleeps while it holds the room's writers' lock) is let go within `DEAD_LINK`
+        // rather than when the server's kernel gives up (hours), so the room's other writers,
+        // waiting up to `lock_timeout` for that lock, get it. Each is a setting any role may
+        // make for its own session (PostgreSQL 12 and later).
+        let dead = DEAD_LINK.as_secs();
         let settings = format!(
-            "-c search_path={schema} -c lock_timeout={}s",
-            crate::locks::BUSY_TIMEOUT.as_secs()
+            "-c search_path={schema} -c lock_timeout={}s -c idle_in_transaction_session_timeout={dead}s -c tcp_user_timeout={} -c tcp_keepalives_idle=2 -c tcp_keepalives_interval=1 -c tcp_keepalives_count=4",
+            crate::locks::BUSY_TIMEOUT.as_secs(),
+            DEAD_LINK.as_millis()
         );
         let options = match config.get_options() {
             Some(theirs) if !theirs.is_empty() => format!("{theirs} {settings}"),
@@ -379,59 +365,6 @@ impl Room {
             ));
         }
         Ok(())
-    }
-
-    /// The server's version, the median of three `SELECT 1` round trips, and how the
-    /// connection travels.
-    pub(crate) fn probe(&mut self) -> StoreResult<crate::RoomProbe> {
-        let name = self.name.clone();
-        let local = self.is_local();
-        let mode = self.tls.mode.as_str();
-        let checked = self.tls.checked.clone();
-        let session = self.session()?;
-        let version = session
-            .with(async |c| c.query_one("SHOW server_version", &[]).await)
-            .map_err(|e| error(&name, &e))?
-            .get::<_, String>(0);
-        let mut trips = Vec::new();
-        for _ in 0..3 {
-            let started = std::time::Instant::now();
-            session
-                .with(async |c| c.simple_query("SELECT 1").await)
-                .map_err(|e| error(&name, &e))?;
-            trips.push(started.elapsed());
-        }
-        trips.sort();
-        let encrypted = session.encrypted();
-        Ok(crate::RoomProbe {
-            server_version: version,
-            round_trip: trips[1],
-            encrypted,
-            local,
-            ssl_mode: mode,
-            transport: if encrypted {
-                checked.words()
-            } else if local {
-                "plain text on this machine (a Unix socket or loopback)".to_string()
-            } else {
-                format!("NOT ENCRYPTED: plain text across the network (sslmode={mode})")
-            },
-        })
-    }
-
-    /// Whether every host of the room is a Unix socket or loopback.
-    fn is_local(&self) -> bool {
-        self.config.get_hosts().iter().all(|h| match h {
-            tokio_postgres::config::Host::Tcp(name) => {
-                name == "localhost"
-                    || name
-                        .trim_start_matches('[')
-                        .trim_end_matches(']')
-                        .parse::<std::net::IpAddr>()
-                        .is_ok_and(|ip| ip.is_loopback())
-            }
-            tokio_postgres::config::Host::Unix(_) => true,
-        })
     }
 
     /// How far the server's clock is ahead of this machine's (behind when negative): leases,
@@ -654,7 +587,14 @@ impl Room {
             Err(e) => return Err(error(&self.name, &e)),
         };
         let (meta, server) = meta_of(&rows)?;
-        if let Some(server) = server {
+        // The meta went first in a round trip that may have waited for the room's lock behind
+        // it (the server read its clock before the wait): the middle of a long round trip says
+        // little of when that was, so only a short one measures again; a long one keeps the
+        // record's offset (issue 56: a writer queued for seconds behind a cut-off holder was
+        // refused for a clock that had not moved).
+        if let Some(server) = server
+            && after - before <= 2 * CLOCK_UNCERTAINTY_MS
+        {
             self.clock_offset_ms = server - (before + after) / 2;
         }
         self.settle(Some(meta))

@@ -74,7 +74,7 @@ impl Reader<'_> {
         let mut statements: Vec<(&str, &[&dyn Arg])> = vec![
             (crate::ops::INTENTS, &[]),
             (open.as_str(), &[]),
-            (crate::pg::all_bindings(), &[]),
+            (crate::pg::ALL_BINDINGS, &[]),
             (owed.as_str(), &reply),
             (owed.as_str(), &acknowledge),
             (crate::ops::PARTICIPANTS, &[]),

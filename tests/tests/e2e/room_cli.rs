@@ -864,8 +864,14 @@ fn each_hook_event_makes_the_round_trips_on_record() {
         ("UserPromptSubmit", trips("UserPromptSubmit", ""), 2),
         ("PreToolUse", trips("PreToolUse", ""), 1),
         ("Stop", trips("Stop", ""), 1),
-        ("SessionEnd", trips("SessionEnd", ""), 2),
         ("SessionStart (resume)", trips("SessionStart", "resume"), 3),
+        ("SessionEnd", trips("SessionEnd", ""), 2),
+        // A resume of a session that ended reopens it: a write, as a new one.
+        (
+            "SessionStart (resume after its end)",
+            trips("SessionStart", "resume"),
+            5,
+        ),
     ];
     eprintln!("round trips per hook event: {table:?}");
     for (event, counted, on_record) in table {
