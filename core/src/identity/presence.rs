@@ -84,6 +84,27 @@ pub fn presence(session: &SessionRow, now: Millis, liveness: &dyn Liveness) -> P
     }
 }
 
+/// Presence kept fresh without reading the session again (`acc-mcp`'s read-only tools).
+impl crate::Core {
+    /// Refresh the presence of the open session `session_id` at `generation` (read and checked
+    /// by an earlier [`Core::heartbeat`]) without reading it again: on a room it travels ahead of
+    /// the next round trip at no cost of its own ([`acc_store::Store::refresh_presence`]), and
+    /// [`Core::presence_refreshed`] says afterwards whether it found the session.
+    pub fn refresh_presence(&mut self, session_id: &str, generation: i64) -> crate::AccResult<()> {
+        let now = self.now();
+        Ok(self
+            .store_for_write()?
+            .refresh_presence(session_id, generation, now)?)
+    }
+
+    /// Whether the last [`Core::refresh_presence`] found its session open at its generation;
+    /// `None` when none was answered since the last ask.
+    pub fn presence_refreshed(&mut self) -> Option<bool> {
+        self.store_for_read()
+            .and_then(acc_store::Store::presence_refreshed)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -151,26 +172,5 @@ mod tests {
                 "pid {pid:?} recorded in {recorded:?}, seen from {here:?}"
             );
         }
-    }
-}
-
-/// Presence kept fresh without reading the session again (`acc-mcp`'s read-only tools).
-impl crate::Core {
-    /// Refresh the presence of the open session `session_id` at `generation` (read and checked
-    /// by an earlier [`Core::heartbeat`]) without reading it again: on a room it travels ahead of
-    /// the next round trip at no cost of its own ([`acc_store::Store::refresh_presence`]), and
-    /// [`Core::presence_refreshed`] says afterwards whether it found the session.
-    pub fn refresh_presence(&mut self, session_id: &str, generation: i64) -> crate::AccResult<()> {
-        let now = self.now();
-        Ok(self
-            .store_for_write()?
-            .refresh_presence(session_id, generation, now)?)
-    }
-
-    /// Whether the last [`Core::refresh_presence`] found its session open at its generation;
-    /// `None` when none was answered since the last ask.
-    pub fn presence_refreshed(&mut self) -> Option<bool> {
-        self.store_for_read()
-            .and_then(acc_store::Store::presence_refreshed)
     }
 }
