@@ -2216,8 +2216,9 @@ fn room_rtt_swarm(
     .expect("config");
     acc_store::connect_default_room(&data.join("acc"), &url).expect("the room");
     print!("  swarm at {rtt} ms RTT: ");
+    let workspace = format!("swarm-rtt-{rtt}");
     swarm_run(8, 60, &data, &dir, |sent| {
-        room_swarm_check(cluster, db, sent)
+        room_swarm_check(cluster, db, &workspace, sent)
     });
 }
 
@@ -2320,6 +2321,7 @@ fn rtt_figures(
 fn room_swarm_check(
     cluster: &acc_tests::pg::Cluster,
     db: &acc_tests::pg::Database,
+    workspace: &str,
     sent: &[String],
 ) -> (usize, usize, String) {
     let mut conn = postgres::Config::new()
@@ -2329,7 +2331,8 @@ fn room_swarm_check(
         .dbname(&db.name)
         .connect(postgres::NoTls)
         .expect("the room's database");
-    let schemas: Vec<String> = conn
+    // The swarm's own workspace (the database holds the other runs' rooms too).
+    let every: Vec<String> = conn
         .query(
             "SELECT nspname::text FROM pg_namespace WHERE nspname LIKE 'acc\\_%'",
             &[],
@@ -2337,6 +2340,16 @@ fn room_swarm_check(
         .expect("schemas")
         .iter()
         .map(|r| r.get(0))
+        .collect();
+    let schemas: Vec<String> = every
+        .into_iter()
+        .filter(|schema| {
+            conn.query_one(
+                &format!("SELECT value FROM {schema}.acc_meta WHERE key = 'workspace_id'"),
+                &[],
+            )
+            .is_ok_and(|r| r.get::<_, String>(0) == workspace)
+        })
         .collect();
     let mut lost = 0;
     let mut duplicated = 0;
