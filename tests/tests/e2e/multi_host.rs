@@ -854,10 +854,16 @@ fn a_flapping_link_loses_nothing_doubles_nothing_and_never_grants_a_claim_twice(
             .filter(|c| c["resource"] == resource.as_str())
             .count();
         assert!(holders <= 1, "{resource}: {holders} holders: {status}");
-        assert_eq!(
-            holders, granted,
-            "{resource}: the room holds what was granted"
-        );
+        // A grant answered is held; a claim held without a grant answered is one whose answer
+        // the cut lost (its process exited 4, and it was committed).
+        if granted == 1 {
+            assert_eq!(holders, 1, "{resource}: the room holds what was granted");
+        } else if holders == 1 {
+            assert!(
+                runs.iter().any(|r| r.code == 4),
+                "{resource}: held, though no attempt was granted or lost its answer: {runs:?}"
+            );
+        }
     }
 }
 
