@@ -20,6 +20,15 @@ pub const DEFAULT_EVENT_PAGE: i64 = 100;
 /// Largest sync event page.
 pub const MAX_EVENT_PAGE: i64 = 500;
 
+/// Who is here ([`Core::roster`]).
+#[derive(Debug, Clone, Default)]
+pub struct Roster {
+    /// The open sessions, each with its presence.
+    pub sessions: Vec<(Presence, SessionRow)>,
+    /// How many claims are live.
+    pub live_claims: i64,
+}
+
 /// A session with its derived presence and intent.
 #[derive(Debug, Clone)]
 pub struct SessionState {
@@ -429,6 +438,31 @@ impl Core {
                 ..ClaimSummary::default()
             },
         }
+    }
+
+    /// Who is here and how many claims are live: the open sessions with their presence, and the
+    /// live claims' count (a session's start tells its model no more). One read; on a room, one
+    /// round trip.
+    pub fn roster(&mut self) -> AccResult<Roster> {
+        let now = self.now();
+        let liveness = self.liveness();
+        let Some(store) = self.store_for_read() else {
+            return Ok(Roster::default());
+        };
+        store.read(|r| {
+            r.prefetch_roster(now)?;
+            let sessions = r
+                .sessions(false)?
+                .into_iter()
+                .map(|session| (presence(&session, now, &*liveness), session))
+                .collect();
+            let (per_session, expired) = r.claim_counts(now)?;
+            let total: i64 = per_session.iter().map(|(_, n)| n).sum();
+            Ok(Roster {
+                sessions,
+                live_claims: total - expired,
+            })
+        })
     }
 
     /// The workspace status: sessions with presence and intent, claims, protection, attention.

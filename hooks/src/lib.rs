@@ -494,17 +494,18 @@ fn session_start(context: &mut Context, payload: &Value, event: &str) -> AccResu
         Some(_) => Ok(()),
         None => live::bind_live(context, payload),
     };
-    let report = context.app.core.status(false)?;
-    let peers: Vec<String> = report
+    // Who is here and how many claims are live: one read (a room's one round trip).
+    let roster = context.app.core.roster()?;
+    let peers: Vec<String> = roster
         .sessions
         .iter()
-        .filter(|s| s.session.participant_id != context.participant)
-        .map(|s| {
+        .filter(|(_, session)| session.participant_id != context.participant)
+        .map(|(presence, session)| {
             format!(
                 "{} ({}, {})",
-                s.session.participant_id,
-                s.session.harness,
-                s.presence.as_str()
+                session.participant_id,
+                session.harness,
+                presence.as_str()
             )
         })
         .collect();
@@ -516,7 +517,7 @@ fn session_start(context: &mut Context, payload: &Value, event: &str) -> AccResu
         } else {
             peers.join(", ")
         },
-        report.claims.iter().filter(|c| c.live).count(),
+        roster.live_claims,
         context.command(),
         context.credentials_line()
     );

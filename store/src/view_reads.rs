@@ -56,6 +56,18 @@ impl Reader<'_> {
         self.conn.is_pg()
     }
 
+    /// Read ahead, on a room, in one round trip, what a roster reads: the open sessions and the
+    /// claims' counts at `now`.
+    pub fn prefetch_roster(&self, now: Millis) -> StoreResult<()> {
+        if !self.conn.is_pg() {
+            return Ok(());
+        }
+        let open = crate::ops::sessions_sql(self.layout, false);
+        let now: [&dyn Arg; 1] = [&now];
+        self.conn
+            .prefetch(&[(open.as_str(), &[]), (crate::pg::CLAIM_COUNTS, &now)])
+    }
+
     /// Read ahead, on a room, in one round trip, what a status or a sync reads before it
     /// knows anything: intents, sessions, every binding, the owed replies and
     /// acknowledgements, participants, expired claims, claim holders and counts, the newest
