@@ -465,33 +465,30 @@ impl Core {
         Ok(store.read(|r| r.session_by_key(key))?.is_some())
     }
 
-    /// End the presence of the hooked session with `key` (a client's session end), in one
-    /// write that starts from the key (on a room: two round trips, the session read with the
-    /// writers' lock): nothing when there is no such session or it is closed already. Claims
-    /// stay; see [`Core::end_presence`]. Whether a session was closed.
+    /// End the presence of the hooked session with `key` (a client's session end): nothing when
+    /// there is no store, no such session, or it is closed already (nothing is created, no
+    /// writer waits). On a room, one write that starts from the key (two round trips, the
+    /// session read with the writers' lock); on SQLite a read first, which costs no round trip.
+    /// Claims stay; see [`Core::end_presence`]. Whether a session was closed.
     pub fn end_keyed_session(&mut self, key: &str, reason: SessionEndReason) -> AccResult<bool> {
         let now = self.now();
-        self.store_for_write()?.write(|w| {
+        let Some(store) = self.store_for_read() else {
+            return Ok(false);
+        };
+        let open = |s: &SessionRow| s.closed_at.is_none();
+        if store.path().is_some()
+            && !store
+                .read(|r| r.session_by_key(key))?
+                .is_some_and(|s| open(&s))
+        {
+            return Ok(false);
+        }
+        store.write(|w| {
             w.reader().prefetch_by_key(key, None)?;
-            let Some(session) = w
-                .reader()
-                .session_by_key(key)?
-                .filter(|s| s.closed_at.is_none())
-            else {
+            let Some(session) = w.reader().session_by_key(key)?.filter(open) else {
                 return Ok(false);
             };
-            w.close_session(&session.session_id, now)?;
-            Event::SessionClosed {
-                session_id: session.session_id.clone(),
-                reason: reason.as_str(),
-                handoff_message_id: None,
-            }
-            .append(
-                w,
-                now,
-                Some(&session.session_id),
-                Some(&session.participant_id),
-            )?;
+            close(w, &session, reason, now)?;
             Ok(true)
         })
     }
@@ -506,21 +503,32 @@ impl Core {
         let workspace_id = self.workspace.id.clone();
         self.store_for_write()?.write(|w| {
             let session = verify_caller(w, &workspace_id, caller, now)?;
-            w.close_session(&session.session_id, now)?;
-            Event::SessionClosed {
-                session_id: session.session_id.clone(),
-                reason: reason.as_str(),
-                handoff_message_id: None,
-            }
-            .append(
-                w,
-                now,
-                Some(&session.session_id),
-                Some(&session.participant_id),
-            )?;
-            Ok(())
+            close(w, &session, reason, now)
         })
     }
+}
+
+/// Close `session` (its presence ends, its bindings go) with a `session.closed` event saying
+/// `reason`.
+fn close(
+    w: &mut Writer<'_>,
+    session: &SessionRow,
+    reason: SessionEndReason,
+    now: Millis,
+) -> AccResult<()> {
+    w.close_session(&session.session_id, now)?;
+    Event::SessionClosed {
+        session_id: session.session_id.clone(),
+        reason: reason.as_str(),
+        handoff_message_id: None,
+    }
+    .append(
+        w,
+        now,
+        Some(&session.session_id),
+        Some(&session.participant_id),
+    )?;
+    Ok(())
 }
 
 /// Reopen a session at its (possibly new) generation with the token hash `hash`: open again,

@@ -146,7 +146,12 @@ impl Server {
     /// A test aid: with `ACC_TEST_TOOL_TRIPS` naming a file, each tool call appends `TOOL
     /// TRIPS` to it, the round trips it made to the room (`tests/tests/e2e/room_cli.rs`).
     pub(super) fn count_round_trips(&self, tool: &str, before: u64) {
-        let Some(file) = std::env::var_os("ACC_TEST_TOOL_TRIPS") else {
+        // Read once: every tool call passes here.
+        static FILE: std::sync::OnceLock<Option<std::ffi::OsString>> = std::sync::OnceLock::new();
+        let Some(file) = FILE
+            .get_or_init(|| std::env::var_os("ACC_TEST_TOOL_TRIPS"))
+            .as_ref()
+        else {
             return;
         };
         let line = format!("{tool} {}\n", self.round_trips().saturating_sub(before));

@@ -5,7 +5,7 @@
 //! Must not: read a password (that is `rooms::complete`) or connect.
 
 use crate::StoreError;
-use crate::conninfo::{Sources, check, refused, resolve, split};
+use crate::conninfo::{Sources, parse, refused, resolve};
 
 /// A room's address made ready to connect: the driver's configuration with everything
 /// resolved into it, the parameters it was resolved from, and its TLS plan.
@@ -24,19 +24,23 @@ fn default_socket_dir() -> &'static str {
     }
 }
 
-/// Resolve a room's address into what connecting needs, as libpq would: the address's own
-/// parameters, over its service's, over the environment's.
-pub(crate) fn target(text: &str, sources: &Sources<'_>) -> Result<Target, StoreError> {
-    let mut config = check(text)?;
-    let (_, mut given) = split(text.trim())?;
-    let hosts: Vec<String> = config
+/// The hosts of a configuration as libpq writes them: names, addresses, socket folders.
+pub(crate) fn host_names(config: &tokio_postgres::Config) -> Vec<String> {
+    config
         .get_hosts()
         .iter()
         .map(|h| match h {
             tokio_postgres::config::Host::Tcp(name) => name.clone(),
             tokio_postgres::config::Host::Unix(path) => path.display().to_string(),
         })
-        .collect();
+        .collect()
+}
+
+/// Resolve a room's address into what connecting needs, as libpq would: the address's own
+/// parameters, over its service's, over the environment's.
+pub(crate) fn target(text: &str, sources: &Sources<'_>) -> Result<Target, StoreError> {
+    let (mut config, mut given) = parse(text)?;
+    let hosts = host_names(&config);
     if !hosts.is_empty() {
         given.insert("host".to_string(), hosts.join(","));
     }

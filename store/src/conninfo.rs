@@ -128,12 +128,11 @@ impl Params {
         }
     }
 
-    /// Whom the server's certificate must be signed by: the file named, `system`, or (none
-    /// named) the system's roots.
-    pub fn root_cert(&self) -> RootCert {
-        match self.get("sslrootcert") {
-            Some("system") | None => RootCert::System,
-            Some(file) => RootCert::File(PathBuf::from(file)),
+    /// Whom the server's certificate must be signed by, when named: a file, or `system`.
+    pub fn root_cert(&self) -> Option<RootCert> {
+        match self.get("sslrootcert")? {
+            "system" => Some(RootCert::System),
+            file => Some(RootCert::File(PathBuf::from(file))),
         }
     }
 }
@@ -273,7 +272,7 @@ const OURS: &[&str] = &[
 
 /// A room's address split into what the driver reads (`driver`, a URL or `key=value` text) and
 /// the parameters ACC resolves itself.
-pub(crate) fn split(text: &str) -> Result<(String, BTreeMap<String, String>), StoreError> {
+fn split(text: &str) -> Result<(String, BTreeMap<String, String>), StoreError> {
     let mut ours = BTreeMap::new();
     if text.starts_with("postgres://") || text.starts_with("postgresql://") {
         let Some((base, query)) = text.split_once('?') else {
@@ -361,6 +360,13 @@ fn keyword_pairs(text: &str) -> Result<Vec<(String, String)>, StoreError> {
 /// parameter wrongly. The service it names (if any) is looked up when it is used, so a room
 /// recorded by service name follows later edits of the service file.
 pub fn check(text: &str) -> Result<tokio_postgres::Config, StoreError> {
+    parse(text).map(|(config, _)| config)
+}
+
+/// [`check`], with the parameters ACC resolves itself (what the driver does not read).
+pub(crate) fn parse(
+    text: &str,
+) -> Result<(tokio_postgres::Config, BTreeMap<String, String>), StoreError> {
     let (driver, ours) = split(text.trim())?;
     let config: tokio_postgres::Config = driver.parse().map_err(|e| {
         refused(format!(
@@ -379,7 +385,7 @@ pub fn check(text: &str) -> Result<tokio_postgres::Config, StoreError> {
             ))
         })?;
     }
-    Ok(config)
+    Ok((config, ours))
 }
 
 #[cfg(test)]
@@ -506,7 +512,7 @@ mod tests {
         let roots = Params {
             values: given(&[("sslrootcert", "system")]),
         };
-        assert_eq!(roots.root_cert(), RootCert::System);
+        assert_eq!(roots.root_cert(), Some(RootCert::System));
     }
 
     #[test]

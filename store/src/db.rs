@@ -284,13 +284,9 @@ impl PgSession {
             answer = attempt(&with_tls);
         }
         let (client, connection, used) = answer.map_err(|e| {
-            let host = config
-                .get_hosts()
-                .first()
-                .map(|h| match h {
-                    tokio_postgres::config::Host::Tcp(name) => name.clone(),
-                    tokio_postgres::config::Host::Unix(path) => path.display().to_string(),
-                })
+            let host = crate::address::host_names(config)
+                .into_iter()
+                .next()
                 .unwrap_or_default();
             match crate::tls::failure(&e, &host, tls) {
                 Some(why) => StoreError::new(

@@ -523,14 +523,7 @@ impl Room {
 
 /// `host[,host...]/dbname` of a configuration, for messages (no user, no password).
 fn room_name(config: &tokio_postgres::Config) -> String {
-    let hosts: Vec<String> = config
-        .get_hosts()
-        .iter()
-        .map(|h| match h {
-            tokio_postgres::config::Host::Tcp(name) => name.clone(),
-            tokio_postgres::config::Host::Unix(path) => path.display().to_string(),
-        })
-        .collect();
+    let hosts = crate::address::host_names(config);
     let port = config
         .get_ports()
         .first()

@@ -183,16 +183,15 @@ pub(crate) fn complete(config: &mut tokio_postgres::Config) {
 /// A password file's text, when libpq would read it: a regular file with no access for group
 /// or others (else a warning naming it, once per process, and it is not read).
 fn read_password_file(file: &Path) -> Option<String> {
-    let meta = std::fs::metadata(file).ok()?;
-    if !meta.is_file() {
-        return None;
-    }
     if let Some(warning) = password_file_warning(file) {
         static WARNED: std::sync::Once = std::sync::Once::new();
         WARNED.call_once(|| eprintln!("acc: warning: {warning}"));
         return None;
     }
-    std::fs::read_to_string(file).ok()
+    std::fs::metadata(file)
+        .is_ok_and(|m| m.is_file())
+        .then(|| std::fs::read_to_string(file).ok())
+        .flatten()
 }
 
 /// Why the password file `file` is not read (it can be read by others), in words naming it;

@@ -108,8 +108,7 @@ impl Plan {
     ) -> StoreResult<Self> {
         let mode = params.ssl_mode()?;
         let root = params.root_cert();
-        if root == RootCert::System
-            && params.get("sslrootcert") == Some("system")
+        if root == Some(RootCert::System)
             && params.get("sslmode").is_some()
             && mode != SslMode::VerifyFull
         {
@@ -131,10 +130,10 @@ impl Plan {
             .filter(|file| (sources.read)(file).is_some());
         // The roots to check against, when any: named, else libpq's default file, else (for
         // the verify modes) the system's.
-        let roots = match (&root, params.get("sslrootcert")) {
-            (RootCert::File(file), _) => Some(Roots::File(file.clone())),
-            (RootCert::System, Some(_)) => Some(Roots::System),
-            (RootCert::System, None) => match home_root {
+        let roots = match root {
+            Some(RootCert::File(file)) => Some(Roots::File(file)),
+            Some(RootCert::System) => Some(Roots::System),
+            None => match home_root {
                 Some(file) => Some(Roots::File(file)),
                 None if matches!(mode, SslMode::VerifyCa | SslMode::VerifyFull) => {
                     Some(Roots::System)

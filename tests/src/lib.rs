@@ -364,6 +364,23 @@ impl World {
         .ok_json()
     }
 
+    /// `acc-mcp` speaking for `participant` in the world's workspace, initialized.
+    pub fn mcp(&self, participant: &str) -> JsonRpcChild {
+        let mut command = self.command("acc-mcp");
+        command
+            .env("ACC_MCP_PARTICIPANT", participant)
+            .env("ACC_MCP_WORKSPACE", &self.dir);
+        let mut child = JsonRpcChild::spawn(command);
+        let init = child.request(
+            1,
+            "initialize",
+            serde_json::json!({ "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } }),
+        );
+        assert!(init["result"].is_object(), "{init}");
+        child.send_line(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        child
+    }
+
     /// An `acc --json sync --follow` that is following: it follows from the moment it starts,
     /// which cannot be seen from outside, so `who` declares intents until one shows on its
     /// stream (bounded). The lines read meanwhile are in its `seen`.

@@ -226,16 +226,6 @@ impl Hosts {
         hosts
     }
 
-    /// A command that runs `program` on host A.
-    pub fn on_a(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
-        Self::in_ns(&self.a_ns, program)
-    }
-
-    /// A command that runs `program` on the database host.
-    pub fn on_db(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
-        Self::in_ns(&self.db_ns, program)
-    }
-
     /// A command that runs `program` in namespace `ns` (`ip netns exec` executes it in place:
     /// the pid is the program's own).
     pub fn in_ns(ns: &str, program: impl AsRef<std::ffi::OsStr>) -> Command {
@@ -251,41 +241,14 @@ impl Hosts {
         }
     }
 
-    /// Cut host A's link (its database end down: a black hole).
-    pub fn cut_a(&self) {
-        must(&["-n", &self.db_ns, "link", "set", &self.a.db_end, "down"]);
-    }
-
     /// Cut host B's link.
     pub fn cut_b(&self) {
         must(&["-n", &self.db_ns, "link", "set", &self.b.db_end, "down"]);
     }
 
-    /// Bring host A's link back.
-    pub fn heal_a(&self) {
-        must(&["-n", &self.db_ns, "link", "set", &self.a.db_end, "up"]);
-    }
-
     /// Bring host B's link back.
     pub fn heal_b(&self) {
         must(&["-n", &self.db_ns, "link", "set", &self.b.db_end, "up"]);
-    }
-
-    /// Whether `ns` (or this machine's namespace, for `None`) reaches `addr:port` within a
-    /// second (a TCP connection made).
-    pub fn reaches(ns: Option<&str>, addr: &str, port: u16) -> bool {
-        let probe = format!("exec 3<>/dev/tcp/{addr}/{port}");
-        let mut command = match ns {
-            Some(ns) => Self::in_ns(ns, "timeout"),
-            None => Command::new("timeout"),
-        };
-        command
-            .args(["1", "bash", "-c", &probe])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success())
     }
 }
 

@@ -2230,90 +2230,19 @@ fn rtt_figures(
     proxy: &acc_tests::delay::DelayProxy,
     runs: usize,
 ) -> [(RoomFigure, u64); 4] {
-    let start = serde_json::json!({ "session_id": "bench", "cwd": dir, "hook_event_name": "SessionStart", "source": "startup" }).to_string();
-    time_room_op(
+    let figures = room_ops(
         data,
         dir,
-        &["hook", "claude-code", "SessionStart"],
-        Some(&start),
-        1,
+        runs,
+        true,
+        || {
+            proxy.take_counts();
+        },
+        |figure| (figure, proxy.take_counts().0 / runs as u64),
     );
-    let attach = |participant: &str| {
-        let attached = bench_command("acc")
-            .args(["--json", "attach", "--participant", participant])
-            .env("ACC_DATA_HOME", data)
-            .current_dir(dir)
-            .output()
-            .expect("attach");
-        let creds: serde_json::Value = serde_json::from_slice(&attached.stdout).expect("creds");
-        (
-            creds["sessionId"].as_str().expect("session").to_string(),
-            creds["generation"]
-                .as_str()
-                .expect("generation")
-                .to_string(),
-        )
-    };
-    let (session, generation) = attach("sender");
-    let (carol, carol_generation) = attach("carol");
-    let counted = |figure: RoomFigure| {
-        let (trips, _) = proxy.take_counts();
-        (figure, trips / runs as u64)
-    };
-    proxy.take_counts();
-    let payload = prompt_payload(dir, "bench");
-    let hook = counted(time_room_op(
-        data,
-        dir,
-        &["hook", "claude-code", "UserPromptSubmit"],
-        Some(&payload),
-        runs,
-    ));
-    let guard_payload = serde_json::json!({ "session_id": "bench", "cwd": dir, "hook_event_name": "PreToolUse", "tool_name": "Write", "tool_input": { "file_path": dir.join("free.rs"), "content": "x" } }).to_string();
-    let guard = counted(time_room_op(
-        data,
-        dir,
-        &["hook", "claude-code", "PreToolUse"],
-        Some(&guard_payload),
-        runs,
-    ));
-    let send = counted(time_room_op(
-        data,
-        dir,
-        &[
-            "--json",
-            "--session",
-            &session,
-            "--generation",
-            &generation,
-            "message",
-            "--to",
-            "carol",
-            "--subject",
-            "s",
-            "--body",
-            "b",
-        ],
-        None,
-        runs,
-    ));
-    let inbox = counted(time_room_op(
-        data,
-        dir,
-        &[
-            "--json",
-            "--session",
-            &carol,
-            "--generation",
-            &carol_generation,
-            "inbox",
-            "--limit",
-            "20",
-        ],
-        None,
-        runs,
-    ));
-    [hook, guard, send, inbox]
+    figures
+        .try_into()
+        .unwrap_or_else(|_| unreachable!("four operations"))
 }
 
 /// [`swarm_check`] on a room: every message sent, once, with one receipt each, read from the
@@ -2457,7 +2386,7 @@ fn room() {
     println!("  | operation | SQLite | room | round trips (goal) |");
     let mut rows: Vec<(&str, u64, Vec<RoomFigure>)> = vec![
         ("hook, nothing to deliver", 2, Vec::new()),
-        ("send (--json)", 3, Vec::new()),
+        ("send (--json)", 2, Vec::new()),
         ("inbox page (--json)", 2, Vec::new()),
     ];
     for room in [None, Some(url.as_str())] {
@@ -2485,20 +2414,37 @@ fn room_figures(room: Option<&str>) -> [RoomFigure; 3] {
     if let Some(url) = room {
         acc_store::connect_default_room(&data.join("acc"), url).expect("room");
     }
-    let payload = prompt_payload(&dir, "bench");
-    let start = serde_json::json!({ "session_id": "bench", "cwd": dir, "hook_event_name": "SessionStart", "source": "startup" }).to_string();
+    let figures = room_ops(&data, &dir, 21, false, || {}, |figure| figure);
+    figures
+        .try_into()
+        .unwrap_or_else(|_| unreachable!("three operations"))
+}
+
+/// In a workspace with a hooked session and two attached participants: the prompt hook with
+/// nothing to deliver, with `guard` the write guard's check of a file nobody claims, a send
+/// and an inbox page, each timed over `runs` ([`time_room_op`]) and handed to `take`;
+/// `start` runs just before the first.
+fn room_ops<T>(
+    data: &Path,
+    dir: &Path,
+    runs: usize,
+    guard: bool,
+    start: impl FnOnce(),
+    mut take: impl FnMut(RoomFigure) -> T,
+) -> Vec<T> {
+    let opened = serde_json::json!({ "session_id": "bench", "cwd": dir, "hook_event_name": "SessionStart", "source": "startup" }).to_string();
     time_room_op(
-        &data,
-        &dir,
+        data,
+        dir,
         &["hook", "claude-code", "SessionStart"],
-        Some(&start),
+        Some(&opened),
         1,
     );
     let attach = |participant: &str| {
         let attached = bench_command("acc")
             .args(["--json", "attach", "--participant", participant])
-            .env("ACC_DATA_HOME", &data)
-            .current_dir(&dir)
+            .env("ACC_DATA_HOME", data)
+            .current_dir(dir)
             .output()
             .expect("attach");
         let creds: serde_json::Value = serde_json::from_slice(&attached.stdout).expect("creds");
@@ -2512,48 +2458,41 @@ fn room_figures(room: Option<&str>) -> [RoomFigure; 3] {
     };
     let (session, generation) = attach("sender");
     let (carol, carol_generation) = attach("carol");
-    let hook = time_room_op(
-        &data,
-        &dir,
+    start();
+    let mut out = Vec::new();
+    let payload = prompt_payload(dir, "bench");
+    out.push(take(time_room_op(
+        data,
+        dir,
         &["hook", "claude-code", "UserPromptSubmit"],
         Some(&payload),
-        21,
-    );
-    let send = time_room_op(
-        &data,
-        &dir,
-        &[
-            "--json",
-            "--session",
-            &session,
-            "--generation",
-            &generation,
-            "message",
-            "--to",
-            "carol",
-            "--subject",
-            "s",
-            "--body",
-            "b",
-        ],
-        None,
-        21,
-    );
-    let inbox = time_room_op(
-        &data,
-        &dir,
-        &[
-            "--json",
-            "--session",
-            &carol,
-            "--generation",
-            &carol_generation,
-            "inbox",
-            "--limit",
-            "20",
-        ],
-        None,
-        21,
-    );
-    [hook, send, inbox]
+        runs,
+    )));
+    if guard {
+        let write = serde_json::json!({ "session_id": "bench", "cwd": dir, "hook_event_name": "PreToolUse", "tool_name": "Write", "tool_input": { "file_path": dir.join("free.rs"), "content": "x" } }).to_string();
+        out.push(take(time_room_op(
+            data,
+            dir,
+            &["hook", "claude-code", "PreToolUse"],
+            Some(&write),
+            runs,
+        )));
+    }
+    let sender = ["--json", "--session", &session, "--generation", &generation];
+    let send = [
+        &sender[..],
+        &["message", "--to", "carol", "--subject", "s", "--body", "b"],
+    ]
+    .concat();
+    out.push(take(time_room_op(data, dir, &send, None, runs)));
+    let reader = [
+        "--json",
+        "--session",
+        &carol,
+        "--generation",
+        &carol_generation,
+    ];
+    let inbox = [&reader[..], &["inbox", "--limit", "20"]].concat();
+    out.push(take(time_room_op(data, dir, &inbox, None, runs)));
+    out
 }

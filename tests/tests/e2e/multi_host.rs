@@ -167,6 +167,16 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// `acc claim --resource RESOURCE` as `who` on `world`'s host, not run yet (for a race).
+fn claim(world: &World, who: &Creds, resource: &str) -> std::process::Command {
+    let mut command = world.command("acc");
+    command
+        .args(["--json", "--session", &who.session])
+        .args(["--generation", &who.generation])
+        .args(["claim", "--resource", resource]);
+    command
+}
+
 /// One case of `acc room connect` on a host.
 struct Case {
     what: &'static str,
@@ -557,15 +567,10 @@ fn claims_raced_from_two_hosts_grant_once_and_messages_cross_both_ways() {
     let bob: Creds = two.attach("bob");
     for round in 0..50 {
         let resource = format!("file:src/race_{round}.rs");
-        let claim = |world: &World, who: &Creds| {
-            let mut command = world.command("acc");
-            command
-                .args(["--json", "--session", &who.session])
-                .args(["--generation", &who.generation])
-                .args(["claim", "--resource", &resource]);
-            command
-        };
-        let runs = acc_tests::race(&one, vec![claim(&one, &alice), claim(&two, &bob)]);
+        let runs = acc_tests::race(
+            &one,
+            vec![claim(&one, &alice, &resource), claim(&two, &bob, &resource)],
+        );
         let granted = runs.iter().filter(|r| r.code == 0).count();
         assert_eq!(granted, 1, "round {round}: exactly one grant: {runs:?}");
         let refused = runs.iter().find(|r| r.code != 0).expect("the other");
@@ -588,23 +593,6 @@ fn claims_raced_from_two_hosts_grant_once_and_messages_cross_both_ways() {
         assert!(read.to_string().contains("from the other host"), "{read}");
         assert_eq!(from_world.receipt(&id)["state"], "retrieved");
     }
-}
-
-/// `acc-mcp` of `participant` on `world`'s host, initialized.
-fn mcp(world: &World, participant: &str) -> JsonRpcChild {
-    let mut command = world.command("acc-mcp");
-    command
-        .env("ACC_MCP_PARTICIPANT", participant)
-        .env("ACC_MCP_WORKSPACE", &world.dir);
-    let mut child = JsonRpcChild::spawn(command);
-    let init = child.request(
-        1,
-        "initialize",
-        json!({ "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } }),
-    );
-    assert!(init["result"].is_object(), "{init}");
-    child.send_line(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
-    child
 }
 
 /// One tool call's result, and how long it took.
@@ -684,20 +672,11 @@ fn a_black_hole_partition_of_one_host_answers_within_bounds_and_heals_without_a_
     let bob = two.attach("bob");
     let input = json!({"session_id": "s1", "cwd": two.dir, "hook_event_name": "UserPromptSubmit", "prompt": "hi"}).to_string();
     assert_eq!(two.hook("claude-code", "UserPromptSubmit", &input).code, 0);
-    let mut server = mcp(&two, "carol");
+    let mut server = two.mcp("carol");
     let (up, _) = call(&mut server, 2, "acc_status", json!({}));
     assert_ne!(up["isError"], true, "{up}");
     // A follower on B, streaming the room's events through the cut.
-    // From the log's start (a follower that starts later than the events it waits for still
-    // sees them).
-    let mut follow = two.command("acc");
-    follow.args(["--json", "sync", "--follow", "--cursor", "0000000000000000"]);
-    let mut follower = JsonRpcChild::spawn(follow);
-    one.attach("dave");
-    follower.wait_for(
-        |event| event["type"] == "participant.created" && event["data"]["participantId"] == "dave",
-        Duration::from_secs(30),
-    );
+    let mut follower = two.follower(&bob);
 
     site.hosts.cut_b();
     // The connected acc-mcp's next call, sent into the dark: answered within the bound.
@@ -810,15 +789,10 @@ fn a_flapping_link_loses_nothing_doubles_nothing_and_never_grants_a_claim_twice(
         let mut rounds = Vec::new();
         for round in 0..12 {
             let resource = format!("file:src/flap_{round}.rs");
-            let claim = |world: &World, who: &Creds| {
-                let mut command = world.command("acc");
-                command
-                    .args(["--json", "--session", &who.session])
-                    .args(["--generation", &who.generation])
-                    .args(["claim", "--resource", &resource]);
-                command
-            };
-            let runs = acc_tests::race(&one, vec![claim(&one, &alice), claim(&two, &bob)]);
+            let runs = acc_tests::race(
+                &one,
+                vec![claim(&one, &alice, &resource), claim(&two, &bob, &resource)],
+            );
             rounds.push((resource, runs));
         }
         let failures = sender.join().expect("sender");

@@ -680,16 +680,8 @@ fn each_mcp_tool_on_a_connected_acc_mcp_makes_at_most_two_round_trips() {
         serde_json::json!({ "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } }),
     );
     let mut id = 1;
-    let marking = std::env::var_os("ACC_TEST_PG_LOG_STATEMENTS").is_some();
     let mut call = |tool: &str, arguments: serde_json::Value| -> serde_json::Value {
         id += 1;
-        // With the server's statements logged, each call is marked in the log.
-        if marking && let Some(cluster) = &world.room {
-            let mut admin = cluster.admin().expect("admin");
-            admin
-                .batch_execute(&format!("SELECT 'CALL {tool}'"))
-                .expect("mark");
-        }
         let answer = mcp.request(
             id,
             "tools/call",
@@ -805,11 +797,6 @@ fn each_mcp_tool_on_a_connected_acc_mcp_makes_at_most_two_round_trips() {
         .map(|(tool, n)| (tool.to_string(), n.parse().expect("a count")))
         .collect();
     eprintln!("round trips per MCP tool call: {table:?}");
-    if let Ok(dir) = std::env::var("ACC_TEST_PG_LOG_COPY")
-        && let Some(cluster) = &world.room
-    {
-        let _ = std::fs::write(dir, cluster.log());
-    }
     // Every tool the server offers was counted.
     for tool in acc_mcp::tools::names() {
         assert!(

@@ -22,22 +22,6 @@ fn room_name(db: &Database) -> String {
     format!("{}:{}/{}", db.socket_dir.display(), db.port, db.name)
 }
 
-fn mcp(world: &World, participant: &str) -> JsonRpcChild {
-    let mut command = world.command("acc-mcp");
-    command
-        .env("ACC_MCP_PARTICIPANT", participant)
-        .env("ACC_MCP_WORKSPACE", &world.dir);
-    let mut child = JsonRpcChild::spawn(command);
-    let init = child.request(
-        1,
-        "initialize",
-        json!({ "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } }),
-    );
-    assert!(init["result"].is_object(), "{init}");
-    child.send_line(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
-    child
-}
-
 fn status_call(child: &mut JsonRpcChild, id: u64) -> Value {
     child.request(
         id,
@@ -59,7 +43,7 @@ fn with_the_server_stopped_commands_exit_4_hooks_fail_open_with_one_line_and_acc
         world.hook("claude-code", "UserPromptSubmit", &input).code,
         0
     );
-    let mut server = mcp(&world, "carol");
+    let mut server = world.mcp("carol");
     assert_ne!(status_call(&mut server, 2)["isError"], true);
 
     cluster.stop();
@@ -330,7 +314,7 @@ fn acc_mcp_between_calls_holds_no_transaction_open_on_the_server() {
     let db = cluster.database("idle reader");
     let world = machine(&db);
     world.attach("alice");
-    let mut child = mcp(&world, "alice");
+    let mut child = world.mcp("alice");
     // The status's last words to the server are its probe; the inbox ends on its read.
     let status = status_call(&mut child, 2);
     assert_ne!(status["isError"], json!(true), "{status}");
