@@ -504,10 +504,71 @@ fn expand_ids(cli: &mut Cli) -> AccResult<()> {
     Ok(())
 }
 
-/// How often `acc sync --follow` looks for new events.
-const FOLLOW_EVERY: std::time::Duration = std::time::Duration::from_millis(250);
-/// How often it looks again while the room is out of reach.
+/// How often a follower looks again while the room is out of reach (or woken sooner when its
+/// wake connects again).
 const FOLLOW_RETRY: std::time::Duration = std::time::Duration::from_secs(1);
+/// A follower woken by its store ([`acc_store::wake`]) still reads once this long after its
+/// last read, in case a wake was lost: a safety net, minutes apart.
+pub(crate) const SAFETY_REREAD: std::time::Duration = std::time::Duration::from_secs(300);
+/// How often a follower looks for a store that does not exist yet.
+const NO_STORE_YET: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// A follower's wake on `core`'s store (`None` while it has none), and what it says of it
+/// once on stderr when its wake is not the store's own ([`acc_store::wake::How::note`]).
+pub(crate) struct Follower {
+    waker: Option<acc_store::wake::Waker>,
+    said: Option<String>,
+}
+
+impl Follower {
+    pub(crate) fn new(core: &Core) -> AccResult<Self> {
+        let waker = core.store().map(acc_store::Store::waker).transpose()?;
+        Ok(Self { waker, said: None })
+    }
+
+    /// The moves seen so far (take it before reading).
+    pub(crate) fn mark(&self) -> u64 {
+        self.waker.as_ref().map_or(0, acc_store::wake::Waker::mark)
+    }
+
+    /// Wait until the store moved after `mark`, at most `timeout` (with no store yet, a
+    /// moment, then `core` is opened again by `open` when its store now exists). Whether it
+    /// moved.
+    pub(crate) fn wait(
+        &mut self,
+        core: &mut Core,
+        open: &mut dyn FnMut() -> AccResult<Core>,
+        mark: u64,
+        timeout: std::time::Duration,
+    ) -> AccResult<bool> {
+        let Some(waker) = &self.waker else {
+            std::thread::sleep(NO_STORE_YET.min(timeout));
+            let opened = open()?;
+            if opened.store().is_some() {
+                *core = opened;
+                *self = Self::new(core)?;
+                return Ok(true);
+            }
+            return Ok(false);
+        };
+        let moved = waker.wait_past(mark, timeout);
+        if let Some(note) = self.note() {
+            eprintln!("acc: {note}");
+        }
+        Ok(moved)
+    }
+
+    /// What the wake says of itself when that changed since it was last asked, and is not
+    /// all well ([`acc_store::wake::How::note`]).
+    pub(crate) fn note(&mut self) -> Option<String> {
+        let note = self.waker.as_ref()?.how().note();
+        if note == self.said {
+            return None;
+        }
+        self.said.clone_from(&note);
+        note
+    }
+}
 
 /// `acc sync --follow`: the event log as it grows, a line an event, until interrupted (or its
 /// output is closed). It reads the event cursor: no daemon, no listener, nothing written.
@@ -543,12 +604,17 @@ fn watch_plain(cli: &Cli) -> AccResult<()> {
     follow_events(cli, core, report.head_seq, limit)
 }
 
-/// Prints each event after `cursor` as it is recorded, until the reader goes away.
+/// Prints each event after `cursor` as it is recorded, until the reader goes away. It sleeps
+/// until its store moves (a room's notification, the SQLite file written), then reads from its
+/// cursor: no polling.
 fn follow_events(cli: &Cli, mut core: Core, mut cursor: i64, limit: i64) -> AccResult<()> {
     use std::io::Write;
     let mut out = std::io::stdout();
     let mut unreachable = false;
+    let mut follower = Follower::new(&core)?;
+    let mut open = || open_core(cli);
     loop {
+        let mark = follower.mark();
         // A room out of reach (a dropped link, a restarted server) is said once on stderr and
         // looked at again, from the same cursor, until it is back: the stream misses nothing.
         let (page, _) = match core.sync_delta(cursor, limit) {
@@ -558,7 +624,7 @@ fn follow_events(cli: &Cli, mut core: Core, mut cursor: i64, limit: i64) -> AccR
                     eprintln!("acc: {}; following again when it is back", e.message);
                     unreachable = true;
                 }
-                std::thread::sleep(FOLLOW_RETRY);
+                follower.wait(&mut core, &mut open, mark, FOLLOW_RETRY)?;
                 continue;
             }
             Err(e) => return Err(e),
@@ -584,11 +650,7 @@ fn follow_events(cli: &Cli, mut core: Core, mut cursor: i64, limit: i64) -> AccR
         }
         cursor = page.next_cursor;
         if !page.has_more {
-            std::thread::sleep(FOLLOW_EVERY);
-            // A store created after the follow began is opened on the next look.
-            if core.store().is_none() {
-                core = open_core(cli)?;
-            }
+            follower.wait(&mut core, &mut open, mark, SAFETY_REREAD)?;
         }
     }
 }

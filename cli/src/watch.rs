@@ -1,8 +1,8 @@
 //! `acc watch`: the room, live, in a terminal. Sessions with presence and intent, claims with
 //! holder and time left, the latest messages (summaries) and what needs attention, redrawn when
-//! the event log moves. It reads the store like `acc status` and `acc sync` do (the event
-//! cursor, polled): no daemon, no listener, and nothing written, so watching never changes a
-//! receipt or anyone's presence. ratatui draws the screen and crossterm reads the keys; when
+//! the store moves (its wake: a room's notification, the SQLite file written), and once a
+//! minute for times and presence. It reads the store like `acc status` does, and writes
+//! nothing, so watching never changes a receipt or anyone's presence. ratatui draws the screen and crossterm reads the keys; when
 //! standard output is not a terminal it prints the status and then event lines instead.
 
 use std::time::{Duration, Instant};
@@ -23,10 +23,12 @@ use acc_core::messages::MessageView;
 use acc_core::status::StatusReport;
 use acc_store::ReceiptRow;
 
-/// How often the event log is looked at, and keys waited for.
+/// How long keys are waited for before the view looks whether its store moved (a local look at
+/// its wake: no read of the store).
 const TICK: Duration = Duration::from_millis(250);
-/// Times and presence move when nothing happens: the room is read again at least this often.
-const REREAD_EVERY: Duration = Duration::from_secs(5);
+/// Times and presence age when nothing happens: the room is read again at least this often.
+/// Otherwise it is read only when its store moves ([`acc_store::wake`]).
+const REREAD_EVERY: Duration = Duration::from_secs(60);
 /// How many of the latest messages the view keeps.
 const MESSAGES: i64 = 50;
 
@@ -298,7 +300,8 @@ impl Drop for Restore {
 /// restored in every case.
 pub fn run(mut open: impl FnMut() -> AccResult<Core>) -> AccResult<()> {
     let mut core = open()?;
-    let mut cursor = core.status(false)?.head_seq;
+    let mut follower = super::Follower::new(&core)?;
+    let mut seen = follower.mark();
     let room = read_room(&mut core)?;
     let mut watch = Watch {
         room,
@@ -347,19 +350,18 @@ pub fn run(mut open: impl FnMut() -> AccResult<Core>) -> AccResult<()> {
         // A store created after the view began is opened on the next look.
         if core.store().is_none() {
             core = open()?;
+            if core.store().is_some() {
+                follower = super::Follower::new(&core)?;
+                seen = u64::MAX;
+            }
         }
-        let moved = match core.sync_delta(cursor, 1000) {
-            Ok((page, _)) => {
-                let moved = page.next_cursor != cursor;
-                cursor = page.next_cursor;
-                moved
-            }
-            Err(e) => {
-                watch.problem = Some(e.message);
-                dirty = true;
-                false
-            }
-        };
+        let mark = follower.mark();
+        let moved = mark != seen;
+        seen = mark;
+        if let Some(note) = follower.note() {
+            watch.problem = Some(note);
+            dirty = true;
+        }
         if moved || last_read.elapsed() >= REREAD_EVERY {
             match read_room(&mut core) {
                 Ok(room) => {

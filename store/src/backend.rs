@@ -77,6 +77,15 @@ impl Store {
         Ok(Lite::open_existing(data_dir, workspace_id)?.map(|s| Self(Backend::Lite(s))))
     }
 
+    /// A waker for the followers of this store ([`crate::wake`]): the room's notifications,
+    /// heard on a connection of its own, or the SQLite file's changes.
+    pub fn waker(&self) -> StoreResult<crate::wake::Waker> {
+        match &self.0 {
+            Backend::Lite(lite) => crate::wake::Waker::file(&lite.path),
+            Backend::Pg(room) => room.waker(),
+        }
+    }
+
     /// The SQLite connection, for the store's unit tests.
     #[cfg(test)]
     pub(crate) fn sqlite(&self) -> &rusqlite::Connection {

@@ -19,6 +19,8 @@ use crate::{StoreError, StoreErrorKind, StoreResult};
 use pipeline::Deferred;
 
 mod ahead;
+mod dial;
+pub(crate) use dial::dial;
 mod pipeline;
 
 /// A statement's argument, bindable on both backends.
@@ -219,6 +221,8 @@ pub(crate) struct PgSession {
     autocommit: RefCell<Vec<Deferred>>,
     /// Whether the last of them that was answered did what it expected.
     autocommitted: std::cell::Cell<Option<bool>>,
+    /// The newest event this write transaction appended (the followers' wake carries it).
+    appended: std::cell::Cell<Option<i64>>,
     /// Whether the connection is TLS.
     encrypted: bool,
     /// What the room is called in errors (`host/db`, never the password).
@@ -267,36 +271,7 @@ impl PgSession {
             .map_err(|e| {
                 StoreError::internal(format!("no runtime for the room's connection: {e}"))
             })?;
-        let attempt = |config: &tokio_postgres::Config| {
-            let (connector, used) = tls.connector();
-            runtime
-                .block_on(config.connect(connector))
-                .map(|(client, connection)| (client, connection, used))
-        };
-        let mut answer = attempt(config);
-        // `allow`: plain text first, TLS when the server refused that.
-        if tls.retries_with_tls()
-            && let Err(e) = &answer
-            && e.as_db_error().is_some()
-        {
-            let mut with_tls = config.clone();
-            with_tls.ssl_mode(tokio_postgres::config::SslMode::Require);
-            answer = attempt(&with_tls);
-        }
-        let (client, connection, used) = answer.map_err(|e| {
-            let host = crate::address::host_names(config)
-                .into_iter()
-                .next()
-                .unwrap_or_default();
-            match crate::tls::failure(&e, &host, tls) {
-                Some(why) => StoreError::new(
-                    StoreErrorKind::Unavailable,
-                    format!("the room at {name} is unreachable: {why}"),
-                ),
-                None => crate::pg::error(&name, &e),
-            }
-        })?;
-        let encrypted = used.load(std::sync::atomic::Ordering::SeqCst);
+        let (client, connection, encrypted) = runtime.block_on(dial(config, tls, &name))?;
         // The connection's reading and writing run as a task of the runtime, so they progress
         // whenever the session waits for an answer (and a request sent unanswered is written).
         let connection = runtime.spawn(connection);
@@ -316,6 +291,7 @@ impl PgSession {
             counters: RefCell::new(HashMap::new()),
             autocommit: RefCell::new(Vec::new()),
             autocommitted: std::cell::Cell::new(None),
+            appended: std::cell::Cell::new(None),
             encrypted,
             name,
         })
@@ -427,6 +403,7 @@ impl PgSession {
         self.ahead.borrow_mut().clear();
         self.deferred.borrow_mut().clear();
         self.counters.borrow_mut().clear();
+        self.appended.set(None);
         *self.failed.borrow_mut() = None;
         *self.opening.borrow_mut() = Some(opening);
     }

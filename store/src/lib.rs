@@ -400,7 +400,7 @@ impl Lite {
         &mut self,
         f: impl FnOnce(&mut Writer<'_>) -> Result<T, E>,
     ) -> Result<T, E> {
-        let _turn = queue_for_write(&self.path, &mut self.queue)?;
+        let turn = queue_for_write(&self.path, &mut self.queue)?;
         let value = {
             let tx = CachedTx::begin(&self.conn, "BEGIN IMMEDIATE").map_err(StoreError::from)?;
             let mut writer = Writer {
@@ -412,6 +412,12 @@ impl Lite {
             tx.commit().map_err(StoreError::from)?;
             value
         };
+        drop(turn);
+        // The followers' wake (`wake`): the writers' queue's time moves once the commit is
+        // visible. A follower that misses it reads at its safety re-read anyway.
+        if let Some(queue) = &self.queue {
+            let _ = queue.set_modified(std::time::SystemTime::now());
+        }
         self.wrote = true;
         Ok(value)
     }
@@ -553,6 +559,7 @@ mod seen;
 mod sql_log;
 mod tls;
 mod view_reads;
+pub mod wake;
 pub use backend::Store;
 pub use view_reads::{FirstReads, SecondReads};
 

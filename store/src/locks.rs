@@ -58,7 +58,7 @@ pub(crate) fn queue_for_write<'a>(
     store: &Path,
     queue: &'a mut Option<std::fs::File>,
 ) -> StoreResult<Turn<'a>> {
-    let path = PathBuf::from(format!("{}-writers", store.display()));
+    let path = writers_queue(store);
     if queue.is_none() {
         let opened = OpenOptions::new()
             .create(true)
@@ -90,6 +90,11 @@ pub(crate) fn queue_for_write<'a>(
         )),
         Err(e) => Err(StoreError::io("lock the writers' queue", &path, &e)),
     }
+}
+
+/// The writers' queue beside the store file `store`.
+pub(crate) fn writers_queue(store: &Path) -> PathBuf {
+    PathBuf::from(format!("{}-writers", store.display()))
 }
 
 /// An exclusive `flock` on `file` (through a duplicate of its descriptor, which shares the

@@ -228,6 +228,17 @@ impl Room {
         Ok(room)
     }
 
+    /// A waker listening for this room's notifications on a connection of its own.
+    pub(crate) fn waker(&self) -> StoreResult<crate::wake::Waker> {
+        crate::wake::Waker::room(
+            self.config.clone(),
+            self.tls.clone(),
+            self.name.clone(),
+            self.schema.clone(),
+            self.workspace_id.clone(),
+        )
+    }
+
     /// The live session, connecting again when the last one was lost (a restarted server).
     fn session(&mut self) -> StoreResult<&PgSession> {
         if self.session.as_ref().is_some_and(PgSession::is_closed) {
@@ -505,6 +516,7 @@ impl Room {
                 Ok(value)
             }
             Ok(value) => {
+                session.wake_ahead(&self.schema, &self.workspace_id)?;
                 crate::test_hold_write();
                 // The writes sent ahead are answered first: a failure among them is the
                 // transaction's, and its COMMIT then only ends it.

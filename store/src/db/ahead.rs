@@ -157,6 +157,34 @@ impl PgSession {
     }
 }
 
+/// The followers' wake (issue 57): a write transaction that appended events tells the room's
+/// listeners, with its commit.
+impl PgSession {
+    /// Note the row `seq` inserted into `table`: the newest event, for the wake.
+    fn appended(&self, table: &str, seq: i64) {
+        if table == "events" {
+            self.appended.set(Some(seq));
+        }
+    }
+
+    /// Before a write transaction's `COMMIT`: when it appended events, a notification on
+    /// `channel` carrying `workspace` and the newest event's number, sent ahead of its answer
+    /// (PostgreSQL delivers it when, and only if, the transaction commits). It costs no round
+    /// trip.
+    pub(crate) fn wake_ahead(&self, channel: &str, workspace: &str) -> StoreResult<()> {
+        let Some(cursor) = self.appended.take() else {
+            return Ok(());
+        };
+        let payload = crate::wake::payload(workspace, cursor);
+        let sql = "SELECT pg_notify(?1, ?2)";
+        let args: &[&dyn Arg] = &[&channel, &payload.as_str()];
+        if !self.defer(sql, || pg_text(sql), args, None) {
+            self.execute(sql, args)?;
+        }
+        Ok(())
+    }
+}
+
 /// Statements of their own sent ahead of the next round trip (a presence refresh).
 impl PgSession {
     /// Send `sql` with `args` now as a statement of its own, outside any transaction (so
@@ -270,6 +298,7 @@ impl Conn<'_> {
                         .counters
                         .borrow_mut()
                         .insert(table.to_string(), next);
+                    session.appended(table, next);
                     return Ok(next);
                 }
                 let rows = session.query_as(sql, text, args)?;
@@ -278,6 +307,7 @@ impl Conn<'_> {
                     .ok_or_else(|| StoreError::internal(format!("`{sql}` returned no seq")))?;
                 let seq = Row::Pg(row).get(0)?;
                 session.counters.borrow_mut().insert(table.to_string(), seq);
+                session.appended(table, seq);
                 Ok(seq)
             }
         }

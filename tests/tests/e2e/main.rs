@@ -38,6 +38,7 @@ mod qwen;
 mod reads;
 mod room_cli;
 mod room_faults;
+mod room_wake;
 mod router;
 mod status_view;
 mod store_layout;

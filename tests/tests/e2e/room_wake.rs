@@ -1,0 +1,126 @@
+//! Followers woken by their store (issue 57): `acc sync --follow` on a room sleeps until the
+//! room's notification and asks the server nothing while the room is idle; on the SQLite file it
+//! sleeps until the file is written. Counted where the traffic is: the round trips through a
+//! proxy of the test's own in front of a real PostgreSQL server, and the read calls the follower
+//! process makes (`/proc/PID/io`).
+
+use std::os::unix::fs::PermissionsExt;
+use std::time::{Duration, Instant};
+
+use acc_tests::delay::DelayProxy;
+use acc_tests::pg::{Cluster, Database};
+use acc_tests::{Creds, JsonRpcChild, World};
+
+/// The committed identity both checkouts share.
+const CONFIG: &str = r#"{"schemaVersion":1,"workspaceId":"woken-room"}"#;
+
+/// A checkout whose data home reaches `db` through `port` (a proxy), its password file in
+/// force, connected to the room.
+fn machine_through(db: &Database, port: u16) -> World {
+    let world = World::new();
+    std::fs::write(world.dir.join("acc.workspace.json"), CONFIG).expect("config");
+    let file = world.temp.path().join("pgpass");
+    std::fs::write(
+        &file,
+        format!("*:*:{}:{}:{}\n", db.name, db.role, db.password),
+    )
+    .expect("pgpass");
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).expect("mode");
+    world.set_env("PGPASSFILE", file);
+    let url = format!("postgres://{}@127.0.0.1:{port}/{}", db.role, db.name);
+    world.acc(&["room", "connect", &url]).ok_json();
+    world
+}
+
+/// Wait (bounded) until `counts` reads nothing new for a whole `quiet` window.
+fn until_quiet(what: &str, quiet: Duration, counts: impl Fn() -> u64) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let before = counts();
+        std::thread::sleep(quiet);
+        if counts() == before {
+            return;
+        }
+        assert!(Instant::now() < deadline, "{what} never went quiet");
+    }
+}
+
+/// How many read calls the process `pid` made so far (`/proc/PID/io`'s `syscr`).
+fn read_calls(pid: u32) -> u64 {
+    let io = std::fs::read_to_string(format!("/proc/{pid}/io")).expect("the follower's io");
+    io.lines()
+        .find_map(|line| line.strip_prefix("syscr: "))
+        .and_then(|n| n.trim().parse().ok())
+        .expect("syscr")
+}
+
+/// Send from `alice` to Bob and wait for `follower` to print its `message.recorded` event; how
+/// long after the send returned.
+fn woken_by(world: &World, alice: &Creds, follower: &mut JsonRpcChild, subject: &str) -> Duration {
+    let told = world.tell(alice, "bob", subject, "are you there?");
+    let sent = Instant::now();
+    let id = told["message"]["messageId"]
+        .as_str()
+        .expect("an id")
+        .to_string();
+    follower.wait_for(
+        |event| event["type"] == "message.recorded" && event["data"]["messageId"] == id.as_str(),
+        Duration::from_secs(10),
+    );
+    sent.elapsed()
+}
+
+#[test]
+fn an_idle_follower_of_a_room_asks_the_server_nothing_and_is_woken_by_each_write() {
+    let cluster = Cluster::start();
+    let db = cluster.database("woken");
+    let proxy = DelayProxy::start(
+        format!("127.0.0.1:{}", db.port).parse().expect("address"),
+        Duration::ZERO,
+    );
+    let world = machine_through(&db, proxy.port);
+    let alice = world.attach("alice");
+    let bob = world.attach("bob");
+    let mut follower = world.follower(&bob);
+    // The follower has read, and its wake listens (its one round trip: LISTEN and the probe).
+    until_quiet("the follower", Duration::from_millis(700), || {
+        proxy.take_counts().0
+    });
+    // Idle: the old follower read the room four times a second; this one asks nothing.
+    std::thread::sleep(Duration::from_secs(3));
+    let (trips, connections) = proxy.take_counts();
+    assert_eq!(
+        (trips, connections),
+        (0, 0),
+        "an idle follower asked the room"
+    );
+    // Each write wakes it at once.
+    let mut took = Vec::new();
+    for i in 0..5 {
+        took.push(woken_by(&world, &alice, &mut follower, &format!("wake-{i}")));
+    }
+    eprintln!("a room's follower printed each send {took:?} after the send returned");
+}
+
+#[test]
+fn an_idle_follower_of_the_sqlite_store_reads_nothing_and_is_woken_by_each_write() {
+    let world = World::new();
+    world.acc(&["config", "init", "--yes"]).ok_json();
+    let alice = world.attach("alice");
+    let bob = world.attach("bob");
+    let mut follower = world.follower(&bob);
+    let pid = follower.child.0.id();
+    until_quiet("the follower", Duration::from_millis(700), || read_calls(pid));
+    let before = read_calls(pid);
+    std::thread::sleep(Duration::from_secs(3));
+    assert_eq!(
+        read_calls(pid),
+        before,
+        "an idle follower of the SQLite store read"
+    );
+    let mut took = Vec::new();
+    for i in 0..5 {
+        took.push(woken_by(&world, &alice, &mut follower, &format!("wake-{i}")));
+    }
+    eprintln!("the SQLite store's follower printed each send {took:?} after the send returned");
+}
