@@ -403,6 +403,10 @@ pub struct InboxArgs {
     /// Items per page, 1..500 (default 20; pages stop at 12,000 bytes).
     #[arg(long)]
     pub limit: Option<i64>,
+    /// Wait up to SECONDS (1..3600) for an unresolved message: answer as soon as there is one,
+    /// or with an empty page at the deadline. Woken by the store, never polling.
+    #[arg(long, value_name = "SECONDS")]
+    pub wait: Option<i64>,
 }
 
 /// `acc reply`.

@@ -332,9 +332,9 @@ pub(super) fn send(
 pub(super) fn inbox(cli: &Cli, args: &InboxArgs) -> AccResult<Output> {
     let who = caller(cli)?;
     if let Some(id) = &args.message {
-        if args.cursor.is_some() || args.limit.is_some() {
+        if args.cursor.is_some() || args.limit.is_some() || args.wait.is_some() {
             return Err(AccError::usage(
-                "an exact read (--message) takes no --cursor or --limit",
+                "an exact read (--message) takes no --cursor, --limit or --wait",
             ));
         }
         let mut core = open_core(cli)?;
@@ -345,8 +345,22 @@ pub(super) fn inbox(cli: &Cli, args: &InboxArgs) -> AccResult<Output> {
             value: Value::Array(vec![views::inbox_message(&item, &core.workspace.id)]),
         });
     }
+    let wait = args
+        .wait
+        .map(|s| {
+            acc_core::messages::inbox_wait(
+                "--wait",
+                s,
+                acc_core::messages::INBOX_WAIT_CLI_MAX_S,
+                "seconds",
+            )
+        })
+        .transpose()?;
     let mut core = open_core(cli)?;
-    let page = core.inbox(&who, args.cursor.as_deref(), args.limit)?;
+    let page = match wait {
+        Some(wait) => core.inbox_waiting(&who, args.cursor.as_deref(), args.limit, wait)?,
+        None => core.inbox(&who, args.cursor.as_deref(), args.limit)?,
+    };
     let value = views::inbox_page(&page);
     let ids = page_ids(&value);
     let look = look(cli, &mut core, ids.iter().map(String::as_str));

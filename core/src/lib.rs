@@ -46,6 +46,8 @@ pub struct Core {
     /// The participant of each session this core opened (a session never changes participant):
     /// what a room's reads of the caller's messages may read ahead with its session.
     opened: std::collections::HashMap<String, String>,
+    /// The store's wake, made by the first wait ([`Core::inbox_waiting`]) and kept for the next.
+    waker: Option<acc_store::wake::Waker>,
 }
 
 impl std::fmt::Debug for Core {
@@ -91,6 +93,7 @@ impl Core {
             guards: Arc::new(NoEvidence),
             upgrade_looked: false,
             opened: std::collections::HashMap::new(),
+            waker: None,
         })
     }
 

@@ -374,6 +374,26 @@ pub fn validate_cursor(cursor: Option<&str>) -> AccResult<()> {
     Ok(())
 }
 
+/// A wait for the inbox of `amount` units (`unit`: `s` or `ms`), from 1 to `max`, named `name`
+/// in the error: the duration.
+pub fn inbox_wait(
+    name: &str,
+    amount: i64,
+    max: i64,
+    unit: &str,
+) -> AccResult<std::time::Duration> {
+    if !(1..=max).contains(&amount) {
+        return Err(AccError::usage(format!(
+            "{name} must be from 1 to {max} ({unit}), got {amount}"
+        )));
+    }
+    let amount = amount.unsigned_abs();
+    Ok(match unit {
+        "ms" => std::time::Duration::from_millis(amount),
+        _ => std::time::Duration::from_secs(amount),
+    })
+}
+
 /// Validate a summary page limit (1..500, default 20).
 pub fn page_limit(limit: Option<i64>) -> AccResult<i64> {
     let limit = limit.unwrap_or(DEFAULT_PAGE_ITEMS);
@@ -589,6 +609,7 @@ fn content_hash(draft: &Draft, obligation: Obligation, to: &[String]) -> AccResu
 
 mod prepare;
 mod read;
+pub use read::{INBOX_WAIT_CLI_MAX_S, INBOX_WAIT_MCP_MAX_MS};
 mod record;
 
 #[cfg(test)]

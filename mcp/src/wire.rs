@@ -254,6 +254,7 @@ pub mod args {
         pub message_id: Option<String>,
         pub cursor: Option<String>,
         pub limit: Option<i64>,
+        pub wait_ms: Option<i64>,
     }
 
     /// `acc_reply`.

@@ -3,7 +3,48 @@
 
 use super::*;
 
+/// The longest `acc_inbox` waits (`waitMs`): below the 60-second tool-call timeout of the MCP
+/// SDKs' clients and Codex, so the call answers before the client gives up on it.
+pub const INBOX_WAIT_MCP_MAX_MS: i64 = 50_000;
+/// The longest `acc inbox --wait` waits, in seconds.
+pub const INBOX_WAIT_CLI_MAX_S: i64 = 3_600;
+/// How often a wait looks again while the store does not exist yet (no wake to sleep on).
+const NO_STORE_LOOK: std::time::Duration = std::time::Duration::from_millis(500);
+
 impl Core {
+    /// [`Core::inbox`], waiting up to `wait` for the caller to have an unresolved message: the
+    /// page as soon as it has an item, or empty at the deadline. It sleeps on the store's wake
+    /// (a room's notifications, the SQLite file's changes; see `acc_store::wake`) and reads
+    /// again when woken: no polling.
+    pub fn inbox_waiting(
+        &mut self,
+        caller: &Caller,
+        cursor: Option<&str>,
+        limit: Option<i64>,
+        wait: std::time::Duration,
+    ) -> AccResult<Page<Received>> {
+        let deadline = std::time::Instant::now() + wait;
+        loop {
+            if self.waker.is_none()
+                && let Some(store) = self.store()
+            {
+                self.waker = Some(store.waker()?);
+            }
+            let mark = self.waker.as_ref().map(acc_store::wake::Waker::mark);
+            let page = self.inbox(caller, cursor, limit)?;
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            if !page.items.is_empty() || left.is_zero() {
+                return Ok(page);
+            }
+            match (&self.waker, mark) {
+                (Some(waker), Some(mark)) => {
+                    waker.wait_past(mark, left);
+                }
+                _ => std::thread::sleep(left.min(NO_STORE_LOOK)),
+            }
+        }
+    }
+
     /// One page of the caller's unresolved messages, newest first, without changing receipts.
     pub fn inbox(
         &mut self,

@@ -294,6 +294,13 @@ pub(super) fn schema_inbox() -> Schema {
             ),
             ("cursor", id("The previous page's nextCursor.")),
             ("limit", integer(500, "Default 20.")),
+            (
+                "waitMs",
+                integer(
+                    acc_core::messages::INBOX_WAIT_MCP_MAX_MS,
+                    "Wait up to this long for a message rather than calling again: answers as soon as one is here, or empty at the end.",
+                ),
+            ),
         ],
         &[],
     )

@@ -124,3 +124,114 @@ fn an_idle_follower_of_the_sqlite_store_reads_nothing_and_is_woken_by_each_write
     }
     eprintln!("the SQLite store's follower printed each send {took:?} after the send returned");
 }
+
+/// A checkout on the SQLite store, or on a room of `cluster`.
+fn checkout(cluster: Option<&Cluster>) -> World {
+    match cluster {
+        None => {
+            let world = World::new();
+            world.acc(&["config", "init", "--yes"]).ok_json();
+            world
+        }
+        Some(cluster) => {
+            let db = cluster.database("waits");
+            machine_through(&db, db.port)
+        }
+    }
+}
+
+/// The subjects of an inbox page.
+fn page_subjects(page: &serde_json::Value) -> Vec<String> {
+    page["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|item| item["subject"].as_str().map(str::to_string))
+        .collect()
+}
+
+#[test]
+fn an_inbox_wait_answers_when_a_message_comes_and_empty_at_its_deadline_on_each_store_and_surface()
+{
+    let cluster = Cluster::start();
+    for (store, on) in [("SQLite", None), ("a room", Some(&cluster))] {
+        let world = checkout(on);
+        let alice = world.attach("alice");
+        let bob = world.attach("bob");
+
+        // Bad waits are refused, naming what was wrong, before anything is read.
+        for (args, names) in [
+            (vec!["inbox", "--wait", "0"], "--wait"),
+            (vec!["inbox", "--wait", "3601"], "--wait"),
+            (vec!["inbox", "--wait", "5", "--message", "message_AAAAAAAAAAAAAAAAAAAAAA"], "--wait"),
+        ] {
+            let refused = world.acc_as(&bob, &args).err(2, "invalid_arguments");
+            assert!(refused.to_string().contains(names), "{store}: {refused}");
+        }
+
+        // CLI: nothing comes, so the wait ends empty at its deadline.
+        let started = Instant::now();
+        let empty = world.acc_as(&bob, &["inbox", "--wait", "1"]).ok_json();
+        assert!(page_subjects(&empty).is_empty(), "{store}: {empty}");
+        assert!(started.elapsed() >= Duration::from_secs(1), "{store}");
+        // A message sent while it waits ends it with that message.
+        let mut waiting = world.command("acc");
+        waiting
+            .args(["--json", "inbox", "--wait", "60"])
+            .env("ACC_SESSION", &bob.session)
+            .env("ACC_GENERATION", &bob.generation)
+            .stdout(std::process::Stdio::piped());
+        let mut waiting = acc_tests::Guarded(waiting.spawn().expect("acc inbox --wait"));
+        world.tell(&alice, "bob", "cli-wait", "for the waiting CLI");
+        let mut stdout = Vec::new();
+        std::io::Read::read_to_end(
+            waiting.0.stdout.as_mut().expect("its stdout"),
+            &mut stdout,
+        )
+        .expect("the wait's answer");
+        assert!(waiting.0.wait().expect("its exit").success(), "{store}");
+        let page: serde_json::Value = serde_json::from_slice(&stdout).expect("json");
+        assert_eq!(page_subjects(&page), ["cli-wait"], "{store}");
+        world
+            .acc_as(&bob, &["ack", "--message", page["items"][0]["messageId"].as_str().expect("id")])
+            .ok_json();
+
+        // MCP: waitMs out of bounds is refused naming it; an empty wait ends at its deadline;
+        // a message ends a wait.
+        let mut server = world.mcp("bob");
+        for (id, wait) in [(2, 0), (3, 50_001)] {
+            let refused = server.request(
+                id,
+                "tools/call",
+                serde_json::json!({"name": "acc_inbox", "arguments": {"waitMs": wait}}),
+            );
+            assert_eq!(refused["result"]["isError"], true, "{store}: {refused}");
+            assert!(refused.to_string().contains("waitMs"), "{store}: {refused}");
+        }
+        let started = Instant::now();
+        let empty = server.request(
+            4,
+            "tools/call",
+            serde_json::json!({"name": "acc_inbox", "arguments": {"waitMs": 800}}),
+        );
+        assert_ne!(empty["result"]["isError"], true, "{store}: {empty}");
+        assert!(
+            page_subjects(&empty["result"]["structuredContent"]).is_empty(),
+            "{store}: {empty}"
+        );
+        assert!(started.elapsed() >= Duration::from_millis(800), "{store}");
+        server.send_line(
+            &serde_json::json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+                "params": {"name": "acc_inbox", "arguments": {"waitMs": 50_000}}})
+            .to_string(),
+        );
+        world.tell(&alice, "bob", "mcp-wait", "for the waiting model");
+        let answer = server.wait_for(|v| v["id"] == 5, Duration::from_secs(40));
+        assert_eq!(
+            page_subjects(&answer["result"]["structuredContent"]),
+            ["mcp-wait"],
+            "{store}: {answer}"
+        );
+        assert!(server.finish(Duration::from_secs(20)).success(), "{store}");
+    }
+}
