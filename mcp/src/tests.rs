@@ -872,7 +872,12 @@ fn each_rule_between_fields_is_refused_by_name_and_writes_nothing() {
         (
             "acc_inbox",
             json!({ "messageId": "message_x", "cursor": "message_y" }),
-            "an exact read (messageId) takes no cursor or limit",
+            "an exact read (messageId) takes no cursor, limit or waitMs",
+        ),
+        (
+            "acc_inbox",
+            json!({ "messageId": "message_x", "waitMs": 1000 }),
+            "an exact read (messageId) takes no cursor, limit or waitMs (given: waitMs)",
         ),
     ] {
         let result = call(&mut server, tool, args.clone());
