@@ -457,6 +457,9 @@ fn workspace_checks(start: &Path) -> Vec<Check> {
     if let Ok(data_dir) = workspace::data_dir_for(&ws) {
         if let Ok(Some(store)) = acc_store::Store::open_existing(&data_dir, &ws.id) {
             checks.push(layout_check(&store));
+            if store.path().is_none() {
+                checks.push(wake_check(&store));
+            }
         }
         if matches!(acc_store::room_url(&data_dir, &ws.id), Ok(Some(_)))
             && let Some(warning) =
@@ -509,6 +512,46 @@ fn layout_check(store: &acc_store::Store) -> Check {
         ),
         None,
     )
+}
+
+/// How a room wakes its followers: its notifications heard (`LISTEN`), or not delivered (a
+/// transaction-pooling proxy), so followers read on a timer.
+fn wake_check(store: &acc_store::Store) -> Check {
+    use acc_store::wake::{How, PROBE_WAIT};
+    let how = match store.waker() {
+        Ok(waker) => waker.settled(PROBE_WAIT + acc_store::DEAD_LINK),
+        Err(e) => How::Lost(e.message),
+    };
+    let direct = Some("connect the room directly, or through a session-pooling proxy (PgBouncer's pool_mode=session), which delivers notifications".into());
+    match how {
+        How::Listening => check(
+            "room wake",
+            Level::Ok,
+            "followers (acc sync --follow, acc watch, inbox waits) are woken by the room's notifications".to_string(),
+            None,
+        ),
+        How::Polling(why) => check(
+            "room wake",
+            Level::Warn,
+            format!(
+                "{why}: followers read the room every {} s instead of being woken",
+                acc_store::wake::POLL_FALLBACK.as_secs()
+            ),
+            direct,
+        ),
+        How::Lost(why) => check(
+            "room wake",
+            Level::Warn,
+            format!("the room's notifications cannot be heard: {why}"),
+            direct,
+        ),
+        How::Starting => check(
+            "room wake",
+            Level::Warn,
+            "the room did not answer the listener in time".to_string(),
+            direct,
+        ),
+    }
 }
 
 /// The workspace's store: none yet, sound, or refused with what to do.

@@ -599,6 +599,7 @@ impl RoomProbe {
 }
 pub use messages::HistoryFilter;
 pub use push::{PUSHED_TABLES, Pushed};
+pub use room::DEAD_LINK;
 pub use rooms::{
     ROOM_ENV, ROOM_FILE, RoomSource, check_url, connect_default_room, connect_room,
     disconnect_room, password_file, password_file_warning, room_choice, room_url,

@@ -100,6 +100,15 @@ fn an_idle_follower_of_a_room_asks_the_server_nothing_and_is_woken_by_each_write
         took.push(woken_by(&world, &alice, &mut follower, &format!("wake-{i}")));
     }
     eprintln!("a room's follower printed each send {took:?} after the send returned");
+    // The doctor says how the room wakes its followers.
+    let doctor = world.acc(&["doctor"]).ok_json();
+    let wake = doctor["checks"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["name"] == "room wake")
+        .unwrap_or_else(|| panic!("no room wake check: {doctor}"));
+    assert_eq!(wake["status"], "ok", "{wake}");
 }
 
 #[test]
