@@ -330,6 +330,7 @@ impl Listener {
                 Err(e) => return Ended::Lost(e.message),
             };
         let (heard, mut hearing) = tokio::sync::mpsc::unbounded_channel();
+        let name = self.name.clone();
         // The connection is driven here: its notifications are passed on, and its end is
         // the task's answer.
         let mut driven = tokio::spawn(async move {
@@ -339,7 +340,7 @@ impl Listener {
                         let _ = heard.send(n.payload().to_string());
                     }
                     Some(Ok(_)) => {}
-                    Some(Err(e)) => return e.to_string(),
+                    Some(Err(e)) => return crate::pg::error(&name, &e).message,
                     None => return "the server closed the connection".to_string(),
                 }
             }

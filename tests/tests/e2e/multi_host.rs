@@ -1015,3 +1015,91 @@ fn a_writer_cut_off_holding_the_rooms_lock_holds_the_other_host_up_for_seconds_o
     assert_eq!(retried.code, 0, "{retried:?}");
     assert_eq!(subjects(&one, &alice, "held"), vec!["held".to_string()]);
 }
+
+/// The ids of every `message.recorded` event in the room's log, in its order, as `who` on
+/// `world` pages through it.
+fn recorded_in_log(world: &World, who: &Creds) -> Vec<String> {
+    let mut ids = Vec::new();
+    let mut cursor = "0000000000000000".to_string();
+    loop {
+        let page = world
+            .acc_as(who, &["sync", "--cursor", &cursor, "--limit", "500"])
+            .ok_json();
+        for event in page["events"].as_array().into_iter().flatten() {
+            if event["type"] == "message.recorded" {
+                ids.push(event["data"]["messageId"].as_str().expect("id").to_string());
+            }
+        }
+        cursor = page["nextCursor"].as_str().expect("cursor").to_string();
+        if page["hasMore"] != true {
+            return ids;
+        }
+    }
+}
+
+#[test]
+fn a_follower_on_one_host_sees_each_message_from_the_other_once_in_order_across_a_restart_and_a_cut()
+{
+    let mut site = site();
+    let (one, two) = site.machines();
+    let alice = one.attach("alice");
+    let bob = two.attach("bob");
+    let mut follower = two.follower(&bob);
+    let started_at = recorded_in_log(&one, &alice).len();
+    keyed_sends(&one, &alice, "bob", "followed-a", 40);
+    // The server restarts: the follower's wake reconnects and it reads from its cursor.
+    site.cluster.kill_hard();
+    std::thread::sleep(Duration::from_millis(500));
+    site.cluster.restart();
+    keyed_sends(&one, &alice, "bob", "followed-b", 30);
+    // B's link goes dark while A sends, long enough for the server to drop B's connections
+    // (the follower's wake among them); the follower catches up after the heal.
+    site.hosts.cut_b();
+    keyed_sends(&one, &alice, "bob", "followed-c", 30);
+    let mut admin = site.cluster.admin().expect("the server's admin");
+    let b_addr = site.hosts.b.agent_addr.clone();
+    acc_tests::wait_until(
+        Duration::from_secs(60),
+        "the server dropped B's connections",
+        || {
+            admin
+                .query_one(
+                    "SELECT count(*) FROM pg_stat_activity WHERE host(client_addr) = $1",
+                    &[&b_addr],
+                )
+                .map(|row| row.get::<_, i64>(0) == 0)
+                .unwrap_or(false)
+        },
+    );
+    site.hosts.heal_b();
+    let log = recorded_in_log(&one, &alice);
+    assert_eq!(log.len(), started_at + 100, "every send recorded once");
+    let expected = &log[started_at..];
+    let deadline = Instant::now() + Duration::from_secs(90);
+    let followed = |follower: &JsonRpcChild| -> Vec<String> {
+        follower
+            .seen
+            .iter()
+            .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+            .filter(|event| event["type"] == "message.recorded")
+            .filter_map(|event| event["data"]["messageId"].as_str().map(str::to_string))
+            .collect()
+    };
+    while followed(&follower).len() < expected.len() {
+        assert!(
+            Instant::now() < deadline,
+            "the follower saw {} of {}",
+            followed(&follower).len(),
+            expected.len()
+        );
+        follower.try_wait_for(
+            |event| event["type"] == "message.recorded",
+            Duration::from_secs(5),
+        );
+    }
+    assert_eq!(
+        followed(&follower),
+        expected,
+        "each message once, in the log's order"
+    );
+}
