@@ -376,12 +376,7 @@ pub fn validate_cursor(cursor: Option<&str>) -> AccResult<()> {
 
 /// A wait for the inbox of `amount` units (`unit`: `s` or `ms`), from 1 to `max`, named `name`
 /// in the error: the duration.
-pub fn inbox_wait(
-    name: &str,
-    amount: i64,
-    max: i64,
-    unit: &str,
-) -> AccResult<std::time::Duration> {
+pub fn inbox_wait(name: &str, amount: i64, max: i64, unit: &str) -> AccResult<std::time::Duration> {
     if !(1..=max).contains(&amount) {
         return Err(AccError::usage(format!(
             "{name} must be from 1 to {max} ({unit}), got {amount}"

@@ -874,11 +874,6 @@ fn each_rule_between_fields_is_refused_by_name_and_writes_nothing() {
             json!({ "messageId": "message_x", "cursor": "message_y" }),
             "an exact read (messageId) takes no cursor, limit or waitMs",
         ),
-        (
-            "acc_inbox",
-            json!({ "messageId": "message_x", "waitMs": 1000 }),
-            "an exact read (messageId) takes no cursor, limit or waitMs (given: waitMs)",
-        ),
     ] {
         let result = call(&mut server, tool, args.clone());
         assert_eq!(result["isError"], true, "{tool} {args}: {result}");

@@ -211,9 +211,7 @@ impl Waker {
         .map_err(|e| StoreError::internal(format!("no watch on the store's folder: {e}")))?;
         watch
             .watch(&dir, notify::RecursiveMode::NonRecursive)
-            .map_err(|e| {
-                StoreError::internal(format!("no watch on {}: {e}", dir.display()))
-            })?;
+            .map_err(|e| StoreError::internal(format!("no watch on {}: {e}", dir.display())))?;
         Ok(Self {
             shared,
             _watch: Some(watch),
@@ -275,9 +273,8 @@ impl Listener {
             .enable_all()
             .build()
         else {
-            self.shared.bump(Some(How::Lost(
-                "no runtime for the room's wake".into(),
-            )));
+            self.shared
+                .bump(Some(How::Lost("no runtime for the room's wake".into())));
             return;
         };
         runtime.block_on(async {

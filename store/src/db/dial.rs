@@ -5,14 +5,17 @@ use crate::{StoreError, StoreErrorKind, StoreResult};
 
 /// A room's connection, as the driver makes it: the client, the connection to drive, and
 /// whether it is TLS.
-pub(crate) type Dialled = (
-    tokio_postgres::Client,
-    tokio_postgres::Connection<
-        tokio_postgres::Socket,
-        <crate::tls::Connector as tokio_postgres::tls::MakeTlsConnect<tokio_postgres::Socket>>::Stream,
-    >,
-    bool,
-);
+pub(crate) type Dialled =
+    (
+        tokio_postgres::Client,
+        tokio_postgres::Connection<
+            tokio_postgres::Socket,
+            <crate::tls::Connector as tokio_postgres::tls::MakeTlsConnect<
+                tokio_postgres::Socket,
+            >>::Stream,
+        >,
+        bool,
+    );
 
 /// Connect with `config` and the TLS of `tls` (the room called `name` in errors): `allow`
 /// tries plain text first, and TLS when the server refused that. A failure names the host and
@@ -51,5 +54,9 @@ pub(crate) async fn dial(
             None => crate::pg::error(name, &e),
         }
     })?;
-    Ok((client, connection, used.load(std::sync::atomic::Ordering::SeqCst)))
+    Ok((
+        client,
+        connection,
+        used.load(std::sync::atomic::Ordering::SeqCst),
+    ))
 }

@@ -44,6 +44,9 @@ use acc_store::{ClaimMode, Enforcement};
 use acc_store::{MessageKind, MessageRow, Obligation, ReceiptRow, ReceiptState};
 use acc_tests::JsonRpcChild;
 
+#[path = "acc-bench/follow.rs"]
+mod follow;
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let code = match args.first().map(String::as_str) {
@@ -81,6 +84,11 @@ fn main() {
         }
         Some("room") => {
             room();
+            0
+        }
+        Some("follow-rtt") => {
+            let rtts: Vec<u64> = args[1..].iter().filter_map(|a| a.parse().ok()).collect();
+            follow::follow_rtt(if rtts.is_empty() { &[1, 10] } else { &rtts });
             0
         }
         Some("room-rtt") => {

@@ -1039,7 +1039,7 @@ fn recorded_in_log(world: &World, who: &Creds) -> Vec<String> {
 
 #[test]
 fn a_follower_on_one_host_sees_each_message_from_the_other_once_in_order_across_a_restart_and_a_cut()
-{
+ {
     let mut site = site();
     let (one, two) = site.machines();
     let alice = one.attach("alice");

@@ -97,7 +97,12 @@ fn an_idle_follower_of_a_room_asks_the_server_nothing_and_is_woken_by_each_write
     // Each write wakes it at once.
     let mut took = Vec::new();
     for i in 0..5 {
-        took.push(woken_by(&world, &alice, &mut follower, &format!("wake-{i}")));
+        took.push(woken_by(
+            &world,
+            &alice,
+            &mut follower,
+            &format!("wake-{i}"),
+        ));
     }
     eprintln!("a room's follower printed each send {took:?} after the send returned");
     // The doctor says how the room wakes its followers.
@@ -119,7 +124,9 @@ fn an_idle_follower_of_the_sqlite_store_reads_nothing_and_is_woken_by_each_write
     let bob = world.attach("bob");
     let mut follower = world.follower(&bob);
     let pid = follower.child.0.id();
-    until_quiet("the follower", Duration::from_millis(700), || read_calls(pid));
+    until_quiet("the follower", Duration::from_millis(700), || {
+        read_calls(pid)
+    });
     let before = read_calls(pid);
     std::thread::sleep(Duration::from_secs(3));
     assert_eq!(
@@ -129,7 +136,12 @@ fn an_idle_follower_of_the_sqlite_store_reads_nothing_and_is_woken_by_each_write
     );
     let mut took = Vec::new();
     for i in 0..5 {
-        took.push(woken_by(&world, &alice, &mut follower, &format!("wake-{i}")));
+        took.push(woken_by(
+            &world,
+            &alice,
+            &mut follower,
+            &format!("wake-{i}"),
+        ));
     }
     eprintln!("the SQLite store's follower printed each send {took:?} after the send returned");
 }
@@ -172,7 +184,16 @@ fn an_inbox_wait_answers_when_a_message_comes_and_empty_at_its_deadline_on_each_
         for (args, names) in [
             (vec!["inbox", "--wait", "0"], "--wait"),
             (vec!["inbox", "--wait", "3601"], "--wait"),
-            (vec!["inbox", "--wait", "5", "--message", "message_AAAAAAAAAAAAAAAAAAAAAA"], "--wait"),
+            (
+                vec![
+                    "inbox",
+                    "--wait",
+                    "5",
+                    "--message",
+                    "message_AAAAAAAAAAAAAAAAAAAAAA",
+                ],
+                "--wait",
+            ),
         ] {
             let refused = world.acc_as(&bob, &args).err(2, "invalid_arguments");
             assert!(refused.to_string().contains(names), "{store}: {refused}");
@@ -193,26 +214,37 @@ fn an_inbox_wait_answers_when_a_message_comes_and_empty_at_its_deadline_on_each_
         let mut waiting = acc_tests::Guarded(waiting.spawn().expect("acc inbox --wait"));
         world.tell(&alice, "bob", "cli-wait", "for the waiting CLI");
         let mut stdout = Vec::new();
-        std::io::Read::read_to_end(
-            waiting.0.stdout.as_mut().expect("its stdout"),
-            &mut stdout,
-        )
-        .expect("the wait's answer");
+        std::io::Read::read_to_end(waiting.0.stdout.as_mut().expect("its stdout"), &mut stdout)
+            .expect("the wait's answer");
         assert!(waiting.0.wait().expect("its exit").success(), "{store}");
         let page: serde_json::Value = serde_json::from_slice(&stdout).expect("json");
         assert_eq!(page_subjects(&page), ["cli-wait"], "{store}");
         world
-            .acc_as(&bob, &["ack", "--message", page["items"][0]["messageId"].as_str().expect("id")])
+            .acc_as(
+                &bob,
+                &[
+                    "ack",
+                    "--message",
+                    page["items"][0]["messageId"].as_str().expect("id"),
+                ],
+            )
             .ok_json();
 
         // MCP: waitMs out of bounds is refused naming it; an empty wait ends at its deadline;
         // a message ends a wait.
         let mut server = world.mcp("bob");
-        for (id, wait) in [(2, 0), (3, 50_001)] {
+        for (id, arguments) in [
+            (2, serde_json::json!({"waitMs": 0})),
+            (3, serde_json::json!({"waitMs": 50_001})),
+            (
+                6,
+                serde_json::json!({"waitMs": 1000, "messageId": "message_AAAAAAAAAAAAAAAAAAAAAA"}),
+            ),
+        ] {
             let refused = server.request(
                 id,
                 "tools/call",
-                serde_json::json!({"name": "acc_inbox", "arguments": {"waitMs": wait}}),
+                serde_json::json!({"name": "acc_inbox", "arguments": arguments}),
             );
             assert_eq!(refused["result"]["isError"], true, "{store}: {refused}");
             assert!(refused.to_string().contains("waitMs"), "{store}: {refused}");
