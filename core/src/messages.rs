@@ -389,6 +389,12 @@ pub fn inbox_wait(name: &str, amount: i64, max: i64, unit: &str) -> AccResult<st
     })
 }
 
+/// `acc_inbox`'s `waitMs`: none, or a wait of 1 to [`INBOX_WAIT_MCP_MAX_MS`] milliseconds.
+pub fn inbox_wait_ms(ms: Option<i64>) -> AccResult<Option<std::time::Duration>> {
+    ms.map(|ms| inbox_wait("waitMs", ms, INBOX_WAIT_MCP_MAX_MS, "ms"))
+        .transpose()
+}
+
 /// Validate a summary page limit (1..500, default 20).
 pub fn page_limit(limit: Option<i64>) -> AccResult<i64> {
     let limit = limit.unwrap_or(DEFAULT_PAGE_ITEMS);

@@ -586,14 +586,10 @@ fn prepare_inbox(args: args::Inbox) -> AccResult<Prepared> {
     }
     messages::page_limit(args.limit)?;
     messages::validate_cursor(args.cursor.as_deref())?;
-    let wait = args
-        .wait_ms
-        .map(|ms| messages::inbox_wait("waitMs", ms, messages::INBOX_WAIT_MCP_MAX_MS, "ms"))
-        .transpose()?;
     Ok(Prepared::Inbox {
         cursor: args.cursor,
         limit: args.limit,
-        wait,
+        wait: messages::inbox_wait_ms(args.wait_ms)?,
     })
 }
 
@@ -682,13 +678,11 @@ pub fn run(app: &mut App, caller: &Caller, prepared: &Prepared) -> AccResult<Too
         Prepared::Inbox {
             cursor,
             limit,
-            wait: None,
-        } => views::inbox_page(&core.inbox(caller, cursor.as_deref(), *limit)?),
-        Prepared::Inbox {
-            cursor,
-            limit,
-            wait: Some(wait),
-        } => views::inbox_page(&core.inbox_waiting(caller, cursor.as_deref(), *limit, *wait)?),
+            wait,
+        } => views::inbox_page(&match wait {
+            Some(wait) => core.inbox_waiting(caller, cursor.as_deref(), *limit, *wait)?,
+            None => core.inbox(caller, cursor.as_deref(), *limit)?,
+        }),
         Prepared::Read(id) => {
             let item = core.read_message(caller, id)?;
             return Ok(ToolValue::Array(Value::Array(vec![views::inbox_message(

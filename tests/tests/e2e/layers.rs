@@ -206,8 +206,9 @@ const NOT_BELOW_THE_HOST: &[&str] = &[
 /// connects (docs/decisions.md). The rules above hold for everything else.
 const THE_ROOMS_DRIVER: &[&str] = &["tokio-postgres", "tokio"];
 
-/// The one file of the store that names the runtime: the room's session.
-const THE_ROOMS_SESSION: &str = "store/src/db.rs";
+/// The files of the store that name the runtime: the room's session, and the listener that
+/// wakes followers on a connection of its own (`wake.rs`).
+const THE_ROOMS_SESSION: &[&str] = &["store/src/db.rs", "store/src/wake.rs"];
 
 /// The dependency tree of `package` without the room driver's subtree, after checking that
 /// the driver is where the pruning expects it (under the store), and that the store's code
@@ -234,10 +235,10 @@ fn tree_without_the_rooms_driver(package: &str) -> Vec<String> {
             );
         }
     }
+    naming.sort();
     assert_eq!(
-        naming,
-        vec![THE_ROOMS_SESSION.to_string()],
-        "the store names the async runtime outside the room's session"
+        naming, THE_ROOMS_SESSION,
+        "the store names the async runtime outside the room's session and its listener"
     );
     acc_tests::cargo_tree_pruned(package, None, THE_ROOMS_DRIVER)
 }
