@@ -352,7 +352,7 @@ pub(super) fn inbox(cli: &Cli, args: &InboxArgs) -> AccResult<Output> {
                 "--wait",
                 s,
                 acc_core::messages::INBOX_WAIT_CLI_MAX_S,
-                "seconds",
+                (std::time::Duration::from_secs(1), "seconds"),
             )
         })
         .transpose()?;

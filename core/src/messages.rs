@@ -374,24 +374,26 @@ pub fn validate_cursor(cursor: Option<&str>) -> AccResult<()> {
     Ok(())
 }
 
-/// A wait for the inbox of `amount` units (`unit`: `s` or `ms`), from 1 to `max`, named `name`
-/// in the error: the duration.
-pub fn inbox_wait(name: &str, amount: i64, max: i64, unit: &str) -> AccResult<std::time::Duration> {
-    if !(1..=max).contains(&amount) {
-        return Err(AccError::usage(format!(
-            "{name} must be from 1 to {max} ({unit}), got {amount}"
-        )));
+/// A wait for the inbox of `amount` times `unit` (called `unit_name`), from 1 to `max`, named
+/// `name` in the error.
+pub fn inbox_wait(
+    name: &str,
+    amount: i64,
+    max: i64,
+    (unit, unit_name): (std::time::Duration, &str),
+) -> AccResult<std::time::Duration> {
+    match u32::try_from(amount) {
+        Ok(n) if (1..=max).contains(&amount) => Ok(unit * n),
+        _ => Err(AccError::usage(format!(
+            "{name} must be from 1 to {max} ({unit_name}), got {amount}"
+        ))),
     }
-    let amount = amount.unsigned_abs();
-    Ok(match unit {
-        "ms" => std::time::Duration::from_millis(amount),
-        _ => std::time::Duration::from_secs(amount),
-    })
 }
 
 /// `acc_inbox`'s `waitMs`: none, or a wait of 1 to [`INBOX_WAIT_MCP_MAX_MS`] milliseconds.
 pub fn inbox_wait_ms(ms: Option<i64>) -> AccResult<Option<std::time::Duration>> {
-    ms.map(|ms| inbox_wait("waitMs", ms, INBOX_WAIT_MCP_MAX_MS, "ms"))
+    let unit = (std::time::Duration::from_millis(1), "ms");
+    ms.map(|ms| inbox_wait("waitMs", ms, INBOX_WAIT_MCP_MAX_MS, unit))
         .transpose()
 }
 

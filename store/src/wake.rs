@@ -56,15 +56,16 @@ pub enum How {
 }
 
 impl How {
-    /// The line a follower says once about it; `None` when all is well.
+    /// The line a follower says once about it: only the fallback to reading on a timer (a lost
+    /// connection is said by the follower's own failing read, and mended by itself); `None`
+    /// otherwise.
     pub fn note(&self) -> Option<String> {
         match self {
-            Self::Starting | Self::Listening => None,
             Self::Polling(why) => Some(format!(
                 "{why}; followers read the room every {} s instead",
                 POLL_FALLBACK.as_secs()
             )),
-            Self::Lost(why) => Some(format!("the room's wake is lost ({why}); reconnecting")),
+            Self::Starting | Self::Listening | Self::Lost(_) => None,
         }
     }
 }
@@ -192,7 +193,7 @@ impl Waker {
     pub(crate) fn file(path: &std::path::Path) -> StoreResult<Self> {
         use notify::Watcher;
         let shared = Shared::new(How::Listening);
-        let names = [crate::locks::writers_queue(path)];
+        let queue = crate::locks::writers_queue(path);
         let dir = path
             .parent()
             .ok_or_else(|| StoreError::internal("the store file has no directory"))?
@@ -202,7 +203,7 @@ impl Waker {
             let Ok(event) = event else { return };
             let written = matches!(event.kind, notify::EventKind::Modify(_));
             if written
-                && event.paths.iter().any(|p| names.contains(p))
+                && event.paths.contains(&queue)
                 && let Some(shared) = woken.upgrade()
             {
                 shared.bump(None);

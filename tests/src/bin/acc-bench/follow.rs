@@ -157,7 +157,7 @@ fn run(
             .as_str()
             .expect("id")
             .to_string();
-        (started, started.elapsed(), id)
+        (started.elapsed(), id)
     };
     let arrival = |id: &str| -> SystemTime {
         loop {
@@ -171,7 +171,7 @@ fn run(
     };
     // Warm: the follower reads and listens before the first timed send.
     loop {
-        let (_, _, id) = send("warm-up".into());
+        let (_, id) = send("warm-up".into());
         if seen
             .recv_timeout(Duration::from_secs(2))
             .is_ok_and(|(_, line)| line.contains(&id))
@@ -187,7 +187,7 @@ fn run(
     let mut samples = Vec::with_capacity(SENDS);
     let mut sends = Vec::with_capacity(SENDS);
     for i in 0..SENDS {
-        let (_, took, id) = send(format!("timed {i}"));
+        let (took, id) = send(format!("timed {i}"));
         let arrived = arrival(&id);
         let committed = commit_time(&mut admin, &schema, &id);
         samples.push(arrived.duration_since(committed).unwrap_or_default());
